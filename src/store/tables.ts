@@ -49,6 +49,9 @@ export const TABLES = {
       ['is_freight_forwarder', 'BOOLEAN'],
       ['hq_phone_number', 'STRING'],
       ['is_cluster_parent', 'BOOLEAN'],
+      // vid of the cluster's parent (the company itself for a cluster of one), so that
+      // cluster lists reach the parent through the primary key instead of a scan.
+      ['cluster_parent_vid', 'STRING'],
       ['cluster_size', 'INT64'],
       ['count_suppliers', 'INT64'],
       ['count_customers', 'INT64'],

@@ -1,0 +1,20 @@
+// Customer clusters of a cluster: CLUSTER_SUPPLIES out of its parent. Cluster edges are derived at import; the counterpart is the other
+// cluster's parent. relationship_id breaks ties so that pages never overlap.
+// $parent: STRING
+// $min_confidence: DOUBLE
+// $any_date: BOOLEAN
+// $evidence_from: TIMESTAMP
+// $skip: INT64
+// $limit: INT64
+MATCH (p:Company {vid: $parent})-[r:CLUSTER_SUPPLIES]->(other:Company)
+WHERE r.confidence_score >= $min_confidence
+  AND ($any_date OR r.latest_edge_date >= $evidence_from)
+RETURN other AS counterpart,
+       r.relationship_id AS relationship_id,
+       r.confidence_score AS confidence_score,
+       r.latest_edge_date AS latest_relationship_date,
+       r.evidence_types AS evidence_types,
+       r.edge_ids AS edge_ids
+ORDER BY confidence_score DESC, relationship_id ASC
+SKIP $skip
+LIMIT $limit

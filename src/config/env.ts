@@ -1,0 +1,97 @@
+import path from 'node:path';
+import { z } from 'zod';
+
+const bool = z
+  .enum(['true', 'false', '1', '0', 'yes', 'no'])
+  .transform((v) => v === 'true' || v === '1' || v === 'yes');
+
+const intIn = (min: number, max: number) => z.coerce.number().int().min(min).max(max);
+
+/**
+ * Every setting the service reads, with its default. The schema is the
+ * documentation: README's settings table is kept in step with it.
+ */
+const schema = z.object({
+  /** TCP port of the HTTP server (REST, GraphQL, explorer, downloads). */
+  PORT: intIn(0, 65535).default(4000),
+  /** Interface to bind; 0.0.0.0 serves every interface. */
+  HOST: z.string().min(1).default('0.0.0.0'),
+  /** Directory for the embedded graph, keys, secrets and exports. */
+  DATA_DIR: z.string().min(1).default('./data'),
+  /** Comma-separated API keys accepted besides those stored under DATA_DIR. */
+  API_KEYS: z
+    .string()
+    .optional()
+    .transform((v) =>
+      (v ?? '')
+        .split(',')
+        .map((k) => k.trim())
+        .filter((k) => k.length > 0),
+    )
+    .refine((keys) => keys.every((k) => k.length >= 16), 'every key must be at least 16 characters long'),
+  /** Name of the request header that carries the API key. */
+  API_KEY_HEADER: z
+    .string()
+    .regex(/^[A-Za-z0-9-]+$/, 'must be a valid HTTP header name')
+    .default('X-SERVICE-KEY'),
+  /** Graph store: `embedded` (in-process engine, data under DATA_DIR) or `neo4j`. */
+  STORE: z.enum(['embedded', 'neo4j']).default('embedded'),
+  /** Requests a key may make per window before it gets 429. */
+  RATE_LIMIT_MAX: intIn(1, 10_000_000).default(6000),
+  /** Rate-limit window in seconds. */
+  RATE_LIMIT_WINDOW_S: intIn(1, 86_400).default(60),
+  /** pino level: fatal, error, warn, info, debug, trace or silent. */
+  LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  /** Load the generated demo dataset when the store is empty at start-up. */
+  SEED_DEMO: bool.default('true'),
+  /** Number of companies of the demo dataset. */
+  DEMO_COMPANIES: intIn(10, 5_000_000).default(20_000),
+  /** Buffer pool of the embedded engine in MiB (0: the engine's default, a share of RAM). */
+  EMBEDDED_BUFFER_POOL_MB: intIn(0, 1_048_576).default(0),
+  /** Connections the embedded adapter keeps open for concurrent queries. */
+  EMBEDDED_CONNECTIONS: intIn(1, 64).default(4),
+  /** Largest `limit` accepted by list and search endpoints. */
+  MAX_PAGE_SIZE: intIn(1, 10_000).default(100),
+  /** Largest `offset` accepted by list and search endpoints (deep paging is refused, not slow). */
+  MAX_OFFSET: intIn(0, 10_000_000).default(10_000),
+  /** Largest GraphQL query depth. */
+  GRAPHQL_MAX_DEPTH: intIn(2, 50).default(8),
+  /** Largest estimated GraphQL query cost (list fields count as their `limit`). */
+  GRAPHQL_MAX_COST: intIn(10, 10_000_000).default(20_000),
+  /** Public base URL used in `next`/`previous` links; derived from the request when unset. */
+  PUBLIC_URL: z.string().url().optional(),
+  /** Trust X-Forwarded-* headers from this many proxy hops (express `trust proxy`). */
+  TRUST_PROXY: intIn(0, 10).default(0),
+});
+
+export type Config = z.infer<typeof schema> & { dataDir: string };
+
+/** Thrown when settings are invalid; `issues` lists every bad variable. */
+export class ConfigError extends Error {
+  constructor(readonly issues: string[]) {
+    super(`Invalid configuration:\n${issues.map((i) => `  - ${i}`).join('\n')}`);
+    this.name = 'ConfigError';
+  }
+}
+
+/**
+ * Reads and validates the settings. Empty strings count as unset so that
+ * `FOO=` in an env file falls back to the default instead of failing.
+ */
+export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
+  const input: Record<string, string> = {};
+  for (const key of Object.keys(schema.shape)) {
+    const value = env[key];
+    if (value !== undefined && value !== '') input[key] = value;
+  }
+  const parsed = schema.safeParse(input);
+  if (!parsed.success) {
+    throw new ConfigError(
+      parsed.error.issues.map((i) => `${i.path.join('.') || '(root)'}: ${i.message}`),
+    );
+  }
+  return { ...parsed.data, dataDir: path.resolve(parsed.data.DATA_DIR) };
+}
+
+/** Names of all settings, for docs and tests. */
+export const SETTING_NAMES = Object.keys(schema.shape);

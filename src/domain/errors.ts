@@ -1,0 +1,56 @@
+/**
+ * The one list of expected failures. Each code has its HTTP status (REST answers
+ * RFC 9457 problem+json with it) and is the GraphQL `extensions.code`.
+ */
+export const ERROR_CODES = {
+  BAD_REQUEST: { status: 400, title: 'Invalid request' },
+  UNAUTHENTICATED: { status: 401, title: 'API key missing' },
+  FORBIDDEN: { status: 403, title: 'API key not accepted' },
+  NOT_FOUND: { status: 404, title: 'Not found' },
+  METHOD_NOT_ALLOWED: { status: 405, title: 'Method not allowed' },
+  GONE: { status: 410, title: 'Gone' },
+  PAYLOAD_TOO_LARGE: { status: 413, title: 'Request body too large' },
+  UNSUPPORTED_MEDIA_TYPE: { status: 415, title: 'Unsupported media type' },
+  QUERY_TOO_COMPLEX: { status: 400, title: 'Query too complex' },
+  RATE_LIMITED: { status: 429, title: 'Too many requests' },
+  INTERNAL: { status: 500, title: 'Internal error' },
+  UNAVAILABLE: { status: 503, title: 'Service unavailable' },
+} as const;
+
+export type ErrorCode = keyof typeof ERROR_CODES;
+
+/** One field-level problem, as in the `errors` member of a problem document. */
+export interface FieldError {
+  /** Where the bad value was: `query.limit`, `path.vid`, `body.num_tiers`. */
+  field: string;
+  reason: string;
+}
+
+/** An expected failure with a code from ERROR_CODES. Anything else is a 500. */
+export class AppError extends Error {
+  constructor(
+    readonly code: ErrorCode,
+    message: string,
+    readonly fieldErrors: FieldError[] = [],
+  ) {
+    super(message);
+    this.name = 'AppError';
+  }
+
+  get status(): number {
+    return ERROR_CODES[this.code].status;
+  }
+}
+
+export function notFound(what: string, id: string): AppError {
+  return new AppError('NOT_FOUND', `No ${what} with id '${id}'.`);
+}
+
+export function badRequest(fieldErrors: FieldError[]): AppError {
+  const detail = fieldErrors.map((e) => `${e.field}: ${e.reason}`).join('; ');
+  return new AppError('BAD_REQUEST', detail, fieldErrors);
+}
+
+export function isAppError(e: unknown): e is AppError {
+  return e instanceof AppError;
+}

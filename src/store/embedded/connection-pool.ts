@@ -1,0 +1,240 @@
+import type { CypherQuery, ParamType } from '../cypher-files';
+import type {
+  EngineConnection,
+  EngineDatabase,
+  EnginePreparedStatement,
+  EngineQueryResult,
+  EngineValue,
+} from './engine';
+import { newConnection } from './engine';
+import { isDate } from '../mappers';
+
+/**
+ * A value no stored identifier can equal: the importer rejects control
+ * characters, so an IN-list holding only this matches nothing.
+ */
+export const NO_MATCH_STRING = '\u0000';
+
+/** A row as the engine returns it. */
+export type EngineRow = Record<string, EngineValue>;
+
+/** A bad call of a query: wrong, missing or undeclared parameters. A programming error. */
+export class QueryParameterError extends Error {
+  constructor(query: string, detail: string) {
+    super(`query ${query}: ${detail}`);
+    this.name = 'QueryParameterError';
+  }
+}
+
+/**
+ * Checks parameters against the query's header and rewrites the values the
+ * engine is known to crash the process on (seen with Kuzu 0.11.3):
+ * - an empty list bound to `IN $ids`/`UNWIND $ids`: replaced by a list that matches nothing;
+ * - `UNWIND $rows` over maps with differing keys: every map gets every key, missing ones null.
+ * Returns null when the query cannot produce rows (an empty MAP[] to UNWIND).
+ */
+export function normalizeParams(
+  query: Pick<CypherQuery, 'name' | 'params'>,
+  params: Record<string, unknown>,
+): Record<string, EngineValue> | null {
+  const out: Record<string, EngineValue> = {};
+  for (const key of Object.keys(params)) {
+    if (!query.params.has(key)) throw new QueryParameterError(query.name, `undeclared parameter $${key}`);
+  }
+  for (const [key, type] of query.params) {
+    const value = params[key];
+    if (value === undefined) throw new QueryParameterError(query.name, `missing parameter $${key}`);
+    const normalized = normalizeValue(query.name, key, type, value);
+    if (normalized === EMPTY_ROWS) return null;
+    out[key] = normalized;
+  }
+  return out;
+}
+
+const EMPTY_ROWS = Symbol('empty rows');
+
+function normalizeValue(
+  queryName: string,
+  key: string,
+  type: ParamType,
+  value: unknown,
+): EngineValue | typeof EMPTY_ROWS {
+  const fail = (what: string) => new QueryParameterError(queryName, `$${key} must be ${what}`);
+  switch (type) {
+    case 'STRING':
+      if (typeof value !== 'string') throw fail('a string');
+      return value;
+    case 'INT64':
+      if (typeof value !== 'number' || !Number.isSafeInteger(value)) throw fail('a safe integer');
+      return value;
+    case 'DOUBLE':
+      if (typeof value !== 'number' || !Number.isFinite(value)) throw fail('a finite number');
+      return value;
+    case 'BOOLEAN':
+      if (typeof value !== 'boolean') throw fail('a boolean');
+      return value;
+    case 'TIMESTAMP':
+      if (!isDate(value) || Number.isNaN(value.getTime())) throw fail('a valid Date');
+      return value;
+    case 'STRING[]': {
+      if (!Array.isArray(value) || !value.every((v) => typeof v === 'string')) throw fail('an array of strings');
+      return value.length === 0 ? [NO_MATCH_STRING] : (value as string[]);
+    }
+    case 'MAP[]': {
+      if (!Array.isArray(value) || !value.every((v) => typeof v === 'object' && v !== null && !Array.isArray(v))) {
+        throw fail('an array of objects');
+      }
+      if (value.length === 0) return EMPTY_ROWS;
+      return uniformMaps(value as Record<string, EngineValue>[]);
+    }
+  }
+}
+
+function uniformMaps(rows: Record<string, EngineValue>[]): EngineValue {
+  const keys = new Set<string>();
+  for (const row of rows) for (const k of Object.keys(row)) keys.add(k);
+  const ordered = [...keys].sort();
+  return rows.map((row) => {
+    const full: Record<string, EngineValue> = {};
+    for (const k of ordered) full[k] = row[k] ?? null;
+    return full;
+  });
+}
+
+interface PooledConnection {
+  conn: EngineConnection;
+  statements: Map<string, EnginePreparedStatement>;
+}
+
+/**
+ * A fixed set of initialised connections. A connection enters the pool only
+ * after `init()` has resolved, runs one query at a time, and every result it
+ * produces is closed in `finally`, so no result outlives its query.
+ */
+export class ConnectionPool {
+  private readonly idle: PooledConnection[] = [];
+  private readonly all: PooledConnection[] = [];
+  private readonly waiters: ((c: PooledConnection) => void)[] = [];
+  private inFlight = 0;
+  private closed = false;
+  private drained: (() => void) | null = null;
+
+  private constructor(private readonly queryTimeoutMs: number) {}
+
+  /** Opens `size` connections and waits for every one to be initialised. */
+  static async open(
+    db: EngineDatabase,
+    size: number,
+    options: { threadsPerQuery?: number; queryTimeoutMs: number },
+  ): Promise<ConnectionPool> {
+    const pool = new ConnectionPool(options.queryTimeoutMs);
+    for (let i = 0; i < size; i++) {
+      const conn = newConnection(db, options.threadsPerQuery);
+      await conn.init();
+      if (options.queryTimeoutMs > 0) conn.setQueryTimeout(options.queryTimeoutMs);
+      const pooled = { conn, statements: new Map<string, EnginePreparedStatement>() };
+      pool.all.push(pooled);
+      pool.idle.push(pooled);
+    }
+    return pool;
+  }
+
+  get timeoutMs(): number {
+    return this.queryTimeoutMs;
+  }
+
+  /** Runs a declared query and returns all its rows. */
+  async query(query: CypherQuery, params: Record<string, unknown> = {}): Promise<EngineRow[]> {
+    const bound = normalizeParams(query, params);
+    if (bound === null) return [];
+    return this.withConnection(async (pc) => {
+      let stmt = pc.statements.get(query.name);
+      if (!stmt) {
+        stmt = await pc.conn.prepare(query.text);
+        if (!stmt.isSuccess()) throw new Error(`query ${query.name} does not compile: ${stmt.getErrorMessage()}`);
+        pc.statements.set(query.name, stmt);
+      }
+      return collectRows(await pc.conn.execute(stmt, bound));
+    });
+  }
+
+  /**
+   * Runs one statement without parameters (schema, COPY, seed scripts). Values
+   * must never be spliced into `text`: use `query` for anything with input.
+   */
+  async run(text: string): Promise<EngineRow[]> {
+    return this.withConnection(async (pc) => collectRows(await pc.conn.query(text)));
+  }
+
+  /** Streams the rows of a declared query in batches without holding them all. */
+  async stream(
+    query: CypherQuery,
+    params: Record<string, unknown>,
+    batchSize: number,
+    onBatch: (rows: EngineRow[]) => void,
+  ): Promise<void> {
+    const bound = normalizeParams(query, params);
+    if (bound === null) return;
+    await this.withConnection(async (pc) => {
+      const stmt = await pc.conn.prepare(query.text);
+      if (!stmt.isSuccess()) throw new Error(`query ${query.name} does not compile: ${stmt.getErrorMessage()}`);
+      const results = asList(await pc.conn.execute(stmt, bound));
+      try {
+        for (const result of results) {
+          while (result.hasNext()) {
+            const batch: EngineRow[] = [];
+            // Sync reads are cheap per row; yielding between batches keeps the event loop live.
+            while (batch.length < batchSize && result.hasNext()) {
+              const row = result.getNextSync();
+              if (row) batch.push(row);
+            }
+            onBatch(batch);
+            await new Promise<void>((resolve) => setImmediate(resolve));
+          }
+        }
+      } finally {
+        for (const r of results) r.close();
+      }
+    });
+  }
+
+  private async withConnection<T>(fn: (pc: PooledConnection) => Promise<T>): Promise<T> {
+    if (this.closed) throw new Error('graph store is closed');
+    const pc = this.idle.pop() ?? (await new Promise<PooledConnection>((resolve) => this.waiters.push(resolve)));
+    this.inFlight++;
+    try {
+      return await fn(pc);
+    } finally {
+      this.inFlight--;
+      const next = this.waiters.shift();
+      if (next) next(pc);
+      else this.idle.push(pc);
+      if (this.inFlight === 0 && this.drained) this.drained();
+    }
+  }
+
+  /** Waits for running queries, then closes every connection. Idempotent. */
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    if (this.inFlight > 0) await new Promise<void>((resolve) => (this.drained = resolve));
+    for (const pc of this.all) await pc.conn.close();
+    this.all.length = 0;
+    this.idle.length = 0;
+  }
+}
+
+function asList(r: EngineQueryResult | EngineQueryResult[]): EngineQueryResult[] {
+  return Array.isArray(r) ? r : [r];
+}
+
+async function collectRows(r: EngineQueryResult | EngineQueryResult[]): Promise<EngineRow[]> {
+  const results = asList(r);
+  try {
+    const rows: EngineRow[] = [];
+    for (const result of results) rows.push(...(await result.getAll()));
+    return rows;
+  } finally {
+    for (const result of results) result.close();
+  }
+}

@@ -1,0 +1,343 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import type { Logger } from '../../logger';
+import type { CompanyCore, CompanyProfile, Direction, EdgeRecord, RelationshipItem } from '../../domain/model';
+import { cypherRoot, loadQuery, splitStatements } from '../cypher-files';
+import type { CypherQuery } from '../cypher-files';
+import type { GraphStore, Page, RelationshipQuery, SearchKeyRow, SearchRow, StoreStats } from '../graph-store';
+import type { Props } from '../mappers';
+import { int, maps, str, strings, toCompanyCore, toEdge, toProfile, toRelationshipItem } from '../mappers';
+import { LIST_SEPARATOR, LOAD_ORDER, TABLES, stagingFile } from '../tables';
+import type { TableName } from '../tables';
+import { ConnectionPool } from './connection-pool';
+import type { EngineRow } from './connection-pool';
+import { openDatabase } from './engine';
+import type { EngineDatabase } from './engine';
+
+export interface EmbeddedStoreOptions {
+  /** Directory holding the graph files (`<dataDir>/graph`). */
+  dir: string;
+  connections: number;
+  bufferPoolMb: number;
+  queryTimeoutMs?: number;
+  logger?: Logger;
+}
+
+const QUERY_NAMES = [
+  'company/get-profile',
+  'company/get-many',
+  'company/get-cluster-parent',
+  'company/exists',
+  'company/stats',
+  'relationship/count',
+  'relationship/list-suppliers',
+  'relationship/list-customers',
+  'relationship/list-cluster-suppliers',
+  'relationship/list-cluster-customers',
+  'edge/get-with-evidence',
+  'search/scan-companies',
+  'search/scan-cities',
+  'search/scan-identifiers',
+] as const;
+type QueryName = (typeof QUERY_NAMES)[number];
+
+/** Kuzu node values carry engine bookkeeping next to the properties. */
+function props(v: unknown): Props {
+  if (typeof v !== 'object' || v === null) return {};
+  const { _id: _i, _label: _l, ...rest } = v as Props;
+  return rest;
+}
+
+/** The `CURRENT` file names the live graph file, so a new graph can be built beside it and swapped in. */
+const CURRENT = 'CURRENT';
+
+/**
+ * GraphStore on the embedded engine. The data lives in `<dir>/<generation>.kuzu`;
+ * `replaceAll` builds the next generation beside the live one and swaps the
+ * pointer only once it is complete.
+ */
+export class EmbeddedGraphStore implements GraphStore {
+  readonly engine = 'embedded' as const;
+  private db: EngineDatabase | null = null;
+  private pool: ConnectionPool | null = null;
+  private queries = new Map<QueryName, CypherQuery>();
+  private gen = 0;
+  private swapping: Promise<void> = Promise.resolve();
+
+  constructor(private readonly options: EmbeddedStoreOptions) {
+    const root = cypherRoot();
+    for (const name of QUERY_NAMES) this.queries.set(name, loadQuery(name, 'embedded', root));
+  }
+
+  get generation(): number {
+    return this.gen;
+  }
+
+  async open(): Promise<void> {
+    fs.mkdirSync(this.options.dir, { recursive: true });
+    const file = this.currentFile() ?? this.writeCurrent('g-000001.kuzu');
+    await this.attach(file);
+    await this.createSchema(this.pool!);
+  }
+
+  async close(): Promise<void> {
+    await this.swapping;
+    await this.detach();
+  }
+
+  private currentFile(): string | null {
+    const p = path.join(this.options.dir, CURRENT);
+    if (!fs.existsSync(p)) return null;
+    const name = fs.readFileSync(p, 'utf8').trim();
+    return /^g-\d{6}\.kuzu$/.test(name) ? name : null;
+  }
+
+  private writeCurrent(name: string): string {
+    const tmp = path.join(this.options.dir, `${CURRENT}.tmp`);
+    fs.writeFileSync(tmp, `${name}\n`);
+    fs.renameSync(tmp, path.join(this.options.dir, CURRENT));
+    return name;
+  }
+
+  private async openPool(file: string): Promise<{ db: EngineDatabase; pool: ConnectionPool }> {
+    const db = openDatabase(path.join(this.options.dir, file), {
+      bufferPoolBytes: this.options.bufferPoolMb * 1024 * 1024,
+    });
+    await db.init();
+    const pool = await ConnectionPool.open(db, this.options.connections, {
+      queryTimeoutMs: this.options.queryTimeoutMs ?? 30_000,
+    });
+    return { db, pool };
+  }
+
+  private async attach(file: string): Promise<void> {
+    const { db, pool } = await this.openPool(file);
+    this.db = db;
+    this.pool = pool;
+    this.gen++;
+  }
+
+  private async detach(): Promise<void> {
+    const pool = this.pool;
+    const db = this.db;
+    this.pool = null;
+    this.db = null;
+    if (pool) await pool.close();
+    if (db) await db.close();
+  }
+
+  private async createSchema(pool: ConnectionPool): Promise<void> {
+    const ddl = fs.readFileSync(path.join(cypherRoot(), 'schema', 'create.embedded.cypher'), 'utf8');
+    for (const statement of splitStatements(ddl)) await pool.run(statement);
+  }
+
+  private get live(): ConnectionPool {
+    if (!this.pool) throw new Error('graph store is not open');
+    return this.pool;
+  }
+
+  private q(name: QueryName, params: Record<string, unknown> = {}): Promise<EngineRow[]> {
+    return this.live.query(this.queries.get(name)!, params);
+  }
+
+  async stats(): Promise<StoreStats> {
+    const [c] = await this.q('company/stats');
+    const [r] = await this.q('relationship/count');
+    return { companies: int(c?.companies), relationships: int(r?.relationships) };
+  }
+
+  async getCompany(vid: string): Promise<CompanyProfile | null> {
+    const [row] = await this.q('company/get-profile', { vid });
+    if (!row) return null;
+    return toProfile(props(row.company), maps(row.identifiers).map(props), maps(row.addresses).map(props));
+  }
+
+  async getCompanies(vids: readonly string[]): Promise<CompanyCore[]> {
+    if (vids.length === 0) return [];
+    const rows = await this.q('company/get-many', { vids: [...vids] });
+    const byVid = new Map(rows.map((r) => [str(props(r.company).vid), toCompanyCore(props(r.company))]));
+    return vids.flatMap((v) => byVid.get(v) ?? []);
+  }
+
+  async getClusterParent(vid: string): Promise<string | null> {
+    const [row] = await this.q('company/get-cluster-parent', { vid });
+    return row ? (str(row.parent) ?? vid) : null;
+  }
+
+  async companyExists(vid: string): Promise<boolean> {
+    return (await this.q('company/exists', { vid })).length > 0;
+  }
+
+  async listRelationships(
+    vid: string,
+    direction: Direction,
+    grouping: 'company' | 'cluster',
+    query: RelationshipQuery,
+  ): Promise<Page<RelationshipItem>> {
+    const name: QueryName =
+      grouping === 'cluster' ? `relationship/list-cluster-${direction}` : `relationship/list-${direction}`;
+    const params = {
+      [grouping === 'cluster' ? 'parent' : 'vid']: vid,
+      min_confidence: query.minConfidence,
+      any_date: query.evidenceFrom === null,
+      evidence_from: query.evidenceFrom ?? new Date(0),
+      skip: query.offset,
+      // One row more than asked tells whether a next page exists.
+      limit: query.limit + 1,
+    };
+    const rows = await this.q(name, params);
+    const items = rows.slice(0, query.limit).map((r) =>
+      toRelationshipItem({ ...r, counterpart: props(r.counterpart) }, grouping),
+    );
+    return { items, hasMore: rows.length > query.limit };
+  }
+
+  async getEdge(edgeId: string): Promise<EdgeRecord | null> {
+    const [row] = await this.q('edge/get-with-evidence', { edge_id: edgeId });
+    if (!row) return null;
+    return toEdge(props(row.edge), maps(row.evidences).map(props));
+  }
+
+  async scanSearchRows(onBatch: (rows: SearchRow[]) => void): Promise<void> {
+    await this.live.stream(this.queries.get('search/scan-companies')!, {}, 20_000, (rows) =>
+      onBatch(
+        rows.map((r) => ({
+          vid: str(r.vid) ?? '',
+          name: str(r.name) ?? '',
+          searchedByDefault: r.searched_by_default === true,
+          degree: int(r.degree),
+          country: str(r.country),
+          hosts: hostsOf([...strings(r.domains), ...strings(r.websites)]),
+        })),
+      ),
+    );
+  }
+
+  async scanSearchKeys(kind: 'city' | 'identifier', onBatch: (rows: SearchKeyRow[]) => void): Promise<void> {
+    const name: QueryName = kind === 'city' ? 'search/scan-cities' : 'search/scan-identifiers';
+    await this.live.stream(this.queries.get(name)!, {}, 20_000, (rows) =>
+      onBatch(rows.map((r) => ({ vid: str(r.vid) ?? '', value: str(r.value) ?? '' }))),
+    );
+  }
+
+  async replaceAll(
+    stagingDir: string,
+    onProgress?: (table: string, done: number, total: number) => void,
+  ): Promise<void> {
+    const run = this.swapping.then(() => this.buildAndSwap(stagingDir, onProgress));
+    this.swapping = run.catch(() => undefined);
+    return run;
+  }
+
+  private async buildAndSwap(
+    stagingDir: string,
+    onProgress?: (table: string, done: number, total: number) => void,
+  ): Promise<void> {
+    if (!fs.existsSync(path.join(stagingDir, '_SUCCESS'))) {
+      throw new Error(`staging directory ${stagingDir} is incomplete (no _SUCCESS marker)`);
+    }
+    const old = this.currentFile();
+    const next = nextGenerationName(old);
+    const nextPath = path.join(this.options.dir, next);
+    removeGraphFiles(nextPath);
+    const { db, pool } = await this.openPool(next);
+    try {
+      await this.createSchema(pool);
+      let done = 0;
+      for (const table of LOAD_ORDER) {
+        onProgress?.(table, done, LOAD_ORDER.length);
+        await pool.run(copyStatement(table, path.join(stagingDir, stagingFile(table))));
+        done++;
+      }
+      onProgress?.('done', done, LOAD_ORDER.length);
+      await pool.run('CHECKPOINT');
+    } catch (e) {
+      await pool.close();
+      await db.close();
+      removeGraphFiles(nextPath);
+      throw e;
+    }
+    await pool.close();
+    await db.close();
+    // The pointer moves only after the new graph is complete and closed.
+    this.writeCurrent(next);
+    await this.detach();
+    await this.attach(next);
+    if (old) removeGraphFiles(path.join(this.options.dir, old));
+  }
+
+  async runScript(statements: readonly string[]): Promise<number> {
+    let n = 0;
+    for (const s of statements) {
+      await this.live.run(s);
+      n++;
+    }
+    this.gen++;
+    return n;
+  }
+}
+
+function nextGenerationName(current: string | null): string {
+  const n = current ? Number(/g-(\d{6})/.exec(current)?.[1] ?? '0') : 0;
+  return `g-${String(n + 1).padStart(6, '0')}.kuzu`;
+}
+
+function removeGraphFiles(file: string): void {
+  for (const f of [file, `${file}.wal`, `${file}.shadow`, `${file}.tmp`]) fs.rmSync(f, { force: true, recursive: true });
+}
+
+/** Lower-cased hosts of domains and website URLs, without `www.`. */
+export function hostsOf(values: readonly string[]): string[] {
+  const out = new Set<string>();
+  for (const v of values) {
+    let host = v.trim().toLowerCase();
+    if (host.includes('://')) {
+      try {
+        host = new URL(host).hostname;
+      } catch {
+        continue;
+      }
+    }
+    host = host.replace(/\/.*$/, '').replace(/^www\./, '');
+    if (host) out.add(host);
+  }
+  return [...out];
+}
+
+/** Escapes a file path for a Cypher string literal (paths come from our own staging directory). */
+function literalPath(p: string): string {
+  return `'${p.replace(/\\/g, '\\\\').replace(/'/g, "\\'")}'`;
+}
+
+const FREE_TEXT_TABLES: ReadonlySet<TableName> = new Set(['Company', 'Evidence', 'Address', 'Identifier']);
+
+/**
+ * The bulk-load statement of one staging file. Tables with list columns are
+ * loaded through a LOAD FROM subquery that splits the list text; the others
+ * are copied directly.
+ */
+export function copyStatement(table: TableName, file: string): string {
+  const spec = TABLES[table];
+  const columns: [string, string][] = [
+    ...(spec.kind === 'rel' ? ([['from', 'STRING'], ['to', 'STRING']] as [string, string][]) : []),
+    ...spec.columns.map(([n, t]) => [n, t] as [string, string]),
+  ];
+  // The parallel CSV reader cannot split quoted newlines, which free text may hold.
+  const options = `(HEADER=true, PARALLEL=${FREE_TEXT_TABLES.has(table) ? 'false' : 'true'})`;
+  if (!columns.some(([, t]) => t === 'STRING[]')) {
+    return `COPY ${table} FROM ${literalPath(file)} ${options}`;
+  }
+  const header = columns.map(([n, t]) => `\`${n}\` ${t === 'STRING[]' ? 'STRING' : t}`).join(', ');
+  const projection = columns
+    .map(([n, t]) =>
+      t === 'STRING[]'
+        ? `CASE WHEN \`${n}\` IS NULL THEN CAST([] AS STRING[]) ELSE string_split(\`${n}\`, '${escapeSep()}') END`
+        : `\`${n}\``,
+    )
+    .join(', ');
+  return `COPY ${table} FROM (LOAD WITH HEADERS (${header}) FROM ${literalPath(file)} ${options} RETURN ${projection})`;
+}
+
+function escapeSep(): string {
+  return `\\x${LIST_SEPARATOR.charCodeAt(0).toString(16).padStart(2, '0')}`;
+}

@@ -1,0 +1,172 @@
+import type {
+  Address,
+  CompanyCore,
+  CompanyProfile,
+  CompanySummary,
+  EdgeRecord,
+  Evidence,
+  Identifier,
+  RelationshipItem,
+} from '../domain/model';
+
+/**
+ * Turns engine values (plain property maps, after each adapter has unwrapped its
+ * own node type) into the domain shapes. Shared by every adapter so that both
+ * engines answer with identical objects.
+ */
+export type Props = Record<string, unknown>;
+
+export function str(v: unknown): string | null {
+  return typeof v === 'string' ? v : v === null || v === undefined ? null : String(v);
+}
+
+export function num(v: unknown): number | null {
+  if (typeof v === 'number') return v;
+  if (typeof v === 'bigint') return Number(v);
+  return null;
+}
+
+export function int(v: unknown): number {
+  return num(v) ?? 0;
+}
+
+export function bool(v: unknown): boolean | null {
+  return typeof v === 'boolean' ? v : null;
+}
+
+/** Dates made by a native addon may come from another realm, so `instanceof Date` is not enough. */
+export function isDate(v: unknown): v is Date {
+  return v instanceof Date || Object.prototype.toString.call(v) === '[object Date]';
+}
+
+export function iso(v: unknown): string | null {
+  if (isDate(v)) return Number.isNaN(v.getTime()) ? null : v.toISOString();
+  if (typeof v === 'string') return v;
+  return null;
+}
+
+export function strings(v: unknown): string[] {
+  return Array.isArray(v) ? v.filter((x): x is string => typeof x === 'string') : [];
+}
+
+export function maps(v: unknown): Props[] {
+  return Array.isArray(v) ? v.filter((x): x is Props => typeof x === 'object' && x !== null) : [];
+}
+
+export function toCompanyCore(c: Props): CompanyCore {
+  return {
+    vid: str(c.vid) ?? '',
+    cid_id: str(c.cid_id) ?? '',
+    name: str(c.name) ?? '',
+    company_legal_name: str(c.company_legal_name),
+    description: str(c.description),
+    domains: strings(c.domains),
+    websites: strings(c.websites),
+    count_supplier_evidence: int(c.count_supplier_evidence),
+    count_customer_evidence: int(c.count_customer_evidence),
+    count_customers: int(c.count_customers),
+    count_suppliers: int(c.count_suppliers),
+  };
+}
+
+export function toIdentifier(i: Props): Identifier {
+  return { type: str(i.type) ?? '', value: str(i.value) ?? '' };
+}
+
+export function toAddress(a: Props): Address {
+  return {
+    address_line: str(a.address_line),
+    city: str(a.city),
+    region: str(a.region),
+    postal_code: str(a.postal_code),
+    country: str(a.country),
+    type: str(a.type),
+  };
+}
+
+export function toProfile(c: Props, identifiers: Props[], addresses: Props[]): CompanyProfile {
+  return {
+    ...toCompanyCore(c),
+    identifiers: identifiers
+      .map(toIdentifier)
+      .sort((x, y) => x.type.localeCompare(y.type) || x.value.localeCompare(y.value)),
+    addresses: addresses
+      .map((a) => ({ id: str(a.id) ?? '', address: toAddress(a) }))
+      .sort((x, y) => x.id.localeCompare(y.id))
+      .map((x) => x.address),
+    domiciled_country: str(c.domiciled_country),
+    incorporated_country: str(c.incorporated_country),
+    incorporation_date: iso(c.incorporation_date),
+    ipo_date: iso(c.ipo_date),
+    is_active: bool(c.is_active),
+    is_freight_forwarder: bool(c.is_freight_forwarder),
+    is_public: bool(c.is_public),
+    hq_phone_number: str(c.hq_phone_number),
+    is_cluster_parent: bool(c.is_cluster_parent) ?? false,
+  };
+}
+
+export function toSummary(c: Props): CompanySummary {
+  return {
+    vid: str(c.vid) ?? '',
+    name: str(c.name) ?? '',
+    company_legal_name: str(c.company_legal_name),
+    description: str(c.description),
+    domains: strings(c.domains),
+    country: str(c.domiciled_country),
+    count_supplier_evidence: int(c.count_supplier_evidence),
+    count_customer_evidence: int(c.count_customer_evidence),
+    count_customers: int(c.count_customers),
+    count_suppliers: int(c.count_suppliers),
+  };
+}
+
+/** A row of the `relationship/list-*` queries. */
+export function toRelationshipItem(row: Props, grouping: 'company' | 'cluster'): RelationshipItem {
+  return {
+    counterpart: toSummary((row.counterpart ?? {}) as Props),
+    relationship: {
+      confidence_score: num(row.confidence_score) ?? 0,
+      latest_relationship_date: iso(row.latest_relationship_date),
+      relationship_type: grouping === 'cluster' ? 'cluster_edge' : 'edge',
+      relationship_id: str(row.relationship_id) ?? '',
+      edge_ids: strings(row.edge_ids),
+    },
+    evidences: { evidence_types: strings(row.evidence_types) },
+  };
+}
+
+export function toEvidence(e: Props): Evidence {
+  return {
+    id: str(e.id) ?? '',
+    date: iso(e.date),
+    type: str(e.type),
+    url: str(e.url),
+    domain: str(e.domain),
+    status_id: num(e.status_id),
+    provided_by_customer: bool(e.provided_by_customer),
+    metadata: str(e.metadata),
+    finalised_on: iso(e.finalised_on),
+    created_on: iso(e.created_on),
+    last_modified_on: iso(e.last_modified_on),
+  };
+}
+
+/** Evidence newest first, then by id, so both engines list it identically. */
+export function toEdge(e: Props, evidences: Props[]): EdgeRecord {
+  const items = evidences.map(toEvidence);
+  items.sort((a, b) => (b.date ?? '').localeCompare(a.date ?? '') || a.id.localeCompare(b.id));
+  return {
+    edge_id: str(e.edge_id) ?? '',
+    supplier_id: str(e.supplier_id) ?? '',
+    customer_id: str(e.customer_id) ?? '',
+    label: str(e.label) ?? 'supply',
+    status_code: num(e.status_code),
+    latest_edge_date: iso(e.latest_edge_date),
+    latest_finalized_edge_date: iso(e.latest_finalized_edge_date),
+    last_modified_on: iso(e.last_modified_on),
+    confidence_score: num(e.confidence_score) ?? 0,
+    hs_codes: strings(e.hs_codes),
+    evidences: items,
+  };
+}

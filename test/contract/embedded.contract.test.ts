@@ -1,0 +1,22 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import { EmbeddedGraphStore } from '../../src/store/embedded/embedded.store';
+import { graphStoreContract } from './graph-store.contract';
+import { tempDir } from '../support/paths';
+
+const dirs = new Map<unknown, string>();
+
+graphStoreContract(
+  'embedded',
+  async () => {
+    const dir = tempDir('contract');
+    const store = new EmbeddedGraphStore({ dir: path.join(dir, 'graph'), connections: 2, bufferPoolMb: 256 });
+    await store.open();
+    dirs.set(store, dir);
+    return store;
+  },
+  async (store) => {
+    await store.close();
+    fs.rmSync(dirs.get(store)!, { recursive: true, force: true });
+  },
+);

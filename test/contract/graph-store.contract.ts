@@ -1,0 +1,220 @@
+import type { GraphStore } from '../../src/store/graph-store';
+import { splitStatements } from '../../src/store/cypher-files';
+import { readSeed } from '../support/paths';
+
+/**
+ * The behaviour every GraphStore adapter must share, against the hand-made
+ * graph of seed/test-small.cypher. Each adapter's test file calls this with a
+ * factory for an empty, opened store.
+ */
+export function graphStoreContract(
+  engineName: string,
+  openEmpty: () => Promise<GraphStore>,
+  dispose: (store: GraphStore) => Promise<void>,
+): void {
+  describe(`GraphStore contract: ${engineName}`, () => {
+    let store: GraphStore;
+    const all = { minConfidence: 0, evidenceFrom: null, limit: 50, offset: 0 };
+
+    beforeAll(async () => {
+      store = await openEmpty();
+      await store.runScript(splitStatements(readSeed('test-small.cypher')));
+    });
+    afterAll(async () => {
+      await dispose(store);
+    });
+
+    it('counts the seeded graph', async () => {
+      await expect(store.stats()).resolves.toEqual({ companies: 8, relationships: 8 });
+    });
+
+    it('returns a full profile with sorted identifiers and addresses', async () => {
+      const p = await store.getCompany('boeing');
+      expect(p).toMatchObject({
+        vid: 'boeing',
+        cid_id: 'boeing',
+        name: 'Boeing Co',
+        company_legal_name: 'The Boeing Company',
+        domains: ['boeing.example'],
+        websites: ['https://www.boeing.example/'],
+        count_suppliers: 4,
+        count_customers: 1,
+        count_supplier_evidence: 6,
+        count_customer_evidence: 1,
+        domiciled_country: 'United States of America',
+        incorporation_date: '1990-01-01T00:00:00.000Z',
+        ipo_date: null,
+        is_public: true,
+        is_cluster_parent: false,
+      });
+      expect(p!.identifiers).toEqual([
+        { type: 'LEI', value: 'RVDPPPGHCGZ40J4BQ305' },
+        { type: 'Wikidata', value: 'Q66' },
+      ]);
+      expect(p!.addresses).toEqual([
+        {
+          address_line: '929 Long Bridge Drive',
+          city: 'Arlington',
+          region: 'Virginia',
+          postal_code: '22202',
+          country: 'United States of America',
+          type: 'headquarters',
+        },
+      ]);
+    });
+
+    it('gives empty lists, not null, for a company without identifiers or addresses', async () => {
+      const p = await store.getCompany('lonely');
+      expect(p!.identifiers).toEqual([]);
+      expect(p!.addresses).toEqual([]);
+    });
+
+    it('answers null for an unknown company and edge', async () => {
+      await expect(store.getCompany('no-such-vid')).resolves.toBeNull();
+      await expect(store.getEdge('no-such-edge')).resolves.toBeNull();
+      await expect(store.companyExists('no-such-vid')).resolves.toBe(false);
+      await expect(store.companyExists('boeing')).resolves.toBe(true);
+    });
+
+    it('returns companies in the order asked, leaving out unknown ones', async () => {
+      const rows = await store.getCompanies(['mueller', 'nope', 'boeing']);
+      expect(rows.map((r) => r.vid)).toEqual(['mueller', 'boeing']);
+    });
+
+    it('treats an empty vid list as no match instead of passing it to the engine', async () => {
+      await expect(store.getCompanies([])).resolves.toEqual([]);
+    });
+
+    it('lists suppliers by confidence, with summaries and evidence types', async () => {
+      const page = await store.listRelationships('boeing', 'suppliers', 'company', all);
+      expect(page.hasMore).toBe(false);
+      expect(page.items.map((i) => [i.counterpart.vid, i.relationship.confidence_score])).toEqual([
+        ['bolt', 0.9],
+        ['acme-gmbh', 0.8],
+        ['acme-jp', 0.7],
+        ['delta', 0.5],
+      ]);
+      expect(page.items[2]).toEqual({
+        counterpart: {
+          vid: 'acme-jp',
+          name: 'Acme Aerospace Japan K.K.',
+          company_legal_name: null,
+          description: 'Acme Aerospace Japan K.K. makes things for the test graph.',
+          domains: ['acmejp.example'],
+          country: 'Japan',
+          count_supplier_evidence: 0,
+          count_customer_evidence: 3,
+          count_customers: 2,
+          count_suppliers: 0,
+        },
+        relationship: {
+          confidence_score: 0.7,
+          latest_relationship_date: '2022-05-05T00:00:00.000Z',
+          relationship_type: 'edge',
+          relationship_id: 'e4',
+          edge_ids: ['e4'],
+        },
+        evidences: { evidence_types: ['table', 'text'] },
+      });
+    });
+
+    it('lists customers', async () => {
+      const page = await store.listRelationships('delta', 'customers', 'company', all);
+      expect(page.items.map((i) => i.counterpart.vid)).toEqual(['bolt', 'boeing']);
+    });
+
+    it('filters by minimum confidence and evidence date', async () => {
+      const conf = await store.listRelationships('boeing', 'suppliers', 'company', { ...all, minConfidence: 0.75 });
+      expect(conf.items.map((i) => i.counterpart.vid)).toEqual(['bolt', 'acme-gmbh']);
+      const dated = await store.listRelationships('boeing', 'suppliers', 'company', {
+        ...all,
+        evidenceFrom: new Date('2022-05-05T00:00:00Z'),
+      });
+      expect(dated.items.map((i) => i.counterpart.vid)).toEqual(['bolt', 'acme-gmbh', 'acme-jp']);
+    });
+
+    it('pages without overlap and says whether more exist', async () => {
+      const first = await store.listRelationships('boeing', 'suppliers', 'company', { ...all, limit: 3 });
+      const second = await store.listRelationships('boeing', 'suppliers', 'company', { ...all, limit: 3, offset: 3 });
+      expect(first.hasMore).toBe(true);
+      expect(second.hasMore).toBe(false);
+      expect([...first.items, ...second.items].map((i) => i.relationship.relationship_id)).toEqual([
+        'e1',
+        'e3',
+        'e4',
+        'e2',
+      ]);
+    });
+
+    it('groups cluster relationships under the counterpart cluster parent', async () => {
+      const parent = await store.getClusterParent('acme-jp');
+      expect(parent).toBe('acme-hold');
+      const customers = await store.listRelationships(parent!, 'customers', 'cluster', all);
+      expect(customers.items).toHaveLength(1);
+      expect(customers.items[0]!.counterpart.vid).toBe('boeing');
+      expect(customers.items[0]!.relationship).toEqual({
+        confidence_score: 0.8,
+        latest_relationship_date: '2024-01-10T00:00:00.000Z',
+        relationship_type: 'cluster_edge',
+        relationship_id: 'ce-K1-boeing',
+        edge_ids: ['e3', 'e4'],
+      });
+      const suppliers = await store.listRelationships(parent!, 'suppliers', 'cluster', all);
+      expect(suppliers.items.map((i) => [i.counterpart.vid, i.relationship.edge_ids])).toEqual([
+        ['mueller', ['e6']],
+      ]);
+    });
+
+    it('answers a company outside any cluster as its own cluster parent', async () => {
+      await expect(store.getClusterParent('boeing')).resolves.toBe('boeing');
+      await expect(store.getClusterParent('nope')).resolves.toBeNull();
+    });
+
+    it('returns an edge with its evidence, newest first', async () => {
+      const e = await store.getEdge('e4');
+      expect(e).toMatchObject({
+        edge_id: 'e4',
+        supplier_id: 'acme-jp',
+        customer_id: 'boeing',
+        label: 'supply',
+        status_code: 1,
+        confidence_score: 0.7,
+        latest_edge_date: '2022-05-05T00:00:00.000Z',
+        hs_codes: [],
+      });
+      expect(e!.evidences.map((v) => [v.id, v.date, v.type])).toEqual([
+        ['ev5', '2022-05-05T00:00:00.000Z', 'text'],
+        ['ev6', '2019-01-01T00:00:00.000Z', 'table'],
+      ]);
+      expect(e!.evidences[0]).toEqual({
+        id: 'ev5',
+        date: '2022-05-05T00:00:00.000Z',
+        type: 'text',
+        url: 'https://news.example/ev5',
+        domain: 'news.example',
+        status_id: 1,
+        provided_by_customer: null,
+        metadata: null,
+        finalised_on: null,
+        created_on: '2022-05-05T00:00:00.000Z',
+        last_modified_on: '2022-05-05T00:00:00.000Z',
+      });
+    });
+
+    it('streams search rows with the default-search flag and degree', async () => {
+      const rows: { vid: string; searchedByDefault: boolean; degree: number; hosts: string[] }[] = [];
+      await store.scanSearchRows((batch) => rows.push(...batch));
+      const byVid = new Map(rows.map((r) => [r.vid, r]));
+      expect(rows).toHaveLength(8);
+      expect(byVid.get('acme-hold')!.searchedByDefault).toBe(true);
+      expect(byVid.get('acme-gmbh')!.searchedByDefault).toBe(false);
+      expect(byVid.get('boeing')).toMatchObject({ searchedByDefault: true, degree: 5, hosts: ['boeing.example'] });
+      const cities: { vid: string; value: string }[] = [];
+      await store.scanSearchKeys('city', (b) => cities.push(...b));
+      expect(cities.filter((c) => c.value === 'Stuttgart').map((c) => c.vid).sort()).toEqual(['acme-gmbh', 'mueller']);
+      const ids: { vid: string; value: string }[] = [];
+      await store.scanSearchKeys('identifier', (b) => ids.push(...b));
+      expect(ids).toContainEqual({ vid: 'boeing', value: 'Q66' });
+    });
+  });
+}
