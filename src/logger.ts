@@ -12,7 +12,13 @@ export function createLogger(level: string): Logger {
     level,
     base: { service: 'tiergraph' },
     redact: {
-      paths: ['req.headers["x-service-key"]', 'req.headers.authorization', '*.apiKey', '*.secret', '*.password'],
+      paths: [
+        'req.headers["x-service-key"]',
+        'req.headers.authorization',
+        '*.apiKey',
+        '*.secret',
+        '*.password',
+      ],
       censor: '[redacted]',
     },
   });

@@ -43,7 +43,7 @@ const schema = z.object({
   /** pino level: fatal, error, warn, info, debug, trace or silent. */
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   /** Load the generated demo dataset when the store is empty at start-up. */
-  SEED_DEMO: bool.default('true'),
+  SEED_DEMO: bool.default(true),
   /** Number of companies of the demo dataset. */
   DEMO_COMPANIES: intIn(10, 5_000_000).default(20_000),
   /** Buffer pool of the embedded engine in MiB (0: the engine's default, a share of RAM). */
@@ -86,9 +86,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   }
   const parsed = schema.safeParse(input);
   if (!parsed.success) {
-    throw new ConfigError(
-      parsed.error.issues.map((i) => `${i.path.join('.') || '(root)'}: ${i.message}`),
-    );
+    throw new ConfigError(parsed.error.issues.map((i) => `${i.path.join('.') || '(root)'}: ${i.message}`));
   }
   return { ...parsed.data, dataDir: path.resolve(parsed.data.DATA_DIR) };
 }

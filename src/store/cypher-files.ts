@@ -14,7 +14,8 @@ export interface CypherQuery {
   file: string;
 }
 
-const PARAM_LINE = /^\s*\/\/\s*\$([A-Za-z_][A-Za-z0-9_]*)\s*:\s*(STRING\[\]|STRING|INT64|DOUBLE|BOOLEAN|TIMESTAMP|MAP\[\])(?=\s|$)/;
+const PARAM_LINE =
+  /^\s*\/\/\s*\$([A-Za-z_][A-Za-z0-9_]*)\s*:\s*(STRING\[\]|STRING|INT64|DOUBLE|BOOLEAN|TIMESTAMP|MAP\[\])(?=\s|$)/;
 
 /** The `cypher/` directory, found upwards from this module (works from src/ and dist/src/). */
 export function cypherRoot(): string {

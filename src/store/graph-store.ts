@@ -1,10 +1,4 @@
-import type {
-  CompanyCore,
-  CompanyProfile,
-  Direction,
-  EdgeRecord,
-  RelationshipItem,
-} from '../domain/model';
+import type { CompanyCore, CompanyProfile, Direction, EdgeRecord, RelationshipItem } from '../domain/model';
 
 /** Filters and page of a relationship list. */
 export interface RelationshipQuery {
@@ -77,7 +71,15 @@ export interface GraphStore {
    * Replaces the whole graph with the staging files in `stagingDir`. The old
    * graph keeps serving until the new one is complete; a failure leaves it as it was.
    */
-  replaceAll(stagingDir: string, onProgress?: (table: string, done: number, total: number) => void): Promise<void>;
+  replaceAll(
+    stagingDir: string,
+    onProgress?: (table: string, done: number, total: number) => void,
+  ): Promise<void>;
+  /**
+   * Follows imports that another process (the CLI) makes into the same data
+   * directory, where the engine needs that; returns a function that stops it.
+   */
+  followExternalImports?(): () => void;
   /** Runs Cypher statements (seed files); returns how many ran. */
   runScript(statements: readonly string[]): Promise<number>;
   /** Incremented whenever the data changes, so caches and the search index know to rebuild. */

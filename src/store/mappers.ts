@@ -17,7 +17,9 @@ import type {
 export type Props = Record<string, unknown>;
 
 export function str(v: unknown): string | null {
-  return typeof v === 'string' ? v : v === null || v === undefined ? null : String(v);
+  if (typeof v === 'string') return v;
+  if (typeof v === 'number' || typeof v === 'bigint' || typeof v === 'boolean') return String(v);
+  return null;
 }
 
 export function num(v: unknown): number | null {

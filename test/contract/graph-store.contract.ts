@@ -124,7 +124,10 @@ export function graphStoreContract(
     });
 
     it('filters by minimum confidence and evidence date', async () => {
-      const conf = await store.listRelationships('boeing', 'suppliers', 'company', { ...all, minConfidence: 0.75 });
+      const conf = await store.listRelationships('boeing', 'suppliers', 'company', {
+        ...all,
+        minConfidence: 0.75,
+      });
       expect(conf.items.map((i) => i.counterpart.vid)).toEqual(['bolt', 'acme-gmbh']);
       const dated = await store.listRelationships('boeing', 'suppliers', 'company', {
         ...all,
@@ -135,7 +138,11 @@ export function graphStoreContract(
 
     it('pages without overlap and says whether more exist', async () => {
       const first = await store.listRelationships('boeing', 'suppliers', 'company', { ...all, limit: 3 });
-      const second = await store.listRelationships('boeing', 'suppliers', 'company', { ...all, limit: 3, offset: 3 });
+      const second = await store.listRelationships('boeing', 'suppliers', 'company', {
+        ...all,
+        limit: 3,
+        offset: 3,
+      });
       expect(first.hasMore).toBe(true);
       expect(second.hasMore).toBe(false);
       expect([...first.items, ...second.items].map((i) => i.relationship.relationship_id)).toEqual([
@@ -208,10 +215,19 @@ export function graphStoreContract(
       expect(rows).toHaveLength(8);
       expect(byVid.get('acme-hold')!.searchedByDefault).toBe(true);
       expect(byVid.get('acme-gmbh')!.searchedByDefault).toBe(false);
-      expect(byVid.get('boeing')).toMatchObject({ searchedByDefault: true, degree: 5, hosts: ['boeing.example'] });
+      expect(byVid.get('boeing')).toMatchObject({
+        searchedByDefault: true,
+        degree: 5,
+        hosts: ['boeing.example'],
+      });
       const cities: { vid: string; value: string }[] = [];
       await store.scanSearchKeys('city', (b) => cities.push(...b));
-      expect(cities.filter((c) => c.value === 'Stuttgart').map((c) => c.vid).sort()).toEqual(['acme-gmbh', 'mueller']);
+      expect(
+        cities
+          .filter((c) => c.value === 'Stuttgart')
+          .map((c) => c.vid)
+          .sort(),
+      ).toEqual(['acme-gmbh', 'mueller']);
       const ids: { vid: string; value: string }[] = [];
       await store.scanSearchKeys('identifier', (b) => ids.push(...b));
       expect(ids).toContainEqual({ vid: 'boeing', value: 'Q66' });

@@ -77,11 +77,15 @@ function normalizeValue(
       if (!isDate(value) || Number.isNaN(value.getTime())) throw fail('a valid Date');
       return value;
     case 'STRING[]': {
-      if (!Array.isArray(value) || !value.every((v) => typeof v === 'string')) throw fail('an array of strings');
-      return value.length === 0 ? [NO_MATCH_STRING] : (value as string[]);
+      if (!Array.isArray(value) || !value.every((v) => typeof v === 'string'))
+        throw fail('an array of strings');
+      return value.length === 0 ? [NO_MATCH_STRING] : value;
     }
     case 'MAP[]': {
-      if (!Array.isArray(value) || !value.every((v) => typeof v === 'object' && v !== null && !Array.isArray(v))) {
+      if (
+        !Array.isArray(value) ||
+        !value.every((v) => typeof v === 'object' && v !== null && !Array.isArray(v))
+      ) {
         throw fail('an array of objects');
       }
       if (value.length === 0) return EMPTY_ROWS;
@@ -151,7 +155,8 @@ export class ConnectionPool {
       let stmt = pc.statements.get(query.name);
       if (!stmt) {
         stmt = await pc.conn.prepare(query.text);
-        if (!stmt.isSuccess()) throw new Error(`query ${query.name} does not compile: ${stmt.getErrorMessage()}`);
+        if (!stmt.isSuccess())
+          throw new Error(`query ${query.name} does not compile: ${stmt.getErrorMessage()}`);
         pc.statements.set(query.name, stmt);
       }
       return collectRows(await pc.conn.execute(stmt, bound));
@@ -177,7 +182,8 @@ export class ConnectionPool {
     if (bound === null) return;
     await this.withConnection(async (pc) => {
       const stmt = await pc.conn.prepare(query.text);
-      if (!stmt.isSuccess()) throw new Error(`query ${query.name} does not compile: ${stmt.getErrorMessage()}`);
+      if (!stmt.isSuccess())
+        throw new Error(`query ${query.name} does not compile: ${stmt.getErrorMessage()}`);
       const results = asList(await pc.conn.execute(stmt, bound));
       try {
         for (const result of results) {
@@ -200,7 +206,8 @@ export class ConnectionPool {
 
   private async withConnection<T>(fn: (pc: PooledConnection) => Promise<T>): Promise<T> {
     if (this.closed) throw new Error('graph store is closed');
-    const pc = this.idle.pop() ?? (await new Promise<PooledConnection>((resolve) => this.waiters.push(resolve)));
+    const pc =
+      this.idle.pop() ?? (await new Promise<PooledConnection>((resolve) => this.waiters.push(resolve)));
     this.inFlight++;
     try {
       return await fn(pc);

@@ -1,10 +1,23 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import type { Logger } from '../../logger';
-import type { CompanyCore, CompanyProfile, Direction, EdgeRecord, RelationshipItem } from '../../domain/model';
+import type {
+  CompanyCore,
+  CompanyProfile,
+  Direction,
+  EdgeRecord,
+  RelationshipItem,
+} from '../../domain/model';
 import { cypherRoot, loadQuery, splitStatements } from '../cypher-files';
 import type { CypherQuery } from '../cypher-files';
-import type { GraphStore, Page, RelationshipQuery, SearchKeyRow, SearchRow, StoreStats } from '../graph-store';
+import type {
+  GraphStore,
+  Page,
+  RelationshipQuery,
+  SearchKeyRow,
+  SearchRow,
+  StoreStats,
+} from '../graph-store';
 import type { Props } from '../mappers';
 import { int, maps, str, strings, toCompanyCore, toEdge, toProfile, toRelationshipItem } from '../mappers';
 import { LIST_SEPARATOR, LOAD_ORDER, TABLES, stagingFile } from '../tables';
@@ -12,6 +25,7 @@ import type { TableName } from '../tables';
 import { ConnectionPool } from './connection-pool';
 import type { EngineRow } from './connection-pool';
 import { openDatabase } from './engine';
+import { hostsOf } from '../../domain/hosts';
 import type { EngineDatabase } from './engine';
 
 export interface EmbeddedStoreOptions {
@@ -62,6 +76,7 @@ export class EmbeddedGraphStore implements GraphStore {
   private pool: ConnectionPool | null = null;
   private queries = new Map<QueryName, CypherQuery>();
   private gen = 0;
+  private attached: string | null = null;
   private swapping: Promise<void> = Promise.resolve();
 
   constructor(private readonly options: EmbeddedStoreOptions) {
@@ -114,6 +129,7 @@ export class EmbeddedGraphStore implements GraphStore {
     const { db, pool } = await this.openPool(file);
     this.db = db;
     this.pool = pool;
+    this.attached = file;
     this.gen++;
   }
 
@@ -122,6 +138,7 @@ export class EmbeddedGraphStore implements GraphStore {
     const db = this.db;
     this.pool = null;
     this.db = null;
+    this.attached = null;
     if (pool) await pool.close();
     if (db) await db.close();
   }
@@ -186,9 +203,9 @@ export class EmbeddedGraphStore implements GraphStore {
       limit: query.limit + 1,
     };
     const rows = await this.q(name, params);
-    const items = rows.slice(0, query.limit).map((r) =>
-      toRelationshipItem({ ...r, counterpart: props(r.counterpart) }, grouping),
-    );
+    const items = rows
+      .slice(0, query.limit)
+      .map((r) => toRelationshipItem({ ...r, counterpart: props(r.counterpart) }, grouping));
     return { items, hasMore: rows.length > query.limit };
   }
 
@@ -233,11 +250,11 @@ export class EmbeddedGraphStore implements GraphStore {
     stagingDir: string,
     onProgress?: (table: string, done: number, total: number) => void,
   ): Promise<void> {
+    fs.mkdirSync(this.options.dir, { recursive: true });
     if (!fs.existsSync(path.join(stagingDir, '_SUCCESS'))) {
       throw new Error(`staging directory ${stagingDir} is incomplete (no _SUCCESS marker)`);
     }
-    const old = this.currentFile();
-    const next = nextGenerationName(old);
+    const next = nextGenerationName(this.currentFile());
     const nextPath = path.join(this.options.dir, next);
     removeGraphFiles(nextPath);
     const { db, pool } = await this.openPool(next);
@@ -261,9 +278,35 @@ export class EmbeddedGraphStore implements GraphStore {
     await db.close();
     // The pointer moves only after the new graph is complete and closed.
     this.writeCurrent(next);
+    // A store that was serving switches over now; one used only to import (the
+    // CLI beside a running server) leaves the switch to the server's watcher.
+    if (this.pool) await this.adopt(next);
+  }
+
+  /** Switches to another generation and removes the one it replaces. */
+  private async adopt(next: string): Promise<void> {
+    const old = this.attached;
     await this.detach();
     await this.attach(next);
-    if (old) removeGraphFiles(path.join(this.options.dir, old));
+    if (old && old !== next) removeGraphFiles(path.join(this.options.dir, old));
+  }
+
+  /**
+   * Follows imports made by another process: when `CURRENT` names a new
+   * generation, this store switches to it. Returns a function that stops watching.
+   */
+  followExternalImports(intervalMs = 2000): () => void {
+    const file = path.join(this.options.dir, CURRENT);
+    const onChange = () => {
+      const name = this.currentFile();
+      if (!name || name === this.attached || !this.pool) return;
+      this.swapping = this.swapping
+        .then(() => this.adopt(name))
+        .then(() => this.options.logger?.info({ generation: name }, 'switched to newly imported graph'))
+        .catch((err: unknown) => this.options.logger?.error({ err }, 'could not switch to the new graph'));
+    };
+    fs.watchFile(file, { interval: intervalMs }, onChange);
+    return () => fs.unwatchFile(file, onChange);
   }
 
   async runScript(statements: readonly string[]): Promise<number> {
@@ -283,25 +326,8 @@ function nextGenerationName(current: string | null): string {
 }
 
 function removeGraphFiles(file: string): void {
-  for (const f of [file, `${file}.wal`, `${file}.shadow`, `${file}.tmp`]) fs.rmSync(f, { force: true, recursive: true });
-}
-
-/** Lower-cased hosts of domains and website URLs, without `www.`. */
-export function hostsOf(values: readonly string[]): string[] {
-  const out = new Set<string>();
-  for (const v of values) {
-    let host = v.trim().toLowerCase();
-    if (host.includes('://')) {
-      try {
-        host = new URL(host).hostname;
-      } catch {
-        continue;
-      }
-    }
-    host = host.replace(/\/.*$/, '').replace(/^www\./, '');
-    if (host) out.add(host);
-  }
-  return [...out];
+  for (const f of [file, `${file}.wal`, `${file}.shadow`, `${file}.tmp`])
+    fs.rmSync(f, { force: true, recursive: true });
 }
 
 /** Escapes a file path for a Cypher string literal (paths come from our own staging directory). */
@@ -319,7 +345,12 @@ const FREE_TEXT_TABLES: ReadonlySet<TableName> = new Set(['Company', 'Evidence',
 export function copyStatement(table: TableName, file: string): string {
   const spec = TABLES[table];
   const columns: [string, string][] = [
-    ...(spec.kind === 'rel' ? ([['from', 'STRING'], ['to', 'STRING']] as [string, string][]) : []),
+    ...(spec.kind === 'rel'
+      ? ([
+          ['from', 'STRING'],
+          ['to', 'STRING'],
+        ] as [string, string][])
+      : []),
     ...spec.columns.map(([n, t]) => [n, t] as [string, string]),
   ];
   // The parallel CSV reader cannot split quoted newlines, which free text may hold.

@@ -1,0 +1,210 @@
+#!/usr/bin/env node
+import fs from 'node:fs';
+import path from 'node:path';
+import { Command, InvalidArgumentError } from 'commander';
+import { SingleBar } from 'cli-progress';
+import { ConfigError, loadConfig } from '../config/env';
+import type { Config } from '../config/env';
+import { createLogger } from '../logger';
+import { startServer } from '../server';
+import { ApiKeyStore } from '../http/api-keys';
+import { generateDataset } from '../importer/generate';
+import { importDirectory } from '../importer/import-directory';
+import { ImportAbortedError } from '../importer/stage';
+import type { RejectedRow } from '../importer/stage';
+import { splitStatements } from '../store/cypher-files';
+import { EmbeddedGraphStore } from '../store/embedded/embedded.store';
+import { openStore } from '../store/open-store';
+
+function config(): Config {
+  try {
+    return loadConfig();
+  } catch (e) {
+    if (e instanceof ConfigError) {
+      process.stderr.write(`${e.message}\n`);
+      process.exit(2);
+    }
+    throw e;
+  }
+}
+
+const positiveInt = (v: string) => {
+  const n = Number(v);
+  if (!Number.isSafeInteger(n) || n < 0) throw new InvalidArgumentError('must be a whole number');
+  return n;
+};
+
+const rate = (rows: number, ms: number) =>
+  Math.round(rows / Math.max(ms / 1000, 0.001)).toLocaleString('en-US');
+
+const program = new Command()
+  .name('tiergraph')
+  .description('Supply-chain relationship data service: serve, import, generate, seed, keys.');
+
+program
+  .command('serve')
+  .description('serve REST /v1, GraphQL /graphql, the explorer and docs on PORT')
+  .action(async () => {
+    const cfg = config();
+    const log = createLogger(cfg.LOG_LEVEL);
+    const running = await startServer(cfg, log);
+    const stop = (signal: string) => {
+      log.info({ signal }, 'shutting down');
+      running.close().then(
+        () => process.exit(0),
+        (err: unknown) => {
+          log.error({ err }, 'shutdown failed');
+          process.exit(1);
+        },
+      );
+    };
+    process.once('SIGINT', () => stop('SIGINT'));
+    process.once('SIGTERM', () => stop('SIGTERM'));
+  });
+
+program
+  .command('import')
+  .argument('<dir>', 'directory with the import CSV files (docs/import-format.md)')
+  .option('--max-rejected <n>', 'abort when more rows than this are rejected', positiveInt, 1000)
+  .option('--report <file>', 'write every rejected row (file, line, reason) to this CSV file')
+  .description(
+    'validate and bulk-load a dataset, replacing the graph; a running server switches over when done',
+  )
+  .action(async (dir: string, opts: { maxRejected: number; report?: string }) => {
+    const cfg = config();
+    const log = createLogger(cfg.LOG_LEVEL);
+    // The store is not opened: the new graph is built beside the live one, which may be in use by a server.
+    const store = new EmbeddedGraphStore({
+      dir: path.join(cfg.dataDir, 'graph'),
+      connections: 1,
+      bufferPoolMb: cfg.EMBEDDED_BUFFER_POOL_MB,
+      logger: log,
+    });
+    const bar = new SingleBar({
+      format: ' {phase} |{bar}| {value} rows | {rate} rows/s | {file}',
+      hideCursor: true,
+      noTTYOutput: true,
+      notTTYSchedule: 5000,
+    });
+    const started = Date.now();
+    bar.start(1, 0, { phase: 'validate', rate: '0', file: '' });
+    try {
+      const outcome = await importDirectory(store, dir, {
+        workDir: cfg.dataDir,
+        maxRejected: opts.maxRejected,
+        onProgress: (p) => {
+          bar.setTotal(Math.max(p.totalRowsHint ?? p.rows, p.rows, 1));
+          bar.update(p.rows, {
+            phase: p.phase,
+            file: p.file ?? '',
+            rate: rate(p.rows, Date.now() - started),
+          });
+        },
+        onLoad: (table, done, total) => {
+          bar.setTotal(total);
+          bar.update(done, { phase: 'load', file: table, rate: '-' });
+        },
+      });
+      bar.stop();
+      const rows = Object.values(outcome.counts).reduce((a, b) => a + b, 0);
+      const ms = Date.now() - started;
+      process.stdout.write(
+        `Imported ${rows.toLocaleString('en-US')} rows in ${(ms / 1000).toFixed(1)} s (${rate(rows, ms)} rows/s; validate+derive ${(outcome.stageMs / 1000).toFixed(1)} s, load ${(outcome.loadMs / 1000).toFixed(1)} s).\n`,
+      );
+      for (const [table, n] of Object.entries(outcome.counts))
+        process.stdout.write(`  ${table}: ${n.toLocaleString('en-US')}\n`);
+      reportRejected(outcome.rejected, opts.report);
+    } catch (e) {
+      bar.stop();
+      if (e instanceof ImportAbortedError) {
+        process.stderr.write(`Import aborted, nothing was changed: ${e.message}\n`);
+        reportRejected(e.rejected, opts.report);
+        process.exit(1);
+      }
+      throw e;
+    } finally {
+      await store.close();
+    }
+  });
+
+function reportRejected(rows: readonly RejectedRow[], file?: string): void {
+  if (rows.length === 0) return;
+  process.stderr.write(`${rows.length} row(s) rejected:\n`);
+  for (const r of rows.slice(0, 20)) process.stderr.write(`  ${r.file}:${r.line}: ${r.reason}\n`);
+  if (rows.length > 20)
+    process.stderr.write(`  ... and ${rows.length - 20} more${file ? '' : ' (use --report FILE for all)'}\n`);
+  if (file) {
+    const q = (s: string) => `"${s.replace(/"/g, '""')}"`;
+    fs.writeFileSync(
+      file,
+      ['file,line,reason', ...rows.map((r) => `${q(r.file)},${r.line},${q(r.reason)}`)].join('\n') + '\n',
+    );
+    process.stderr.write(`Rejected rows written to ${file}\n`);
+  }
+}
+
+program
+  .command('generate')
+  .requiredOption('--companies <n>', 'number of companies', positiveInt)
+  .option('--seed <s>', 'random seed (same seed, same files)', positiveInt, 1)
+  .requiredOption('--out <dir>', 'output directory')
+  .description('write a deterministic, realistic dataset in the import format')
+  .action(async (opts: { companies: number; seed: number; out: string }) => {
+    const started = Date.now();
+    const r = await generateDataset({ companies: opts.companies, seed: opts.seed, outDir: opts.out });
+    process.stdout.write(`Generated in ${((Date.now() - started) / 1000).toFixed(1)} s into ${opts.out}:\n`);
+    for (const [k, v] of Object.entries(r.counts))
+      process.stdout.write(`  ${k}: ${v.toLocaleString('en-US')}\n`);
+  });
+
+program
+  .command('seed')
+  .argument('<files...>', 'Cypher seed files')
+  .description('run Cypher seed files against the store')
+  .action(async (files: string[]) => {
+    const cfg = config();
+    const log = createLogger(cfg.LOG_LEVEL);
+    const store = await openStore(cfg, log);
+    try {
+      for (const f of files) {
+        const n = await store.runScript(splitStatements(fs.readFileSync(f, 'utf8')));
+        process.stdout.write(`${f}: ${n} statements\n`);
+      }
+    } finally {
+      await store.close();
+    }
+  });
+
+const keys = program.command('keys').description('manage API keys stored under DATA_DIR');
+keys
+  .command('create')
+  .option('--label <text>', 'what the key is for')
+  .action((opts: { label?: string }) => {
+    const cfg = config();
+    const { id, key } = new ApiKeyStore(cfg.dataDir, []).create(opts.label ?? null);
+    process.stdout.write(`${id}\n${key}\n(shown once; only its hash is stored)\n`);
+  });
+keys.command('list').action(() => {
+  const cfg = config();
+  for (const k of new ApiKeyStore(cfg.dataDir, []).readStored()) {
+    process.stdout.write(
+      `${k.id}\t${k.created_at}\t${k.revoked_at ? `revoked ${k.revoked_at}` : 'active'}\t${k.label ?? ''}\n`,
+    );
+  }
+});
+keys
+  .command('revoke')
+  .argument('<id>')
+  .action((id: string) => {
+    const cfg = config();
+    if (!new ApiKeyStore(cfg.dataDir, []).revoke(id)) {
+      process.stderr.write(`No active key ${id}\n`);
+      process.exit(1);
+    }
+    process.stdout.write(`Revoked ${id}; running servers refuse it within seconds.\n`);
+  });
+
+program.parseAsync(process.argv).catch((e: unknown) => {
+  process.stderr.write(`${e instanceof Error ? e.message : String(e)}\n`);
+  process.exit(1);
+});

@@ -1,0 +1,58 @@
+import { z } from 'zod';
+import { badRequest } from './errors';
+import type { FieldError } from './errors';
+
+/**
+ * Input rules shared by REST (query strings, parsed from text) and GraphQL
+ * (typed arguments), so both interfaces accept and refuse the same values.
+ */
+export interface Limits {
+  maxPageSize: number;
+  maxOffset: number;
+}
+
+/** A real calendar date written YYYY-MM-DD (2023-02-30 is refused). */
+export const isoDate = z.string().refine((s) => {
+  if (!/^\d{4}-\d{2}-\d{2}$/.test(s)) return false;
+  const d = new Date(`${s}T00:00:00Z`);
+  return !Number.isNaN(d.getTime()) && d.toISOString().startsWith(s);
+}, 'must be a real date written YYYY-MM-DD');
+
+export function pageSchema(limits: Limits) {
+  return {
+    limit: z
+      .number()
+      .int('must be an integer')
+      .min(1, 'must be at least 1')
+      .max(limits.maxPageSize, `must be at most ${limits.maxPageSize}`),
+    offset: z
+      .number()
+      .int('must be an integer')
+      .min(0, 'must be 0 or more')
+      .max(limits.maxOffset, `must be at most ${limits.maxOffset}`),
+  };
+}
+
+export const confidence = z.number().min(0, 'must be between 0 and 1').max(1, 'must be between 0 and 1');
+
+/** Runs a zod schema and turns its issues into one 400 naming every bad field. */
+export function check<T extends z.ZodType>(schema: T, value: unknown, prefix = ''): z.infer<T> {
+  const r = schema.safeParse(value);
+  if (r.success) return r.data;
+  const errors: FieldError[] = r.error.issues.map((i) => ({
+    field: `${prefix}${i.path.join('.') || '(value)'}`,
+    reason: i.message,
+  }));
+  throw badRequest(errors);
+}
+
+/**
+ * "Only relationships supported by evidence later than this date": the day
+ * itself is not later than the date, so the bound is the next day's start (UTC).
+ */
+export function evidenceAfter(date: string | null | undefined): Date | null {
+  if (!date) return null;
+  const d = new Date(`${date}T00:00:00Z`);
+  d.setUTCDate(d.getUTCDate() + 1);
+  return d;
+}

@@ -1,0 +1,31 @@
+import type { CompanyProfile } from '../domain/model';
+import type { CompaniesService } from '../services/companies.service';
+import type { EdgesService } from '../services/edges.service';
+import type { RelationshipsService } from '../services/relationships.service';
+
+export interface Services {
+  companies: CompaniesService;
+  relationships: RelationshipsService;
+  edges: EdgesService;
+}
+
+/** Per-request state: the services and a cache so one profile is loaded once per request. */
+export interface GraphQLContext {
+  services: Services;
+  profile(vid: string): Promise<CompanyProfile>;
+}
+
+export function createContext(services: Services): GraphQLContext {
+  const profiles = new Map<string, Promise<CompanyProfile>>();
+  return {
+    services,
+    profile(vid) {
+      let p = profiles.get(vid);
+      if (!p) {
+        p = services.companies.profile(vid);
+        profiles.set(vid, p);
+      }
+      return p;
+    },
+  };
+}

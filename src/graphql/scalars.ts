@@ -1,0 +1,27 @@
+import { GraphQLScalarType, Kind } from 'graphql';
+import { badRequest } from '../domain/errors';
+import { isoDate } from '../domain/params';
+
+/** Thrown as an AppError so REST and GraphQL both answer BAD_REQUEST naming the field. */
+function parseDate(value: unknown): string {
+  if (typeof value !== 'string' || !isoDate.safeParse(value).success) {
+    throw badRequest([{ field: 'date', reason: 'must be a real date written YYYY-MM-DD' }]);
+  }
+  return value;
+}
+
+/** YYYY-MM-DD, checked to be a real calendar date. */
+export const DateScalar = new GraphQLScalarType({
+  name: 'Date',
+  serialize: (v) => v,
+  parseValue: parseDate,
+  parseLiteral: (ast) => parseDate(ast.kind === Kind.STRING ? ast.value : undefined),
+});
+
+/** ISO 8601 instants; the store already hands them out as strings. */
+export const DateTimeScalar = new GraphQLScalarType({
+  name: 'DateTime',
+  serialize: (v) => (v instanceof Date ? v.toISOString() : v),
+  parseValue: (v) => v,
+  parseLiteral: (ast) => (ast.kind === Kind.STRING ? ast.value : null),
+});

@@ -1,0 +1,46 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import { makeExecutableSchema } from '@graphql-tools/schema';
+import type { GraphQLSchema } from 'graphql';
+import { CompanyFields, CompanySummaryFields, EdgeFields } from './resolvers/company.fields';
+import { companies } from './resolvers/query.companies';
+import { company } from './resolvers/query.company';
+import { edge } from './resolvers/query.edge';
+import { cluster_customers, cluster_suppliers, customers, suppliers } from './resolvers/query.relationships';
+import { DateScalar, DateTimeScalar } from './scalars';
+
+/** The `schema/` directory, found upwards from this module (works from src/ and dist/src/). */
+export function schemaDir(): string {
+  let dir = __dirname;
+  for (let i = 0; i < 6; i++) {
+    const candidate = path.join(dir, 'schema');
+    if (fs.existsSync(path.join(candidate, 'company.graphql'))) return candidate;
+    dir = path.dirname(dir);
+  }
+  throw new Error(`schema/ directory not found above ${__dirname}`);
+}
+
+/** The SDL of every `schema/*.graphql` file, in name order. */
+export function loadTypeDefs(): string[] {
+  const dir = schemaDir();
+  return fs
+    .readdirSync(dir)
+    .filter((f) => f.endsWith('.graphql'))
+    .sort()
+    .map((f) => fs.readFileSync(path.join(dir, f), 'utf8'));
+}
+
+/** The executable schema: SDL from `schema/`, one resolver module per root field. */
+export function buildSchema(): GraphQLSchema {
+  return makeExecutableSchema({
+    typeDefs: loadTypeDefs(),
+    resolvers: {
+      Date: DateScalar,
+      DateTime: DateTimeScalar,
+      Query: { companies, company, edge, suppliers, customers, cluster_suppliers, cluster_customers },
+      Company: CompanyFields,
+      CompanySummary: CompanySummaryFields,
+      Edge: EdgeFields,
+    },
+  });
+}

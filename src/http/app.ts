@@ -1,0 +1,226 @@
+import crypto from 'node:crypto';
+import { ApolloServer } from '@apollo/server';
+import type { GraphQLFormattedError } from 'graphql';
+import { unwrapResolverError } from '@apollo/server/errors';
+import { ApolloServerPluginLandingPageDisabled } from '@apollo/server/plugin/disabled';
+import { expressMiddleware } from '@as-integrations/express5';
+import express from 'express';
+import type { Express, Request } from 'express';
+import { rateLimit } from 'express-rate-limit';
+import type { GraphQLSchema } from 'graphql';
+import { AppError, ERROR_CODES, isAppError } from '../domain/errors';
+import type { Logger } from '../logger';
+import { createContext } from '../graphql/context';
+import type { GraphQLContext, Services } from '../graphql/context';
+import { queryLimitRules } from '../graphql/limits';
+import { companiesRoutes } from '../rest/companies.routes';
+import { edgesRoutes } from '../rest/edges.routes';
+import { findAppError, runOperation } from '../rest/execute';
+import { openApiDocument } from '../rest/openapi';
+import type { RestDeps } from '../rest/rest-deps';
+import type { ApiKeyStore } from './api-keys';
+import { requireApiKey } from './auth';
+import { docsPage } from './docs-page';
+import { explorerPage, explorerStatic } from './explorer';
+import { errorHandler, sendProblem } from './problem';
+
+declare module 'express-serve-static-core' {
+  interface Request {
+    id?: string;
+  }
+}
+
+export interface AppOptions {
+  schema: GraphQLSchema;
+  services: Services;
+  keys: ApiKeyStore;
+  log: Logger;
+  keyHeader: string;
+  rateLimit: { max: number; windowS: number };
+  graphqlLimits: { maxDepth: number; maxCost: number };
+  publicUrl?: string;
+  trustProxy: number;
+  /** Whether the store and search index can answer (readiness). */
+  ready: () => boolean;
+  /** Extra routers mounted under /v1 after authentication (jobs, downloads come here). */
+  extraV1?: express.Router[];
+  /** Routers mounted before authentication (signed download links). */
+  open?: express.Router[];
+}
+
+export interface BuiltApp {
+  app: Express;
+  apollo: ApolloServer<GraphQLContext>;
+}
+
+/** Assembles the HTTP surface: REST /v1, GraphQL, explorer, docs, health. */
+export async function buildApp(o: AppOptions): Promise<BuiltApp> {
+  const app = express();
+  app.disable('x-powered-by');
+  app.set('trust proxy', o.trustProxy);
+  app.set('etag', false);
+
+  app.use((req, res, next) => {
+    req.id = crypto.randomUUID();
+    res.setHeader('X-Request-Id', req.id);
+    next();
+  });
+
+  app.get('/healthz', (_req, res) => {
+    res.json({ status: 'ok' });
+  });
+  app.get('/readyz', (_req, res) => {
+    const ready = o.ready();
+    res.status(ready ? 200 : 503).json({ status: ready ? 'ready' : 'starting' });
+  });
+  const openapi = openApiDocument(o.keyHeader);
+  app.get('/openapi.json', (_req, res) => {
+    res.json(openapi);
+  });
+  const docs = docsPage(openapi);
+  app.get('/docs', (_req, res) => {
+    res.type('html').send(docs);
+  });
+  app.use('/explorer/static/', explorerStatic());
+  const explorer = explorerPage(o.keyHeader);
+  app.get('/explorer', (_req, res) => {
+    res.type('html').send(explorer);
+  });
+  for (const r of o.open ?? []) app.use(r);
+
+  const auth = requireApiKey(o.keys, o.keyHeader);
+  const limiter = rateLimit({
+    windowMs: o.rateLimit.windowS * 1000,
+    limit: o.rateLimit.max,
+    standardHeaders: 'draft-8',
+    legacyHeaders: false,
+    // Requests reach the limiter only after authentication, so the key id is always there.
+    keyGenerator: (req) => req.keyId ?? 'anonymous',
+    handler: (req, res) => {
+      sendProblem(
+        res,
+        new AppError(
+          'RATE_LIMITED',
+          `Rate limit of ${o.rateLimit.max} requests per ${o.rateLimit.windowS} s exceeded.`,
+        ),
+        req,
+      );
+    },
+  });
+
+  const deps: RestDeps = {
+    run: async (document, variables, req: Request) => {
+      try {
+        return await runOperation(o.schema, document, variables, createContext(o.services));
+      } catch (e) {
+        throw isAppError(e) ? restFieldNames(e, req) : e;
+      }
+    },
+    publicUrl: o.publicUrl,
+  };
+
+  const v1 = express.Router();
+  v1.use(auth, limiter, express.json({ limit: '64kb' }));
+  v1.use(companiesRoutes(deps));
+  v1.use(edgesRoutes(deps));
+  for (const r of o.extraV1 ?? []) v1.use(r);
+  v1.use((req, res) => {
+    sendProblem(
+      res,
+      new AppError('NOT_FOUND', `No route ${req.method} ${req.originalUrl.split('?')[0]}.`),
+      req,
+    );
+  });
+  app.use('/v1', v1);
+
+  const apollo = new ApolloServer<GraphQLContext>({
+    schema: o.schema,
+    introspection: true,
+    includeStacktraceInErrorResponses: false,
+    validationRules: queryLimitRules(o.graphqlLimits.maxDepth, o.graphqlLimits.maxCost),
+    plugins: [ApolloServerPluginLandingPageDisabled()],
+    formatError: (formatted, error) => formatGraphQLError(formatted, error, o.log),
+  });
+  await apollo.start();
+  app.use(
+    '/graphql',
+    auth,
+    limiter,
+    express.json({ limit: '256kb' }),
+    expressMiddleware(apollo, { context: () => Promise.resolve(createContext(o.services)) }),
+  );
+
+  app.use((req, res) => {
+    sendProblem(
+      res,
+      new AppError('NOT_FOUND', `No route ${req.method} ${req.originalUrl.split('?')[0]}.`),
+      req,
+    );
+  });
+  app.use(errorHandler(o.log));
+  return { app, apollo };
+}
+
+/** Services name fields as GraphQL arguments; REST users see where they sent them. */
+function restFieldNames(e: AppError, req: Request): AppError {
+  if (e.fieldErrors.length === 0) return e;
+  const body: unknown = req.body;
+  const inBody = (field: string) => typeof body === 'object' && body !== null && field in body;
+  const where = (field: string) =>
+    field in req.params ? `path.${field}` : inBody(field) ? `body.${field}` : `query.${field}`;
+  const errors = e.fieldErrors.map((f) => ({
+    ...f,
+    field: f.field.includes('.') ? f.field : where(f.field),
+  }));
+  return new AppError(e.code, errors.map((f) => `${f.field}: ${f.reason}`).join('; '), errors);
+}
+
+const PASS_THROUGH = new Set([
+  'GRAPHQL_PARSE_FAILED',
+  'GRAPHQL_VALIDATION_FAILED',
+  'BAD_USER_INPUT',
+  'BAD_REQUEST',
+  'PERSISTED_QUERY_NOT_FOUND',
+  'PERSISTED_QUERY_NOT_SUPPORTED',
+  'OPERATION_RESOLUTION_FAILURE',
+  'QUERY_TOO_COMPLEX',
+]);
+
+/** Expected errors keep their code; unknown ones are logged and reported without detail. */
+function formatGraphQLError(
+  formatted: GraphQLFormattedError,
+  error: unknown,
+  log: Logger,
+): GraphQLFormattedError {
+  const original = findAppError(unwrapResolverError(error)) ?? unwrapResolverError(error);
+  if (isAppError(original)) {
+    return {
+      message: original.message,
+      ...(formatted.locations ? { locations: formatted.locations } : {}),
+      ...(formatted.path ? { path: formatted.path } : {}),
+      extensions: {
+        code: original.code,
+        status: ERROR_CODES[original.code].status,
+        ...(original.fieldErrors.length > 0 ? { errors: original.fieldErrors } : {}),
+      },
+    };
+  }
+  // Apollo re-labels every validation error GRAPHQL_VALIDATION_FAILED; the limit rules' own code is kept underneath.
+  const innerCode = (error as { originalError?: { extensions?: { code?: unknown } } } | null)?.originalError
+    ?.extensions?.code;
+  const code = innerCode === 'QUERY_TOO_COMPLEX' ? innerCode : formatted.extensions?.code;
+  if (typeof code === 'string' && PASS_THROUGH.has(code)) {
+    return {
+      message: formatted.message,
+      ...(formatted.locations ? { locations: formatted.locations } : {}),
+      extensions: { code },
+    };
+  }
+  const errorId = crypto.randomUUID();
+  log.error({ err: original, error_id: errorId }, 'unhandled GraphQL error');
+  return {
+    message: 'An internal error occurred; it has been logged.',
+    ...(formatted.path ? { path: formatted.path } : {}),
+    extensions: { code: 'INTERNAL', error_id: errorId },
+  };
+}

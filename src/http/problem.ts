@@ -1,0 +1,69 @@
+import type { ErrorRequestHandler, Request, Response } from 'express';
+import { AppError, ERROR_CODES, isAppError } from '../domain/errors';
+import type { ErrorCode, FieldError } from '../domain/errors';
+import type { Logger } from '../logger';
+
+/** The RFC 9457 body of one error. */
+export interface Problem {
+  type: string;
+  title: string;
+  status: number;
+  detail: string;
+  instance?: string;
+  code: ErrorCode;
+  request_id?: string;
+  errors?: FieldError[];
+}
+
+export function problemOf(e: AppError, req?: Request): Problem {
+  const { status, title } = ERROR_CODES[e.code];
+  return {
+    type: `/docs#error-${e.code.toLowerCase().replace(/_/g, '-')}`,
+    title,
+    status,
+    detail: e.message,
+    ...(req ? { instance: req.originalUrl } : {}),
+    code: e.code,
+    ...(req?.id ? { request_id: String(req.id) } : {}),
+    ...(e.fieldErrors.length > 0 ? { errors: e.fieldErrors } : {}),
+  };
+}
+
+export function sendProblem(res: Response, e: AppError, req?: Request): void {
+  res
+    .status(e.status)
+    .type('application/problem+json')
+    .send(JSON.stringify(problemOf(e, req)));
+}
+
+/**
+ * The last handler: expected errors become their problem document; anything
+ * else is logged with the request id and answered as a bare 500.
+ */
+export function errorHandler(log: Logger): ErrorRequestHandler {
+  return (err: unknown, req, res, next) => {
+    if (res.headersSent) {
+      next(err);
+      return;
+    }
+    const e = toAppError(err);
+    if (e.code === 'INTERNAL') log.error({ err, req_id: req.id, url: req.originalUrl }, 'unhandled error');
+    sendProblem(res, e, req);
+  };
+}
+
+/** Body-parser and similar errors carry a status; everything unknown is internal. */
+function toAppError(err: unknown): AppError {
+  if (isAppError(err)) return err;
+  const status = (err as { status?: unknown; type?: unknown } | null)?.status;
+  const type = (err as { type?: unknown } | null)?.type;
+  if (type === 'entity.parse.failed')
+    return new AppError('BAD_REQUEST', 'The request body is not valid JSON.');
+  if (type === 'entity.too.large') return new AppError('PAYLOAD_TOO_LARGE', 'The request body is too large.');
+  if (status === 404) return new AppError('NOT_FOUND', 'Not found.');
+  if (status === 415) return new AppError('UNSUPPORTED_MEDIA_TYPE', 'Send the body as application/json.');
+  if (typeof status === 'number' && status >= 400 && status < 500) {
+    return new AppError('BAD_REQUEST', 'The request could not be read.');
+  }
+  return new AppError('INTERNAL', 'An internal error occurred; it has been logged with the request id.');
+}

@@ -1,0 +1,69 @@
+import { Router } from 'express';
+import type { Request } from 'express';
+import type { DocumentNode } from 'graphql';
+import { OPERATIONS } from './operations';
+import { checkPathId, parseQuery } from './query-params';
+import { pageLinks } from './links';
+import type { RestDeps } from './rest-deps';
+
+const SEARCH_PARAMS = {
+  name: 'string',
+  limit: 'int',
+  offset: 'int',
+  include_subsidiaries: 'boolean',
+  min_similarity: 'number',
+  city: 'string',
+  country: 'string',
+  website: 'string',
+  identifier: 'string',
+} as const;
+
+const LIST_PARAMS = { confidence_score: 'number', date: 'string', limit: 'int', offset: 'int' } as const;
+
+interface PageData<T> {
+  has_more: boolean;
+  results: T[];
+}
+
+/** /v1/companies/... routes: validate, run the operation, add links, send. */
+export function companiesRoutes(deps: RestDeps): Router {
+  const r = Router();
+  const pageOf = (q: Record<string, unknown>) => ({
+    limit: typeof q.limit === 'number' ? q.limit : 10,
+    offset: typeof q.offset === 'number' ? q.offset : 0,
+  });
+
+  r.get('/companies', async (req, res) => {
+    const q = parseQuery(req.query, SEARCH_PARAMS);
+    const data = await deps.run(OPERATIONS.searchCompanies, q, req);
+    const page = data.companies as PageData<Record<string, unknown>>;
+    // search_similarity is returned when a name is given (spec 2.1).
+    const results =
+      q.name === undefined ? page.results.map(({ search_similarity: _s, ...c }) => c) : page.results;
+    res.json({ ...pageLinks(req, deps.publicUrl, { ...pageOf(q), hasMore: page.has_more }), results });
+  });
+
+  r.get('/companies/:vid', async (req, res) => {
+    const vid = checkPathId('vid', req.params.vid);
+    parseQuery(req.query, {});
+    const data = await deps.run(OPERATIONS.companyProfile, { vid }, req);
+    res.json(data.company);
+  });
+
+  const list = (path: string, op: DocumentNode) =>
+    r.get(`/companies/:vid/${path}`, async (req: Request<{ vid: string }>, res) => {
+      const vid = checkPathId('vid', req.params.vid);
+      const q = parseQuery(req.query, LIST_PARAMS);
+      const data = await deps.run(op, { ...q, vid }, req);
+      const page = data.list as PageData<unknown>;
+      res.json({
+        ...pageLinks(req, deps.publicUrl, { ...pageOf(q), hasMore: page.has_more }),
+        results: page.results,
+      });
+    });
+  list('suppliers', OPERATIONS.suppliers);
+  list('customers', OPERATIONS.customers);
+  list('cluster_suppliers', OPERATIONS.clusterSuppliers);
+  list('cluster_customers', OPERATIONS.clusterCustomers);
+  return r;
+}

@@ -1,0 +1,41 @@
+import { execute } from 'graphql';
+import type { DocumentNode, GraphQLSchema } from 'graphql';
+import { AppError, ERROR_CODES, isAppError } from '../domain/errors';
+import type { ErrorCode } from '../domain/errors';
+import type { GraphQLContext } from '../graphql/context';
+
+/**
+ * Runs a pre-parsed operation against the schema, in process (no HTTP, no
+ * re-parsing or validation: the documents are ours and checked by a test).
+ * Returns `data`, or throws the first error as the AppError it came from.
+ */
+export async function runOperation(
+  schema: GraphQLSchema,
+  document: DocumentNode,
+  variables: Record<string, unknown>,
+  context: GraphQLContext,
+): Promise<Record<string, unknown>> {
+  const result = await execute({ schema, document, variableValues: variables, contextValue: context });
+  const first = result.errors?.[0];
+  if (first) {
+    const original = first.originalError;
+    const app = findAppError(first);
+    if (app) throw app;
+    const code = first.extensions?.code;
+    if (typeof code === 'string' && code in ERROR_CODES && !original) {
+      throw new AppError(code as ErrorCode, first.message);
+    }
+    throw original ?? first;
+  }
+  return result.data as Record<string, unknown>;
+}
+
+/** graphql-js wraps errors thrown while coercing variables more than once; find ours underneath. */
+export function findAppError(error: unknown): AppError | null {
+  let e: unknown = error;
+  for (let depth = 0; e && depth < 5; depth++) {
+    if (isAppError(e)) return e;
+    e = (e as { originalError?: unknown }).originalError;
+  }
+  return null;
+}

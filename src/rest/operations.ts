@@ -1,0 +1,68 @@
+import { parse } from 'graphql';
+import type { DocumentNode } from 'graphql';
+
+/**
+ * The GraphQL operations behind the REST routes, parsed once at start-up. Their
+ * selections list the REST fields in the order of the interface specification,
+ * so a REST body is the GraphQL result as it is.
+ */
+const COMPANY_CORE = `
+  vid cid_id name domains websites company_legal_name description
+  count_supplier_evidence count_customer_evidence count_customers count_suppliers`;
+
+const SUMMARY = `
+  vid name company_legal_name description domains country
+  count_supplier_evidence count_customer_evidence count_customers count_suppliers`;
+
+const LIST_ARGS = `$vid: ID!, $confidence_score: Float, $date: Date, $limit: Int, $offset: Int`;
+const LIST_PASS = `vid: $vid, confidence_score: $confidence_score, date: $date, limit: $limit, offset: $offset`;
+
+function listOperation(field: string, key: 'supplier' | 'customer'): DocumentNode {
+  return parse(`query (${LIST_ARGS}) {
+    list: ${field}(${LIST_PASS}) {
+      has_more
+      results {
+        ${key} { ${SUMMARY} }
+        relationship { confidence_score latest_relationship_date relationship_type relationship_id edge_ids }
+        evidences { evidence_types }
+      }
+    }
+  }`);
+}
+
+export const OPERATIONS = {
+  searchCompanies: parse(`query (
+    $name: String, $limit: Int, $offset: Int, $include_subsidiaries: Boolean, $min_similarity: Float,
+    $city: String, $country: String, $website: String, $identifier: String
+  ) {
+    companies(
+      name: $name, limit: $limit, offset: $offset, include_subsidiaries: $include_subsidiaries,
+      min_similarity: $min_similarity, city: $city, country: $country, website: $website, identifier: $identifier
+    ) {
+      has_more
+      results { search_similarity ${COMPANY_CORE} }
+    }
+  }`),
+  companyProfile: parse(`query ($vid: ID!) {
+    company(vid: $vid) {
+      ${COMPANY_CORE}
+      identifiers { type value }
+      domiciled_country incorporated_country incorporation_date ipo_date
+      is_active is_freight_forwarder is_public hq_phone_number
+      addresses { address_line city region postal_code country type }
+    }
+  }`),
+  suppliers: listOperation('suppliers', 'supplier'),
+  customers: listOperation('customers', 'customer'),
+  clusterSuppliers: listOperation('cluster_suppliers', 'supplier'),
+  clusterCustomers: listOperation('cluster_customers', 'customer'),
+  edge: parse(`query ($edge_id: ID!) {
+    edge(edge_id: $edge_id) {
+      edge_id supplier_id customer_id label status_code
+      latest_edge_date latest_finalized_edge_date last_modified_on confidence_score
+      evidences {
+        id date type url domain status_id provided_by_customer metadata finalised_on created_on last_modified_on
+      }
+    }
+  }`),
+} as const;

@@ -1,0 +1,90 @@
+import { badRequest } from '../domain/errors';
+import type { FieldError } from '../domain/errors';
+
+export type ParamKind = 'string' | 'int' | 'number' | 'boolean';
+
+/**
+ * Reads query-string parameters by declared kind. Unknown and repeated
+ * parameters and unparsable values are refused with one 400 naming every
+ * problem; range rules are the services' (shared with GraphQL).
+ */
+export function parseQuery(
+  query: Record<string, unknown>,
+  spec: Record<string, ParamKind>,
+): Record<string, string | number | boolean | undefined> {
+  const out: Record<string, string | number | boolean | undefined> = {};
+  const errors: FieldError[] = [];
+  for (const [key, raw] of Object.entries(query)) {
+    const kind = spec[key];
+    const field = `query.${key}`;
+    if (!kind) {
+      const accepted = Object.keys(spec);
+      errors.push({
+        field,
+        reason:
+          accepted.length > 0
+            ? `unknown parameter; accepted: ${accepted.join(', ')}`
+            : 'this route takes no query parameters',
+      });
+      continue;
+    }
+    if (typeof raw !== 'string') {
+      errors.push({ field, reason: 'given more than once' });
+      continue;
+    }
+    const value = parseValue(raw, kind);
+    if (value === undefined) errors.push({ field, reason: describe(kind) });
+    else out[key] = value;
+  }
+  if (errors.length > 0) throw badRequest(errors);
+  return out;
+}
+
+function parseValue(raw: string, kind: ParamKind): string | number | boolean | undefined {
+  switch (kind) {
+    case 'string':
+      return raw;
+    case 'int':
+      return /^-?\d{1,15}$/.test(raw) ? Number(raw) : undefined;
+    case 'number': {
+      if (!/^-?(\d+\.?\d*|\.\d+)(e[-+]?\d+)?$/i.test(raw)) return undefined;
+      const n = Number(raw);
+      return Number.isFinite(n) ? n : undefined;
+    }
+    case 'boolean': {
+      const v = raw.toLowerCase();
+      if (v === 'true' || v === '1' || v === 'yes') return true;
+      if (v === 'false' || v === '0' || v === 'no') return false;
+      return undefined;
+    }
+  }
+}
+
+function describe(kind: ParamKind): string {
+  switch (kind) {
+    case 'int':
+      return 'must be an integer';
+    case 'number':
+      return 'must be a number';
+    case 'boolean':
+      return 'must be true or false';
+    default:
+      return 'invalid value';
+  }
+}
+
+/** Path segments: non-empty, bounded, printable. */
+export function checkPathId(name: string, value: string): string {
+  if (value.length === 0 || value.length > 200 || hasControlCharacter(value)) {
+    throw badRequest([{ field: `path.${name}`, reason: 'must be 1 to 200 printable characters' }]);
+  }
+  return value;
+}
+
+function hasControlCharacter(value: string): boolean {
+  for (let i = 0; i < value.length; i++) {
+    const c = value.charCodeAt(i);
+    if (c < 0x20 || c === 0x7f) return true;
+  }
+  return false;
+}

@@ -1,0 +1,44 @@
+import type { Logger } from '../logger';
+import type { GraphStore } from '../store/graph-store';
+import { CompanySearchIndex } from './company-search';
+
+/**
+ * Holds the live search index and rebuilds it when the store's data changes
+ * (after an import or a seed). Searches keep using the old index until the new
+ * one is complete; concurrent callers share one rebuild.
+ */
+export class SearchIndexHolder {
+  private current: CompanySearchIndex | null = null;
+  private builtFor = -1;
+  private building: Promise<CompanySearchIndex> | null = null;
+
+  constructor(
+    private readonly store: GraphStore,
+    private readonly log?: Logger,
+  ) {}
+
+  async get(): Promise<CompanySearchIndex> {
+    if (this.current && this.builtFor === this.store.generation) return this.current;
+    return this.rebuild();
+  }
+
+  /** Whether searches can be answered without waiting for a build. */
+  get ready(): boolean {
+    return this.current !== null;
+  }
+
+  rebuild(): Promise<CompanySearchIndex> {
+    if (this.building) return this.building;
+    const generation = this.store.generation;
+    this.building = CompanySearchIndex.build(this.store, this.log)
+      .then((index) => {
+        this.current = index;
+        this.builtFor = generation;
+        return index;
+      })
+      .finally(() => {
+        this.building = null;
+      });
+    return this.building;
+  }
+}

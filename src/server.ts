@@ -1,0 +1,111 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import type { Server } from 'node:http';
+import type { Config } from './config/env';
+import type { Logger } from './logger';
+import { buildSchema } from './graphql/schema';
+import { buildApp } from './http/app';
+import { ApiKeyStore } from './http/api-keys';
+import { SearchIndexHolder } from './search/search-index-holder';
+import { CompaniesService } from './services/companies.service';
+import { EdgesService } from './services/edges.service';
+import { RelationshipsService } from './services/relationships.service';
+import type { GraphStore } from './store/graph-store';
+import { openStore } from './store/open-store';
+import { importDirectory } from './importer/import-directory';
+import { generateDataset } from './importer/generate';
+
+export interface RunningServer {
+  server: Server;
+  port: number;
+  store: GraphStore;
+  search: SearchIndexHolder;
+  keys: ApiKeyStore;
+  close(): Promise<void>;
+}
+
+/**
+ * Starts the service: opens the store (loading the demo dataset into an empty
+ * one), makes sure an API key exists, builds the search index, and listens.
+ */
+export async function startServer(config: Config, log: Logger): Promise<RunningServer> {
+  fs.mkdirSync(config.dataDir, { recursive: true });
+  const store = await openStore(config, log);
+  try {
+    const { companies } = await store.stats();
+    if (companies === 0 && config.SEED_DEMO) await loadDemo(config, store, log);
+
+    const keys = new ApiKeyStore(config.dataDir, config.API_KEYS);
+    if (!keys.hasActiveKey) {
+      const { key } = keys.create('created at first start');
+      // Printed once on purpose: only its hash is stored.
+      process.stdout.write(
+        `\nNo API key was configured, so one was created (only its hash is kept in ${keys.file}):\n\n  ${config.API_KEY_HEADER}: ${key}\n\nKeep it now; it will not be shown again. More keys: tiergraph keys create\n\n`,
+      );
+    }
+
+    const unfollow = store.followExternalImports?.() ?? (() => undefined);
+    const search = new SearchIndexHolder(store, log.child({ module: 'search' }));
+    await search.rebuild();
+    const limits = { maxPageSize: config.MAX_PAGE_SIZE, maxOffset: config.MAX_OFFSET };
+    const services = {
+      companies: new CompaniesService(store, search, limits),
+      relationships: new RelationshipsService(store, limits),
+      edges: new EdgesService(store),
+    };
+    const { app, apollo } = await buildApp({
+      schema: buildSchema(),
+      services,
+      keys,
+      log: log.child({ module: 'http' }),
+      keyHeader: config.API_KEY_HEADER,
+      rateLimit: { max: config.RATE_LIMIT_MAX, windowS: config.RATE_LIMIT_WINDOW_S },
+      graphqlLimits: { maxDepth: config.GRAPHQL_MAX_DEPTH, maxCost: config.GRAPHQL_MAX_COST },
+      publicUrl: config.PUBLIC_URL,
+      trustProxy: config.TRUST_PROXY,
+      ready: () => search.ready,
+    });
+    const server = await new Promise<Server>((resolve, reject) => {
+      const s = app.listen(config.PORT, config.HOST, () => resolve(s));
+      s.once('error', reject);
+    });
+    server.keepAliveTimeout = 65_000;
+    const address = server.address();
+    const port = typeof address === 'object' && address ? address.port : config.PORT;
+    log.info(
+      { port },
+      `tiergraph listening on http://localhost:${port} (REST /v1, GraphQL /graphql, explorer /explorer, docs /docs)`,
+    );
+    let closing: Promise<void> | null = null;
+    return {
+      server,
+      port,
+      store,
+      search,
+      keys,
+      close: () =>
+        (closing ??= (async () => {
+          unfollow();
+          server.closeIdleConnections();
+          await new Promise<void>((resolve) => server.close(() => resolve()));
+          await apollo.stop();
+          await store.close();
+        })()),
+    };
+  } catch (e) {
+    await store.close();
+    throw e;
+  }
+}
+
+/** Generates the deterministic demo dataset and imports it (first start on an empty store). */
+async function loadDemo(config: Config, store: GraphStore, log: Logger): Promise<void> {
+  const started = Date.now();
+  const dir = path.join(config.dataDir, 'demo');
+  fs.rmSync(dir, { recursive: true, force: true });
+  log.info({ companies: config.DEMO_COMPANIES }, 'store is empty: loading the demo dataset');
+  await generateDataset({ companies: config.DEMO_COMPANIES, seed: 1, outDir: dir });
+  const result = await importDirectory(store, dir, { workDir: path.join(config.dataDir, 'staging') });
+  fs.rmSync(dir, { recursive: true, force: true });
+  log.info({ ...result.counts, ms: Date.now() - started }, 'demo dataset loaded');
+}

@@ -1,0 +1,56 @@
+import { z } from 'zod';
+import { notFound } from '../domain/errors';
+import type { Direction, RelationshipItem } from '../domain/model';
+import { check, confidence, evidenceAfter, isoDate, pageSchema } from '../domain/params';
+import type { Limits } from '../domain/params';
+import type { GraphStore, Page } from '../store/graph-store';
+import { dropNulls } from './companies.service';
+
+export interface RelationshipListInput {
+  confidence_score?: number | null;
+  date?: string | null;
+  limit?: number | null;
+  offset?: number | null;
+}
+
+/** Supplier and customer lists, per company or grouped by cluster. */
+export class RelationshipsService {
+  private readonly schema;
+
+  constructor(
+    private readonly store: GraphStore,
+    limits: Limits,
+  ) {
+    const page = pageSchema(limits);
+    this.schema = z.object({
+      confidence_score: confidence.default(0),
+      date: isoDate.optional(),
+      limit: page.limit.default(10),
+      offset: page.offset.default(0),
+    });
+  }
+
+  async list(
+    vid: string,
+    direction: Direction,
+    grouping: 'company' | 'cluster',
+    input: RelationshipListInput,
+  ): Promise<Page<RelationshipItem>> {
+    const p = check(this.schema, dropNulls(input));
+    const query = {
+      minConfidence: p.confidence_score,
+      evidenceFrom: evidenceAfter(p.date),
+      limit: p.limit,
+      offset: p.offset,
+    };
+    if (grouping === 'cluster') {
+      const parent = await this.store.getClusterParent(vid);
+      if (parent === null) throw notFound('company', vid);
+      return this.store.listRelationships(parent, direction, 'cluster', query);
+    }
+    const page = await this.store.listRelationships(vid, direction, 'company', query);
+    // An empty page is either "no relationships" or "no such company": only then ask which.
+    if (page.items.length === 0 && !(await this.store.companyExists(vid))) throw notFound('company', vid);
+    return page;
+  }
+}

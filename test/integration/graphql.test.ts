@@ -1,0 +1,161 @@
+import { startTestServer } from '../support/server';
+import type { TestServer } from '../support/server';
+
+let t: TestServer;
+beforeAll(async () => {
+  t = await startTestServer({ GRAPHQL_MAX_DEPTH: '7', GRAPHQL_MAX_COST: '2000' });
+});
+afterAll(async () => {
+  await t.stop();
+});
+
+interface GqlResult {
+  data?: Record<string, unknown> | null;
+  errors?: { message: string; extensions?: { code?: string; errors?: { field: string }[] } }[];
+}
+
+async function gql(
+  query: string,
+  variables: Record<string, unknown> = {},
+): Promise<{ status: number; body: GqlResult }> {
+  const res = await t.post('/graphql', { query, variables });
+  return { status: res.status, body: (await res.json()) as GqlResult };
+}
+
+describe('GraphQL', () => {
+  it('searches with the REST field names and nests relationships and evidence', async () => {
+    const { status, body } = await gql(`{
+      companies(name: "boeing", limit: 1) {
+        has_more
+        results {
+          vid search_similarity count_suppliers
+          identifiers { type value }
+          suppliers(limit: 1) {
+            has_more
+            results {
+              supplier { vid country company { vid domiciled_country } }
+              relationship { confidence_score relationship_type edge_ids }
+            }
+          }
+        }
+      }
+    }`);
+    expect(status).toBe(200);
+    expect(body.errors).toBeUndefined();
+    expect(body.data).toEqual({
+      companies: {
+        has_more: false,
+        results: [
+          {
+            vid: 'boeing',
+            search_similarity: 0.7,
+            count_suppliers: 4,
+            identifiers: [
+              { type: 'LEI', value: 'RVDPPPGHCGZ40J4BQ305' },
+              { type: 'Wikidata', value: 'Q66' },
+            ],
+            suppliers: {
+              has_more: true,
+              results: [
+                {
+                  supplier: {
+                    vid: 'bolt',
+                    country: 'Ireland',
+                    company: { vid: 'bolt', domiciled_country: 'Ireland' },
+                  },
+                  relationship: { confidence_score: 0.9, relationship_type: 'edge', edge_ids: ['e1'] },
+                },
+              ],
+            },
+          },
+        ],
+      },
+    });
+  });
+
+  it('looks up an edge with its evidence and its companies', async () => {
+    const { body } = await gql(
+      `query ($id: ID!) { edge(edge_id: $id) { edge_id hs_codes supplier { name } evidences { id type } } }`,
+      {
+        id: 'e1',
+      },
+    );
+    expect(body.data).toEqual({
+      edge: {
+        edge_id: 'e1',
+        hs_codes: ['7326'],
+        supplier: { name: 'Bolt Castings Ltd' },
+        evidences: [
+          { id: 'ev2', type: 'text' },
+          { id: 'ev1', type: 'text' },
+        ],
+      },
+    });
+  });
+
+  it('serves cluster lists as root fields and company fields alike', async () => {
+    const { body } = await gql(`{
+      cluster_customers(vid: "acme-jp") { results { customer { vid } relationship { relationship_id } } }
+      company(vid: "acme-hold") { cluster_customers { results { relationship { edge_ids } } } }
+    }`);
+    expect(body.data).toEqual({
+      cluster_customers: {
+        results: [{ customer: { vid: 'boeing' }, relationship: { relationship_id: 'ce-K1-boeing' } }],
+      },
+      company: { cluster_customers: { results: [{ relationship: { edge_ids: ['e3', 'e4'] } }] } },
+    });
+  });
+
+  it('reports NOT_FOUND and BAD_REQUEST with codes', async () => {
+    const missing = await gql('{ company(vid: "nope") { vid } }');
+    expect(missing.body.errors?.[0]?.extensions?.code).toBe('NOT_FOUND');
+    const bad = await gql('{ companies(limit: 101) { results { vid } } }');
+    expect(bad.body.errors?.[0]?.extensions?.code).toBe('BAD_REQUEST');
+    expect(bad.body.errors?.[0]?.extensions?.errors?.[0]?.field).toBe('limit');
+    const badDate = await gql('{ suppliers(vid: "boeing", date: "2023-02-30") { has_more } }');
+    expect(badDate.body.errors?.[0]?.extensions?.code).toBe('BAD_REQUEST');
+  });
+
+  it('refuses queries that nest too deep', async () => {
+    const { status, body } = await gql(
+      `{ company(vid: "boeing") { suppliers { results { supplier { company { customers { results { customer { vid } } } } } } } } }`,
+    );
+    expect(status).toBe(400);
+    expect(body.errors?.[0]?.extensions?.code).toBe('QUERY_TOO_COMPLEX');
+    expect(body.errors?.[0]?.message).toMatch(/depth/);
+  });
+
+  it('refuses queries whose lists multiply past the cost limit', async () => {
+    const { status, body } = await gql(
+      `{ companies(limit: 100) { results { suppliers(limit: 100) { results { supplier { vid name } } } } } }`,
+    );
+    expect(status).toBe(400);
+    expect(body.errors?.[0]?.message).toMatch(/cost/);
+  });
+
+  it('counts fragments in depth and cost', async () => {
+    const { body } = await gql(`
+      fragment S on RelationshipPage { results { supplier { company { customers { results { customer { vid } } } } } } }
+      { company(vid: "boeing") { suppliers { ...S } } }`);
+    expect(body.errors?.[0]?.extensions?.code).toBe('QUERY_TOO_COMPLEX');
+  });
+
+  it('answers syntax errors with 400 and no internals', async () => {
+    const { status, body } = await gql('{ companies( { vid }');
+    expect(status).toBe(400);
+    expect(body.errors?.[0]?.extensions?.code).toBe('GRAPHQL_PARSE_FAILED');
+    expect(JSON.stringify(body)).not.toMatch(/stacktrace/);
+  });
+
+  it('serves an explorer page whose assets come from this server only', async () => {
+    const html = await (await fetch(`${t.base}/explorer`)).text();
+    expect(html).toContain('/explorer/static/');
+    expect(html).not.toMatch(/https?:\/\/(unpkg|cdn|cdnjs|jsdelivr)/);
+    const scripts = [...html.matchAll(/(?:src|href)="(\/explorer\/static\/[^"]+)"/g)].map((m) => m[1]!);
+    expect(scripts.length).toBeGreaterThan(0);
+    for (const src of scripts) {
+      const res = await fetch(new URL(src, t.base));
+      expect([src, res.status]).toEqual([src, 200]);
+    }
+  });
+});

@@ -1,0 +1,72 @@
+import type { Express } from 'express';
+import { startTestServer } from '../support/server';
+import type { TestServer } from '../support/server';
+
+let t: TestServer;
+beforeAll(async () => {
+  t = await startTestServer({}, null);
+});
+afterAll(async () => {
+  await t.stop();
+});
+
+interface Layer {
+  route?: { path: string; methods: Record<string, boolean> };
+  handle?: { stack?: Layer[] };
+  name?: string;
+}
+
+/** Every GET/POST/DELETE route mounted under /v1, read from the live router. */
+function v1Routes(app: Express): string[] {
+  const out: string[] = [];
+  const walk = (stack: Layer[]) => {
+    for (const layer of stack) {
+      if (layer.route) {
+        for (const m of Object.keys(layer.route.methods)) out.push(`${m} ${layer.route.path}`);
+      } else if (layer.handle?.stack) walk(layer.handle.stack);
+    }
+  };
+  const router = (app as unknown as { router: { stack: Layer[] } }).router;
+  walk(router.stack);
+  return out.filter(
+    (r) =>
+      !r.includes('/healthz') &&
+      !r.includes('/readyz') &&
+      !r.includes('/openapi') &&
+      !r.includes('/docs') &&
+      !r.includes('/explorer') &&
+      !r.includes('/downloads'),
+  );
+}
+
+describe('OpenAPI document', () => {
+  it('describes every /v1 route', async () => {
+    const doc = (await (await fetch(`${t.base}/openapi.json`)).json()) as {
+      openapi: string;
+      paths: Record<string, Record<string, unknown>>;
+    };
+    expect(doc.openapi).toBe('3.1.0');
+    const described = new Set(
+      Object.entries(doc.paths).flatMap(([p, methods]) =>
+        Object.keys(methods).map(
+          (m) =>
+            `${m} ${p
+              .replace(/^\/v1/, '')
+              .replace(/\{(\w+)\}/g, ':$1')
+              .replace(/\/$/, '')}`,
+        ),
+      ),
+    );
+    const app = t.running.server.listeners('request')[0] as unknown as Express;
+    const routes = v1Routes(app);
+    expect(routes.length).toBeGreaterThanOrEqual(6);
+    for (const r of routes) expect([r, described.has(r)]).toEqual([r, true]);
+  });
+
+  it('lists every error code on the docs page', async () => {
+    const html = await (await fetch(`${t.base}/docs`)).text();
+    for (const code of ['not-found', 'bad-request', 'rate-limited', 'unauthenticated', 'forbidden']) {
+      expect(html).toContain(`id="error-${code}"`);
+    }
+  });
+});

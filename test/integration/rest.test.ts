@@ -1,0 +1,378 @@
+import { startTestServer } from '../support/server';
+import type { TestServer } from '../support/server';
+
+let t: TestServer;
+beforeAll(async () => {
+  t = await startTestServer();
+});
+afterAll(async () => {
+  await t.stop();
+});
+
+async function problem(res: Response, status: number) {
+  expect(res.status).toBe(status);
+  expect(res.headers.get('content-type')).toMatch(/^application\/problem\+json/);
+  const body = (await res.json()) as {
+    status: number;
+    title: string;
+    detail: string;
+    code: string;
+    errors?: { field: string; reason: string }[];
+  };
+  expect(body.status).toBe(status);
+  expect(typeof body.title).toBe('string');
+  expect(JSON.stringify(body)).not.toMatch(/at .*\.(ts|js):\d+/);
+  return body;
+}
+
+describe('authentication', () => {
+  it('answers 401 without a key and 403 with an unknown key', async () => {
+    const missing = await fetch(`${t.base}/v1/companies/`);
+    expect((await problem(missing, 401)).code).toBe('UNAUTHENTICATED');
+    const unknown = await t.get('/v1/companies/', { 'X-SERVICE-KEY': 'not-a-key-not-a-key' });
+    expect((await problem(unknown, 403)).code).toBe('FORBIDDEN');
+  });
+
+  it('protects GraphQL too', async () => {
+    const res = await fetch(`${t.base}/graphql`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ query: '{ edge(edge_id: "e1") { edge_id } }' }),
+    });
+    await problem(res, 401);
+  });
+
+  it('leaves health, readiness, docs and the OpenAPI document open', async () => {
+    for (const p of ['/healthz', '/readyz', '/openapi.json', '/docs', '/explorer']) {
+      const res = await fetch(`${t.base}${p}`);
+      expect([p, res.status]).toEqual([p, 200]);
+    }
+  });
+});
+
+describe('GET /v1/companies/', () => {
+  it('ranks by pg_trgm similarity and reports it', async () => {
+    const res = await t.get('/v1/companies/?name=boeing');
+    expect(res.status).toBe(200);
+    const body = (await res.json()) as {
+      next: string | null;
+      previous: string | null;
+      results: Record<string, unknown>[];
+    };
+    expect(body.previous).toBeNull();
+    expect(body.next).toBeNull();
+    expect(body.results[0]).toEqual({
+      search_similarity: 0.7,
+      vid: 'boeing',
+      cid_id: 'boeing',
+      name: 'Boeing Co',
+      domains: ['boeing.example'],
+      websites: ['https://www.boeing.example/'],
+      company_legal_name: 'The Boeing Company',
+      description: 'Boeing Co makes things for the test graph.',
+      count_supplier_evidence: 6,
+      count_customer_evidence: 1,
+      count_customers: 1,
+      count_suppliers: 4,
+    });
+  });
+
+  it('searches only cluster parents and unclustered companies unless asked', async () => {
+    const plain = (await (await t.get('/v1/companies/?name=acme%20aerospace')).json()) as {
+      results: { vid: string }[];
+    };
+    expect(plain.results.map((r) => r.vid)).toEqual(['acme-hold']);
+    const all = (await (
+      await t.get('/v1/companies/?name=acme%20aerospace&include_subsidiaries=true')
+    ).json()) as {
+      results: { vid: string }[];
+    };
+    expect(all.results.map((r) => r.vid).sort()).toEqual(['acme-gmbh', 'acme-hold', 'acme-jp']);
+  });
+
+  it('pages with absolute next and previous links that keep every parameter', async () => {
+    const first = (await (
+      await t.get('/v1/companies/?name=acme%20aerospace&include_subsidiaries=true&limit=2')
+    ).json()) as {
+      next: string;
+      previous: null;
+      results: unknown[];
+    };
+    expect(first.results).toHaveLength(2);
+    const next = new URL(first.next);
+    expect(next.origin).toBe(t.base);
+    expect(next.pathname).toBe('/v1/companies/');
+    expect(Object.fromEntries(next.searchParams)).toEqual({
+      name: 'acme aerospace',
+      include_subsidiaries: 'true',
+      limit: '2',
+      offset: '2',
+    });
+    const second = (await (await t.get(`${next.pathname}${next.search}`)).json()) as {
+      next: null;
+      previous: string;
+      results: unknown[];
+    };
+    expect(second.results).toHaveLength(1);
+    expect(second.next).toBeNull();
+    expect(new URL(second.previous).searchParams.get('offset')).toBe('0');
+  });
+
+  it('filters by city, country, website and identifier', async () => {
+    const vids = async (q: string) =>
+      ((await (await t.get(`/v1/companies/?${q}`)).json()) as { results: { vid: string }[] }).results
+        .map((r) => r.vid)
+        .sort();
+    expect(await vids('city=stuttgart')).toEqual(['mueller']);
+    expect(await vids('city=Stuttgart&include_subsidiaries=true')).toEqual(['acme-gmbh', 'mueller']);
+    expect(await vids('country=germany&include_subsidiaries=1')).toEqual(['acme-gmbh', 'mueller']);
+    expect(await vids('website=https://www.boeing.example/about')).toEqual(['boeing']);
+    expect(await vids('identifier=Q66')).toEqual(['boeing']);
+    expect(await vids('identifier=Q66&name=bolt')).toEqual([]);
+    expect(await vids('country=Atlantis')).toEqual([]);
+  });
+
+  it('omits search_similarity when no name is given and orders by relationships', async () => {
+    const body = (await (await t.get('/v1/companies/?limit=3')).json()) as {
+      results: Record<string, unknown>[];
+    };
+    expect(body.results[0]!.vid).toBe('boeing');
+    expect(body.results[0]).not.toHaveProperty('search_similarity');
+  });
+
+  it('answers with and without the trailing slash', async () => {
+    expect((await t.get('/v1/companies?name=bolt')).status).toBe(200);
+    expect((await t.get('/v1/companies/?name=bolt')).status).toBe(200);
+  });
+
+  it.each([
+    ['limit=101', 'query.limit'],
+    ['limit=0', 'query.limit'],
+    ['limit=abc', 'query.limit'],
+    ['offset=-1', 'query.offset'],
+    ['include_subsidiaries=maybe', 'query.include_subsidiaries'],
+    ['min_similarity=0', 'query.min_similarity'],
+    ['nmae=boeing', 'query.nmae'],
+    ['name=a&name=b', 'query.name'],
+    ['name=', 'query.name'],
+  ])('refuses %s with 400 naming %s', async (qs, field) => {
+    const body = await problem(await t.get(`/v1/companies/?${qs}`), 400);
+    expect(body.code).toBe('BAD_REQUEST');
+    expect(body.errors?.map((e) => e.field)).toContain(field);
+  });
+});
+
+describe('GET /v1/companies/{vid}/', () => {
+  it('returns the whole profile in the field order of the specification', async () => {
+    const res = await t.get('/v1/companies/boeing/');
+    expect(res.status).toBe(200);
+    const body = (await res.json()) as Record<string, unknown>;
+    expect(Object.keys(body)).toEqual([
+      'vid',
+      'cid_id',
+      'name',
+      'domains',
+      'websites',
+      'company_legal_name',
+      'description',
+      'count_supplier_evidence',
+      'count_customer_evidence',
+      'count_customers',
+      'count_suppliers',
+      'identifiers',
+      'domiciled_country',
+      'incorporated_country',
+      'incorporation_date',
+      'ipo_date',
+      'is_active',
+      'is_freight_forwarder',
+      'is_public',
+      'hq_phone_number',
+      'addresses',
+    ]);
+    expect(body.identifiers).toEqual([
+      { type: 'LEI', value: 'RVDPPPGHCGZ40J4BQ305' },
+      { type: 'Wikidata', value: 'Q66' },
+    ]);
+    expect(body.incorporation_date).toBe('1990-01-01T00:00:00.000Z');
+    expect(body.is_public).toBe(true);
+  });
+
+  it('answers 404 for an unknown vid, with or without slash', async () => {
+    expect((await problem(await t.get('/v1/companies/nope/'), 404)).code).toBe('NOT_FOUND');
+    await problem(await t.get('/v1/companies/nope'), 404);
+  });
+
+  it('refuses unknown query parameters', async () => {
+    await problem(await t.get('/v1/companies/boeing/?x=1'), 400);
+  });
+});
+
+describe('relationship lists', () => {
+  type Item = Record<string, Record<string, unknown>>;
+  const list = async (p: string) =>
+    (await (await t.get(p)).json()) as { next: string | null; results: Item[] };
+
+  it('lists suppliers under `supplier` with the spec fields, most confident first', async () => {
+    const body = await list('/v1/companies/boeing/suppliers/');
+    expect(body.results.map((i) => i.supplier!.vid)).toEqual(['bolt', 'acme-gmbh', 'acme-jp', 'delta']);
+    expect(body.results[0]).toEqual({
+      supplier: {
+        vid: 'bolt',
+        name: 'Bolt Castings Ltd',
+        company_legal_name: 'Bolt Castings Limited',
+        description: 'Bolt Castings Ltd makes things for the test graph.',
+        domains: ['bolt.example'],
+        country: 'Ireland',
+        count_supplier_evidence: 1,
+        count_customer_evidence: 2,
+        count_customers: 1,
+        count_suppliers: 1,
+      },
+      relationship: {
+        confidence_score: 0.9,
+        latest_relationship_date: '2023-06-15T00:00:00.000Z',
+        relationship_type: 'edge',
+        relationship_id: 'e1',
+        edge_ids: ['e1'],
+      },
+      evidences: { evidence_types: ['text'] },
+    });
+  });
+
+  it('lists customers under `customer`', async () => {
+    const body = await list('/v1/companies/delta/customers');
+    expect(body.results.map((i) => Object.keys(i))).toEqual([
+      ['customer', 'relationship', 'evidences'],
+      ['customer', 'relationship', 'evidences'],
+    ]);
+    expect(body.results.map((i) => i.customer!.vid)).toEqual(['bolt', 'boeing']);
+  });
+
+  it('filters by confidence_score and date, and pages', async () => {
+    expect((await list('/v1/companies/boeing/suppliers/?confidence_score=0.75')).results).toHaveLength(2);
+    // Evidence "later than" 2022-05-04 includes 2022-05-05; later than 2022-05-05 does not.
+    expect((await list('/v1/companies/boeing/suppliers/?date=2022-05-04')).results).toHaveLength(3);
+    expect((await list('/v1/companies/boeing/suppliers/?date=2022-05-05')).results).toHaveLength(2);
+    const page = await list('/v1/companies/boeing/suppliers/?limit=2&confidence_score=0.1');
+    expect(page.results).toHaveLength(2);
+    expect(Object.fromEntries(new URL(page.next!).searchParams)).toEqual({
+      confidence_score: '0.1',
+      limit: '2',
+      offset: '2',
+    });
+  });
+
+  it('groups by cluster in the cluster variants', async () => {
+    const body = await list('/v1/companies/acme-jp/cluster_customers/');
+    expect(body.results).toHaveLength(1);
+    expect(body.results[0]!.customer!.vid).toBe('boeing');
+    expect(body.results).toMatchObject([
+      {
+        relationship: {
+          confidence_score: 0.8,
+          latest_relationship_date: '2024-01-10T00:00:00.000Z',
+          relationship_type: 'cluster_edge',
+          relationship_id: 'ce-K1-boeing',
+          edge_ids: ['e3', 'e4'],
+        },
+      },
+    ]);
+    const sup = await list('/v1/companies/acme-gmbh/cluster_suppliers/');
+    expect(sup.results.map((i) => i.supplier!.vid)).toEqual(['mueller']);
+  });
+
+  it('answers an empty list for a company without relationships, 404 for an unknown one', async () => {
+    expect((await list('/v1/companies/lonely/suppliers/')).results).toEqual([]);
+    for (const p of ['suppliers', 'customers', 'cluster_suppliers', 'cluster_customers']) {
+      await problem(await t.get(`/v1/companies/nope/${p}/`), 404);
+    }
+  });
+
+  it.each([
+    ['confidence_score=2', 'confidence_score'],
+    ['confidence_score=high', 'query.confidence_score'],
+    ['date=2023-02-30', 'date'],
+    ['date=yesterday', 'date'],
+    ['limit=1000', 'limit'],
+  ])('refuses %s with 400', async (qs, field) => {
+    const body = await problem(await t.get(`/v1/companies/boeing/suppliers/?${qs}`), 400);
+    expect(body.errors?.some((e) => e.field.endsWith(field))).toBe(true);
+  });
+});
+
+describe('GET /v1/edges/{edge_id}/', () => {
+  it('returns the edge with its evidence', async () => {
+    const res = await t.get('/v1/edges/e1/');
+    expect(res.status).toBe(200);
+    const body = (await res.json()) as Record<string, unknown> & { evidences: Record<string, unknown>[] };
+    expect(Object.keys(body)).toEqual([
+      'edge_id',
+      'supplier_id',
+      'customer_id',
+      'label',
+      'status_code',
+      'latest_edge_date',
+      'latest_finalized_edge_date',
+      'last_modified_on',
+      'confidence_score',
+      'evidences',
+    ]);
+    expect(body).toMatchObject({
+      edge_id: 'e1',
+      supplier_id: 'bolt',
+      customer_id: 'boeing',
+      label: 'supply',
+      status_code: 1,
+    });
+    expect(body.evidences.map((e) => e.id)).toEqual(['ev2', 'ev1']);
+    expect(Object.keys(body.evidences[0]!)).toEqual([
+      'id',
+      'date',
+      'type',
+      'url',
+      'domain',
+      'status_id',
+      'provided_by_customer',
+      'metadata',
+      'finalised_on',
+      'created_on',
+      'last_modified_on',
+    ]);
+  });
+
+  it('answers 404 for an unknown edge', async () => {
+    await problem(await t.get('/v1/edges/nope'), 404);
+  });
+});
+
+describe('errors', () => {
+  it('answers unknown routes with a 404 problem', async () => {
+    expect((await problem(await t.get('/v1/nothing-here'), 404)).code).toBe('NOT_FOUND');
+    await problem(await fetch(`${t.base}/nothing-here`), 404);
+  });
+
+  it('never answers 500 to odd input', async () => {
+    const odd = [
+      '/v1/companies/%00/',
+      '/v1/companies/' + 'x'.repeat(500) + '/',
+      '/v1/companies/?name=' + encodeURIComponent('\u0000\u0001'),
+      '/v1/companies/?name=' + encodeURIComponent('💥'.repeat(50)),
+      '/v1/companies/?limit=1e3',
+      '/v1/companies/?offset=99999999999999999999',
+      '/v1/edges/%E0%A4%A',
+      "/v1/companies/'%20OR%201=1/",
+      '/v1/companies/boeing/suppliers/?date=2023-13-01',
+    ];
+    for (const p of odd) {
+      const res = await t.get(p);
+      expect([p, res.status < 500]).toEqual([p, true]);
+    }
+  });
+
+  it('carries a request id on every response', async () => {
+    const res = await t.get('/v1/companies/nope/');
+    const body = (await res.json()) as { request_id: string };
+    expect(res.headers.get('x-request-id')).toBe(body.request_id);
+  });
+});

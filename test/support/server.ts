@@ -1,0 +1,63 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import { loadConfig } from '../../src/config/env';
+import { createLogger } from '../../src/logger';
+import { startServer } from '../../src/server';
+import type { RunningServer } from '../../src/server';
+import { splitStatements } from '../../src/store/cypher-files';
+import { readSeed, tempDir } from './paths';
+
+export const TEST_KEY = 'test-key-0123456789abcdef';
+
+export interface TestServer {
+  running: RunningServer;
+  base: string;
+  dataDir: string;
+  /** fetch with the API key (unless headers say otherwise). */
+  get(pathAndQuery: string, headers?: Record<string, string>): Promise<Response>;
+  post(pathAndQuery: string, body: unknown, headers?: Record<string, string>): Promise<Response>;
+  stop(): Promise<void>;
+}
+
+/**
+ * The real service on an ephemeral loopback port, with its own data directory,
+ * loaded with the hand-made seed graph (or nothing).
+ */
+export async function startTestServer(
+  env: Record<string, string> = {},
+  seed: string | null = 'test-small.cypher',
+): Promise<TestServer> {
+  const dataDir = tempDir('http');
+  const config = loadConfig({
+    PORT: '0',
+    HOST: '127.0.0.1',
+    DATA_DIR: dataDir,
+    API_KEYS: TEST_KEY,
+    SEED_DEMO: 'false',
+    LOG_LEVEL: 'silent',
+    ...env,
+  });
+  const running = await startServer(config, createLogger('silent'));
+  if (seed) {
+    await running.store.runScript(splitStatements(readSeed(seed)));
+    await running.search.rebuild();
+  }
+  const base = `http://127.0.0.1:${running.port}`;
+  const withKey = (headers: Record<string, string>) => ({ 'X-SERVICE-KEY': TEST_KEY, ...headers });
+  return {
+    running,
+    base,
+    dataDir,
+    get: (p, headers = {}) => fetch(`${base}${p}`, { headers: withKey(headers) }),
+    post: (p, body, headers = {}) =>
+      fetch(`${base}${p}`, {
+        method: 'POST',
+        headers: withKey({ 'content-type': 'application/json', ...headers }),
+        body: typeof body === 'string' ? body : JSON.stringify(body),
+      }),
+    stop: async () => {
+      await running.close();
+      fs.rmSync(path.resolve(dataDir), { recursive: true, force: true });
+    },
+  };
+}
