@@ -10,6 +10,7 @@ import { SearchIndexHolder } from './search/search-index-holder';
 import { CompaniesService } from './services/companies.service';
 import { EdgesService } from './services/edges.service';
 import { RelationshipsService } from './services/relationships.service';
+import { ReadCache } from './services/read-cache';
 import type { GraphStore } from './store/graph-store';
 import { openStore } from './store/open-store';
 import { importDirectory } from './importer/import-directory';
@@ -48,10 +49,11 @@ export async function startServer(config: Config, log: Logger): Promise<RunningS
     const search = new SearchIndexHolder(store, log.child({ module: 'search' }));
     await search.rebuild();
     const limits = { maxPageSize: config.MAX_PAGE_SIZE, maxOffset: config.MAX_OFFSET };
+    const cache = new ReadCache(config.READ_CACHE_ENTRIES, () => store.generation);
     const services = {
-      companies: new CompaniesService(store, search, limits),
-      relationships: new RelationshipsService(store, limits),
-      edges: new EdgesService(store),
+      companies: new CompaniesService(store, search, limits, cache),
+      relationships: new RelationshipsService(store, limits, cache),
+      edges: new EdgesService(store, cache),
     };
     const { app, apollo } = await buildApp({
       schema: buildSchema(),

@@ -1,7 +1,12 @@
-// A company with its identifiers and addresses (profile endpoint).
+// A company profile's own fields (identifiers and addresses come from their own
+// queries, run alongside: aggregating them here costs more than two lookups).
 // $vid: STRING
 MATCH (c:Company {vid: $vid})
-OPTIONAL MATCH (c)-[:HAS_IDENTIFIER]->(i:Identifier)
-WITH c, collect(i) AS identifiers
-OPTIONAL MATCH (c)-[:HAS_ADDRESS]->(a:Address)
-RETURN c AS company, identifiers, collect(a) AS addresses
+RETURN c.vid AS vid, c.cid_id AS cid_id, c.name AS name, c.company_legal_name AS company_legal_name,
+       c.description AS description, c.domains AS domains, c.websites AS websites,
+       c.count_supplier_evidence AS count_supplier_evidence, c.count_customer_evidence AS count_customer_evidence,
+       c.count_customers AS count_customers, c.count_suppliers AS count_suppliers,
+       c.domiciled_country AS domiciled_country, c.incorporated_country AS incorporated_country,
+       c.incorporation_date AS incorporation_date, c.ipo_date AS ipo_date, c.is_active AS is_active,
+       c.is_freight_forwarder AS is_freight_forwarder, c.is_public AS is_public,
+       c.hq_phone_number AS hq_phone_number, c.is_cluster_parent AS is_cluster_parent

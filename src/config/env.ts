@@ -50,6 +50,8 @@ const schema = z.object({
   EMBEDDED_BUFFER_POOL_MB: intIn(0, 1_048_576).default(0),
   /** Connections the embedded adapter keeps open for concurrent queries. */
   EMBEDDED_CONNECTIONS: intIn(1, 64).default(4),
+  /** Read results kept in memory between imports (0 turns the cache off). */
+  READ_CACHE_ENTRIES: intIn(0, 10_000_000).default(20_000),
   /** Largest `limit` accepted by list and search endpoints. */
   MAX_PAGE_SIZE: intIn(1, 10_000).default(100),
   /** Largest `offset` accepted by list and search endpoints (deep paging is refused, not slow). */

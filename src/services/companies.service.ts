@@ -6,6 +6,7 @@ import type { Limits } from '../domain/params';
 import { formatFloat4 } from '../domain/trigram';
 import type { SearchIndexHolder } from '../search/search-index-holder';
 import type { GraphStore } from '../store/graph-store';
+import type { ReadCache } from './read-cache';
 
 export interface CompanySearchInput {
   name?: string | null;
@@ -37,6 +38,7 @@ export class CompaniesService {
     private readonly store: GraphStore,
     private readonly index: SearchIndexHolder,
     limits: Limits,
+    private readonly cache: ReadCache,
   ) {
     const page = pageSchema(limits);
     this.searchSchema = z.object({
@@ -58,6 +60,12 @@ export class CompaniesService {
    */
   async search(input: CompanySearchInput): Promise<{ results: CompanySearchResult[]; hasMore: boolean }> {
     const p = check(this.searchSchema, dropNulls(input));
+    return this.cache.get(`search:${JSON.stringify(p)}`, () => this.runSearch(p));
+  }
+
+  private async runSearch(
+    p: z.infer<typeof this.searchSchema>,
+  ): Promise<{ results: CompanySearchResult[]; hasMore: boolean }> {
     const { hits, hasMore } = (await this.index.get()).search({
       name: p.name,
       minSimilarity: p.min_similarity,
@@ -81,7 +89,7 @@ export class CompaniesService {
   }
 
   async profile(vid: string): Promise<CompanyProfile> {
-    const company = await this.store.getCompany(vid);
+    const company = await this.cache.get(`profile:${vid}`, () => this.store.getCompany(vid));
     if (!company) throw notFound('company', vid);
     return company;
   }

@@ -5,6 +5,7 @@ import { check, confidence, evidenceAfter, isoDate, pageSchema } from '../domain
 import type { Limits } from '../domain/params';
 import type { GraphStore, Page } from '../store/graph-store';
 import { dropNulls } from './companies.service';
+import type { ReadCache } from './read-cache';
 
 export interface RelationshipListInput {
   confidence_score?: number | null;
@@ -20,6 +21,7 @@ export class RelationshipsService {
   constructor(
     private readonly store: GraphStore,
     limits: Limits,
+    private readonly cache: ReadCache,
   ) {
     const page = pageSchema(limits);
     this.schema = z.object({
@@ -37,6 +39,16 @@ export class RelationshipsService {
     input: RelationshipListInput,
   ): Promise<Page<RelationshipItem>> {
     const p = check(this.schema, dropNulls(input));
+    const key = `list:${direction}:${grouping}:${vid}:${p.confidence_score}:${p.date ?? ''}:${p.limit}:${p.offset}`;
+    return this.cache.get(key, () => this.read(vid, direction, grouping, p));
+  }
+
+  private async read(
+    vid: string,
+    direction: Direction,
+    grouping: 'company' | 'cluster',
+    p: z.infer<typeof this.schema>,
+  ): Promise<Page<RelationshipItem>> {
     const query = {
       minConfidence: p.confidence_score,
       evidenceFrom: evidenceAfter(p.date),

@@ -115,7 +115,7 @@ export function toSummary(c: Props): CompanySummary {
     company_legal_name: str(c.company_legal_name),
     description: str(c.description),
     domains: strings(c.domains),
-    country: str(c.domiciled_country),
+    country: str(c.country ?? c.domiciled_country),
     count_supplier_evidence: int(c.count_supplier_evidence),
     count_customer_evidence: int(c.count_customer_evidence),
     count_customers: int(c.count_customers),
@@ -123,10 +123,14 @@ export function toSummary(c: Props): CompanySummary {
   };
 }
 
-/** A row of the `relationship/list-*` queries. */
-export function toRelationshipItem(row: Props, grouping: 'company' | 'cluster'): RelationshipItem {
+/** A row of the `relationship/list-*` queries with its counterpart's `company/get-summary` row. */
+export function toRelationshipItem(
+  row: Props,
+  counterpart: Props,
+  grouping: 'company' | 'cluster',
+): RelationshipItem {
   return {
-    counterpart: toSummary((row.counterpart ?? {}) as Props),
+    counterpart: toSummary(counterpart),
     relationship: {
       confidence_score: num(row.confidence_score) ?? 0,
       latest_relationship_date: iso(row.latest_relationship_date),

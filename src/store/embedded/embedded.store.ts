@@ -18,8 +18,7 @@ import type {
   SearchRow,
   StoreStats,
 } from '../graph-store';
-import type { Props } from '../mappers';
-import { int, maps, str, strings, toCompanyCore, toEdge, toProfile, toRelationshipItem } from '../mappers';
+import { int, str, strings, toCompanyCore, toEdge, toProfile, toRelationshipItem } from '../mappers';
 import { LIST_SEPARATOR, LOAD_ORDER, TABLES, stagingFile } from '../tables';
 import type { TableName } from '../tables';
 import { ConnectionPool } from './connection-pool';
@@ -39,7 +38,10 @@ export interface EmbeddedStoreOptions {
 
 const QUERY_NAMES = [
   'company/get-profile',
-  'company/get-many',
+  'company/get-identifiers',
+  'company/get-addresses',
+  'company/get-core',
+  'company/get-summary',
   'company/get-cluster-parent',
   'company/exists',
   'company/stats',
@@ -48,19 +50,13 @@ const QUERY_NAMES = [
   'relationship/list-customers',
   'relationship/list-cluster-suppliers',
   'relationship/list-cluster-customers',
-  'edge/get-with-evidence',
+  'edge/get',
+  'edge/get-evidence',
   'search/scan-companies',
   'search/scan-cities',
   'search/scan-identifiers',
 ] as const;
 type QueryName = (typeof QUERY_NAMES)[number];
-
-/** Kuzu node values carry engine bookkeeping next to the properties. */
-function props(v: unknown): Props {
-  if (typeof v !== 'object' || v === null) return {};
-  const { _id: _i, _label: _l, ...rest } = v as Props;
-  return rest;
-}
 
 /** The `CURRENT` file names the live graph file, so a new graph can be built beside it and swapped in. */
 const CURRENT = 'CURRENT';
@@ -164,16 +160,18 @@ export class EmbeddedGraphStore implements GraphStore {
   }
 
   async getCompany(vid: string): Promise<CompanyProfile | null> {
-    const [row] = await this.q('company/get-profile', { vid });
-    if (!row) return null;
-    return toProfile(props(row.company), maps(row.identifiers).map(props), maps(row.addresses).map(props));
+    const [[row], identifiers, addresses] = await Promise.all([
+      this.q('company/get-profile', { vid }),
+      this.q('company/get-identifiers', { vid }),
+      this.q('company/get-addresses', { vid }),
+    ]);
+    return row ? toProfile(row, identifiers, addresses) : null;
   }
 
   async getCompanies(vids: readonly string[]): Promise<CompanyCore[]> {
-    if (vids.length === 0) return [];
-    const rows = await this.q('company/get-many', { vids: [...vids] });
-    const byVid = new Map(rows.map((r) => [str(props(r.company).vid), toCompanyCore(props(r.company))]));
-    return vids.flatMap((v) => byVid.get(v) ?? []);
+    // Concurrent primary-key lookups beat one query over the list on this engine.
+    const rows = await Promise.all(vids.map((vid) => this.q('company/get-core', { vid })));
+    return rows.flatMap(([row]) => (row ? [toCompanyCore(row)] : []));
   }
 
   async getClusterParent(vid: string): Promise<string | null> {
@@ -203,16 +201,22 @@ export class EmbeddedGraphStore implements GraphStore {
       limit: query.limit + 1,
     };
     const rows = await this.q(name, params);
-    const items = rows
-      .slice(0, query.limit)
-      .map((r) => toRelationshipItem({ ...r, counterpart: props(r.counterpart) }, grouping));
+    const page = rows.slice(0, query.limit);
+    const summaries = await Promise.all(
+      page.map((r) => this.q('company/get-summary', { vid: str(r.counterpart_vid) ?? '' })),
+    );
+    const items = page.map((r, i) =>
+      toRelationshipItem(r, summaries[i]?.[0] ?? { vid: r.counterpart_vid }, grouping),
+    );
     return { items, hasMore: rows.length > query.limit };
   }
 
   async getEdge(edgeId: string): Promise<EdgeRecord | null> {
-    const [row] = await this.q('edge/get-with-evidence', { edge_id: edgeId });
-    if (!row) return null;
-    return toEdge(props(row.edge), maps(row.evidences).map(props));
+    const [[row], evidences] = await Promise.all([
+      this.q('edge/get', { edge_id: edgeId }),
+      this.q('edge/get-evidence', { edge_id: edgeId }),
+    ]);
+    return row ? toEdge(row, evidences) : null;
   }
 
   async scanSearchRows(onBatch: (rows: SearchRow[]) => void): Promise<void> {
@@ -338,7 +342,8 @@ function literalPath(p: string): string {
 const FREE_TEXT_TABLES: ReadonlySet<TableName> = new Set(['Company', 'Evidence', 'Address', 'Identifier']);
 
 /**
- * The bulk-load statement of one staging file. Tables with list columns are
+ * The bulk-load statement (the list separator goes into the text as the raw
+ * character: the engine's string literals have no escape for it) of one staging file. Tables with list columns are
  * loaded through a LOAD FROM subquery that splits the list text; the others
  * are copied directly.
  */
@@ -362,13 +367,9 @@ export function copyStatement(table: TableName, file: string): string {
   const projection = columns
     .map(([n, t]) =>
       t === 'STRING[]'
-        ? `CASE WHEN \`${n}\` IS NULL THEN CAST([] AS STRING[]) ELSE string_split(\`${n}\`, '${escapeSep()}') END`
+        ? `CASE WHEN \`${n}\` IS NULL THEN CAST([] AS STRING[]) ELSE string_split(\`${n}\`, '${LIST_SEPARATOR}') END`
         : `\`${n}\``,
     )
     .join(', ');
   return `COPY ${table} FROM (LOAD WITH HEADERS (${header}) FROM ${literalPath(file)} ${options} RETURN ${projection})`;
-}
-
-function escapeSep(): string {
-  return `\\x${LIST_SEPARATOR.charCodeAt(0).toString(16).padStart(2, '0')}`;
 }
