@@ -1,0 +1,1107 @@
+// Benchmark harness: generates and imports a dataset once, starts the built server as a child process,
+// loads it with autocannon and compares company search with PostgreSQL pg_trgm. bench/README.md describes
+// the options, the cases and the targets. All traffic stays on 127.0.0.1.
+
+import { spawn, spawnSync } from 'node:child_process';
+import fs from 'node:fs';
+import net from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { performance } from 'node:perf_hooks';
+import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
+import autocannon from 'autocannon';
+import { parse as parseCsv } from 'csv-parse';
+import pg from 'pg';
+
+const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+const CLI = path.join(ROOT, 'dist', 'src', 'cli', 'main.js');
+const RESULTS_DIR = path.join(ROOT, 'bench', 'results');
+const BENCH_KEY = 'tiergraph-bench-key-000000000000';
+const KEY_HEADER = 'X-SERVICE-KEY';
+
+const SERVER_CASES = ['healthz', 'search', 'search_all', 'profile', 'suppliers', 'edge'];
+const ALL_CASES = [...SERVER_CASES, 'pg_trgm'];
+
+const SEARCH_TERMS = 2000;
+const PROFILE_VIDS = 5000;
+const EDGE_IDS = 5000;
+const TOP_COMPANIES = 100;
+
+const SECOND = 1000;
+const MINUTE = 60 * SECOND;
+const READY_TIMEOUT_MS = 5 * MINUTE;
+const GENERATE_TIMEOUT_MS = 60 * MINUTE;
+const IMPORT_TIMEOUT_MS = 120 * MINUTE;
+const STOP_TIMEOUT_MS = 20 * SECOND;
+const REQUEST_TIMEOUT_S = 10;
+// Each response's latency is kept for exact percentiles; this bounds the memory it may take.
+const MAX_LATENCY_SAMPLES = 20_000_000;
+
+const PG_SEARCH_SQL =
+  'SELECT vid, name, similarity(name, $1) AS sim FROM companies WHERE name % $1 ORDER BY sim DESC LIMIT 10';
+
+const TARGETS = {
+  search: { rps: 1000, p99: 50 },
+  search_all: { rpsAtLeast: 'pg_trgm' },
+  profile: { rps: 3000, p99: 20 },
+  suppliers: { rps: 1500, p99: 40 },
+  edge: { rps: 3000 },
+  generateImportS: 300,
+  generateImportCompanies: 1_000_000,
+  rssBytes: 3 * 1024 ** 3,
+};
+
+// ---------------------------------------------------------------- options
+
+function readOptions() {
+  const { values } = parseArgs({
+    args: process.argv.slice(2),
+    strict: true,
+    options: {
+      companies: { type: 'string' },
+      seed: { type: 'string' },
+      duration: { type: 'string' },
+      connections: { type: 'string' },
+      runs: { type: 'string' },
+      'data-dir': { type: 'string' },
+      cases: { type: 'string' },
+      'skip-pg': { type: 'boolean' },
+      help: { type: 'boolean', short: 'h' },
+    },
+  });
+  if (values.help) {
+    process.stdout.write(
+      'node bench/run.mjs [--companies N] [--seed S] [--duration SECONDS] [--connections N] [--runs N]\n' +
+        `                   [--data-dir DIR] [--cases ${ALL_CASES.join(',')}] [--skip-pg]\n` +
+        'Each option can also be set as BENCH_<NAME> in the environment (BENCH_DATA_DIR, BENCH_SKIP_PG=1, ...).\n',
+    );
+    process.exit(0);
+  }
+  const raw = (name) => values[name] ?? process.env[`BENCH_${name.toUpperCase().replace(/-/g, '_')}`];
+  const int = (name, def, min, max) => {
+    const v = raw(name);
+    if (v === undefined || v === '') return def;
+    const n = Number(v);
+    if (!Number.isSafeInteger(n) || n < min || n > max)
+      fail(`--${name} must be a whole number from ${min} to ${max}`);
+    return n;
+  };
+  const cases = (raw('cases') ?? ALL_CASES.join(','))
+    .split(',')
+    .map((c) => c.trim())
+    .filter((c) => c.length > 0);
+  const unknown = cases.filter((c) => !ALL_CASES.includes(c));
+  if (unknown.length > 0 || cases.length === 0)
+    fail(`--cases takes a comma list of: ${ALL_CASES.join(', ')}`);
+  const skipPg = raw('skip-pg');
+  return {
+    companies: int('companies', 1_000_000, 10, 50_000_000),
+    seed: int('seed', 1, 0, 2 ** 31 - 1),
+    duration: int('duration', 20, 1, 3600),
+    connections: int('connections', 32, 1, 1024),
+    runs: int('runs', 3, 1, 100),
+    dataDir: path.resolve(raw('data-dir') ?? path.join(ROOT, 'bench', 'data')),
+    cases: ALL_CASES.filter((c) => cases.includes(c)),
+    skipPg: skipPg === true || ['1', 'true', 'yes'].includes(String(skipPg ?? '').toLowerCase()),
+  };
+}
+
+function fail(message) {
+  process.stderr.write(`bench: ${message}\n`);
+  process.exit(2);
+}
+
+const log = (message) =>
+  process.stderr.write(`[bench ${new Date().toISOString().slice(11, 19)}] ${message}\n`);
+
+// ---------------------------------------------------------------- small helpers
+
+/** mulberry32: small, fast and the same on every platform, so a seed always picks the same inputs. */
+function prng(seed) {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+function shuffle(items, rand) {
+  for (let i = items.length - 1; i > 0; i--) {
+    const j = Math.floor(rand() * (i + 1));
+    [items[i], items[j]] = [items[j], items[i]];
+  }
+  return items;
+}
+
+/** Uniform sample of a stream of unknown length in one pass (algorithm R). */
+class Reservoir {
+  constructor(size, rand) {
+    this.size = size;
+    this.rand = rand;
+    this.items = [];
+    this.seen = 0;
+  }
+  offer(item) {
+    this.seen++;
+    if (this.items.length < this.size) this.items.push(item);
+    else {
+      const j = Math.floor(this.rand() * this.seen);
+      if (j < this.size) this.items[j] = item;
+    }
+  }
+}
+
+function median(values) {
+  const v = values.filter((x) => typeof x === 'number' && Number.isFinite(x)).sort((a, b) => a - b);
+  if (v.length === 0) return null;
+  const mid = v.length >> 1;
+  return v.length % 2 === 1 ? v[mid] : (v[mid - 1] + v[mid]) / 2;
+}
+
+/** Nearest-rank percentile of an ascending array. */
+function percentile(sorted, q) {
+  if (sorted.length === 0) return null;
+  return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil(q * sorted.length) - 1))];
+}
+
+class LatencyRecorder {
+  constructor() {
+    this.values = new Float64Array(1 << 16);
+    this.count = 0;
+  }
+  add(ms) {
+    if (this.count >= MAX_LATENCY_SAMPLES) return;
+    if (this.count === this.values.length) {
+      const grown = new Float64Array(Math.min(this.values.length * 2, MAX_LATENCY_SAMPLES));
+      grown.set(this.values);
+      this.values = grown;
+    }
+    this.values[this.count++] = ms;
+  }
+  summary() {
+    const sorted = this.values.slice(0, this.count).sort();
+    return { samples: this.count, p50: percentile(sorted, 0.5), p99: percentile(sorted, 0.99) };
+  }
+}
+
+function freePort() {
+  return new Promise((resolve, reject) => {
+    const srv = net.createServer();
+    srv.unref();
+    srv.on('error', reject);
+    srv.listen(0, '127.0.0.1', () => {
+      const { port } = srv.address();
+      srv.close(() => resolve(port));
+    });
+  });
+}
+
+const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
+
+function rssBytes(pid) {
+  try {
+    const m = /^VmRSS:\s+(\d+)\s+kB/m.exec(fs.readFileSync(`/proc/${pid}/status`, 'utf8'));
+    return m ? Number(m[1]) * 1024 : null;
+  } catch {
+    return null;
+  }
+}
+
+const fmtInt = (n) => (n === null || n === undefined ? '-' : Math.round(n).toLocaleString('en-US'));
+const fmtMs = (n) => (n === null || n === undefined ? '-' : n.toFixed(2));
+const fmtS = (n) => (n === null || n === undefined ? '-' : `${n.toFixed(1)} s`);
+const fmtBytes = (n) => (n === null || n === undefined ? '-' : `${(n / 1024 ** 3).toFixed(2)} GiB`);
+
+// ---------------------------------------------------------------- child processes and cleanup
+
+/** Every child process, killed outright if the harness exits without stopping them. */
+const children = new Set();
+/** generate and import: stopped with SIGTERM on interrupt (the server has its own graceful stop). */
+const commands = new Set();
+const cleanups = [];
+const pgSyncStops = [];
+let cleaning = null;
+
+/** Runs a command to completion with a time limit; stdout is captured and echoed, stderr passes through. */
+function runCommand(cmd, args, { env, timeoutMs, echo = true }) {
+  return new Promise((resolve, reject) => {
+    const started = performance.now();
+    const child = spawn(cmd, args, { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'inherit'] });
+    children.add(child);
+    commands.add(child);
+    let stdout = '';
+    child.stdout.setEncoding('utf8');
+    child.stdout.on('data', (s) => {
+      stdout += s;
+      if (echo) process.stderr.write(s);
+    });
+    const timer = setTimeout(() => {
+      child.kill('SIGTERM');
+      reject(
+        new Error(
+          `${[cmd, ...args].map((a) => path.basename(a)).join(' ')} took longer than ${timeoutMs / 1000} s`,
+        ),
+      );
+    }, timeoutMs);
+    child.on('error', (e) => {
+      clearTimeout(timer);
+      children.delete(child);
+      commands.delete(child);
+      reject(e);
+    });
+    child.on('exit', (code, signal) => {
+      clearTimeout(timer);
+      children.delete(child);
+      commands.delete(child);
+      const seconds = (performance.now() - started) / 1000;
+      if (code === 0) resolve({ stdout, seconds });
+      else reject(new Error(`${[cmd, ...args].join(' ')} exited with ${signal ?? code}`));
+    });
+  });
+}
+
+function kill(set, signal) {
+  for (const child of set) if (child.exitCode === null && child.signalCode === null) child.kill(signal);
+}
+
+async function cleanup() {
+  cleaning ??= (async () => {
+    kill(commands, 'SIGTERM');
+    for (const fn of cleanups.splice(0).reverse()) {
+      try {
+        await fn();
+      } catch (e) {
+        log(`cleanup: ${e instanceof Error ? e.message : String(e)}`);
+      }
+    }
+  })();
+  return cleaning;
+}
+
+let interrupted = false;
+for (const signal of ['SIGINT', 'SIGTERM']) {
+  process.on(signal, () => {
+    if (interrupted) return;
+    interrupted = true;
+    log(`${signal}: stopping the server and PostgreSQL`);
+    currentCannon?.stop();
+    // main() notices the interruption, cleans up and writes what it has; this only guards against a hang.
+    setTimeout(() => process.exit(130), STOP_TIMEOUT_MS + 2 * MINUTE);
+    void cleanup();
+  });
+}
+// Last resort when the process ends without cleanup having finished: nothing may outlive the harness.
+process.on('exit', () => {
+  kill(children, 'SIGKILL');
+  for (const fn of pgSyncStops.splice(0)) fn();
+});
+
+// ---------------------------------------------------------------- dataset
+
+async function ensureDataset(opts) {
+  const datasetDir = path.join(opts.dataDir, 'dataset');
+  const storeDir = path.join(opts.dataDir, 'store');
+  const marker = path.join(datasetDir, `_GENERATED_${opts.companies}_${opts.seed}`);
+  const env = { ...process.env, LOG_LEVEL: process.env.LOG_LEVEL ?? 'warn' };
+  const storeEnv = { ...env, DATA_DIR: storeDir };
+  const graphPresent = () => fs.existsSync(path.join(storeDir, 'graph'));
+
+  if (fs.existsSync(marker)) {
+    const previous = JSON.parse(fs.readFileSync(marker, 'utf8') || '{}');
+    if (graphPresent()) {
+      log(`dataset ${opts.companies} companies, seed ${opts.seed}: reusing ${datasetDir} and ${storeDir}`);
+      return { ...previous, reused: true, datasetDir };
+    }
+    log('dataset present but the store is missing: importing again');
+    const imported = await importDataset(datasetDir, storeEnv);
+    const record = { ...previous, ...imported, total_s: (previous.generate_s ?? 0) + imported.import_s };
+    fs.writeFileSync(marker, JSON.stringify(record, null, 2));
+    return { ...record, reused: false, datasetDir };
+  }
+
+  // Only the bench's own subdirectories are removed, never the data directory the user named.
+  fs.rmSync(datasetDir, { recursive: true, force: true });
+  fs.rmSync(storeDir, { recursive: true, force: true });
+  fs.mkdirSync(storeDir, { recursive: true });
+  log(`generating ${opts.companies} companies (seed ${opts.seed}) into ${datasetDir}`);
+  const gen = await runCommand(
+    process.execPath,
+    [
+      CLI,
+      'generate',
+      '--companies',
+      String(opts.companies),
+      '--seed',
+      String(opts.seed),
+      '--out',
+      datasetDir,
+    ],
+    { env, timeoutMs: GENERATE_TIMEOUT_MS },
+  );
+  const imported = await importDataset(datasetDir, storeEnv);
+  const record = {
+    companies: opts.companies,
+    seed: opts.seed,
+    built_at: new Date().toISOString(),
+    generate_s: gen.seconds,
+    generate_stdout: gen.stdout.trim(),
+    ...imported,
+    total_s: gen.seconds + imported.import_s,
+  };
+  // Written last: a dataset whose import failed or was interrupted is rebuilt on the next run.
+  fs.writeFileSync(marker, JSON.stringify(record, null, 2));
+  return { ...record, reused: false, datasetDir };
+}
+
+async function importDataset(datasetDir, env) {
+  log(`importing ${datasetDir} into ${env.DATA_DIR}`);
+  const r = await runCommand(process.execPath, [CLI, 'import', datasetDir], {
+    env,
+    timeoutMs: IMPORT_TIMEOUT_MS,
+  });
+  const m = /Imported ([\d,]+) rows in [\d.]+ s \(([\d,]+) rows\/s/.exec(r.stdout);
+  const num = (s) => (s === undefined ? null : Number(s.replace(/,/g, '')));
+  return {
+    import_s: r.seconds,
+    import_rows: num(m?.[1]),
+    import_rows_per_s: num(m?.[2]),
+    import_stdout: r.stdout.trim(),
+  };
+}
+
+/**
+ * Streams a CSV file, calling onRow with the wanted columns' values; the header row decides their positions.
+ * onRow may return a promise (to apply backpressure), which is awaited before the next row.
+ */
+async function eachCsvRow(file, wanted, onRow) {
+  const parser = fs
+    .createReadStream(file)
+    .pipe(parseCsv({ bom: true, relax_column_count: true, skip_empty_lines: true }));
+  let index = null;
+  for await (const record of parser) {
+    if (index === null) {
+      index = wanted.map((names) => {
+        const i = record.findIndex((h) => names.includes(h.trim()));
+        if (i < 0) throw new Error(`${file}: none of the columns ${names.join(', ')} in the header`);
+        return i;
+      });
+      continue;
+    }
+    const pending = onRow(index.map((i) => record[i] ?? ''));
+    if (pending) await pending;
+  }
+}
+
+function typo(name, rand) {
+  const positions = [];
+  for (let i = 0; i < name.length; i++) if (/\p{L}/u.test(name[i])) positions.push(i);
+  if (positions.length === 0) return name;
+  const at = positions[Math.floor(rand() * positions.length)];
+  const letters = 'abcdefghijklmnopqrstuvwxyz';
+  let c = letters[Math.floor(rand() * letters.length)];
+  if (c === name[at].toLowerCase()) c = letters[(letters.indexOf(c) + 1) % letters.length];
+  return name.slice(0, at) + c + name.slice(at + 1);
+}
+
+function searchTerm(name, kind, rand) {
+  const words = name.split(/\s+/).filter((w) => w.length > 0);
+  switch (kind) {
+    case 0:
+      return name;
+    case 1:
+      return words[0] ?? name;
+    case 2:
+      return words.length >= 2 ? `${words[0]} ${words[1]}` : name;
+    case 3:
+      return name.slice(0, 4 + Math.floor(rand() * 3)).trim() || name;
+    default:
+      return typo(name, rand);
+  }
+}
+
+/** Samples the inputs once per dataset; the result is cached beside the marker since the dataset never changes. */
+async function sampleInputs(opts, datasetDir) {
+  const cache = path.join(datasetDir, `_bench_inputs_v1_${opts.seed}.json`);
+  if (fs.existsSync(cache)) return JSON.parse(fs.readFileSync(cache, 'utf8'));
+  const started = performance.now();
+  const rand = prng(opts.seed ^ 0x5eed);
+  const names = new Reservoir(SEARCH_TERMS, rand);
+  const vids = new Reservoir(PROFILE_VIDS, rand);
+  const edges = new Reservoir(EDGE_IDS, rand);
+  await eachCsvRow(path.join(datasetDir, 'companies.csv'), [['vid'], ['name']], ([vid, name]) => {
+    vids.offer(vid);
+    if (name.trim().length > 0) names.offer(name.trim());
+  });
+  await eachCsvRow(path.join(datasetDir, 'relationships.csv'), [['edge_id', 'id']], ([id]) =>
+    edges.offer(id),
+  );
+  const terms = names.items.map((name, i) => searchTerm(name, i % 5, rand));
+  const inputs = {
+    companies_read: vids.seen,
+    edges_read: edges.seen,
+    search_terms: shuffle(terms, rand),
+    vids: shuffle(vids.items, rand),
+    edge_ids: shuffle(edges.items, rand),
+  };
+  fs.writeFileSync(cache, JSON.stringify(inputs));
+  log(
+    `sampled ${inputs.search_terms.length} terms, ${inputs.vids.length} vids, ${inputs.edge_ids.length} edges ` +
+      `from ${vids.seen} companies and ${edges.seen} relationships in ${((performance.now() - started) / 1000).toFixed(1)} s`,
+  );
+  return inputs;
+}
+
+// ---------------------------------------------------------------- server
+
+async function startServer(opts) {
+  const port = await freePort();
+  const env = {
+    ...process.env,
+    DATA_DIR: path.join(opts.dataDir, 'store'),
+    PORT: String(port),
+    HOST: '127.0.0.1',
+    API_KEYS: BENCH_KEY,
+    API_KEY_HEADER: KEY_HEADER,
+    SEED_DEMO: 'false',
+    LOG_LEVEL: 'warn',
+    // The configuration's ceiling; per 60 s window it is far beyond what one client machine can send.
+    RATE_LIMIT_MAX: '10000000',
+  };
+  const started = performance.now();
+  // Its own process group: a Ctrl-C in the terminal must not reach it besides the SIGTERM sent by cleanup,
+  // since a second signal would cut its graceful shutdown short.
+  const child = spawn(process.execPath, [CLI, 'serve'], {
+    cwd: ROOT,
+    env,
+    stdio: ['ignore', 'pipe', 'pipe'],
+    detached: true,
+  });
+  children.add(child);
+  const tail = [];
+  const keep = (s) => {
+    for (const line of String(s).split('\n')) if (line.trim()) tail.push(line);
+    tail.splice(0, Math.max(0, tail.length - 40));
+  };
+  child.stdout.on('data', keep);
+  child.stderr.on('data', keep);
+  let exited = null;
+  child.on('exit', (code, signal) => {
+    exited = signal ?? code;
+    children.delete(child);
+  });
+  const server = {
+    child,
+    port,
+    base: `http://127.0.0.1:${port}`,
+    tail,
+    get exited() {
+      return exited;
+    },
+  };
+  cleanups.push(() => stopServer(server));
+
+  const deadline = Date.now() + READY_TIMEOUT_MS;
+  for (;;) {
+    if (interrupted) throw new Error('interrupted');
+    if (exited !== null)
+      throw new Error(`server exited with ${exited} before it was ready:\n${tail.join('\n')}`);
+    if (Date.now() > deadline)
+      throw new Error(`server not ready after ${READY_TIMEOUT_MS / 1000} s:\n${tail.join('\n')}`);
+    try {
+      const res = await fetch(`${server.base}/readyz`, { signal: AbortSignal.timeout(2 * SECOND) });
+      await res.arrayBuffer();
+      if (res.status === 200) break;
+    } catch {
+      // not listening yet
+    }
+    await sleep(200);
+  }
+  server.readyS = (performance.now() - started) / 1000;
+  server.rssAfterStart = rssBytes(child.pid);
+  server.rssMax = server.rssAfterStart;
+  return server;
+}
+
+function stopServer(server) {
+  server.stopping ??= (async () => {
+    if (server.exited !== null) return;
+    const gone = new Promise((resolve) => server.child.once('exit', resolve));
+    server.child.kill('SIGTERM');
+    const timer = setTimeout(() => server.child.kill('SIGKILL'), STOP_TIMEOUT_MS);
+    await gone;
+    clearTimeout(timer);
+  })();
+  return server.stopping;
+}
+
+async function getJson(server, pathAndQuery) {
+  const res = await fetch(server.base + pathAndQuery, {
+    headers: { [KEY_HEADER]: BENCH_KEY },
+    signal: AbortSignal.timeout(60 * SECOND),
+  });
+  const body = await res.text();
+  if (res.status !== 200) throw new Error(`GET ${pathAndQuery}: ${res.status} ${body.slice(0, 300)}`);
+  return JSON.parse(body);
+}
+
+// ---------------------------------------------------------------- load cases
+
+let currentCannon = null;
+
+function casePaths(name, inputs, top) {
+  const q = encodeURIComponent;
+  switch (name) {
+    case 'healthz':
+      return ['/healthz'];
+    case 'search':
+      return inputs.search_terms.map((t) => `/v1/companies/?name=${q(t)}`);
+    case 'search_all':
+      return inputs.search_terms.map((t) => `/v1/companies/?name=${q(t)}&include_subsidiaries=true`);
+    case 'profile':
+      return inputs.vids.map((v) => `/v1/companies/${q(v)}/`);
+    case 'suppliers':
+      return top.map((v) => `/v1/companies/${q(v)}/suppliers/?limit=10`);
+    case 'edge':
+      return inputs.edge_ids.map((e) => `/v1/edges/${q(e)}/`);
+    default:
+      throw new Error(`no paths for ${name}`);
+  }
+}
+
+/** One request per path before the load, so a broken case is reported with the server's answer. */
+async function preflight(server, name, paths) {
+  const res = await fetch(server.base + paths[0], {
+    headers: { [KEY_HEADER]: BENCH_KEY },
+    signal: AbortSignal.timeout(60 * SECOND),
+  });
+  const body = await res.text();
+  if (res.status < 200 || res.status > 299)
+    log(`WARNING ${name}: GET ${paths[0]} -> ${res.status} ${body.slice(0, 300)}`);
+}
+
+async function runCannon(server, paths, opts) {
+  let next = 0;
+  const latencies = new LatencyRecorder();
+  const rssTimer = setInterval(() => {
+    const rss = rssBytes(server.child.pid);
+    if (rss !== null) server.rssMax = Math.max(server.rssMax ?? 0, rss);
+  }, 500);
+  try {
+    const instance = autocannon({
+      url: server.base,
+      connections: opts.connections,
+      duration: opts.duration,
+      timeout: REQUEST_TIMEOUT_S,
+      headers: { [KEY_HEADER]: BENCH_KEY },
+      requests: [
+        {
+          method: 'GET',
+          setupRequest: (req) => {
+            req.path = paths[next++ % paths.length];
+            return req;
+          },
+        },
+      ],
+    });
+    currentCannon = instance;
+    instance.on('response', (_client, _status, _bytes, ms) => latencies.add(ms));
+    const r = await instance;
+    const lat = latencies.summary();
+    const rss = rssBytes(server.child.pid);
+    if (rss !== null) server.rssMax = Math.max(server.rssMax ?? 0, rss);
+    if (server.exited !== null)
+      throw new Error(`server exited with ${server.exited}:\n${server.tail.join('\n')}`);
+    return {
+      rps: r.requests.average,
+      requests: r.requests.total,
+      p50: lat.p50,
+      p99: lat.p99,
+      non2xx: r.non2xx,
+      errors: r.errors,
+      timeouts: r.timeouts,
+      status_codes: Object.fromEntries(Object.entries(r.statusCodeStats).map(([k, v]) => [k, v.count])),
+      autocannon_latency_ms: { p50: r.latency.p50, p99: r.latency.p99, max: r.latency.max },
+      rss_bytes: rss,
+      duration_s: r.duration,
+    };
+  } finally {
+    clearInterval(rssTimer);
+    currentCannon = null;
+  }
+}
+
+// ---------------------------------------------------------------- PostgreSQL
+
+function findPostgres() {
+  const base = '/usr/lib/postgresql';
+  let versions;
+  try {
+    versions = fs.readdirSync(base).filter((v) => fs.existsSync(path.join(base, v, 'bin', 'initdb')));
+  } catch {
+    return null;
+  }
+  versions.sort((a, b) => Number(b) - Number(a));
+  return versions.length > 0 ? { version: versions[0], bin: path.join(base, versions[0], 'bin') } : null;
+}
+
+async function startPostgres(pgInfo, opts) {
+  const asRoot = process.getuid?.() === 0;
+  const asPg = (cmd, args) => (asRoot ? ['runuser', ['-u', 'postgres', '--', cmd, ...args]] : [cmd, args]);
+  const run = (cmd, args, timeoutMs) => {
+    const [c, a] = asPg(path.join(pgInfo.bin, cmd), args);
+    const r = spawnSync(c, a, { encoding: 'utf8', timeout: timeoutMs });
+    if (r.status !== 0)
+      throw new Error(`${cmd} failed (${r.error?.message ?? r.signal ?? r.status}): ${r.stderr}${r.stdout}`);
+    return r.stdout;
+  };
+
+  const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'tiergraph-bench-pg-'));
+  const dataDir = path.join(tmp, 'data');
+  const pgState = { tmp, dataDir, started: false };
+  const stopSync = () => {
+    if (pgState.started) {
+      const [c, a] = asPg(path.join(pgInfo.bin, 'pg_ctl'), [
+        '-D',
+        dataDir,
+        '-m',
+        'fast',
+        '-w',
+        '-t',
+        '60',
+        'stop',
+      ]);
+      const r = spawnSync(c, a, { encoding: 'utf8', timeout: 90 * SECOND });
+      if (r.status !== 0) killPostmaster(dataDir);
+      pgState.started = false;
+    }
+    fs.rmSync(tmp, { recursive: true, force: true });
+  };
+  pgSyncStops.push(stopSync);
+  cleanups.push(async () => {
+    stopSync();
+    const i = pgSyncStops.indexOf(stopSync);
+    if (i >= 0) pgSyncStops.splice(i, 1);
+  });
+
+  if (asRoot) {
+    const uid = Number(spawnSync('id', ['-u', 'postgres'], { encoding: 'utf8' }).stdout.trim());
+    const gid = Number(spawnSync('id', ['-g', 'postgres'], { encoding: 'utf8' }).stdout.trim());
+    if (!Number.isInteger(uid) || !Number.isInteger(gid))
+      throw new Error('no postgres OS user to run PostgreSQL as');
+    fs.chownSync(tmp, uid, gid);
+  }
+
+  let locale = 'C.UTF-8';
+  try {
+    run(
+      'initdb',
+      ['-D', dataDir, '-E', 'UTF8', `--locale=${locale}`, '-U', 'postgres', '--auth=trust'],
+      2 * MINUTE,
+    );
+  } catch (e) {
+    // pg_trgm's notion of a letter follows the locale, so results under plain C differ for non-ASCII names.
+    log(`initdb with C.UTF-8 failed, falling back to locale C: ${e.message.split('\n')[0]}`);
+    fs.rmSync(dataDir, { recursive: true, force: true });
+    locale = 'C';
+    run(
+      'initdb',
+      ['-D', dataDir, '-E', 'UTF8', `--locale=${locale}`, '-U', 'postgres', '--auth=trust'],
+      2 * MINUTE,
+    );
+  }
+
+  const mem = os.totalmem();
+  const mb = (bytes) => `${Math.max(32, Math.floor(bytes / 1024 ** 2))}MB`;
+  const settings = {
+    listen_addresses: '127.0.0.1',
+    port: String(await freePort()),
+    unix_socket_directories: tmp,
+    max_connections: String(Math.max(100, opts.connections + 20)),
+    shared_buffers: mb(Math.min(1024 ** 3, mem / 4)),
+    effective_cache_size: mb(mem / 2),
+    maintenance_work_mem: mb(Math.min(1024 ** 3, mem / 8)),
+    work_mem: '32MB',
+    // A throw-away cluster: durability costs time and proves nothing here.
+    fsync: 'off',
+    synchronous_commit: 'off',
+    full_page_writes: 'off',
+    max_wal_size: '4GB',
+    autovacuum: 'off',
+    // JIT compilation only slows down short index lookups like this one.
+    jit: 'off',
+  };
+  const pgOpts = Object.entries(settings)
+    .map(([k, v]) => `-c ${k}=${v}`)
+    .join(' ');
+  pgState.started = true;
+  run(
+    'pg_ctl',
+    ['-D', dataDir, '-l', path.join(tmp, 'postgres.log'), '-o', pgOpts, '-w', '-t', '120', 'start'],
+    3 * MINUTE,
+  );
+  return { ...pgState, port: Number(settings.port), settings, locale, version: pgInfo.version };
+}
+
+function killPostmaster(dataDir) {
+  try {
+    const pid = Number(fs.readFileSync(path.join(dataDir, 'postmaster.pid'), 'utf8').split('\n')[0]);
+    if (Number.isInteger(pid) && pid > 0) process.kill(pid, 'SIGQUIT');
+  } catch {
+    // already gone
+  }
+}
+
+function pgClient(pgServer) {
+  const client = new pg.Client({
+    host: '127.0.0.1',
+    port: pgServer.port,
+    user: 'postgres',
+    database: 'postgres',
+    statement_timeout: 10 * MINUTE,
+    connectionTimeoutMillis: 30 * SECOND,
+  });
+  // An idle client whose server goes away (stopped on interrupt) emits 'error'; the query in flight, if any,
+  // fails and is counted, so this only keeps the process alive.
+  client.on('error', () => {});
+  return client;
+}
+
+async function loadPostgres(pgServer, datasetDir) {
+  const csvFile = path.join(pgServer.tmp, 'companies.csv');
+  const out = fs.createWriteStream(csvFile, { mode: 0o644 });
+  const quote = (s) => `"${s.replace(/"/g, '""')}"`;
+  let rows = 0;
+  let pending = [];
+  const flush = async () => {
+    const chunk = pending.join('');
+    pending = [];
+    if (!out.write(chunk)) await new Promise((resolve) => out.once('drain', resolve));
+  };
+  await eachCsvRow(path.join(datasetDir, 'companies.csv'), [['vid'], ['name']], ([vid, name]) => {
+    pending.push(`${quote(vid)},${quote(name)}\n`);
+    rows++;
+    // Written in batches: a promise per row would dominate the time of the pass.
+    return pending.length >= 10_000 ? flush() : undefined;
+  });
+  await flush();
+  await new Promise((resolve, reject) => out.end((e) => (e ? reject(e) : resolve())));
+  fs.chmodSync(csvFile, 0o644);
+
+  const client = pgClient(pgServer);
+  await client.connect();
+  const timings = {};
+  const timed = async (label, sql) => {
+    const t = performance.now();
+    await client.query(sql);
+    timings[label] = (performance.now() - t) / 1000;
+  };
+  try {
+    await timed('extension_s', 'CREATE EXTENSION IF NOT EXISTS pg_trgm');
+    await timed('create_s', 'CREATE TABLE companies (vid text, name text)');
+    await timed(
+      'copy_s',
+      `COPY companies (vid, name) FROM '${csvFile.replace(/'/g, "''")}' WITH (FORMAT csv)`,
+    );
+    await timed('index_s', 'CREATE INDEX companies_name_trgm ON companies USING gin (name gin_trgm_ops)');
+    await timed('analyze_s', 'ANALYZE companies');
+    const threshold = await client.query('SHOW pg_trgm.similarity_threshold');
+    const server = await client.query('SHOW server_version');
+    fs.rmSync(csvFile, { force: true });
+    return {
+      rows,
+      ...timings,
+      similarity_threshold: threshold.rows[0]['pg_trgm.similarity_threshold'],
+      server_version: server.rows[0].server_version,
+    };
+  } finally {
+    await client.end();
+  }
+}
+
+async function runPgSearch(pgServer, terms, opts) {
+  const clients = Array.from({ length: opts.connections }, () => pgClient(pgServer));
+  await Promise.all(clients.map((c) => c.connect()));
+  const latencies = new LatencyRecorder();
+  let next = 0;
+  let errors = 0;
+  let firstError = null;
+  const started = performance.now();
+  const deadline = started + opts.duration * SECOND;
+  try {
+    await Promise.all(
+      clients.map(async (client) => {
+        // Bounded by the deadline, and by the error count so a dead server does not spin for the whole duration.
+        while (performance.now() < deadline && errors < 1000 && !interrupted) {
+          const t = process.hrtime.bigint();
+          try {
+            await client.query({
+              name: 'trgm_search',
+              text: PG_SEARCH_SQL,
+              values: [terms[next++ % terms.length]],
+            });
+            latencies.add(Number(process.hrtime.bigint() - t) / 1e6);
+          } catch (e) {
+            errors++;
+            firstError ??= e instanceof Error ? e.message : String(e);
+          }
+        }
+      }),
+    );
+  } finally {
+    await Promise.allSettled(clients.map((c) => c.end()));
+  }
+  const elapsed = (performance.now() - started) / 1000;
+  const lat = latencies.summary();
+  return {
+    rps: lat.samples / elapsed,
+    requests: lat.samples,
+    p50: lat.p50,
+    p99: lat.p99,
+    non2xx: 0,
+    errors,
+    timeouts: 0,
+    first_error: firstError,
+    duration_s: elapsed,
+  };
+}
+
+// ---------------------------------------------------------------- report
+
+function summarise(runs) {
+  return {
+    rps: median(runs.map((r) => r.rps)),
+    p50: median(runs.map((r) => r.p50)),
+    p99: median(runs.map((r) => r.p99)),
+    ratio: median(runs.map((r) => r.ratio_to_healthz)),
+    non2xx: runs.reduce((a, r) => a + r.non2xx, 0),
+    errors: runs.reduce((a, r) => a + r.errors + r.timeouts, 0),
+  };
+}
+
+function targetVerdict(name, m, cases) {
+  const t = TARGETS[name];
+  if (!t || m.rps === null) return '';
+  const parts = [];
+  if (t.rps !== undefined) parts.push(`>= ${fmtInt(t.rps)} req/s ${m.rps >= t.rps ? 'ok' : 'MISSED'}`);
+  if (t.p99 !== undefined)
+    parts.push(`p99 <= ${t.p99} ms ${m.p99 !== null && m.p99 <= t.p99 ? 'ok' : 'MISSED'}`);
+  if (t.rpsAtLeast !== undefined) {
+    const other = cases[t.rpsAtLeast]?.median.rps;
+    parts.push(
+      other == null
+        ? `vs ${t.rpsAtLeast}: not run`
+        : `>= ${t.rpsAtLeast} req/s ${m.rps >= other ? 'ok' : 'MISSED'}`,
+    );
+  }
+  return parts.join(', ');
+}
+
+function report(results) {
+  const lines = [];
+  const { machine, dataset, server, cases, pg: pgResult } = results;
+  lines.push(
+    '',
+    `Machine: ${machine.cpu_model} x ${machine.cpus}, ${fmtBytes(machine.total_memory_bytes)} RAM, Node ${machine.node}, ${machine.platform}`,
+    `Options: ${results.options.companies.toLocaleString('en-US')} companies, seed ${results.options.seed}, ` +
+      `${results.options.duration} s x ${results.options.runs} run(s) per case, ${results.options.connections} connections`,
+    '',
+    '| case | req/s (median) | p50 ms | p99 ms | ratio to healthz | non-2xx / errors | target |',
+    '|---|---:|---:|---:|---:|---:|---|',
+  );
+  for (const name of ALL_CASES) {
+    const c = cases[name];
+    if (!c) continue;
+    const m = c.median;
+    lines.push(
+      `| ${name} | ${fmtInt(m.rps)} | ${fmtMs(m.p50)} | ${fmtMs(m.p99)} | ${m.ratio === null ? '-' : m.ratio.toFixed(3)} | ` +
+        `${m.non2xx} / ${m.errors} | ${targetVerdict(name, m, cases)} |`,
+    );
+  }
+  lines.push('');
+  if (dataset) {
+    const total = dataset.total_s ?? null;
+    const scope = dataset.companies === TARGETS.generateImportCompanies;
+    lines.push(
+      `Dataset${dataset.reused ? ' (built by an earlier run)' : ''}: generate ${fmtS(dataset.generate_s)}, ` +
+        `import ${fmtS(dataset.import_s)} (${fmtInt(dataset.import_rows)} rows, ${fmtInt(dataset.import_rows_per_s)} rows/s), ` +
+        `total ${fmtS(total)}` +
+        (scope && total !== null
+          ? ` (target <= ${TARGETS.generateImportS} s: ${total <= TARGETS.generateImportS ? 'ok' : 'MISSED'})`
+          : ''),
+    );
+  }
+  if (server) {
+    lines.push(
+      `Server: ready in ${fmtS(server.ready_s)}, RSS after start ${fmtBytes(server.rss_after_start_bytes)}, ` +
+        `max ${fmtBytes(server.rss_max_bytes)} (target <= ${fmtBytes(TARGETS.rssBytes)}: ` +
+        `${server.rss_max_bytes !== null && server.rss_max_bytes <= TARGETS.rssBytes ? 'ok' : 'MISSED'})`,
+    );
+  }
+  if (pgResult?.skipped) lines.push(`PostgreSQL: skipped (${pgResult.skipped})`);
+  else if (pgResult?.load) {
+    const l = pgResult.load;
+    lines.push(
+      `PostgreSQL ${l.server_version} (locale ${pgResult.locale}, shared_buffers ${pgResult.settings.shared_buffers}): ` +
+        `${fmtInt(l.rows)} rows, COPY ${fmtS(l.copy_s)}, GIN index ${fmtS(l.index_s)}, threshold ${l.similarity_threshold}`,
+    );
+  }
+  if (results.error) lines.push('', `FAILED: ${results.error}`);
+  return lines.join('\n') + '\n';
+}
+
+function writeResults(results) {
+  fs.mkdirSync(RESULTS_DIR, { recursive: true });
+  const file = path.join(RESULTS_DIR, `${results.started_at.replace(/[:.]/g, '-')}.json`);
+  fs.writeFileSync(file, JSON.stringify(results, null, 2) + '\n');
+  return file;
+}
+
+// ---------------------------------------------------------------- main
+
+async function main() {
+  const opts = readOptions();
+  const cpus = os.cpus();
+  const results = {
+    started_at: new Date().toISOString(),
+    machine: {
+      cpu_model: cpus[0]?.model?.trim() ?? 'unknown',
+      cpus: cpus.length,
+      total_memory_bytes: os.totalmem(),
+      node: process.version,
+      platform: `${os.platform()} ${os.release()} ${os.arch()}`,
+    },
+    options: { ...opts },
+    targets: TARGETS,
+    dataset: null,
+    inputs: null,
+    server: null,
+    cases: {},
+    pg: null,
+    error: null,
+  };
+  let exitCode = 0;
+  try {
+    if (!fs.existsSync(CLI))
+      throw new Error(`${CLI} not found: run npm run build first (npm run bench does)`);
+    fs.mkdirSync(opts.dataDir, { recursive: true });
+
+    const dataset = await ensureDataset(opts);
+    results.dataset = { ...dataset };
+    delete results.dataset.datasetDir;
+    const inputs = await sampleInputs(opts, dataset.datasetDir);
+    if (inputs.search_terms.length === 0 || inputs.vids.length === 0 || inputs.edge_ids.length === 0) {
+      throw new Error(`the dataset in ${dataset.datasetDir} has no companies or no relationships`);
+    }
+    results.inputs = {
+      companies_read: inputs.companies_read,
+      edges_read: inputs.edges_read,
+      search_terms: inputs.search_terms.length,
+      vids: inputs.vids.length,
+      edge_ids: inputs.edge_ids.length,
+      search_term_examples: inputs.search_terms.slice(0, 10),
+    };
+
+    const serverCases = opts.cases.filter((c) => SERVER_CASES.includes(c));
+    if (serverCases.length > 0) {
+      log('starting the server');
+      const server = await startServer(opts);
+      log(
+        `server ready on ${server.base} in ${server.readyS.toFixed(1)} s, RSS ${fmtBytes(server.rssAfterStart)}`,
+      );
+      let top = [];
+      if (serverCases.includes('suppliers')) {
+        const page = await getJson(server, `/v1/companies/?limit=${TOP_COMPANIES}&include_subsidiaries=true`);
+        top = page.results.map((c) => c.vid);
+        if (top.length === 0) throw new Error('the top-companies list is empty');
+        results.inputs.top_companies = top.length;
+      }
+      const paths = Object.fromEntries(serverCases.map((c) => [c, casePaths(c, inputs, top)]));
+      for (const c of serverCases) await preflight(server, c, paths[c]);
+
+      // Runs are the outer loop so every run set sees the server in the same state, and ratios compare like with like.
+      for (let run = 1; run <= opts.runs && !interrupted; run++) {
+        const set = {};
+        for (const c of serverCases) {
+          if (interrupted) break;
+          log(`run ${run}/${opts.runs}: ${c} (${paths[c].length} paths, ${opts.duration} s)`);
+          set[c] = await runCannon(server, paths[c], opts);
+          log(
+            `  ${fmtInt(set[c].rps)} req/s, p50 ${fmtMs(set[c].p50)} ms, p99 ${fmtMs(set[c].p99)} ms, ` +
+              `non-2xx ${set[c].non2xx}, errors ${set[c].errors + set[c].timeouts}`,
+          );
+        }
+        for (const c of Object.keys(set)) {
+          set[c].ratio_to_healthz = set.healthz ? set[c].rps / set.healthz.rps : null;
+          (results.cases[c] ??= { runs: [] }).runs.push(set[c]);
+        }
+      }
+      for (const c of Object.keys(results.cases)) results.cases[c].median = summarise(results.cases[c].runs);
+      results.server = {
+        ready_s: server.readyS,
+        rss_after_start_bytes: server.rssAfterStart,
+        rss_max_bytes: server.rssMax,
+      };
+      // Stopped before PostgreSQL starts, so neither competes with the other for memory.
+      await stopServer(server);
+    }
+
+    if (opts.cases.includes('pg_trgm') && !interrupted) {
+      const pgInfo = findPostgres();
+      if (opts.skipPg) results.pg = { skipped: '--skip-pg' };
+      else if (!pgInfo) results.pg = { skipped: 'no /usr/lib/postgresql/*/bin/initdb' };
+      else {
+        log(`starting PostgreSQL ${pgInfo.version} in a temporary cluster`);
+        const pgServer = await startPostgres(pgInfo, opts);
+        results.pg = { version: pgInfo.version, locale: pgServer.locale, settings: pgServer.settings };
+        log('loading vid, name of every company and building the trigram index');
+        results.pg.load = await loadPostgres(pgServer, dataset.datasetDir);
+        log(
+          `PostgreSQL loaded ${fmtInt(results.pg.load.rows)} rows: COPY ${fmtS(results.pg.load.copy_s)}, ` +
+            `index ${fmtS(results.pg.load.index_s)}`,
+        );
+        const healthz = results.cases.healthz?.runs ?? [];
+        const runs = [];
+        for (let run = 1; run <= opts.runs && !interrupted; run++) {
+          log(`run ${run}/${opts.runs}: pg_trgm (${inputs.search_terms.length} terms, ${opts.duration} s)`);
+          const r = await runPgSearch(pgServer, inputs.search_terms, opts);
+          r.ratio_to_healthz = healthz[run - 1] ? r.rps / healthz[run - 1].rps : null;
+          log(
+            `  ${fmtInt(r.rps)} queries/s, p50 ${fmtMs(r.p50)} ms, p99 ${fmtMs(r.p99)} ms, errors ${r.errors}`,
+          );
+          if (r.first_error) log(`  first error: ${r.first_error}`);
+          runs.push(r);
+        }
+        results.cases.pg_trgm = { runs, median: summarise(runs) };
+      }
+    }
+
+    for (const [name, c] of Object.entries(results.cases)) {
+      if (c.median.non2xx > 0 || c.median.errors > 0) {
+        exitCode = 1;
+        log(`WARNING ${name}: ${c.median.non2xx} non-2xx responses and ${c.median.errors} errors/timeouts`);
+        for (const r of c.runs) if (r.status_codes) log(`  status codes: ${JSON.stringify(r.status_codes)}`);
+      }
+    }
+    if (interrupted) throw new Error('interrupted');
+  } catch (e) {
+    results.error = interrupted ? 'interrupted' : e instanceof Error ? e.message : String(e);
+    exitCode = interrupted ? 130 : 1;
+  } finally {
+    await cleanup();
+  }
+  process.stdout.write(report(results));
+  process.stdout.write(`Results written to ${path.relative(ROOT, writeResults(results))}\n`);
+  return exitCode;
+}
+
+main().then(
+  (code) => process.exit(code),
+  (e) => {
+    process.stderr.write(`${e instanceof Error ? e.stack : String(e)}\n`);
+    process.exit(1);
+  },
+);
