@@ -1,0 +1,41 @@
+import path from 'node:path';
+import { ConfigError, loadConfig } from '../../src/config/env';
+
+describe('loadConfig', () => {
+  it('works with no settings at all', () => {
+    const c = loadConfig({});
+    expect(c).toMatchObject({
+      PORT: 4000,
+      STORE: 'embedded',
+      API_KEY_HEADER: 'X-SERVICE-KEY',
+      API_KEYS: [],
+      SEED_DEMO: true,
+    });
+    expect(c.dataDir).toBe(path.resolve('./data'));
+  });
+
+  it('treats empty strings as unset and parses lists and booleans', () => {
+    const c = loadConfig({ PORT: '', API_KEYS: ' aaaaaaaaaaaaaaaa , bbbbbbbbbbbbbbbb ,', SEED_DEMO: 'no' });
+    expect(c.PORT).toBe(4000);
+    expect(c.API_KEYS).toEqual(['aaaaaaaaaaaaaaaa', 'bbbbbbbbbbbbbbbb']);
+    expect(c.SEED_DEMO).toBe(false);
+  });
+
+  it('reports every bad variable at once', () => {
+    let error: unknown;
+    try {
+      loadConfig({
+        PORT: 'eighty',
+        STORE: 'mysql',
+        API_KEYS: 'short',
+        LOG_LEVEL: 'loud',
+        API_KEY_HEADER: 'bad header',
+      });
+    } catch (e) {
+      error = e;
+    }
+    expect(error).toBeInstanceOf(ConfigError);
+    const fields = (error as ConfigError).issues.map((i) => i.split(':')[0]);
+    expect(fields.sort()).toEqual(['API_KEYS', 'API_KEY_HEADER', 'LOG_LEVEL', 'PORT', 'STORE']);
+  });
+});

@@ -1,0 +1,60 @@
+import { AppError } from '../../src/domain/errors';
+import { evidenceAfter, isoDate } from '../../src/domain/params';
+import { checkPathId, parseQuery } from '../../src/rest/query-params';
+
+const spec = { name: 'string', limit: 'int', score: 'number', all: 'boolean' } as const;
+
+function fieldsOf(fn: () => unknown): string[] {
+  try {
+    fn();
+  } catch (e) {
+    if (e instanceof AppError) return e.fieldErrors.map((f) => f.field);
+    throw e;
+  }
+  throw new Error('expected a 400');
+}
+
+describe('parseQuery', () => {
+  it('reads each kind', () => {
+    expect(parseQuery({ name: 'x', limit: '5', score: '0.25', all: 'TRUE' }, spec)).toEqual({
+      name: 'x',
+      limit: 5,
+      score: 0.25,
+      all: true,
+    });
+    expect(parseQuery({ all: '0', score: '1e-1' }, spec)).toEqual({ all: false, score: 0.1 });
+  });
+
+  it('names every bad, unknown or repeated parameter', () => {
+    expect(
+      fieldsOf(() =>
+        parseQuery({ limit: '5.5', score: 'NaN', all: 'maybe', extra: '1', name: ['a', 'b'] }, spec),
+      ).sort(),
+    ).toEqual(['query.all', 'query.extra', 'query.limit', 'query.name', 'query.score']);
+  });
+
+  it('refuses Infinity and hex', () => {
+    expect(fieldsOf(() => parseQuery({ score: 'Infinity' }, spec))).toEqual(['query.score']);
+    expect(fieldsOf(() => parseQuery({ limit: '0x10' }, spec))).toEqual(['query.limit']);
+  });
+});
+
+describe('path ids and dates', () => {
+  it('refuses empty, long and control-character ids', () => {
+    expect(checkPathId('vid', 'abc')).toBe('abc');
+    for (const bad of ['', 'x'.repeat(201), 'a\u0000b', 'a\nb'])
+      expect(fieldsOf(() => checkPathId('vid', bad))).toEqual(['path.vid']);
+  });
+
+  it('accepts only real calendar dates', () => {
+    expect(isoDate.safeParse('2024-02-29').success).toBe(true);
+    for (const bad of ['2023-02-29', '2023-13-01', '2023-1-01', '20230101', '2023-01-01T00:00:00Z']) {
+      expect([bad, isoDate.safeParse(bad).success]).toEqual([bad, false]);
+    }
+  });
+
+  it('reads "later than a date" as from the start of the next day', () => {
+    expect(evidenceAfter('2022-12-31')!.toISOString()).toBe('2023-01-01T00:00:00.000Z');
+    expect(evidenceAfter(undefined)).toBeNull();
+  });
+});
