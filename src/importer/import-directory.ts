@@ -3,10 +3,11 @@ import path from 'node:path';
 import type { GraphStore } from '../store/graph-store';
 import type { TableName } from '../store/tables';
 import { stageImport } from './stage';
-import type { ImportProgress, RejectedRow } from './stage';
+import type { ImportProgress, RejectedRow, StageResult } from './stage';
 
 export interface ImportOutcome {
   counts: Record<TableName, number>;
+  items: StageResult['items'];
   rejected: RejectedRow[];
   stageMs: number;
   loadMs: number;
@@ -36,7 +37,13 @@ export async function importDirectory(
     });
     const t1 = Date.now();
     await store.replaceAll(stagingDir, opts.onLoad);
-    return { counts: staged.counts, rejected: staged.rejected, stageMs: t1 - t0, loadMs: Date.now() - t1 };
+    return {
+      counts: staged.counts,
+      items: staged.items,
+      rejected: staged.rejected,
+      stageMs: t1 - t0,
+      loadMs: Date.now() - t1,
+    };
   } finally {
     fs.rmSync(stagingDir, { recursive: true, force: true });
   }

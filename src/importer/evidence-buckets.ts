@@ -1,0 +1,560 @@
+/**
+ * Evidence buckets. Evidence travels as JSON on its Edge row, but Edge rows
+ * are written only once every input file is read, and evidence.csv need not
+ * be grouped by edge. Holding ten million items in memory is not an option,
+ * so each accepted item is appended, as finished JSON, to a temporary bucket
+ * file chosen by its edge's number; the Edge rows are then written one bucket
+ * (a range of edges) at a time, each edge's items sorted.
+ *
+ * Building the JSON and the Edge rows is a large share of an import's work.
+ * It runs in a worker thread (evidence-worker.ts) when the compiled worker
+ * script is present, beside the importing thread that reads and checks the
+ * files; otherwise in the importing thread. Either way the importing thread
+ * talks to an EvidenceSink, and the work is done by a BucketStore.
+ */
+import { existsSync } from 'node:fs';
+import { open, rm } from 'node:fs/promises';
+import type { FileHandle } from 'node:fs/promises';
+import { join } from 'node:path';
+import { Worker } from 'node:worker_threads';
+import { encodeJson } from '../store/tables';
+import { ChunkWriter } from './csv';
+
+/** Temporary file of bucket b in a staging directory; the loader never reads it (not a stagingFile name). */
+export function bucketFile(b: number): string {
+  return `_evidence-${b}.tmp`;
+}
+
+/** Edges per bucket (about twice as many evidence items), within 1 to MAX_BUCKETS buckets. */
+const EDGES_PER_BUCKET = 50000;
+const MAX_BUCKETS = 256;
+/** Buffer size of a bucket writer: up to MAX_BUCKETS of them are open at once. */
+const BUCKET_CHUNK_BYTES = 1 << 18;
+
+/** Number of buckets for nEdges edges. */
+export function bucketCount(nEdges: number): number {
+  return Math.min(MAX_BUCKETS, Math.max(1, Math.ceil(nEdges / EDGES_PER_BUCKET)));
+}
+
+/** Bucket of edge e: floor(e * nBuckets / nEdges), exact in doubles for any realistic size. */
+export function bucketOf(e: number, nBuckets: number, nEdges: number): number {
+  return Math.floor((e * nBuckets) / nEdges);
+}
+
+/** First edge of bucket b (for b = nBuckets: nEdges), the smallest e with bucketOf(e) >= b. */
+export function bucketStart(b: number, nBuckets: number, nEdges: number): number {
+  return Math.ceil((b * nEdges) / nBuckets);
+}
+
+/**
+ * One accepted evidence item as the importing thread hands it over: its
+ * fields separated by tabs, dates as staged (ISO 8601 UTC), blanks empty.
+ * Validated values never hold a tab or a line break (free text has them
+ * turned into spaces, other columns refuse them).
+ */
+export function evidenceRecord(
+  edge: number,
+  date: string,
+  id: string,
+  type: string,
+  url: string,
+  domain: string,
+  status: string,
+  byCustomer: string,
+  metadata: string,
+  finalisedOn: string,
+  createdOn: string,
+  lastModifiedOn: string,
+): string {
+  return `${edge}\t${date}\t${id}\t${type}\t${url}\t${domain}\t${status}\t${byCustomer}\t${metadata}\t${finalisedOn}\t${createdOn}\t${lastModifiedOn}\n`;
+}
+
+/** What JSON.stringify escapes in a string: quote, backslash, control characters, surrogates. */
+// eslint-disable-next-line no-control-regex -- control characters are among what it escapes
+const JSON_ESCAPED_RE = /["\\\u0000-\u001f\ud800-\udfff]/;
+
+/*
+ * JSON values are assembled by hand, already CSV-escaped (quotes doubled) for
+ * a quoted field: encodeJson on an object per item would cost seconds over ten
+ * million items. Strings that need any escaping go through encodeJson, so the
+ * text is exactly what encodeJson gives for the whole value.
+ */
+
+/** A JSON string, CSV-escaped. */
+export function jsonString(s: string): string {
+  // encodeJson leaves quotes only at the ends (inner ones become \u0022), so only those need doubling.
+  return JSON_ESCAPED_RE.test(s) ? `"${encodeJson(s)}"` : `""${s}""`;
+}
+
+/** A JSON string, or null for a blank value, CSV-escaped. */
+export function jsonText(s: string): string {
+  return s === '' ? 'null' : jsonString(s);
+}
+
+/** A JSON value that needs no escaping (ISO dates, codes, numbers), or null when blank, CSV-escaped. */
+function jsonPlain(s: string, quoted: boolean): string {
+  return s === '' ? 'null' : quoted ? `""${s}""` : s;
+}
+
+/** The JSON object of an evidence record (split at tabs), CSV-escaped. */
+function itemJson(f: string[]): string {
+  return `{""id"":""${f[2] as string}"",""date"":""${f[1] as string}"",""type"":${jsonPlain(f[3] as string, true)},""url"":${jsonText(f[4] as string)},""domain"":${jsonText(f[5] as string)},""status_id"":${jsonPlain(f[6] as string, false)},""provided_by_customer"":${jsonPlain(f[7] as string, false)},""metadata"":${jsonText(f[8] as string)},""finalised_on"":${jsonPlain(f[9] as string, true)},""created_on"":${jsonPlain(f[10] as string, true)},""last_modified_on"":${jsonPlain(f[11] as string, true)}}`;
+}
+
+const TAB = 9;
+const LF = 10;
+const Z = 90;
+/** Length of `YYYY-MM-DDThh:mm:ss`, the part of a staged date before its fraction or zone. */
+const SECONDS_LEN = 19;
+/** Rows written between two checks for a full writer. */
+const BATCH = 4096;
+
+/** Reads a file into `into` when it fits (else a new buffer); returns the buffer and the length read. */
+async function readWhole(path: string, into: Buffer | null): Promise<{ buf: Buffer; len: number }> {
+  const fh: FileHandle = await open(path, 'r');
+  try {
+    const { size } = await fh.stat();
+    const buf = into !== null && into.length >= size ? into : Buffer.allocUnsafe(Math.ceil(size * 1.25));
+    let len = 0;
+    while (len < size) {
+      const { bytesRead } = await fh.read(buf, len, size - len, len);
+      if (bytesRead === 0) break;
+      len += bytesRead;
+    }
+    return { buf, len };
+  } finally {
+    await fh.close();
+  }
+}
+
+/** Per-item arrays for one bucket, kept for the next: allocating them per bucket sets off full collections. */
+class Scratch {
+  start = new Int32Array(0);
+  order = new Int32Array(0);
+  /** Each item's edge, relative to the bucket's first. */
+  edge = new Int32Array(0);
+  /** Byte range of each item's JSON (which starts with a comma), of its date and of its id. */
+  from = new Int32Array(0);
+  to = new Int32Array(0);
+  date = new Int32Array(0);
+  dateEnd = new Int32Array(0);
+  id = new Int32Array(0);
+  idEnd = new Int32Array(0);
+
+  ensure(edges: number, items: number): void {
+    if (this.start.length < edges + 1) this.start = new Int32Array(Math.ceil((edges + 1) * 1.25));
+    if (this.order.length >= items) return;
+    const cap = Math.ceil(items * 1.25);
+    this.order = new Int32Array(cap);
+    this.edge = new Int32Array(cap);
+    this.from = new Int32Array(cap);
+    this.to = new Int32Array(cap);
+    this.date = new Int32Array(cap);
+    this.dateEnd = new Int32Array(cap);
+    this.id = new Int32Array(cap);
+    this.idEnd = new Int32Array(cap);
+  }
+}
+
+/**
+ * The bucket files of one import: turns evidence records into bucket lines
+ * (edge, date, id, then the item's JSON led by a comma), and buckets into
+ * Edge rows.
+ */
+export class BucketStore {
+  private writers: ChunkWriter[] = [];
+  private readonly scratch = new Scratch();
+  /** The next bucket, read ahead while the current one is written out; and a buffer to read into. */
+  private ahead: Promise<{ buf: Buffer; len: number }> | null = null;
+  private spare: Buffer | null = null;
+
+  constructor(
+    private readonly dir: string,
+    private readonly nBuckets: number,
+    private readonly nEdges: number,
+  ) {}
+
+  /** Creates (or truncates) the bucket files. */
+  async open(): Promise<void> {
+    for (let b = 0; b < this.nBuckets; b++) {
+      this.writers.push(
+        await ChunkWriter.create(join(this.dir, bucketFile(b)), {
+          chunkBytes: BUCKET_CHUNK_BYTES,
+          batchChars: 0,
+        }),
+      );
+    }
+  }
+
+  /** Appends evidence records (evidenceRecord lines) to their buckets. */
+  async add(records: string): Promise<void> {
+    const { writers, nBuckets, nEdges } = this;
+    let p = 0;
+    while (p < records.length) {
+      const nl = records.indexOf('\n', p);
+      const f = records.slice(p, nl).split('\t');
+      p = nl + 1;
+      const e = f[0] as string;
+      (writers[bucketOf(Number(e), nBuckets, nEdges)] as ChunkWriter).write(
+        `${e}\t${f[1] as string}\t${f[2] as string}\t,${itemJson(f)}\n`,
+      );
+    }
+    for (const w of writers) if (w.full) await w.flush();
+  }
+
+  /** Empties every bucket (for a second pass over the evidence). */
+  async reset(): Promise<void> {
+    await this.abandon();
+    await this.open();
+  }
+
+  /** Writes out and closes the bucket files: no more records come. */
+  async seal(): Promise<void> {
+    for (const w of this.writers) await w.close();
+    this.writers = [];
+  }
+
+  /** Closes the bucket files without writing what is buffered. */
+  async abandon(): Promise<void> {
+    for (const w of this.writers) await w.abandon().catch(() => undefined);
+    this.writers = [];
+  }
+
+  private read(b: number): Promise<{ buf: Buffer; len: number }> {
+    const r = readWhole(join(this.dir, bucketFile(b)), this.spare);
+    this.spare = null;
+    // Should writing fail, a read in flight must not become an unhandled rejection.
+    r.catch(() => undefined);
+    return r;
+  }
+
+  /**
+   * Appends to `w` the Edge rows of bucket b, its edges [lo, hi): each row is
+   * its prefix (the columns before `evidences`; `prefixes` holds one line per
+   * edge, as UTF-8) and the edge's evidence, newest date first, then by id.
+   * Then removes the bucket file. Buckets must come in order.
+   */
+  async writeEdges(w: ChunkWriter, b: number, lo: number, hi: number, prefixes: Buffer): Promise<void> {
+    const text = await (this.ahead ?? this.read(b));
+    this.ahead = b + 1 < this.nBuckets ? this.read(b + 1) : null;
+    const edges = hi - lo;
+    this.group(text.buf, text.len, lo, edges);
+    const { buf } = text;
+    const { start, order, from, to } = this.scratch;
+    let q = 0;
+    for (let k = 0; k < edges; k++) {
+      const nl = prefixes.indexOf(LF, q);
+      if (nl < 0) throw new Error(`Edge row prefixes of edges from ${lo} end at edge ${lo + k}`);
+      w.writeBytes(prefixes, q, nl);
+      q = nl + 1;
+      const a = start[k] as number;
+      const z = start[k + 1] as number;
+      if (a === z) {
+        w.write(',"[]"\n');
+      } else {
+        w.write(',"[');
+        for (let j = a; j < z; j++) {
+          const i = order[j] as number;
+          // Each item starts with a separating comma; the first one's is skipped.
+          w.writeBytes(buf, (from[i] as number) + (j === a ? 1 : 0), to[i] as number);
+        }
+        w.write(']"\n');
+      }
+      if (k % BATCH === BATCH - 1 && w.full) await w.flush();
+    }
+    if (w.full) await w.flush();
+    this.spare = buf;
+    await rm(join(this.dir, bucketFile(b)), { force: true });
+  }
+
+  /** Groups the lines of a bucket by edge (counting sort), then sorts each edge's items. */
+  private group(buf: Buffer, len: number, lo: number, edges: number): void {
+    let items = 0;
+    for (let p = buf.indexOf(LF, 0); p >= 0 && p < len; p = buf.indexOf(LF, p + 1)) items++;
+    const s = this.scratch;
+    s.ensure(edges, items);
+    const { start, order, edge, from, to, date, dateEnd, id, idEnd } = s;
+    start.fill(0, 0, edges + 1);
+    let p = 0;
+    for (let i = 0; i < items; i++) {
+      let c = buf[p++] as number;
+      let e = 0;
+      while (c !== TAB) {
+        e = e * 10 + c - 48;
+        c = buf[p++] as number;
+      }
+      const k = e - lo;
+      if (!(k >= 0 && k < edges)) throw new Error(`evidence bucket of edges from ${lo} holds edge ${e}`);
+      edge[i] = k;
+      start[k + 1] = (start[k + 1] as number) + 1;
+      date[i] = p;
+      p = buf.indexOf(TAB, p);
+      dateEnd[i] = p;
+      id[i] = p + 1;
+      p = buf.indexOf(TAB, p + 1);
+      idEnd[i] = p;
+      from[i] = p + 1;
+      p = buf.indexOf(LF, p);
+      to[i] = p;
+      p++;
+    }
+    for (let k = 0; k < edges; k++) start[k + 1] = (start[k + 1] as number) + (start[k] as number);
+    const next = start.slice(0, edges);
+    for (let i = 0; i < items; i++) {
+      const k = edge[i] as number;
+      order[next[k] as number] = i;
+      next[k] = (next[k] as number) + 1;
+    }
+    BucketStore.sortItems(buf, s, edges);
+  }
+
+  /** Sorts each edge's items newest date first, then by id (ids are ASCII, so bytes order as strings). */
+  private static sortItems(buf: Buffer, s: Scratch, edges: number): void {
+    const { start, order, date, dateEnd, id, idEnd } = s;
+    const before = (x: number, y: number): boolean => {
+      const dx = date[x] as number;
+      const dy = date[y] as number;
+      // Staged dates order as text up to the seconds; then `Z` is .000 and `.123Z` is .123.
+      let c = buf.compare(buf, dy, dy + SECONDS_LEN, dx, dx + SECONDS_LEN);
+      if (c === 0) {
+        const fx =
+          buf[dx + SECONDS_LEN] === Z
+            ? 0
+            : Number(buf.toString('latin1', dx + SECONDS_LEN + 1, (dateEnd[x] as number) - 1));
+        const fy =
+          buf[dy + SECONDS_LEN] === Z
+            ? 0
+            : Number(buf.toString('latin1', dy + SECONDS_LEN + 1, (dateEnd[y] as number) - 1));
+        c = fx - fy;
+      }
+      if (c !== 0) return c > 0;
+      return buf.compare(buf, id[y], idEnd[y], id[x], idEnd[x]) < 0;
+    };
+    for (let k = 0; k < edges; k++) {
+      const a = start[k] as number;
+      const z = start[k + 1] as number;
+      if (z - a < 2) continue;
+      if (z - a > 32) {
+        order.set(
+          Array.from(order.subarray(a, z)).sort((x, y) => (before(x, y) ? -1 : 1)),
+          a,
+        );
+        continue;
+      }
+      for (let i = a + 1; i < z; i++) {
+        const x = order[i] as number;
+        let j = i - 1;
+        while (j >= a && before(x, order[j] as number)) {
+          order[j + 1] = order[j] as number;
+          j--;
+        }
+        order[j + 1] = x;
+      }
+    }
+  }
+}
+
+/** How the importing thread hands evidence over and has Edge rows written. */
+export interface EvidenceSink {
+  /** Takes one evidenceRecord line; it is handed over at the next flush(). */
+  add(record: string): void;
+  /** Hands over the records taken so far; waits while the store is behind. */
+  flush(): Promise<void>;
+  /** Forgets every record: a second pass over the evidence follows. */
+  reset(): Promise<void>;
+  /** No more records come: completes the buckets. */
+  seal(): Promise<void>;
+  /** Edge rows go to `w`, the Edge staging file with its header written (a worker appends to it once closed). */
+  startEdges(w: ChunkWriter): Promise<void>;
+  /** Has the Edge rows of bucket b written (see BucketStore.writeEdges); may return before they are. */
+  writeEdges(b: number, lo: number, hi: number, prefixes: Buffer): Promise<void>;
+  /** Waits until every Edge row is written and the file closed. */
+  finish(): Promise<void>;
+  /** Stops at once. The bucket files are left for the caller to remove. */
+  abort(): Promise<void>;
+}
+
+class LocalSink implements EvidenceSink {
+  private pending = '';
+  private edges: ChunkWriter | null = null;
+
+  constructor(private readonly store: BucketStore) {}
+
+  add(record: string): void {
+    this.pending += record;
+  }
+
+  async flush(): Promise<void> {
+    if (this.pending === '') return;
+    const records = this.pending;
+    this.pending = '';
+    await this.store.add(records);
+  }
+
+  async reset(): Promise<void> {
+    this.pending = '';
+    await this.store.reset();
+  }
+
+  async seal(): Promise<void> {
+    await this.flush();
+    await this.store.seal();
+  }
+
+  startEdges(w: ChunkWriter): Promise<void> {
+    this.edges = w;
+    return Promise.resolve();
+  }
+
+  writeEdges(b: number, lo: number, hi: number, prefixes: Buffer): Promise<void> {
+    if (this.edges === null) throw new Error('writeEdges before startEdges');
+    return this.store.writeEdges(this.edges, b, lo, hi, prefixes);
+  }
+
+  async finish(): Promise<void> {
+    await this.edges?.close();
+  }
+
+  async abort(): Promise<void> {
+    await this.store.abandon();
+    await this.edges?.abandon();
+  }
+}
+
+/** What the importing thread asks of the worker; it answers each request, in order, with an EvidenceWorkerReply. */
+export type EvidenceWorkerRequest =
+  | { type: 'add'; records: string }
+  | { type: 'reset' }
+  | { type: 'seal' }
+  | { type: 'edges-file'; path: string }
+  | { type: 'edges'; b: number; lo: number; hi: number; prefixes: Uint8Array }
+  | { type: 'finish' };
+
+export interface EvidenceWorkerReply {
+  type: 'done';
+}
+
+export interface EvidenceWorkerData {
+  dir: string;
+  nBuckets: number;
+  nEdges: number;
+}
+
+/** Records gathered before they are sent to the worker, in characters. */
+const HANDOVER_CHARS = 1 << 16;
+/** Batches of records the worker may be behind; more would only pile up in its message queue. */
+const MAX_BEHIND = 16;
+
+class WorkerSink implements EvidenceSink {
+  private readonly worker: Worker;
+  private pending = '';
+  private sent = 0;
+  private answered = 0;
+  private failure: Error | null = null;
+  /** Called when the worker answers, fails or stops. */
+  private wake: (() => void) | null = null;
+
+  constructor(data: EvidenceWorkerData) {
+    this.worker = new Worker(EVIDENCE_WORKER_FILE, { workerData: data });
+    this.worker.on('message', () => {
+      this.answered++;
+      this.signal();
+    });
+    this.worker.on('error', (e) => {
+      this.failure ??= e;
+      this.signal();
+    });
+    this.worker.on('exit', (code) => {
+      if (this.answered < this.sent)
+        this.failure ??= new Error(`evidence worker stopped with exit code ${code}`);
+      this.signal();
+    });
+  }
+
+  private signal(): void {
+    const wake = this.wake;
+    this.wake = null;
+    wake?.();
+  }
+
+  private send(m: EvidenceWorkerRequest, transfer: ArrayBuffer[] = []): void {
+    if (this.failure !== null) throw this.failure;
+    this.sent++;
+    this.worker.postMessage(m, transfer);
+  }
+
+  /** Waits until at most `behind` requests are unanswered. */
+  private async until(behind: number): Promise<void> {
+    for (;;) {
+      if (this.failure !== null) throw this.failure;
+      if (this.sent - this.answered <= behind) return;
+      await new Promise<void>((resolve) => (this.wake = resolve));
+    }
+  }
+
+  add(record: string): void {
+    this.pending += record;
+  }
+
+  async flush(): Promise<void> {
+    if (this.pending.length >= HANDOVER_CHARS) {
+      this.send({ type: 'add', records: this.pending });
+      this.pending = '';
+    }
+    await this.until(MAX_BEHIND);
+  }
+
+  async reset(): Promise<void> {
+    this.pending = '';
+    this.send({ type: 'reset' });
+    await this.until(0);
+  }
+
+  async seal(): Promise<void> {
+    if (this.pending !== '') this.send({ type: 'add', records: this.pending });
+    this.pending = '';
+    this.send({ type: 'seal' });
+    await this.until(0);
+  }
+
+  async startEdges(w: ChunkWriter): Promise<void> {
+    await w.close();
+    this.send({ type: 'edges-file', path: w.path });
+  }
+
+  async writeEdges(b: number, lo: number, hi: number, prefixes: Buffer): Promise<void> {
+    // The buffer moves to the worker (TextBuffer.take gives one of its own).
+    this.send({ type: 'edges', b, lo, hi, prefixes }, [prefixes.buffer as ArrayBuffer]);
+    // One bucket being written and one waiting keep the worker busy.
+    await this.until(1);
+  }
+
+  async finish(): Promise<void> {
+    this.send({ type: 'finish' });
+    await this.until(0);
+  }
+
+  async abort(): Promise<void> {
+    await this.worker.terminate();
+  }
+}
+
+const EVIDENCE_WORKER_FILE = join(__dirname, 'evidence-worker.js');
+
+/** Whether the compiled worker script is there (it is not when running from TypeScript sources). */
+export function evidenceWorkerAvailable(): boolean {
+  return __filename.endsWith('.js') && existsSync(EVIDENCE_WORKER_FILE);
+}
+
+/** Creates the bucket files of an import in `dir` and a sink that fills them, in a worker thread or in this one. */
+export async function openEvidenceSink(
+  dir: string,
+  nBuckets: number,
+  nEdges: number,
+  inWorker: boolean,
+): Promise<EvidenceSink> {
+  if (inWorker) return new WorkerSink({ dir, nBuckets, nEdges });
+  const store = new BucketStore(dir, nBuckets, nEdges);
+  await store.open();
+  return new LocalSink(store);
+}
