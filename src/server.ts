@@ -109,5 +109,5 @@ async function loadDemo(config: Config, store: GraphStore, log: Logger): Promise
   await generateDataset({ companies: config.DEMO_COMPANIES, seed: 1, outDir: dir });
   const result = await importDirectory(store, dir, { workDir: path.join(config.dataDir, 'staging') });
   fs.rmSync(dir, { recursive: true, force: true });
-  log.info({ ...result.counts, ms: Date.now() - started }, 'demo dataset loaded');
+  log.info({ ...result.counts, ...result.items, ms: Date.now() - started }, 'demo dataset loaded');
 }

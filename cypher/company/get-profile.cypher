@@ -1,5 +1,4 @@
-// A company profile's own fields (identifiers and addresses come from their own
-// queries, run alongside: aggregating them here costs more than two lookups).
+// A company profile; identifiers and addresses travel as JSON on the company.
 // $vid: STRING
 MATCH (c:Company {vid: $vid})
 RETURN c.vid AS vid, c.cid_id AS cid_id, c.name AS name, c.company_legal_name AS company_legal_name,
@@ -9,4 +8,5 @@ RETURN c.vid AS vid, c.cid_id AS cid_id, c.name AS name, c.company_legal_name AS
        c.domiciled_country AS domiciled_country, c.incorporated_country AS incorporated_country,
        c.incorporation_date AS incorporation_date, c.ipo_date AS ipo_date, c.is_active AS is_active,
        c.is_freight_forwarder AS is_freight_forwarder, c.is_public AS is_public,
-       c.hq_phone_number AS hq_phone_number, c.is_cluster_parent AS is_cluster_parent
+       c.hq_phone_number AS hq_phone_number, c.is_cluster_parent AS is_cluster_parent,
+       c.identifiers AS identifiers, c.addresses AS addresses

@@ -1,7 +1,7 @@
-// One edge's own fields.
+// One edge with its evidence (JSON on the edge).
 // $edge_id: STRING
 MATCH (e:Edge {edge_id: $edge_id})
 RETURN e.edge_id AS edge_id, e.supplier_id AS supplier_id, e.customer_id AS customer_id, e.label AS label,
        e.status_code AS status_code, e.latest_edge_date AS latest_edge_date,
        e.latest_finalized_edge_date AS latest_finalized_edge_date, e.last_modified_on AS last_modified_on,
-       e.confidence_score AS confidence_score, e.hs_codes AS hs_codes
+       e.confidence_score AS confidence_score, e.hs_codes AS hs_codes, e.evidences AS evidences

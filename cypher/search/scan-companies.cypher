@@ -6,4 +6,6 @@ RETURN c.vid AS vid,
        c.count_suppliers + c.count_customers AS degree,
        c.domiciled_country AS country,
        c.domains AS domains,
-       c.websites AS websites
+       c.websites AS websites,
+       c.identifiers AS identifiers,
+       c.addresses AS addresses

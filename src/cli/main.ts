@@ -106,13 +106,16 @@ program
         },
       });
       bar.stop();
-      const rows = Object.values(outcome.counts).reduce((a, b) => a + b, 0);
+      const { evidence, identifiers, addresses } = outcome.items;
+      const rows =
+        Object.values(outcome.counts).reduce((a, b) => a + b, 0) + evidence + identifiers + addresses;
       const ms = Date.now() - started;
       process.stdout.write(
         `Imported ${rows.toLocaleString('en-US')} rows in ${(ms / 1000).toFixed(1)} s (${rate(rows, ms)} rows/s; validate+derive ${(outcome.stageMs / 1000).toFixed(1)} s, load ${(outcome.loadMs / 1000).toFixed(1)} s).\n`,
       );
-      for (const [table, n] of Object.entries(outcome.counts))
-        process.stdout.write(`  ${table}: ${n.toLocaleString('en-US')}\n`);
+      const lines: Record<string, number> = { ...outcome.counts, evidence, identifiers, addresses };
+      for (const [what, n] of Object.entries(lines))
+        process.stdout.write(`  ${what}: ${n.toLocaleString('en-US')}\n`);
       reportRejected(outcome.rejected, opts.report);
     } catch (e) {
       bar.stop();

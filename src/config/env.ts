@@ -46,8 +46,11 @@ const schema = z.object({
   SEED_DEMO: bool.default(true),
   /** Number of companies of the demo dataset. */
   DEMO_COMPANIES: intIn(10, 5_000_000).default(20_000),
-  /** Buffer pool of the embedded engine in MiB (0: the engine's default, a share of RAM). */
-  EMBEDDED_BUFFER_POOL_MB: intIn(0, 1_048_576).default(0),
+  /**
+   * Buffer pool of the embedded engine in MiB (0: the engine's default, most of the RAM).
+   * The operating system's page cache holds the rest of the graph files.
+   */
+  EMBEDDED_BUFFER_POOL_MB: intIn(0, 1_048_576).default(1024),
   /** Connections the embedded adapter keeps open for concurrent queries. */
   EMBEDDED_CONNECTIONS: intIn(1, 64).default(4),
   /** Read results kept in memory between imports (0 turns the cache off). */

@@ -60,7 +60,8 @@ export class CompanySearchIndex {
     const countryIds: number[] = [];
     const countries = new Map<string, number>();
     const byHost = new Map<string, number[]>();
-    const docOf = new Map<string, number>();
+    const byCity = new Map<string, number[]>();
+    const byIdentifier = new Map<string, number[]>();
     const push = (m: Map<string, number[]>, key: string, doc: number) => {
       const list = m.get(key);
       if (!list) m.set(key, [doc]);
@@ -70,7 +71,6 @@ export class CompanySearchIndex {
       for (const r of rows) {
         const doc = builder.add(r.name);
         vids.push(r.vid);
-        docOf.set(r.vid, doc);
         degrees.push(r.degree);
         defaults.push(r.searchedByDefault ? 1 : 0);
         let cid = 0;
@@ -81,21 +81,12 @@ export class CompanySearchIndex {
         }
         countryIds.push(cid);
         for (const h of r.hosts) push(byHost, h, doc);
+        for (const city of r.cities) push(byCity, fold(city), doc);
+        for (const value of r.identifierValues) push(byIdentifier, fold(value), doc);
       }
     });
-    const keyed = async (kind: 'city' | 'identifier') => {
-      const m = new Map<string, number[]>();
-      await store.scanSearchKeys(kind, (rows) => {
-        for (const r of rows) {
-          const doc = docOf.get(r.vid);
-          if (doc !== undefined) push(m, fold(r.value), doc);
-        }
-      });
-      for (const list of m.values()) list.sort((a, b) => a - b);
-      return m;
-    };
-    const byCity = await keyed('city');
-    const byIdentifier = await keyed('identifier');
+    for (const list of byCity.values()) list.sort((a, b) => a - b);
+    for (const list of byIdentifier.values()) list.sort((a, b) => a - b);
     const degree = Int32Array.from(degrees);
     const order = Uint32Array.from(vids.keys());
     order.sort((a, b) => degree[b]! - degree[a]! || (vids[a]! < vids[b]! ? -1 : vids[a]! > vids[b]! ? 1 : 0));

@@ -26,12 +26,10 @@ export interface SearchRow {
   country: string | null;
   /** Lower-cased hosts of the company's domains and websites. */
   hosts: string[];
-}
-
-/** Secondary search keys, streamed at index build time. */
-export interface SearchKeyRow {
-  vid: string;
-  value: string;
+  /** Cities of the company's addresses. */
+  cities: string[];
+  /** Values of the company's identifiers. */
+  identifierValues: string[];
 }
 
 export interface StoreStats {
@@ -63,10 +61,8 @@ export interface GraphStore {
     query: RelationshipQuery,
   ): Promise<Page<RelationshipItem>>;
   getEdge(edgeId: string): Promise<EdgeRecord | null>;
-  /** Streams every company for the search index, in batches. */
+  /** Streams every company with its search keys, in batches, for the search index. */
   scanSearchRows(onBatch: (rows: SearchRow[]) => void): Promise<void>;
-  /** Streams (vid, city) and (vid, identifier value) pairs for the search filters. */
-  scanSearchKeys(kind: 'city' | 'identifier', onBatch: (rows: SearchKeyRow[]) => void): Promise<void>;
   /**
    * Replaces the whole graph with the staging files in `stagingDir`. The old
    * graph keeps serving until the new one is complete; a failure leaves it as it was.

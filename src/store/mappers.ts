@@ -43,16 +43,37 @@ export function isDate(v: unknown): v is Date {
 
 export function iso(v: unknown): string | null {
   if (isDate(v)) return Number.isNaN(v.getTime()) ? null : v.toISOString();
-  if (typeof v === 'string') return v;
+  if (typeof v === 'string') {
+    // Dates inside JSON columns come as text: give them the same form as the engine's timestamps.
+    const d = new Date(v);
+    return Number.isNaN(d.getTime()) ? v : d.toISOString();
+  }
   return null;
 }
 
+/** A list value: a real list, or the staged list literal `[a,b]` kept as text by the embedded schema. */
 export function strings(v: unknown): string[] {
-  return Array.isArray(v) ? v.filter((x): x is string => typeof x === 'string') : [];
+  if (Array.isArray(v)) return v.filter((x): x is string => typeof x === 'string');
+  if (typeof v === 'string' && v.startsWith('[') && v.endsWith(']')) {
+    // Elements never hold commas or brackets (staging contract), so splitting is exact.
+    return v.length === 2 ? [] : v.slice(1, -1).split(',');
+  }
+  return [];
 }
 
 export function maps(v: unknown): Props[] {
   return Array.isArray(v) ? v.filter((x): x is Props => typeof x === 'object' && x !== null) : [];
+}
+
+/** A JSON column (identifiers, addresses, evidences): text from the engine, or an already parsed list. */
+export function jsonList(v: unknown): Props[] {
+  if (typeof v !== 'string') return maps(v);
+  if (v === '') return [];
+  try {
+    return maps(JSON.parse(v));
+  } catch {
+    return [];
+  }
 }
 
 export function toCompanyCore(c: Props): CompanyCore {
@@ -86,16 +107,14 @@ export function toAddress(a: Props): Address {
   };
 }
 
-export function toProfile(c: Props, identifiers: Props[], addresses: Props[]): CompanyProfile {
+/** A `company/get-profile` row (identifiers and addresses as JSON columns). */
+export function toProfile(c: Props): CompanyProfile {
   return {
     ...toCompanyCore(c),
-    identifiers: identifiers
+    identifiers: jsonList(c.identifiers)
       .map(toIdentifier)
       .sort((x, y) => x.type.localeCompare(y.type) || x.value.localeCompare(y.value)),
-    addresses: addresses
-      .map((a) => ({ id: str(a.id) ?? '', address: toAddress(a) }))
-      .sort((x, y) => x.id.localeCompare(y.id))
-      .map((x) => x.address),
+    addresses: jsonList(c.addresses).map(toAddress),
     domiciled_country: str(c.domiciled_country),
     incorporated_country: str(c.incorporated_country),
     incorporation_date: iso(c.incorporation_date),
@@ -158,9 +177,9 @@ export function toEvidence(e: Props): Evidence {
   };
 }
 
-/** Evidence newest first, then by id, so both engines list it identically. */
-export function toEdge(e: Props, evidences: Props[]): EdgeRecord {
-  const items = evidences.map(toEvidence);
+/** An `edge/get` row; evidence newest first, then by id, whatever order it was stored in. */
+export function toEdge(e: Props): EdgeRecord {
+  const items = jsonList(e.evidences).map(toEvidence);
   items.sort((a, b) => (b.date ?? '').localeCompare(a.date ?? '') || a.id.localeCompare(b.id));
   return {
     edge_id: str(e.edge_id) ?? '',

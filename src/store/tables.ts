@@ -4,16 +4,29 @@
  * The importer validates the user's CSV files, derives counts and cluster edges,
  * and writes one staging CSV per table below, columns in exactly this order
  * (node tables: their columns; relationship tables: `from`, `to`, then their
- * properties). Adapters bulk-load these files. Value encoding in staging files:
- * - STRING: RFC 4180 field; empty field = null.
- * - STRING[]: the elements joined by U+001F (unit separator); empty field = [].
- *   (The embedded engine keeps quote characters inside CSV list literals, so
- *   lists cannot travel as JSON or bracketed text; elements never hold U+001F.)
+ * properties), with a header row. Adapters bulk-load these files. Encodings:
+ * - STRING: RFC 4180 field; empty field = null. No field holds a line break
+ *   (the importer turns tabs and newlines in free text into spaces), so files
+ *   can be read in parallel.
+ * - STRING[]: the list literal `[a,b]` (see encodeList), CSV-quoted because it
+ *   holds commas; `[]` for none. Elements are never empty, never start or end
+ *   with white space and hold none of `, [ ] { } ' " \` nor control characters:
+ *   the importer refuses such values, or percent-encodes them in URLs.
+ * - JSON: a JSON document (see encodeJson and the shapes below), CSV-quoted.
  * - TIMESTAMP: ISO 8601 UTC, e.g. 2021-03-04T00:00:00Z; empty field = null.
  * - BOOLEAN: true / false; empty field = null.
  * - INT64 / DOUBLE: decimal text; empty field = null.
+ *
+ * Identifiers, addresses and evidence are read only together with their
+ * company or edge, so they travel as JSON on that row: one primary-key lookup
+ * answers a profile or an edge, and the bulk load has no tables of their own.
+ *   Company.identifiers: [{"type","value"}], sorted by type, then value.
+ *   Company.addresses:   [{"address_line","city","region","postal_code","country","type"}], input order, blanks null.
+ *   Edge.evidences:      [{"id","date","type","url","domain","status_id","provided_by_customer",
+ *                          "metadata","finalised_on","created_on","last_modified_on"}], newest date first,
+ *                          then id; dates ISO UTC or null, status_id a number or null.
  */
-export type ColumnType = 'STRING' | 'STRING[]' | 'TIMESTAMP' | 'BOOLEAN' | 'INT64' | 'DOUBLE';
+export type ColumnType = 'STRING' | 'STRING[]' | 'JSON' | 'TIMESTAMP' | 'BOOLEAN' | 'INT64' | 'DOUBLE';
 
 export interface TableSpec {
   /** Table (node label or relationship type) name. */
@@ -57,6 +70,8 @@ export const TABLES = {
       ['count_customers', 'INT64'],
       ['count_supplier_evidence', 'INT64'],
       ['count_customer_evidence', 'INT64'],
+      ['identifiers', 'JSON'],
+      ['addresses', 'JSON'],
     ],
   },
   Edge: {
@@ -74,46 +89,7 @@ export const TABLES = {
       ['confidence_score', 'DOUBLE'],
       ['hs_codes', 'STRING[]'],
       ['cluster_edge_id', 'STRING'],
-    ],
-  },
-  Evidence: {
-    name: 'Evidence',
-    kind: 'node',
-    columns: [
-      ['id', 'STRING'],
-      ['edge_id', 'STRING'],
-      ['date', ts],
-      ['type', 'STRING'],
-      ['url', 'STRING'],
-      ['domain', 'STRING'],
-      ['status_id', 'INT64'],
-      ['provided_by_customer', 'BOOLEAN'],
-      ['metadata', 'STRING'],
-      ['finalised_on', ts],
-      ['created_on', ts],
-      ['last_modified_on', ts],
-    ],
-  },
-  Identifier: {
-    name: 'Identifier',
-    kind: 'node',
-    columns: [
-      ['key', 'STRING'],
-      ['type', 'STRING'],
-      ['value', 'STRING'],
-    ],
-  },
-  Address: {
-    name: 'Address',
-    kind: 'node',
-    columns: [
-      ['id', 'STRING'],
-      ['address_line', 'STRING'],
-      ['city', 'STRING'],
-      ['region', 'STRING'],
-      ['postal_code', 'STRING'],
-      ['country', 'STRING'],
-      ['type', 'STRING'],
+      ['evidences', 'JSON'],
     ],
   },
   SUPPLIES: {
@@ -147,30 +123,44 @@ export const TABLES = {
       ['evidence_types', 'STRING[]'],
     ],
   },
-  HAS_EVIDENCE: { name: 'HAS_EVIDENCE', kind: 'rel', from: 'Edge', to: 'Evidence', columns: [] },
-  HAS_IDENTIFIER: { name: 'HAS_IDENTIFIER', kind: 'rel', from: 'Company', to: 'Identifier', columns: [] },
-  HAS_ADDRESS: { name: 'HAS_ADDRESS', kind: 'rel', from: 'Company', to: 'Address', columns: [] },
 } as const satisfies Record<string, TableSpec>;
 
 export type TableName = keyof typeof TABLES;
 
 /** Load order: node tables before the relationship tables that point at them. */
-export const LOAD_ORDER: readonly TableName[] = [
-  'Company',
-  'Edge',
-  'Evidence',
-  'Identifier',
-  'Address',
-  'SUPPLIES',
-  'CLUSTER_SUPPLIES',
-  'HAS_EVIDENCE',
-  'HAS_IDENTIFIER',
-  'HAS_ADDRESS',
-];
+export const LOAD_ORDER: readonly TableName[] = ['Company', 'Edge', 'SUPPLIES', 'CLUSTER_SUPPLIES'];
+
+/** Characters a list element may not hold (the engine's list literal syntax uses them). */
+export const LIST_ELEMENT_FORBIDDEN = /[,[\]{}'"\\]/;
+
+/** Whether `value` can be an element of a staged list: no syntax characters, no control characters, no edge spaces. */
+export function isListElement(value: string): boolean {
+  if (value.length === 0 || value.trim() !== value || LIST_ELEMENT_FORBIDDEN.test(value)) return false;
+  for (let i = 0; i < value.length; i++) {
+    const c = value.charCodeAt(i);
+    if (c < 0x20 || c === 0x7f) return false;
+  }
+  return true;
+}
+
+/** The staged text of a list (before CSV quoting): `[a,b]`. Throws on an element that cannot be staged. */
+export function encodeList(items: readonly string[]): string {
+  for (const item of items) {
+    if (!isListElement(item)) throw new Error(`list element cannot be staged: ${JSON.stringify(item)}`);
+  }
+  return `[${items.join(',')}]`;
+}
+
+/**
+ * JSON text for a staged JSON column. Quotes and backslashes inside strings are
+ * written as \\u0022 and \\u005c (still valid JSON): the embedded engine's CSV
+ * reader mishandles a backslash next to a doubled quote.
+ */
+export function encodeJson(value: unknown): string {
+  return JSON.stringify(value).replace(/\\(["\\])/g, (_m, c: string) => (c === '"' ? '\\u0022' : '\\u005c'));
+}
 
 /** Staging file name of a table inside a staging directory. */
-export const LIST_SEPARATOR = '\u001f';
-
 export function stagingFile(table: TableName): string {
   return `${table}.csv`;
 }

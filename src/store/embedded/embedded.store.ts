@@ -10,16 +10,18 @@ import type {
 } from '../../domain/model';
 import { cypherRoot, loadQuery, splitStatements } from '../cypher-files';
 import type { CypherQuery } from '../cypher-files';
-import type {
-  GraphStore,
-  Page,
-  RelationshipQuery,
-  SearchKeyRow,
-  SearchRow,
-  StoreStats,
-} from '../graph-store';
-import { int, str, strings, toCompanyCore, toEdge, toProfile, toRelationshipItem } from '../mappers';
-import { LIST_SEPARATOR, LOAD_ORDER, TABLES, stagingFile } from '../tables';
+import type { GraphStore, Page, RelationshipQuery, SearchRow, StoreStats } from '../graph-store';
+import {
+  int,
+  jsonList,
+  str,
+  strings,
+  toCompanyCore,
+  toEdge,
+  toProfile,
+  toRelationshipItem,
+} from '../mappers';
+import { LOAD_ORDER, stagingFile } from '../tables';
 import type { TableName } from '../tables';
 import { ConnectionPool } from './connection-pool';
 import type { EngineRow } from './connection-pool';
@@ -38,8 +40,6 @@ export interface EmbeddedStoreOptions {
 
 const QUERY_NAMES = [
   'company/get-profile',
-  'company/get-identifiers',
-  'company/get-addresses',
   'company/get-core',
   'company/get-summary',
   'company/get-cluster-parent',
@@ -51,10 +51,7 @@ const QUERY_NAMES = [
   'relationship/list-cluster-suppliers',
   'relationship/list-cluster-customers',
   'edge/get',
-  'edge/get-evidence',
   'search/scan-companies',
-  'search/scan-cities',
-  'search/scan-identifiers',
 ] as const;
 type QueryName = (typeof QUERY_NAMES)[number];
 
@@ -110,14 +107,16 @@ export class EmbeddedGraphStore implements GraphStore {
     return name;
   }
 
-  private async openPool(file: string): Promise<{ db: EngineDatabase; pool: ConnectionPool }> {
+  /** `queryTimeoutMs` 0: no limit (bulk loads); reads get the configured limit. */
+  private async openPool(
+    file: string,
+    queryTimeoutMs = this.options.queryTimeoutMs ?? 30_000,
+  ): Promise<{ db: EngineDatabase; pool: ConnectionPool }> {
     const db = openDatabase(path.join(this.options.dir, file), {
       bufferPoolBytes: this.options.bufferPoolMb * 1024 * 1024,
     });
     await db.init();
-    const pool = await ConnectionPool.open(db, this.options.connections, {
-      queryTimeoutMs: this.options.queryTimeoutMs ?? 30_000,
-    });
+    const pool = await ConnectionPool.open(db, this.options.connections, { queryTimeoutMs });
     return { db, pool };
   }
 
@@ -160,12 +159,8 @@ export class EmbeddedGraphStore implements GraphStore {
   }
 
   async getCompany(vid: string): Promise<CompanyProfile | null> {
-    const [[row], identifiers, addresses] = await Promise.all([
-      this.q('company/get-profile', { vid }),
-      this.q('company/get-identifiers', { vid }),
-      this.q('company/get-addresses', { vid }),
-    ]);
-    return row ? toProfile(row, identifiers, addresses) : null;
+    const [row] = await this.q('company/get-profile', { vid });
+    return row ? toProfile(row) : null;
   }
 
   async getCompanies(vids: readonly string[]): Promise<CompanyCore[]> {
@@ -212,11 +207,8 @@ export class EmbeddedGraphStore implements GraphStore {
   }
 
   async getEdge(edgeId: string): Promise<EdgeRecord | null> {
-    const [[row], evidences] = await Promise.all([
-      this.q('edge/get', { edge_id: edgeId }),
-      this.q('edge/get-evidence', { edge_id: edgeId }),
-    ]);
-    return row ? toEdge(row, evidences) : null;
+    const [row] = await this.q('edge/get', { edge_id: edgeId });
+    return row ? toEdge(row) : null;
   }
 
   async scanSearchRows(onBatch: (rows: SearchRow[]) => void): Promise<void> {
@@ -229,15 +221,12 @@ export class EmbeddedGraphStore implements GraphStore {
           degree: int(r.degree),
           country: str(r.country),
           hosts: hostsOf([...strings(r.domains), ...strings(r.websites)]),
+          cities: jsonList(r.addresses).flatMap((a) => (typeof a.city === 'string' ? [a.city] : [])),
+          identifierValues: jsonList(r.identifiers).flatMap((i) =>
+            typeof i.value === 'string' ? [i.value] : [],
+          ),
         })),
       ),
-    );
-  }
-
-  async scanSearchKeys(kind: 'city' | 'identifier', onBatch: (rows: SearchKeyRow[]) => void): Promise<void> {
-    const name: QueryName = kind === 'city' ? 'search/scan-cities' : 'search/scan-identifiers';
-    await this.live.stream(this.queries.get(name)!, {}, 20_000, (rows) =>
-      onBatch(rows.map((r) => ({ vid: str(r.vid) ?? '', value: str(r.value) ?? '' }))),
     );
   }
 
@@ -261,7 +250,7 @@ export class EmbeddedGraphStore implements GraphStore {
     const next = nextGenerationName(this.currentFile());
     const nextPath = path.join(this.options.dir, next);
     removeGraphFiles(nextPath);
-    const { db, pool } = await this.openPool(next);
+    const { db, pool } = await this.openPool(next, 0);
     try {
       await this.createSchema(pool);
       let done = 0;
@@ -339,37 +328,10 @@ function literalPath(p: string): string {
   return `'${p.replace(/\\/g, '\\\\').replace(/'/g, "\\'")}'`;
 }
 
-const FREE_TEXT_TABLES: ReadonlySet<TableName> = new Set(['Company', 'Evidence', 'Address', 'Identifier']);
-
 /**
- * The bulk-load statement (the list separator goes into the text as the raw
- * character: the engine's string literals have no escape for it) of one staging file. Tables with list columns are
- * loaded through a LOAD FROM subquery that splits the list text; the others
- * are copied directly.
+ * The bulk-load statement of one staging file. Staged fields never hold line
+ * breaks, so the engine may split every file between its threads.
  */
 export function copyStatement(table: TableName, file: string): string {
-  const spec = TABLES[table];
-  const columns: [string, string][] = [
-    ...(spec.kind === 'rel'
-      ? ([
-          ['from', 'STRING'],
-          ['to', 'STRING'],
-        ] as [string, string][])
-      : []),
-    ...spec.columns.map(([n, t]) => [n, t] as [string, string]),
-  ];
-  // The parallel CSV reader cannot split quoted newlines, which free text may hold.
-  const options = `(HEADER=true, PARALLEL=${FREE_TEXT_TABLES.has(table) ? 'false' : 'true'})`;
-  if (!columns.some(([, t]) => t === 'STRING[]')) {
-    return `COPY ${table} FROM ${literalPath(file)} ${options}`;
-  }
-  const header = columns.map(([n, t]) => `\`${n}\` ${t === 'STRING[]' ? 'STRING' : t}`).join(', ');
-  const projection = columns
-    .map(([n, t]) =>
-      t === 'STRING[]'
-        ? `CASE WHEN \`${n}\` IS NULL THEN CAST([] AS STRING[]) ELSE string_split(\`${n}\`, '${LIST_SEPARATOR}') END`
-        : `\`${n}\``,
-    )
-    .join(', ');
-  return `COPY ${table} FROM (LOAD WITH HEADERS (${header}) FROM ${literalPath(file)} ${options} RETURN ${projection})`;
+  return `COPY ${table} FROM ${literalPath(file)} (HEADER=true, PARALLEL=true)`;
 }
