@@ -1,5 +1,6 @@
 import fs from 'node:fs';
 import path from 'node:path';
+import { projectDir } from '../paths';
 import { makeExecutableSchema } from '@graphql-tools/schema';
 import type { GraphQLSchema } from 'graphql';
 import { CompanyFields, CompanySummaryFields, EdgeFields } from './resolvers/company.fields';
@@ -9,15 +10,9 @@ import { edge } from './resolvers/query.edge';
 import { cluster_customers, cluster_suppliers, customers, suppliers } from './resolvers/query.relationships';
 import { DateScalar, DateTimeScalar } from './scalars';
 
-/** The `schema/` directory, found upwards from this module (works from src/ and dist/src/). */
+/** The `schema/` directory. */
 export function schemaDir(): string {
-  let dir = __dirname;
-  for (let i = 0; i < 6; i++) {
-    const candidate = path.join(dir, 'schema');
-    if (fs.existsSync(path.join(candidate, 'company.graphql'))) return candidate;
-    dir = path.dirname(dir);
-  }
-  throw new Error(`schema/ directory not found above ${__dirname}`);
+  return projectDir('schema', 'company.graphql');
 }
 
 /** The SDL of every `schema/*.graphql` file, in name order. */

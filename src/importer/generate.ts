@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import { Worker } from 'node:worker_threads';
 import { ChunkWriter, csvField } from './csv';
-import { INPUT_FILES, isinCheckDigit, leiCheckDigits } from './format';
+import { INPUT_FILES, INPUT_ORDER, isinCheckDigit, leiCheckDigits } from './format';
 import type { InputFileName } from './format';
 import {
   BRANDS,
@@ -733,15 +733,7 @@ export async function generateDataset(opts: GenerateOptions): Promise<GenerateRe
   const seed = opts.seed >>> 0;
   const outDir = opts.outDir;
   await mkdir(outDir, { recursive: true });
-  const names: InputFileName[] = [
-    'companies',
-    'clusters',
-    'identifiers',
-    'addresses',
-    'relationships',
-    'evidence',
-  ];
-  const files = names.map((k) => join(outDir, INPUT_FILES[k].file));
+  const files = INPUT_ORDER.map((k) => join(outDir, INPUT_FILES[k].file));
   const relPath = join(outDir, INPUT_FILES.relationships.file);
   const evPath = join(outDir, INPUT_FILES.evidence.file);
 

@@ -1,5 +1,6 @@
 import fs from 'node:fs';
 import path from 'node:path';
+import { projectDir } from '../paths';
 
 /** The declared type of one query parameter, from the file's header. */
 export type ParamType = 'STRING' | 'STRING[]' | 'INT64' | 'DOUBLE' | 'BOOLEAN' | 'TIMESTAMP' | 'MAP[]';
@@ -17,15 +18,9 @@ export interface CypherQuery {
 const PARAM_LINE =
   /^\s*\/\/\s*\$([A-Za-z_][A-Za-z0-9_]*)\s*:\s*(STRING\[\]|STRING|INT64|DOUBLE|BOOLEAN|TIMESTAMP|MAP\[\])(?=\s|$)/;
 
-/** The `cypher/` directory, found upwards from this module (works from src/ and dist/src/). */
+/** The `cypher/` directory. */
 export function cypherRoot(): string {
-  let dir = __dirname;
-  for (let i = 0; i < 6; i++) {
-    const candidate = path.join(dir, 'cypher');
-    if (fs.existsSync(path.join(candidate, 'schema'))) return candidate;
-    dir = path.dirname(dir);
-  }
-  throw new Error(`cypher/ directory not found above ${__dirname}`);
+  return projectDir('cypher', 'schema');
 }
 
 /** Splits a script into statements on `;` at line ends, dropping `//` comment lines. */
