@@ -119,7 +119,8 @@ export function openApiDocument(keyHeader: string): Json {
         'Supply-chain relationship data: company search, profiles, supplier and customer lists, edges with evidence. ' +
         `Every /v1 route needs an API key in the ${keyHeader} header (missing: 401, unknown or revoked: 403). ` +
         'Errors are RFC 9457 problem documents (application/problem+json). Requests are rate-limited per key ' +
-        '(429 with Retry-After and the IETF RateLimit and RateLimit-Policy headers). Paths answer with and without a trailing slash.',
+        '(429 with Retry-After and the IETF RateLimit and RateLimit-Policy headers). Paths answer with and without a trailing slash. ' +
+        'Unknown or repeated query parameters are refused with 400 naming them. A company outside any cluster is a cluster of one: its cid_id is its vid.',
     },
     servers: [{ url: '/' }],
     security: [{ apiKey: [] }],
