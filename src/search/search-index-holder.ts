@@ -4,8 +4,9 @@ import { CompanySearchIndex } from './company-search';
 
 /**
  * Holds the live search index and rebuilds it when the store's data changes
- * (after an import or a seed). Searches keep using the old index until the new
- * one is complete; concurrent callers share one rebuild.
+ * (after an import or a seed). Searches keep using the previous index while a
+ * rebuild runs in the background (a 1M-company index takes seconds); only the
+ * very first build is waited for. Concurrent callers share one rebuild.
  */
 export class SearchIndexHolder {
   private current: CompanySearchIndex | null = null;
@@ -18,8 +19,16 @@ export class SearchIndexHolder {
   ) {}
 
   async get(): Promise<CompanySearchIndex> {
-    if (this.current && this.builtFor === this.store.generation) return this.current;
-    return this.rebuild();
+    if (!this.current) return this.rebuild();
+    if (this.builtFor !== this.store.generation && !this.building) {
+      this.rebuild().catch((err: unknown) => this.log?.error({ err }, 'search index rebuild failed'));
+    }
+    return this.current;
+  }
+
+  /** Store generation the live index was built from (-1 before the first build). */
+  get generation(): number {
+    return this.builtFor;
   }
 
   /** Whether searches can be answered without waiting for a build. */

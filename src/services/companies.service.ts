@@ -60,7 +60,8 @@ export class CompaniesService {
    */
   async search(input: CompanySearchInput): Promise<{ results: CompanySearchResult[]; hasMore: boolean }> {
     const p = check(this.searchSchema, dropNulls(input));
-    return this.cache.get(`search:${JSON.stringify(p)}`, () => this.runSearch(p));
+    // The index generation is part of the key: results from an index still being rebuilt are not kept.
+    return this.cache.get(`search:${this.index.generation}:${JSON.stringify(p)}`, () => this.runSearch(p));
   }
 
   private async runSearch(
