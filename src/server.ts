@@ -13,6 +13,8 @@ import { RelationshipsService } from './services/relationships.service';
 import { ReadCache } from './services/read-cache';
 import type { GraphStore } from './store/graph-store';
 import { openStore } from './store/open-store';
+import { LocalBlobStore } from './blobs/local/local.blob-store';
+import { downloadsRoutes } from './blobs/local/downloads.routes';
 import { importDirectory } from './importer/import-directory';
 import { generateDataset } from './importer/generate';
 
@@ -20,6 +22,7 @@ export interface RunningServer {
   server: Server;
   port: number;
   store: GraphStore;
+  blobs: LocalBlobStore;
   search: SearchIndexHolder;
   keys: ApiKeyStore;
   close(): Promise<void>;
@@ -55,6 +58,12 @@ export async function startServer(config: Config, log: Logger): Promise<RunningS
       relationships: new RelationshipsService(store, limits, cache),
       edges: new EdgesService(store, cache),
     };
+    let listeningPort = config.PORT;
+    const blobs = new LocalBlobStore(
+      config.dataDir,
+      () => config.PUBLIC_URL ?? `http://localhost:${listeningPort}`,
+      config.DOWNLOAD_SECRET,
+    );
     const { app, apollo } = await buildApp({
       schema: buildSchema(),
       services,
@@ -66,6 +75,7 @@ export async function startServer(config: Config, log: Logger): Promise<RunningS
       publicUrl: config.PUBLIC_URL,
       trustProxy: config.TRUST_PROXY,
       ready: () => search.ready,
+      open: [downloadsRoutes(blobs)],
     });
     const server = await new Promise<Server>((resolve, reject) => {
       const s = app.listen(config.PORT, config.HOST, () => resolve(s));
@@ -74,6 +84,7 @@ export async function startServer(config: Config, log: Logger): Promise<RunningS
     server.keepAliveTimeout = 65_000;
     const address = server.address();
     const port = typeof address === 'object' && address ? address.port : config.PORT;
+    listeningPort = port;
     log.info(
       { port },
       `tiergraph listening on http://localhost:${port} (REST /v1, GraphQL /graphql, explorer /explorer, docs /docs)`,
@@ -85,6 +96,7 @@ export async function startServer(config: Config, log: Logger): Promise<RunningS
       store,
       search,
       keys,
+      blobs,
       close: () =>
         (closing ??= (async () => {
           unfollow();

@@ -65,6 +65,8 @@ const schema = z.object({
   GRAPHQL_MAX_COST: intIn(10, 10_000_000).default(20_000),
   /** Public base URL used in `next`/`previous` links; derived from the request when unset. */
   PUBLIC_URL: z.string().url().optional(),
+  /** Secret that signs download links (32+ characters); generated and kept under DATA_DIR when unset. */
+  DOWNLOAD_SECRET: z.string().min(32, 'must be at least 32 characters').optional(),
   /** Trust X-Forwarded-* headers from this many proxy hops (express `trust proxy`). */
   TRUST_PROXY: intIn(0, 10).default(0),
 });

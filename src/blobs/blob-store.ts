@@ -1,0 +1,23 @@
+import type { Readable } from 'node:stream';
+
+/** Where export files go: local disk by default, Google Cloud Storage in production. */
+export interface BlobStore {
+  readonly kind: 'local' | 'gcs';
+  /** Stores the stream under `key` (a relative path of safe segments); resolves once it is complete. */
+  put(key: string, body: Readable, contentType: string): Promise<{ key: string; bytes: number }>;
+  /** A link that downloads `key` without an API key until `ttlSeconds` from now. */
+  signedUrl(key: string, ttlSeconds: number): Promise<string>;
+  delete(key: string): Promise<void>;
+  /** Removes files stored before `before`; returns how many. */
+  deleteOlderThan(before: Date): Promise<number>;
+}
+
+const SEGMENT = /^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/;
+
+/** Keys are relative paths of safe segments, so no key can name a file outside the store. */
+export function isSafeKey(key: string): boolean {
+  const parts = key.split('/');
+  return (
+    parts.length > 0 && parts.length <= 8 && parts.every((p) => SEGMENT.test(p) && p !== '.' && p !== '..')
+  );
+}

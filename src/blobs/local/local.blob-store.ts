@@ -1,0 +1,120 @@
+import crypto from 'node:crypto';
+import fs from 'node:fs';
+import path from 'node:path';
+import type { Readable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+import { AppError } from '../../domain/errors';
+import type { BlobStore } from '../blob-store';
+import { isSafeKey } from '../blob-store';
+
+/** Where a signed link stands: a path under the app, an expiry (unix seconds) and a signature. */
+export const DOWNLOAD_PREFIX = '/downloads/';
+
+/**
+ * Export files on local disk (`<dataDir>/exports`), downloaded from the app
+ * itself through links signed with HMAC-SHA256 over key and expiry. The secret
+ * comes from settings or is generated once and kept under the data directory.
+ */
+export class LocalBlobStore implements BlobStore {
+  readonly kind = 'local' as const;
+  readonly root: string;
+  private readonly secret: Buffer;
+
+  constructor(
+    dataDir: string,
+    private readonly publicBase: () => string,
+    secret?: string,
+    private readonly now: () => number = Date.now,
+  ) {
+    this.root = path.join(dataDir, 'exports');
+    fs.mkdirSync(this.root, { recursive: true });
+    this.secret = Buffer.from(secret ?? loadOrCreateSecret(dataDir), 'utf8');
+  }
+
+  private file(key: string): string {
+    if (!isSafeKey(key)) throw new Error(`unsafe blob key: ${key}`);
+    return path.join(this.root, ...key.split('/'));
+  }
+
+  async put(key: string, body: Readable, _contentType: string): Promise<{ key: string; bytes: number }> {
+    const target = this.file(key);
+    fs.mkdirSync(path.dirname(target), { recursive: true });
+    // Written beside, renamed when complete: a reader never sees half a file.
+    const partial = `${target}.partial`;
+    try {
+      await pipeline(body, fs.createWriteStream(partial));
+      fs.renameSync(partial, target);
+    } catch (e) {
+      fs.rmSync(partial, { force: true });
+      throw e;
+    }
+    return { key, bytes: fs.statSync(target).size };
+  }
+
+  signature(key: string, expires: number): string {
+    return crypto.createHmac('sha256', this.secret).update(`${key}\n${expires}`).digest('hex');
+  }
+
+  // eslint-disable-next-line @typescript-eslint/require-await -- async so a bad key rejects instead of throwing
+  async signedUrl(key: string, ttlSeconds: number): Promise<string> {
+    this.file(key);
+    const expires = Math.floor(this.now() / 1000) + ttlSeconds;
+    const url = `${this.publicBase().replace(/\/$/, '')}${DOWNLOAD_PREFIX}${key}?expires=${expires}&signature=${this.signature(key, expires)}`;
+    return url;
+  }
+
+  /**
+   * Checks a presented link and returns the file to send. A bad signature is
+   * 403 (compared in constant time); a good but expired one is 410.
+   */
+  verify(key: string, expires: unknown, signature: unknown): string {
+    if (
+      !isSafeKey(key) ||
+      typeof expires !== 'string' ||
+      typeof signature !== 'string' ||
+      !/^\d{1,12}$/.test(expires)
+    ) {
+      throw new AppError('FORBIDDEN', 'This download link is not valid.');
+    }
+    const expected = Buffer.from(this.signature(key, Number(expires)), 'hex');
+    const given = Buffer.from(/^[0-9a-f]{64}$/.test(signature) ? signature : '', 'hex');
+    if (given.length !== expected.length || !crypto.timingSafeEqual(given, expected)) {
+      throw new AppError('FORBIDDEN', 'This download link is not valid.');
+    }
+    if (Number(expires) * 1000 < this.now()) throw new AppError('GONE', 'This download link has expired.');
+    const file = this.file(key);
+    if (!fs.existsSync(file)) throw new AppError('GONE', 'This file is no longer kept.');
+    return file;
+  }
+
+  delete(key: string): Promise<void> {
+    fs.rmSync(this.file(key), { force: true });
+    return Promise.resolve();
+  }
+
+  deleteOlderThan(before: Date): Promise<number> {
+    let removed = 0;
+    const walk = (dir: string) => {
+      for (const entry of fs.readdirSync(dir, { withFileTypes: true })) {
+        const p = path.join(dir, entry.name);
+        if (entry.isDirectory()) walk(p);
+        else if (fs.statSync(p).mtimeMs < before.getTime()) {
+          fs.rmSync(p, { force: true });
+          removed++;
+        }
+      }
+    };
+    walk(this.root);
+    return Promise.resolve(removed);
+  }
+}
+
+/** The signing secret kept under the data directory (created on first use, readable by the owner only). */
+function loadOrCreateSecret(dataDir: string): string {
+  const file = path.join(dataDir, 'download-secret');
+  if (fs.existsSync(file)) return fs.readFileSync(file, 'utf8').trim();
+  const secret = crypto.randomBytes(32).toString('base64url');
+  fs.mkdirSync(dataDir, { recursive: true });
+  fs.writeFileSync(file, `${secret}\n`, { mode: 0o600 });
+  return secret;
+}

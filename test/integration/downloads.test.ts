@@ -1,0 +1,61 @@
+import { Readable } from 'node:stream';
+import { startTestServer } from '../support/server';
+import type { TestServer } from '../support/server';
+
+let t: TestServer;
+beforeAll(async () => {
+  t = await startTestServer({}, null);
+  await t.running.blobs.put('runs/7/tierview.csv', Readable.from(['a,b\n', '1,2\n']), 'text/csv');
+});
+afterAll(async () => {
+  await t.stop();
+});
+
+const local = (url: string) => {
+  const u = new URL(url);
+  return `${t.base}${u.pathname}${u.search}`;
+};
+
+describe('signed download links', () => {
+  it('download the file without an API key until they expire', async () => {
+    const url = await t.running.blobs.signedUrl('runs/7/tierview.csv', 3600);
+    expect(url).toMatch(/\/downloads\/runs\/7\/tierview\.csv\?expires=\d+&signature=[0-9a-f]{64}$/);
+    const res = await fetch(local(url));
+    expect(res.status).toBe(200);
+    expect(await res.text()).toBe('a,b\n1,2\n');
+    expect(res.headers.get('content-disposition')).toMatch(/tierview\.csv/);
+  });
+
+  it('answer 403 to a tampered link and 410 to an expired one', async () => {
+    const url = new URL(await t.running.blobs.signedUrl('runs/7/tierview.csv', 3600));
+    const later = new URL(url);
+    later.searchParams.set('expires', String(Number(url.searchParams.get('expires')) + 60));
+    expect((await fetch(local(later.toString()))).status).toBe(403);
+    const other = new URL(url);
+    other.pathname = '/downloads/runs/8/tierview.csv';
+    expect((await fetch(local(other.toString()))).status).toBe(403);
+    const unsigned = new URL(url);
+    unsigned.searchParams.delete('signature');
+    expect((await fetch(local(unsigned.toString()))).status).toBe(403);
+
+    const expired = await t.running.blobs.signedUrl('runs/7/tierview.csv', -1);
+    const res = await fetch(local(expired));
+    expect(res.status).toBe(410);
+    expect(((await res.json()) as { code: string }).code).toBe('GONE');
+  });
+
+  it('refuse keys that leave the store', async () => {
+    await expect(t.running.blobs.signedUrl('../api-keys.json', 60)).rejects.toThrow(/unsafe/);
+    expect(
+      (await fetch(`${t.base}/downloads/..%2Fapi-keys.json?expires=9999999999&signature=${'0'.repeat(64)}`))
+        .status,
+    ).toBe(403);
+  });
+
+  it('remove files older than a given time', async () => {
+    await t.running.blobs.put('runs/9/old.csv', Readable.from(['x\n']), 'text/csv');
+    expect(await t.running.blobs.deleteOlderThan(new Date(Date.now() + 60_000))).toBe(2);
+    const url = await t.running.blobs.signedUrl('runs/7/tierview.csv', 3600);
+    expect((await fetch(local(url))).status).toBe(410);
+  });
+});
