@@ -1,6 +1,12 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import { cypherRoot, listQueryNames, loadQuery, splitStatements } from '../../src/store/cypher-files';
+import {
+  cypherRoot,
+  listQueryNames,
+  loadQuery,
+  parseHeader,
+  splitStatements,
+} from '../../src/store/cypher-files';
 import { ConnectionPool } from '../../src/store/embedded/connection-pool';
 import { openDatabase } from '../../src/store/embedded/engine';
 import type { EngineDatabase } from '../../src/store/embedded/engine';
@@ -53,6 +59,41 @@ describe('Cypher query files', () => {
   });
 
   const names = listQueryNames();
+  const variants = fs
+    .readdirSync(cypherRoot(), { recursive: true, encoding: 'utf8' })
+    .filter((f) => f.endsWith('.embedded.cypher') && !f.startsWith('schema'))
+    .map((f) =>
+      f
+        .replace(/\.embedded\.cypher$/, '')
+        .split(path.sep)
+        .join('/'),
+    );
+
+  it.each(variants.map((v) => [v]))(
+    'embedded variant %s keeps its base parameters and compiles',
+    async (name) => {
+      const q = loadQuery(name, 'embedded');
+      expect(q.file.endsWith('.embedded.cypher')).toBe(true);
+      if (names.includes(name)) {
+        expect([...q.params.keys()].sort()).toEqual(
+          [...parseHeader(fs.readFileSync(path.join(cypherRoot(), `${name}.cypher`), 'utf8')).keys()].sort(),
+        );
+      }
+      const sample: Record<string, unknown> = {};
+      for (const [p, t] of q.params) {
+        sample[p] = {
+          STRING: 'x',
+          'STRING[]': ['x'],
+          INT64: 1,
+          DOUBLE: 0.5,
+          BOOLEAN: true,
+          TIMESTAMP: new Date(0),
+          'MAP[]': [{ a: 1 }],
+        }[t];
+      }
+      await expect(pool.query(q, sample)).resolves.toEqual(expect.any(Array));
+    },
+  );
 
   it('finds the queries', () => {
     expect(names.length).toBeGreaterThanOrEqual(10);

@@ -52,6 +52,7 @@ const QUERY_NAMES = [
   'relationship/list-cluster-customers',
   'edge/get',
   'search/scan-companies',
+  'company/vid-offsets',
 ] as const;
 type QueryName = (typeof QUERY_NAMES)[number];
 
@@ -70,6 +71,8 @@ export class EmbeddedGraphStore implements GraphStore {
   private queries = new Map<QueryName, CypherQuery>();
   private gen = 0;
   private attached: string | null = null;
+  /** vid of every company by its internal offset in the attached generation (see company/vid-offsets). */
+  private vidByOffset: string[] = [];
   private swapping: Promise<void> = Promise.resolve();
 
   constructor(private readonly options: EmbeddedStoreOptions) {
@@ -85,7 +88,6 @@ export class EmbeddedGraphStore implements GraphStore {
     fs.mkdirSync(this.options.dir, { recursive: true });
     const file = this.currentFile() ?? this.writeCurrent('g-000001.kuzu');
     await this.attach(file);
-    await this.createSchema(this.pool!);
   }
 
   async close(): Promise<void> {
@@ -125,7 +127,18 @@ export class EmbeddedGraphStore implements GraphStore {
     this.db = db;
     this.pool = pool;
     this.attached = file;
+    await this.createSchema(pool);
+    await this.loadVidOffsets();
     this.gen++;
+  }
+
+  /** Offsets are fixed within a generation; seeds add companies, so they reload it too. */
+  private async loadVidOffsets(): Promise<void> {
+    const byOffset: string[] = [];
+    await this.live.stream(this.queries.get('company/vid-offsets')!, {}, 50_000, (rows) => {
+      for (const r of rows) byOffset[int(r.off)] = str(r.vid) ?? '';
+    });
+    this.vidByOffset = byOffset;
   }
 
   private async detach(): Promise<void> {
@@ -197,12 +210,9 @@ export class EmbeddedGraphStore implements GraphStore {
     };
     const rows = await this.q(name, params);
     const page = rows.slice(0, query.limit);
-    const summaries = await Promise.all(
-      page.map((r) => this.q('company/get-summary', { vid: str(r.counterpart_vid) ?? '' })),
-    );
-    const items = page.map((r, i) =>
-      toRelationshipItem(r, summaries[i]?.[0] ?? { vid: r.counterpart_vid }, grouping),
-    );
+    const vids = page.map((r) => this.vidByOffset[int(r.counterpart_offset)] ?? '');
+    const summaries = await Promise.all(vids.map((vid) => this.q('company/get-summary', { vid })));
+    const items = page.map((r, i) => toRelationshipItem(r, summaries[i]?.[0] ?? { vid: vids[i] }, grouping));
     return { items, hasMore: rows.length > query.limit };
   }
 
@@ -308,6 +318,7 @@ export class EmbeddedGraphStore implements GraphStore {
       await this.live.run(s);
       n++;
     }
+    await this.loadVidOffsets();
     this.gen++;
     return n;
   }
