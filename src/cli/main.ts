@@ -10,7 +10,7 @@ import { startServer } from '../server';
 import { ApiKeyStore } from '../http/api-keys';
 import { generateDataset } from '../importer/generate';
 import { importDirectory } from '../importer/import-directory';
-import { ImportAbortedError } from '../importer/stage';
+import { DEFAULT_MAX_REJECTED, ImportAbortedError } from '../importer/stage';
 import type { RejectedRow } from '../importer/stage';
 import { splitStatements } from '../store/cypher-files';
 import { EmbeddedGraphStore } from '../store/embedded/embedded.store';
@@ -65,7 +65,12 @@ program
 program
   .command('import')
   .argument('<dir>', 'directory with the import CSV files (docs/import-format.md)')
-  .option('--max-rejected <n>', 'abort when more rows than this are rejected', positiveInt, 1000)
+  .option(
+    '--max-rejected <n>',
+    'abort when more rows than this are rejected',
+    positiveInt,
+    DEFAULT_MAX_REJECTED,
+  )
   .option('--report <file>', 'write every rejected row (file, line, reason) to this CSV file')
   .description(
     'validate and bulk-load a dataset, replacing the graph; a running server switches over when done',

@@ -26,5 +26,3 @@ export function openDatabase(file: string, options: EngineOptions): EngineDataba
 export function newConnection(db: EngineDatabase, threads?: number): EngineConnection {
   return new kuzu.Connection(db, threads);
 }
-
-export const ENGINE_NAME = 'kuzu';
