@@ -7,6 +7,7 @@ import {
   parseHeader,
   splitStatements,
 } from '../../src/store/cypher-files';
+import type { CypherQuery, ParamType } from '../../src/store/cypher-files';
 import { ConnectionPool } from '../../src/store/embedded/connection-pool';
 import { openDatabase } from '../../src/store/embedded/engine';
 import type { EngineDatabase } from '../../src/store/embedded/engine';
@@ -29,6 +30,20 @@ function ddlColumns(table: string): [string, string][] {
 }
 
 // The embedded schema keeps JSON documents and list literals as text.
+/** A value of each declared type, enough for the engine to bind and run the query. */
+function sampleParams(q: CypherQuery): Record<string, unknown> {
+  const byType: Record<ParamType, unknown> = {
+    STRING: 'x',
+    'STRING[]': ['x'],
+    INT64: 1,
+    DOUBLE: 0.5,
+    BOOLEAN: true,
+    TIMESTAMP: new Date(0),
+    'MAP[]': [{ a: 1 }],
+  };
+  return Object.fromEntries([...q.params].map(([name, type]) => [name, byType[type]]));
+}
+
 const engineType = (t: ColumnType) => (t === 'JSON' || t === 'STRING[]' ? 'STRING' : t);
 
 describe('schema and staging contract', () => {
@@ -79,19 +94,7 @@ describe('Cypher query files', () => {
           [...parseHeader(fs.readFileSync(path.join(cypherRoot(), `${name}.cypher`), 'utf8')).keys()].sort(),
         );
       }
-      const sample: Record<string, unknown> = {};
-      for (const [p, t] of q.params) {
-        sample[p] = {
-          STRING: 'x',
-          'STRING[]': ['x'],
-          INT64: 1,
-          DOUBLE: 0.5,
-          BOOLEAN: true,
-          TIMESTAMP: new Date(0),
-          'MAP[]': [{ a: 1 }],
-        }[t];
-      }
-      await expect(pool.query(q, sample)).resolves.toEqual(expect.any(Array));
+      await expect(pool.query(q, sampleParams(q))).resolves.toEqual(expect.any(Array));
     },
   );
 
@@ -107,18 +110,6 @@ describe('Cypher query files', () => {
       .join('\n');
     const used = new Set([...body.matchAll(/\$([A-Za-z_][A-Za-z0-9_]*)/g)].map((m) => m[1]!));
     expect([...used].sort()).toEqual([...q.params.keys()].sort());
-    const sample: Record<string, unknown> = {};
-    for (const [p, t] of q.params) {
-      sample[p] = {
-        STRING: 'x',
-        'STRING[]': ['x'],
-        INT64: 1,
-        DOUBLE: 0.5,
-        BOOLEAN: true,
-        TIMESTAMP: new Date(0),
-        'MAP[]': [{ a: 1 }],
-      }[t];
-    }
-    await expect(pool.query(q, sample)).resolves.toEqual(expect.any(Array));
+    await expect(pool.query(q, sampleParams(q))).resolves.toEqual(expect.any(Array));
   });
 });
