@@ -3,7 +3,16 @@ module.exports = {
   testEnvironment: 'node',
   roots: ['<rootDir>/test'],
   testMatch: ['**/*.test.ts'],
-  transform: { '^.+\\.ts$': ['ts-jest', { tsconfig: 'tsconfig.json', isolatedModules: true }] },
+  transform: {
+    '^.+\\.ts$': ['ts-jest', { tsconfig: 'tsconfig.json' }],
+    // Agenda and its backends ship only as ES modules; jest's module system loads
+    // CommonJS, so their files are transpiled on the way in (Node itself requires them natively).
+    '/node_modules/(agenda|@agendajs)/.+\\.js$': [
+      'ts-jest',
+      { tsconfig: { allowJs: true, module: 'commonjs', target: 'ES2022', isolatedModules: true } },
+    ],
+  },
+  transformIgnorePatterns: ['/node_modules/(?!(agenda|@agendajs)/)'],
   testTimeout: 60000,
   // Kuzu runs queries on native threads; one worker per core keeps the machine responsive.
   maxWorkers: 2,
