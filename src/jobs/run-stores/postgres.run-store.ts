@@ -1,0 +1,213 @@
+import { Pool } from 'pg';
+import type { PoolClient } from 'pg';
+import { LIFE_CYCLE_STATES, RESULT_STATES, newRunRecord } from '../run-store';
+import type { LifeCycleState, ResultState, RunPatch, RunRecord, RunStore } from '../run-store';
+
+/** Where the store connects: a pool the caller owns (and closes), or a URL it opens itself. */
+export type PostgresRunStoreOptions = ({ pool: Pool } | { connectionString: string }) & {
+  /** Table of run records, created on open when missing (default `tiergraph_runs`). */
+  tableName?: string;
+};
+
+interface RunRow {
+  run_id: string;
+  request: Record<string, unknown>;
+  life_cycle_state: LifeCycleState;
+  result_state: ResultState | null;
+  state_message: string;
+  user_cancelled_or_timedout: boolean;
+  cancel_requested: boolean;
+  files: Record<string, string> | null;
+  attempts: number;
+  created_at: Date;
+  started_at: Date | null;
+  ended_at: Date | null;
+  updated_at: Date;
+}
+
+/** Column of each patchable field; jsonb columns are sent as JSON text. */
+const PATCH_COLUMNS: { [K in keyof Required<RunPatch>]: { column: string; json?: true } } = {
+  lifeCycleState: { column: 'life_cycle_state' },
+  resultState: { column: 'result_state' },
+  stateMessage: { column: 'state_message' },
+  userCancelledOrTimedout: { column: 'user_cancelled_or_timedout' },
+  cancelRequested: { column: 'cancel_requested' },
+  files: { column: 'files', json: true },
+  attempts: { column: 'attempts' },
+  startedAt: { column: 'started_at' },
+  endedAt: { column: 'ended_at' },
+};
+
+const IDENTIFIER = /^[A-Za-z_][A-Za-z0-9_]{0,62}$/;
+const sqlList = (values: readonly string[]): string => values.map((v) => `'${v}'`).join(', ');
+
+function fromRow(row: RunRow): RunRecord {
+  return {
+    // bigint arrives as text; ids stay far below 2^53.
+    runId: Number(row.run_id),
+    request: row.request,
+    lifeCycleState: row.life_cycle_state,
+    resultState: row.result_state,
+    stateMessage: row.state_message,
+    userCancelledOrTimedout: row.user_cancelled_or_timedout,
+    cancelRequested: row.cancel_requested,
+    files: row.files,
+    attempts: row.attempts,
+    createdAt: row.created_at,
+    startedAt: row.started_at,
+    endedAt: row.ended_at,
+    updatedAt: row.updated_at,
+  };
+}
+
+/**
+ * Run records in one PostgreSQL table, next to Agenda's jobs table when
+ * `JOBS_BACKEND=postgres`. Ids come from an identity column, whose sequence never
+ * hands out a value twice (not after a rollback, a delete or a restart), and every
+ * transition is a single conditional UPDATE, so two workers racing for the same
+ * run cannot both win.
+ */
+export class PostgresRunStore implements RunStore {
+  readonly name = 'postgres';
+  private readonly pool: Pool;
+  private readonly ownsPool: boolean;
+  private readonly table: string;
+  private readonly tableName: string;
+
+  constructor(options: PostgresRunStoreOptions) {
+    this.tableName = options.tableName ?? 'tiergraph_runs';
+    // The name is spliced into SQL, so only plain identifiers are accepted.
+    if (!IDENTIFIER.test(this.tableName)) throw new Error(`invalid run table name: ${this.tableName}`);
+    this.table = `"${this.tableName}"`;
+    if ('pool' in options) {
+      this.pool = options.pool;
+      this.ownsPool = false;
+    } else {
+      this.pool = new Pool({ connectionString: options.connectionString });
+      // The pool drops an idle connection that the server closed and opens another on
+      // the next query; unhandled, that 'error' event would end the process.
+      this.pool.on('error', () => undefined);
+      this.ownsPool = true;
+    }
+  }
+
+  async open(): Promise<void> {
+    const client = await this.pool.connect();
+    try {
+      await client.query('BEGIN');
+      // Two processes opening at once would both pass IF NOT EXISTS and one would then
+      // fail on the catalog's unique index; the lock makes the second one wait instead.
+      await client.query('SELECT pg_advisory_xact_lock(hashtext($1))', [
+        `tiergraph-run-store:${this.tableName}`,
+      ]);
+      await this.createSchema(client);
+      await client.query('COMMIT');
+    } catch (err) {
+      await client.query('ROLLBACK').catch(() => undefined);
+      throw err;
+    } finally {
+      client.release();
+    }
+  }
+
+  private async createSchema(client: PoolClient): Promise<void> {
+    await client.query(`
+      CREATE TABLE IF NOT EXISTS ${this.table} (
+        run_id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+        request jsonb NOT NULL,
+        life_cycle_state text NOT NULL CHECK (life_cycle_state IN (${sqlList(LIFE_CYCLE_STATES)})),
+        result_state text CHECK (result_state IN (${sqlList(RESULT_STATES)})),
+        state_message text NOT NULL DEFAULT '',
+        user_cancelled_or_timedout boolean NOT NULL DEFAULT false,
+        cancel_requested boolean NOT NULL DEFAULT false,
+        files jsonb,
+        attempts integer NOT NULL DEFAULT 0,
+        created_at timestamptz NOT NULL,
+        started_at timestamptz,
+        ended_at timestamptz,
+        updated_at timestamptz NOT NULL
+      )`);
+    // Serves both counts: runs in a state, and PENDING runs below an id.
+    await client.query(
+      `CREATE INDEX IF NOT EXISTS "${this.tableName}_state_idx" ON ${this.table} (life_cycle_state, run_id)`,
+    );
+  }
+
+  async close(): Promise<void> {
+    if (this.ownsPool) await this.pool.end();
+  }
+
+  async create(request: Record<string, unknown>, now: Date): Promise<RunRecord> {
+    const r = newRunRecord(0, request, now);
+    const { rows } = await this.pool.query<RunRow>(
+      `INSERT INTO ${this.table}
+         (request, life_cycle_state, result_state, state_message, user_cancelled_or_timedout,
+          cancel_requested, files, attempts, created_at, started_at, ended_at, updated_at)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)
+       RETURNING *`,
+      [
+        JSON.stringify(r.request),
+        r.lifeCycleState,
+        r.resultState,
+        r.stateMessage,
+        r.userCancelledOrTimedout,
+        r.cancelRequested,
+        r.files === null ? null : JSON.stringify(r.files),
+        r.attempts,
+        r.createdAt,
+        r.startedAt,
+        r.endedAt,
+        r.updatedAt,
+      ],
+    );
+    return fromRow(rows[0]!);
+  }
+
+  async get(runId: number): Promise<RunRecord | null> {
+    const { rows } = await this.pool.query<RunRow>(`SELECT * FROM ${this.table} WHERE run_id = $1`, [runId]);
+    return rows[0] ? fromRow(rows[0]) : null;
+  }
+
+  async transition(
+    runId: number,
+    from: readonly LifeCycleState[],
+    patch: RunPatch,
+    now: Date,
+  ): Promise<RunRecord | null> {
+    const sets = ['updated_at = $3'];
+    const params: unknown[] = [runId, [...from], now];
+    for (const [key, value] of Object.entries(patch) as [keyof RunPatch, unknown][]) {
+      // Same rule as applyRunPatch: an undefined field leaves the column as it is.
+      if (value === undefined) continue;
+      const { column, json } = PATCH_COLUMNS[key];
+      params.push(json && value !== null ? JSON.stringify(value) : value);
+      sets.push(`${column} = $${params.length}`);
+    }
+    // The state check and the write are one statement: under READ COMMITTED a racing
+    // UPDATE waits for the row lock, then re-evaluates the WHERE against the new row
+    // and matches nothing, so only one transition from a given state succeeds.
+    const { rows } = await this.pool.query<RunRow>(
+      `UPDATE ${this.table} SET ${sets.join(', ')}
+       WHERE run_id = $1 AND life_cycle_state = ANY($2::text[])
+       RETURNING *`,
+      params,
+    );
+    return rows[0] ? fromRow(rows[0]) : null;
+  }
+
+  async countPendingBefore(runId: number): Promise<number> {
+    const { rows } = await this.pool.query<{ n: number }>(
+      `SELECT count(*)::int AS n FROM ${this.table} WHERE life_cycle_state = 'PENDING' AND run_id < $1`,
+      [runId],
+    );
+    return rows[0]!.n;
+  }
+
+  async countInState(state: LifeCycleState): Promise<number> {
+    const { rows } = await this.pool.query<{ n: number }>(
+      `SELECT count(*)::int AS n FROM ${this.table} WHERE life_cycle_state = $1`,
+      [state],
+    );
+    return rows[0]!.n;
+  }
+}
