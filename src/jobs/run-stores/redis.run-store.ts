@@ -1,0 +1,184 @@
+import { Redis } from 'ioredis';
+import { LIFE_CYCLE_STATES, applyRunPatch, fromRunDocument, newRunRecord, toRunDocument } from '../run-store';
+import type { LifeCycleState, RunDocument, RunPatch, RunRecord, RunStore } from '../run-store';
+
+/** Where the store connects: a client the caller owns (and closes), or a URL it opens itself. */
+export type RedisRunStoreOptions = ({ client: Redis } | { url: string }) & {
+  /** Prefix of every key the store writes (default `tiergraph:runs:`). */
+  keyPrefix?: string;
+};
+
+const TRANSITION_COMMAND = 'tiergraphRunTransition';
+
+/**
+ * Checks the state and writes in one step (Redis runs a script without
+ * interleaving other commands), then moves the run between the per-state sorted
+ * sets when its state changed.
+ *
+ * KEYS: the run's hash, then one sorted set per life-cycle state.
+ * ARGV: the states in the order of those KEYS (JSON), the allowed `from` states
+ * (JSON), the fields to write (JSON object of field -> encoded value), the run id.
+ *
+ * Every hash value is itself JSON, and the script decodes only state names and the
+ * field map, whose values are strings: values pass through untouched, so Lua's
+ * JSON codec never re-encodes a request (it would turn `[]` into `{}` and round
+ * numbers).
+ */
+const TRANSITION_LUA = `
+local current = redis.call('HGET', KEYS[1], 'lifeCycleState')
+if not current then return nil end
+local state = cjson.decode(current)
+local allowed = false
+for _, s in ipairs(cjson.decode(ARGV[2])) do
+  if s == state then allowed = true end
+end
+if not allowed then return nil end
+local args = {}
+for field, value in pairs(cjson.decode(ARGV[3])) do
+  args[#args + 1] = field
+  args[#args + 1] = value
+end
+redis.call('HSET', KEYS[1], unpack(args))
+local nextState = cjson.decode(redis.call('HGET', KEYS[1], 'lifeCycleState'))
+if nextState ~= state then
+  for i, s in ipairs(cjson.decode(ARGV[1])) do
+    if s == state then redis.call('ZREM', KEYS[i + 1], ARGV[4]) end
+    if s == nextState then redis.call('ZADD', KEYS[i + 1], ARGV[4], ARGV[4]) end
+  end
+end
+return redis.call('HGETALL', KEYS[1])
+`;
+
+type TransitionCommand = (...keysAndArgs: string[]) => Promise<string[] | null>;
+
+/** Hash fields: each value JSON-encoded, so strings, numbers, booleans and null round-trip exactly. */
+function encodeFields(fields: Partial<RunDocument>): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [k, v] of Object.entries(fields)) if (v !== undefined) out[k] = JSON.stringify(v);
+  return out;
+}
+
+function decodeFields(hash: Record<string, string>): RunRecord {
+  const doc: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(hash)) doc[k] = JSON.parse(v);
+  return fromRunDocument(doc as unknown as RunDocument);
+}
+
+/**
+ * The patch in stored form (undefined fields dropped, so they stay unchanged), plus
+ * `updatedAt`. The values go through applyRunPatch and toRunDocument so that dates are
+ * encoded exactly as in a whole stored record.
+ */
+function patchDocument(patch: RunPatch, now: Date): Partial<RunDocument> {
+  const full = toRunDocument(applyRunPatch(newRunRecord(0, {}, now), patch, now));
+  const keys = Object.keys(patch).filter(
+    (k) => patch[k as keyof RunPatch] !== undefined,
+  ) as (keyof RunDocument)[];
+  return Object.fromEntries([...keys, 'updatedAt'].map((k) => [k, full[k as keyof RunDocument]]));
+}
+
+/**
+ * Run records in Redis, in the same server as Agenda's jobs when
+ * `JOBS_BACKEND=redis`. Keys under the prefix:
+ * - `seq`: the id counter (INCR never returns a value twice, and survives restarts
+ *   as long as the server persists its data);
+ * - `run:<id>`: one hash per run, a field per record field;
+ * - `state:<STATE>`: a sorted set of the run ids in each state, scored by id, so
+ *   the queue position is one ZCOUNT and a state count one ZCARD.
+ */
+export class RedisRunStore implements RunStore {
+  readonly name = 'redis';
+  private readonly client: Redis;
+  private readonly ownsClient: boolean;
+  private readonly prefix: string;
+
+  constructor(options: RedisRunStoreOptions) {
+    this.prefix = options.keyPrefix ?? 'tiergraph:runs:';
+    if ('client' in options) {
+      this.client = options.client;
+      this.ownsClient = false;
+    } else {
+      // Connects in open(), so that constructing a store opens no socket.
+      this.client = new Redis(options.url, { lazyConnect: true });
+      this.ownsClient = true;
+    }
+  }
+
+  private runKey(runId: number): string {
+    return `${this.prefix}run:${runId}`;
+  }
+
+  private stateKey(state: LifeCycleState): string {
+    return `${this.prefix}state:${state}`;
+  }
+
+  async open(): Promise<void> {
+    if (this.ownsClient && this.client.status === 'wait') await this.client.connect();
+    // A client shared between stores gets the command once; ioredis then sends
+    // EVALSHA and falls back to EVAL when the server does not know the script yet.
+    if (!(TRANSITION_COMMAND in this.client)) {
+      this.client.defineCommand(TRANSITION_COMMAND, {
+        numberOfKeys: 1 + LIFE_CYCLE_STATES.length,
+        lua: TRANSITION_LUA,
+      });
+    }
+    await this.client.ping();
+  }
+
+  async close(): Promise<void> {
+    if (!this.ownsClient) return;
+    // QUIT lets pending replies arrive first; a client that never connected has none.
+    if (this.client.status === 'ready') await this.client.quit();
+    else this.client.disconnect();
+  }
+
+  async create(request: Record<string, unknown>, now: Date): Promise<RunRecord> {
+    const runId = await this.client.incr(`${this.prefix}seq`);
+    const record = newRunRecord(runId, request, now);
+    // The record and its queue entry appear together; a crash after INCR only skips an id.
+    const results = await this.client
+      .multi()
+      .hset(this.runKey(runId), encodeFields(toRunDocument(record)))
+      .zadd(this.stateKey('PENDING'), runId, String(runId))
+      .exec();
+    const failed = results?.find(([err]) => err !== null);
+    if (!results || failed) throw failed?.[0] ?? new Error('redis transaction aborted');
+    return record;
+  }
+
+  async get(runId: number): Promise<RunRecord | null> {
+    const hash = await this.client.hgetall(this.runKey(runId));
+    return Object.keys(hash).length === 0 ? null : decodeFields(hash);
+  }
+
+  async transition(
+    runId: number,
+    from: readonly LifeCycleState[],
+    patch: RunPatch,
+    now: Date,
+  ): Promise<RunRecord | null> {
+    // defineCommand adds the method at run time; the type system cannot see it.
+    const command = (this.client as unknown as Record<string, TransitionCommand>)[TRANSITION_COMMAND]!;
+    const flat = await command.call(
+      this.client,
+      this.runKey(runId),
+      ...LIFE_CYCLE_STATES.map((s) => this.stateKey(s)),
+      JSON.stringify(LIFE_CYCLE_STATES),
+      JSON.stringify(from),
+      JSON.stringify(encodeFields(patchDocument(patch, now))),
+      String(runId),
+    );
+    if (flat === null) return null;
+    const hash: Record<string, string> = {};
+    for (let i = 0; i + 1 < flat.length; i += 2) hash[flat[i]!] = flat[i + 1]!;
+    return decodeFields(hash);
+  }
+
+  async countPendingBefore(runId: number): Promise<number> {
+    return this.client.zcount(this.stateKey('PENDING'), '-inf', `(${runId}`);
+  }
+
+  async countInState(state: LifeCycleState): Promise<number> {
+    return this.client.zcard(this.stateKey(state));
+  }
+}
