@@ -1,0 +1,126 @@
+import { MongoClient } from 'mongodb';
+import type { Collection, Db } from 'mongodb';
+import { applyRunPatch, fromRunDocument, newRunRecord, toRunDocument } from '../run-store';
+import type { LifeCycleState, RunDocument, RunPatch, RunRecord, RunStore } from '../run-store';
+
+/** Where the store connects: a database the caller owns (and closes), or a URL it opens itself. */
+export type MongoRunStoreOptions = ({ db: Db } | { url: string; dbName?: string }) & {
+  /** Collection of run records (default `tiergraph_runs`). */
+  collectionName?: string;
+  /** Collection holding the id counter (default `tiergraph_counters`). */
+  countersCollectionName?: string;
+};
+
+/** A run as stored: the document form of the record, keyed by its id. */
+type StoredRun = RunDocument & { _id: number };
+interface Counter {
+  _id: string;
+  seq: number;
+}
+
+const COUNTER_ID = 'run_id';
+const DUPLICATE_KEY = 11000;
+
+function fromStored(doc: StoredRun): RunRecord {
+  const { _id: _ignored, ...rest } = doc;
+  return fromRunDocument(rest);
+}
+
+/**
+ * The patch in stored form (undefined fields dropped, so they stay unchanged), plus
+ * `updatedAt`. The values go through applyRunPatch and toRunDocument so that dates are
+ * encoded exactly as in a whole stored record.
+ */
+function patchDocument(patch: RunPatch, now: Date): Partial<RunDocument> {
+  const full = toRunDocument(applyRunPatch(newRunRecord(0, {}, now), patch, now));
+  const keys = Object.keys(patch).filter(
+    (k) => patch[k as keyof RunPatch] !== undefined,
+  ) as (keyof RunDocument)[];
+  return Object.fromEntries([...keys, 'updatedAt'].map((k) => [k, full[k as keyof RunDocument]]));
+}
+
+/**
+ * Run records in MongoDB, in the same database as Agenda's jobs when
+ * `JOBS_BACKEND=mongodb`. Ids come from a counter document incremented with an
+ * upsert: the increment is atomic, and the counter only ever grows, so an id is
+ * never handed out twice even after the run holding it is deleted. A transition is
+ * one findOneAndUpdate whose filter includes the allowed states, so the check and
+ * the write cannot be split by another writer.
+ */
+export class MongoRunStore implements RunStore {
+  readonly name = 'mongodb';
+  private readonly client: MongoClient | null;
+  private readonly db: Db;
+  private readonly runs: Collection<StoredRun>;
+  private readonly counters: Collection<Counter>;
+
+  constructor(options: MongoRunStoreOptions) {
+    if ('db' in options) {
+      this.client = null;
+      this.db = options.db;
+    } else {
+      // The driver connects on first use (or explicitly in open()); constructing opens nothing.
+      this.client = new MongoClient(options.url);
+      this.db = this.client.db(options.dbName);
+    }
+    this.runs = this.db.collection<StoredRun>(options.collectionName ?? 'tiergraph_runs');
+    this.counters = this.db.collection<Counter>(options.countersCollectionName ?? 'tiergraph_counters');
+  }
+
+  async open(): Promise<void> {
+    if (this.client) await this.client.connect();
+    // Serves both counts: runs in a state, and PENDING runs below an id.
+    await this.runs.createIndex({ lifeCycleState: 1, _id: 1 }, { name: 'life_cycle_state_run_id' });
+    // The counter exists before the first create, so concurrent first creates all
+    // increment one document instead of racing to insert it. Two stores opening at
+    // once may both try the insert; the loser's duplicate-key error means it exists.
+    try {
+      await this.counters.updateOne({ _id: COUNTER_ID }, { $setOnInsert: { seq: 0 } }, { upsert: true });
+    } catch (err) {
+      if ((err as { code?: unknown }).code !== DUPLICATE_KEY) throw err;
+    }
+  }
+
+  async close(): Promise<void> {
+    if (this.client) await this.client.close();
+  }
+
+  async create(request: Record<string, unknown>, now: Date): Promise<RunRecord> {
+    const counter = await this.counters.findOneAndUpdate(
+      { _id: COUNTER_ID },
+      { $inc: { seq: 1 } },
+      { upsert: true, returnDocument: 'after' },
+    );
+    if (!counter) throw new Error('run id counter upsert returned no document');
+    const record = newRunRecord(counter.seq, request, now);
+    await this.runs.insertOne({ _id: record.runId, ...toRunDocument(record) });
+    return record;
+  }
+
+  async get(runId: number): Promise<RunRecord | null> {
+    const doc = await this.runs.findOne({ _id: runId });
+    return doc ? fromStored(doc) : null;
+  }
+
+  async transition(
+    runId: number,
+    from: readonly LifeCycleState[],
+    patch: RunPatch,
+    now: Date,
+  ): Promise<RunRecord | null> {
+    const doc = await this.runs.findOneAndUpdate(
+      { _id: runId, lifeCycleState: { $in: [...from] } },
+      { $set: patchDocument(patch, now) },
+      { returnDocument: 'after' },
+    );
+    return doc ? fromStored(doc) : null;
+  }
+
+  async countPendingBefore(runId: number): Promise<number> {
+    return this.runs.countDocuments({ lifeCycleState: 'PENDING', _id: { $lt: runId } });
+  }
+
+  async countInState(state: LifeCycleState): Promise<number> {
+    return this.runs.countDocuments({ lifeCycleState: state });
+  }
+}
