@@ -13,7 +13,21 @@ export interface CypherQuery {
   params: ReadonlyMap<string, ParamType>;
   /** The file it came from (a `.embedded.cypher` or `.neo4j.cypher` variant when one exists). */
   file: string;
+  /** Literal slots declared in the header (`// {{max_tier}}: INT`); see `bindLiterals`. */
+  literals: ReadonlyMap<string, LiteralType>;
+  /** Set on a query whose literals are bound: its text varies per call, so it is compiled per call. */
+  bound?: true;
 }
+
+/**
+ * Values Cypher will not take as parameters: variable-length bounds on both
+ * engines, and (on the embedded engine) any value inside a recursive
+ * relationship's filter. They are spliced into the text only after validation:
+ * INT is a small non-negative integer, DATE a real calendar day `YYYY-MM-DD`.
+ */
+export type LiteralType = 'INT' | 'DATE';
+
+const LITERAL_LINE = /^\s*\/\/\s*\{\{([a-z_]+)\}\}\s*:\s*(INT|DATE)(?=\s|$)/;
 
 const PARAM_LINE =
   /^\s*\/\/\s*\$([A-Za-z_][A-Za-z0-9_]*)\s*:\s*(STRING\[\]|STRING|INT64|DOUBLE|BOOLEAN|TIMESTAMP|MAP\[\])(?=\s|$)/;
@@ -33,6 +47,53 @@ export function splitStatements(script: string): string[] {
     .split(/;\s*(?:\n|$)/)
     .map((s) => s.trim())
     .filter((s) => s.length > 0);
+}
+
+/** Parses a query file's header into its literal slots. */
+export function parseLiterals(text: string): Map<string, LiteralType> {
+  const literals = new Map<string, LiteralType>();
+  for (const line of text.split('\n')) {
+    if (!line.trim().startsWith('//')) break;
+    const m = LITERAL_LINE.exec(line);
+    if (m) literals.set(m[1]!, m[2] as LiteralType);
+  }
+  return literals;
+}
+
+function literalText(name: string, type: LiteralType, value: unknown): string {
+  if (type === 'INT') {
+    if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < 0 || value > 1000)
+      throw new Error(`literal ${name} must be an integer from 0 to 1000, got ${String(value)}`);
+    return String(value);
+  }
+  if (typeof value !== 'string' || !/^\d{4}-\d{2}-\d{2}$/.test(value))
+    throw new Error(`literal ${name} must be a date YYYY-MM-DD, got ${String(value)}`);
+  const d = new Date(`${value}T00:00:00Z`);
+  if (Number.isNaN(d.getTime()) || d.toISOString().slice(0, 10) !== value)
+    throw new Error(`literal ${name} is not a calendar day: ${value}`);
+  return value;
+}
+
+/**
+ * The query with every declared `{{slot}}` replaced by its validated value. The
+ * result has no slots left, so the connection pool does not cache it by name.
+ */
+export function bindLiterals(query: CypherQuery, values: Record<string, unknown>): CypherQuery {
+  let text = query.text;
+  for (const [name, type] of query.literals) {
+    if (!(name in values)) throw new Error(`query ${query.name} needs literal ${name}`);
+    text = text.split(`{{${name}}}`).join(literalText(name, type, values[name]));
+  }
+  for (const name of Object.keys(values)) {
+    if (!query.literals.has(name)) throw new Error(`query ${query.name} declares no literal ${name}`);
+  }
+  // Header lines keep their slot names; only the body must be free of them.
+  const body = text
+    .split('\n')
+    .filter((l) => !l.trim().startsWith('//'))
+    .join('\n');
+  if (/\{\{[a-z_]+\}\}/.test(body)) throw new Error(`query ${query.name} has an undeclared literal slot`);
+  return { ...query, text, literals: new Map(), bound: true };
 }
 
 /** Parses a query file's header into its parameter declarations. */
@@ -55,7 +116,7 @@ export function loadQuery(name: string, engine: 'embedded' | 'neo4j', root = cyp
   const plain = path.join(root, `${name}.cypher`);
   const file = fs.existsSync(variant) ? variant : plain;
   const text = fs.readFileSync(file, 'utf8');
-  return { name, text, params: parseHeader(text), file };
+  return { name, text, params: parseHeader(text), file, literals: parseLiterals(text) };
 }
 
 /** Every query name under `cypher/` (without engine variants and schema scripts). */

@@ -32,6 +32,51 @@ export interface SearchRow {
   identifierValues: string[];
 }
 
+/** A tier walk: every company within `tiers` steps of `root`, towards suppliers or customers. */
+export interface TierWalkRequest {
+  root: string;
+  direction: Direction;
+  /** 1 to 20; validated before it reaches the store (it becomes a literal bound of the walk). */
+  tiers: number;
+  /** Only relationships whose latest evidence is on or after this day (`YYYY-MM-DD`) are walked; null: all. */
+  evidenceFrom: string | null;
+}
+
+/** A company reached by a walk, with the fields every export row needs. */
+export interface TierCompany {
+  vid: string;
+  tier: number;
+  name: string;
+  company_legal_name: string | null;
+  cid_id: string;
+  domiciled_country: string | null;
+  websites: string[];
+  is_public: boolean | null;
+  count_suppliers: number;
+  count_customers: number;
+}
+
+/** One relationship between a company of tier k and one of tier k + 1, with both companies. */
+export interface TierRelationship {
+  supplier: TierCompany;
+  customer: TierCompany;
+  edge_id: string;
+  confidence_score: number | null;
+  status_code: number | null;
+  hs_codes: string[];
+  evidence_types: string[];
+  latest_evidence_date: string | null;
+  cluster_edge_id: string | null;
+}
+
+/** Receives a walk's results; the store awaits each call, so a slow writer slows the walk instead of piling up rows. */
+export interface TierWalkSink {
+  /** Every company of the walk, the root included (tier 0), before any relationship. */
+  companies(batch: TierCompany[]): void | Promise<void>;
+  /** Relationships of `tier` to `tier + 1`, in batches, tier by tier. */
+  relationships(tier: number, batch: TierRelationship[]): void | Promise<void>;
+}
+
 export interface StoreStats {
   companies: number;
   relationships: number;
@@ -76,6 +121,13 @@ export interface GraphStore {
    * directory, where the engine needs that; returns a function that stops it.
    */
   followExternalImports?(): () => void;
+  /**
+   * Walks the graph from `request.root`: a company's tier is its shortest distance
+   * from the root over relationships that pass the evidence filter. Reports the
+   * companies, then every relationship between consecutive tiers. Returns false
+   * when the root is unknown. `signal` stops the walk between queries.
+   */
+  walkTiers(request: TierWalkRequest, sink: TierWalkSink, signal?: AbortSignal): Promise<boolean>;
   /** Runs Cypher statements (seed files); returns how many ran. */
   runScript(statements: readonly string[]): Promise<number>;
   /** Incremented whenever the data changes, so caches and the search index know to rebuild. */

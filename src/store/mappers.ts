@@ -8,6 +8,7 @@ import type {
   Identifier,
   RelationshipItem,
 } from '../domain/model';
+import type { TierCompany, TierRelationship } from './graph-store';
 
 /**
  * Turns engine values (plain property maps, after each adapter has unwrapped its
@@ -193,5 +194,36 @@ export function toEdge(e: Props): EdgeRecord {
     confidence_score: num(e.confidence_score) ?? 0,
     hs_codes: strings(e.hs_codes),
     evidences: items,
+  };
+}
+
+/** A tier-walk relationship row between two companies of the walk. */
+export function toTierRelationship(r: Props, supplier: TierCompany, customer: TierCompany): TierRelationship {
+  return {
+    supplier,
+    customer,
+    edge_id: str(r.edge_id) ?? '',
+    confidence_score: num(r.confidence_score),
+    status_code: r.status_code === null || r.status_code === undefined ? null : int(r.status_code),
+    hs_codes: strings(r.hs_codes),
+    evidence_types: strings(r.evidence_types),
+    latest_evidence_date: iso(r.latest_evidence_date)?.slice(0, 10) ?? null,
+    cluster_edge_id: str(r.cluster_edge_id),
+  };
+}
+
+/** A company reached by a tier walk (or its root, at tier 0). */
+export function toTierCompany(r: Props, tier: number): TierCompany {
+  return {
+    vid: str(r.vid) ?? '',
+    tier,
+    name: str(r.name) ?? '',
+    company_legal_name: str(r.company_legal_name),
+    cid_id: str(r.cid_id) ?? str(r.vid) ?? '',
+    domiciled_country: str(r.domiciled_country),
+    websites: strings(r.websites),
+    is_public: bool(r.is_public),
+    count_suppliers: int(r.count_suppliers),
+    count_customers: int(r.count_customers),
   };
 }

@@ -18,6 +18,7 @@ const query = (name: string, text: string): CypherQuery => ({
   text,
   params: parseHeader(text),
   file: name,
+  literals: new Map(),
 });
 
 describe('embedded engine guards', () => {

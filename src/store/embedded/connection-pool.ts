@@ -152,12 +152,12 @@ export class ConnectionPool {
     const bound = normalizeParams(query, params);
     if (bound === null) return [];
     return this.withConnection(async (pc) => {
-      let stmt = pc.statements.get(query.name);
+      let stmt = query.bound ? undefined : pc.statements.get(query.name);
       if (!stmt) {
         stmt = await pc.conn.prepare(query.text);
         if (!stmt.isSuccess())
           throw new Error(`query ${query.name} does not compile: ${stmt.getErrorMessage()}`);
-        pc.statements.set(query.name, stmt);
+        if (!query.bound) pc.statements.set(query.name, stmt);
       }
       return collectRows(await pc.conn.execute(stmt, bound));
     });
@@ -176,7 +176,7 @@ export class ConnectionPool {
     query: CypherQuery,
     params: Record<string, unknown>,
     batchSize: number,
-    onBatch: (rows: EngineRow[]) => void,
+    onBatch: (rows: EngineRow[]) => void | Promise<void>,
   ): Promise<void> {
     const bound = normalizeParams(query, params);
     if (bound === null) return;
@@ -194,7 +194,8 @@ export class ConnectionPool {
               const row = result.getNextSync();
               if (row) batch.push(row);
             }
-            onBatch(batch);
+            // Awaited: a slow consumer slows the reader instead of letting batches pile up.
+            await onBatch(batch);
             await new Promise<void>((resolve) => setImmediate(resolve));
           }
         }

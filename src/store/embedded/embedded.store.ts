@@ -8,9 +8,19 @@ import type {
   EdgeRecord,
   RelationshipItem,
 } from '../../domain/model';
-import { cypherRoot, loadQuery, splitStatements } from '../cypher-files';
+import { bindLiterals, cypherRoot, loadQuery, splitStatements } from '../cypher-files';
 import type { CypherQuery } from '../cypher-files';
-import type { GraphStore, Page, RelationshipQuery, SearchRow, StoreStats } from '../graph-store';
+import type {
+  GraphStore,
+  Page,
+  RelationshipQuery,
+  SearchRow,
+  StoreStats,
+  TierCompany,
+  TierRelationship,
+  TierWalkRequest,
+  TierWalkSink,
+} from '../graph-store';
 import {
   int,
   jsonList,
@@ -20,6 +30,8 @@ import {
   toEdge,
   toProfile,
   toRelationshipItem,
+  toTierCompany,
+  toTierRelationship,
 } from '../mappers';
 import { LOAD_ORDER, stagingFile } from '../tables';
 import type { TableName } from '../tables';
@@ -53,8 +65,25 @@ const QUERY_NAMES = [
   'edge/get',
   'search/scan-companies',
   'company/vid-offsets',
+  'tierview/step-suppliers',
+  'tierview/step-customers',
+  'tierview/tiers-suppliers',
+  'tierview/tiers-customers',
+  'tierview/tier-relationships-suppliers',
+  'tierview/tier-relationships-customers',
 ] as const;
 type QueryName = (typeof QUERY_NAMES)[number];
+
+/** Rows handed to a tier-walk sink at a time. */
+const WALK_BATCH = 5_000;
+/**
+ * Relationships one tier-walk query may gather before the tier is split into
+ * partitions: the engine holds a query's whole result in its buffer pool, and
+ * ~1M rows filled 1 GiB at the 1M-company scale.
+ */
+const WALK_ROWS_PER_QUERY = 400_000;
+/** Floor of the walk's evidence filter when the request sets none. */
+const NO_EVIDENCE_FLOOR = '0001-01-01';
 
 /** The `CURRENT` file names the live graph file, so a new graph can be built beside it and swapped in. */
 const CURRENT = 'CURRENT';
@@ -219,6 +248,80 @@ export class EmbeddedGraphStore implements GraphStore {
   async getEdge(edgeId: string): Promise<EdgeRecord | null> {
     const [row] = await this.q('edge/get', { edge_id: edgeId });
     return row ? toEdge(row) : null;
+  }
+
+  async walkTiers(request: TierWalkRequest, sink: TierWalkSink, signal?: AbortSignal): Promise<boolean> {
+    const pool = this.live;
+    const dir = request.direction;
+    const evidenceFrom = request.evidenceFrom ?? NO_EVIDENCE_FLOOR;
+    const [rootRow] = await this.q('company/get-profile', { vid: request.root });
+    if (!rootRow) return false;
+    const root = toTierCompany(rootRow, 0);
+    await sink.companies([root]);
+
+    // Tiers of every reached company, keyed by internal offset, and the relationships
+    // each tier has onwards (an upper bound of the next query's rows).
+    const byOffset = new Map<number, TierCompany>();
+    const onward = new Array<number>(request.tiers + 1).fill(0);
+    const tiersQuery = bindLiterals(this.queries.get(`tierview/tiers-${dir}`)!, {
+      max_tier: request.tiers,
+      evidence_from: evidenceFrom,
+    });
+    await pool.stream(tiersQuery, { root: request.root }, WALK_BATCH, async (rows) => {
+      const batch: TierCompany[] = [];
+      for (const r of rows) {
+        const c = toTierCompany(r, int(r.tier));
+        byOffset.set(int(r.company_offset), c);
+        onward[c.tier] = (onward[c.tier] ?? 0) + int(r.onward_degree);
+        batch.push(c);
+      }
+      await sink.companies(batch);
+    });
+    signal?.throwIfAborted();
+
+    // Tier 0 to 1: the root's own relationships, by key.
+    const rootRows = await this.q(`tierview/step-${dir}`, {
+      vids: [request.root],
+      evidence_from: new Date(`${evidenceFrom}T00:00:00Z`),
+    });
+    const tierOne = new Map<string, TierCompany>();
+    for (const c of byOffset.values()) if (c.tier === 1) tierOne.set(c.vid, c);
+    const first: TierRelationship[] = [];
+    for (const r of rootRows) {
+      const other = tierOne.get(str(r.to_vid) ?? '');
+      if (!other) continue;
+      first.push(
+        dir === 'suppliers' ? toTierRelationship(r, other, root) : toTierRelationship(r, root, other),
+      );
+      if (first.length === WALK_BATCH) await sink.relationships(0, first.splice(0));
+    }
+    if (first.length > 0) await sink.relationships(0, first);
+
+    for (let tier = 1; tier < request.tiers; tier++) {
+      const parts = Math.max(1, Math.ceil((onward[tier] ?? 0) / WALK_ROWS_PER_QUERY));
+      const query = bindLiterals(this.queries.get(`tierview/tier-relationships-${dir}`)!, {
+        tier,
+        evidence_from: evidenceFrom,
+      });
+      for (let part = 0; part < parts; part++) {
+        signal?.throwIfAborted();
+        await pool.stream(query, { root: request.root, parts, part }, WALK_BATCH, async (rows) => {
+          const batch: TierRelationship[] = [];
+          for (const r of rows) {
+            const next = byOffset.get(int(r.to_offset));
+            // Only relationships that reach the next tier are rows of the map.
+            if (next?.tier !== tier + 1) continue;
+            const from = byOffset.get(int(r.from_offset));
+            if (!from) continue;
+            batch.push(
+              dir === 'suppliers' ? toTierRelationship(r, next, from) : toTierRelationship(r, from, next),
+            );
+          }
+          if (batch.length > 0) await sink.relationships(tier, batch);
+        });
+      }
+    }
+    return true;
   }
 
   async scanSearchRows(onBatch: (rows: SearchRow[]) => void): Promise<void> {

@@ -1,0 +1,12 @@
+// One tier step towards suppliers: every relationship into a company of $vids
+// whose latest evidence is on or after $evidence_from, with the supplier's export
+// fields. `IN` keeps a primary-key lookup on both engines for a short frontier.
+// $vids: STRING[]
+// $evidence_from: TIMESTAMP
+MATCH (s:Company)-[r:SUPPLIES]->(c:Company)
+WHERE c.vid IN $vids AND r.latest_edge_date >= $evidence_from
+RETURN c.vid AS from_vid,
+       s.vid AS to_vid, s.name AS to_name, s.company_legal_name AS to_legal_name, s.cid_id AS to_cid,
+       r.edge_id AS edge_id, r.confidence_score AS confidence_score, r.status_code AS status_code,
+       r.hs_codes AS hs_codes, r.evidence_types AS evidence_types,
+       r.latest_edge_date AS latest_evidence_date, r.cluster_edge_id AS cluster_edge_id

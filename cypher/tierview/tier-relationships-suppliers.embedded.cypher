@@ -1,0 +1,19 @@
+// Relationships into the companies of tier {{tier}} (towards suppliers of $root),
+// one partition ($part of $parts, by internal offset) at a time so that a large
+// tier never has to fit in the engine's memory at once. Rows whose supplier is
+// not in tier {{tier}} + 1 (it is nearer the root, or in the same tier) are
+// dropped by the adapter, which holds every company's tier from the tiers query.
+// $root: STRING
+// $parts: INT64
+// $part: INT64
+// {{tier}}: INT
+// {{evidence_from}}: DATE
+MATCH (a:Company {vid: $root})<-[e:SUPPLIES* SHORTEST 1..{{tier}} (r, n | WHERE r.latest_edge_date >= timestamp('{{evidence_from}}'))]-(c:Company)
+WHERE length(e) = {{tier}} AND offset(id(c)) % $parts = $part
+WITH c
+MATCH (s:Company)-[r:SUPPLIES]->(c)
+WHERE r.latest_edge_date >= timestamp('{{evidence_from}}')
+RETURN offset(id(c)) AS from_offset, offset(id(s)) AS to_offset,
+       r.edge_id AS edge_id, r.confidence_score AS confidence_score, r.status_code AS status_code,
+       r.hs_codes AS hs_codes, r.evidence_types AS evidence_types,
+       r.latest_edge_date AS latest_evidence_date, r.cluster_edge_id AS cluster_edge_id

@@ -1,0 +1,215 @@
+import type { TierCompany, TierRelationship } from '../store/graph-store';
+import { badRequest } from './errors';
+import type { FieldError } from './errors';
+import type { Direction } from './model';
+
+/** A validated tier-view request (spec 4.5). */
+export interface TierViewRequest {
+  root_nodes: string;
+  num_tiers: number;
+  direction: 'supplier' | 'customer';
+  /** `YYYY-MM-DD`; null: every relationship is walked whatever its evidence dates. */
+  min_evid_date: string | null;
+  output_multiple_tables: boolean;
+  /** Where to POST the completion notice; checked against the allow-list by the caller. */
+  callback_url: string | null;
+}
+
+export const TIERVIEW_FIELDS = [
+  'root_nodes',
+  'num_tiers',
+  'direction',
+  'min_evid_date',
+  'output_multiple_tables',
+  'callback_url',
+] as const;
+
+const VID = /^[A-Za-z0-9_-]{1,64}$/;
+const DATE = /^\d{4}-\d{2}-\d{2}$/;
+
+function realDay(s: string): boolean {
+  if (!DATE.test(s)) return false;
+  const d = new Date(`${s}T00:00:00Z`);
+  return !Number.isNaN(d.getTime()) && d.toISOString().slice(0, 10) === s && s >= '0001-01-01';
+}
+
+/**
+ * Validates a tier-view request as clients send it: values as strings (the
+ * spec's form), or as JSON numbers and booleans. Every problem is reported at
+ * once, each naming its field (`body.num_tiers`).
+ */
+export function parseTierViewRequest(body: unknown, maxTiers: number): TierViewRequest {
+  const errors: FieldError[] = [];
+  const bad = (field: string, reason: string) => errors.push({ field: `body.${field}`, reason });
+  if (typeof body !== 'object' || body === null || Array.isArray(body)) {
+    throw badRequest([{ field: 'body', reason: 'must be a JSON object' }]);
+  }
+  const b = body as Record<string, unknown>;
+  for (const key of Object.keys(b)) {
+    if (!(TIERVIEW_FIELDS as readonly string[]).includes(key)) bad(key, 'is not a known field');
+  }
+
+  let root = '';
+  if (typeof b.root_nodes !== 'string' || b.root_nodes.trim() === '')
+    bad('root_nodes', 'is required: the vid of the root company');
+  else if (!VID.test(b.root_nodes.trim()))
+    bad('root_nodes', 'must be one company vid (letters, digits, _ or -)');
+  else root = b.root_nodes.trim();
+
+  let tiers = 0;
+  const t = b.num_tiers;
+  const tierText = typeof t === 'number' ? String(t) : typeof t === 'string' ? t.trim() : null;
+  if (t === undefined || t === null || t === '') bad('num_tiers', 'is required');
+  else if (tierText === null || !/^\d+$/.test(tierText))
+    bad('num_tiers', `must be an integer from 1 to ${maxTiers}`);
+  else {
+    tiers = Number(tierText);
+    if (tiers < 1 || tiers > maxTiers) bad('num_tiers', `must be an integer from 1 to ${maxTiers}`);
+  }
+
+  let direction: 'supplier' | 'customer' = 'supplier';
+  if (b.direction === 'supplier' || b.direction === 'customer') direction = b.direction;
+  else if (b.direction === undefined) bad('direction', "is required: 'supplier' or 'customer'");
+  else bad('direction', "must be 'supplier' or 'customer'");
+
+  let minDate: string | null = null;
+  if (b.min_evid_date !== undefined && b.min_evid_date !== null && b.min_evid_date !== '') {
+    if (typeof b.min_evid_date !== 'string' || !realDay(b.min_evid_date))
+      bad('min_evid_date', 'must be a calendar date YYYY-MM-DD');
+    else minDate = b.min_evid_date;
+  }
+
+  let multiple = false;
+  const m = b.output_multiple_tables;
+  if (m === 'yes' || m === true) multiple = true;
+  else if (m === 'no' || m === false || m === undefined || m === null) multiple = false;
+  else bad('output_multiple_tables', "must be 'yes' or 'no'");
+
+  let callback: string | null = null;
+  if (b.callback_url !== undefined && b.callback_url !== null) {
+    if (typeof b.callback_url !== 'string' || b.callback_url === '') bad('callback_url', 'must be a URL');
+    else callback = b.callback_url;
+  }
+
+  if (errors.length > 0) throw badRequest(errors);
+  return {
+    root_nodes: root,
+    num_tiers: tiers,
+    direction,
+    min_evid_date: minDate,
+    output_multiple_tables: multiple,
+    callback_url: callback,
+  };
+}
+
+/** The store's name for a request direction. */
+export function walkDirection(direction: TierViewRequest['direction']): Direction {
+  return direction === 'supplier' ? 'suppliers' : 'customers';
+}
+
+/** Columns of the single-table export, in the order of gap-decisions.md. */
+export const TIERVIEW_COLUMNS = [
+  'root_node_name',
+  'root_node_vid',
+  'customer_tier',
+  'customer_delivery_name',
+  'customer_vid',
+  'customer_cid',
+  'supplier_tier',
+  'supplier_delivery_name',
+  'supplier_vid',
+  'supplier_cid',
+  'edge_ids',
+  'cluster_edge_id',
+  'edge_score',
+  'hs_codes',
+  'status_code',
+  'evidence_types',
+  'latest_evidence_date',
+] as const;
+
+/** Relationships table of the three-table export: the single-table columns without company details. */
+export const RELATIONSHIP_COLUMNS = [
+  'root_node_vid',
+  'customer_tier',
+  'customer_vid',
+  'supplier_tier',
+  'supplier_vid',
+  'edge_ids',
+  'cluster_edge_id',
+  'edge_score',
+  'hs_codes',
+  'status_code',
+  'evidence_types',
+  'latest_evidence_date',
+] as const;
+
+export const TIER_COLUMNS = ['vid', 'tier'] as const;
+
+export const COMPANY_COLUMNS = [
+  'vid',
+  'tier',
+  'name',
+  'company_legal_name',
+  'delivery_name',
+  'cid_id',
+  'domiciled_country',
+  'websites',
+  'is_public',
+  'count_suppliers',
+  'count_customers',
+] as const;
+
+export type CsvRecord = Record<string, string | number | null>;
+
+/** The legal name where present, else the name. */
+export function deliveryName(c: Pick<TierCompany, 'name' | 'company_legal_name'>): string {
+  return c.company_legal_name && c.company_legal_name.trim() !== '' ? c.company_legal_name : c.name;
+}
+
+/** List values travel as JSON array text inside one CSV field. */
+const list = (xs: readonly string[]): string => JSON.stringify(xs);
+
+/**
+ * One export row for a relationship between tier `tier` and `tier + 1`. In the
+ * supplier direction the customer is the nearer company; in the customer
+ * direction the supplier is.
+ */
+export function tierviewRecord(root: TierCompany, rel: TierRelationship): CsvRecord {
+  const { supplier, customer } = rel;
+  return {
+    root_node_name: deliveryName(root),
+    root_node_vid: root.vid,
+    customer_tier: customer.tier,
+    customer_delivery_name: deliveryName(customer),
+    customer_vid: customer.vid,
+    customer_cid: customer.cid_id,
+    supplier_tier: supplier.tier,
+    supplier_delivery_name: deliveryName(supplier),
+    supplier_vid: supplier.vid,
+    supplier_cid: supplier.cid_id,
+    edge_ids: list([rel.edge_id]),
+    cluster_edge_id: rel.cluster_edge_id,
+    edge_score: rel.confidence_score,
+    hs_codes: list(rel.hs_codes),
+    status_code: rel.status_code,
+    evidence_types: list(rel.evidence_types),
+    latest_evidence_date: rel.latest_evidence_date,
+  };
+}
+
+export function companyRecord(c: TierCompany): CsvRecord {
+  return {
+    vid: c.vid,
+    tier: c.tier,
+    name: c.name,
+    company_legal_name: c.company_legal_name,
+    delivery_name: deliveryName(c),
+    cid_id: c.cid_id,
+    domiciled_country: c.domiciled_country,
+    websites: list(c.websites),
+    is_public: c.is_public === null ? null : String(c.is_public),
+    count_suppliers: c.count_suppliers,
+    count_customers: c.count_customers,
+  };
+}

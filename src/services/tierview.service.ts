@@ -1,0 +1,184 @@
+import { PassThrough } from 'node:stream';
+import { once } from 'node:events';
+import { createObjectCsvStringifier } from 'csv-writer';
+import type { BlobStore } from '../blobs/blob-store';
+import { AppError } from '../domain/errors';
+import {
+  COMPANY_COLUMNS,
+  RELATIONSHIP_COLUMNS,
+  TIER_COLUMNS,
+  TIERVIEW_COLUMNS,
+  companyRecord,
+  tierviewRecord,
+  walkDirection,
+} from '../domain/tierview';
+import type { CsvRecord, TierViewRequest } from '../domain/tierview';
+import type { GraphStore, TierCompany, TierRelationship } from '../store/graph-store';
+
+export interface ExportProgress {
+  phase: 'companies' | 'relationships';
+  /** The tier whose relationships are being written (relationships phase). */
+  tier: number;
+  tiers: number;
+  companies: number;
+  rows: number;
+}
+
+export interface ExportResult {
+  /** Blob key of each file by its output key: `tierview_file`, or the three of a multi-table export. */
+  files: Record<string, string>;
+  companies: number;
+  rows: number;
+  bytes: number;
+}
+
+/**
+ * One CSV file being written: rows are stringified by csv-writer and pushed into
+ * the blob store as a stream, waiting whenever the store is behind, so a file
+ * is never held whole in memory.
+ */
+class CsvFile {
+  private readonly out = new PassThrough({ highWaterMark: 1 << 20 });
+  private readonly stringifier;
+  readonly done: Promise<{ key: string; bytes: number }>;
+  rows = 0;
+
+  constructor(blobs: BlobStore, key: string, columns: readonly string[]) {
+    this.stringifier = createObjectCsvStringifier({
+      header: columns.map((id) => ({ id, title: id })),
+      // RFC 4180 ends records with CRLF.
+      recordDelimiter: '\r\n',
+    });
+    this.done = blobs.put(key, this.out, 'text/csv; charset=utf-8');
+    // The writer may stop early; the rejection is awaited in finish() or abort().
+    this.done.catch(() => undefined);
+    this.out.write(this.stringifier.getHeaderString());
+  }
+
+  async write(records: CsvRecord[]): Promise<void> {
+    if (records.length === 0) return;
+    this.rows += records.length;
+    if (!this.out.write(this.stringifier.stringifyRecords(records))) await once(this.out, 'drain');
+  }
+
+  async finish(): Promise<{ key: string; bytes: number }> {
+    this.out.end();
+    return this.done;
+  }
+
+  abort(reason: unknown): void {
+    this.out.destroy(reason instanceof Error ? reason : new Error(String(reason)));
+  }
+}
+
+/** File names of an export, under `runs/<run_id>/`. */
+export function exportKeys(runId: number, multiple: boolean): Record<string, string> {
+  const dir = `runs/${runId}`;
+  return multiple
+    ? {
+        relationships_file: `${dir}/tierview-${runId}-relationships.csv`,
+        tiers_file: `${dir}/tierview-${runId}-tiers.csv`,
+        companies_file: `${dir}/tierview-${runId}-companies.csv`,
+      }
+    : { tierview_file: `${dir}/tierview-${runId}.csv` };
+}
+
+/** Builds tier-view exports: the walk runs in the store, rows stream into the blob store. */
+export class TierViewService {
+  constructor(
+    private readonly store: GraphStore,
+    private readonly blobs: BlobStore,
+  ) {}
+
+  /**
+   * Walks the graph for `request` and writes its CSV file(s). Throws NOT_FOUND
+   * when the root is unknown, and the signal's reason when it is aborted; the
+   * files of a failed export are removed.
+   */
+  async export(
+    runId: number,
+    request: TierViewRequest,
+    onProgress: (p: ExportProgress) => void,
+    signal?: AbortSignal,
+  ): Promise<ExportResult> {
+    const keys = exportKeys(runId, request.output_multiple_tables);
+    const files = new Map<string, CsvFile>();
+    if (request.output_multiple_tables) {
+      files.set(
+        'relationships_file',
+        new CsvFile(this.blobs, keys.relationships_file!, RELATIONSHIP_COLUMNS),
+      );
+      files.set('tiers_file', new CsvFile(this.blobs, keys.tiers_file!, TIER_COLUMNS));
+      files.set('companies_file', new CsvFile(this.blobs, keys.companies_file!, COMPANY_COLUMNS));
+    } else {
+      files.set('tierview_file', new CsvFile(this.blobs, keys.tierview_file!, TIERVIEW_COLUMNS));
+    }
+    const main = files.get('tierview_file') ?? files.get('relationships_file')!;
+    const tiersFile = files.get('tiers_file');
+    const companiesFile = files.get('companies_file');
+
+    let root: TierCompany | null = null;
+    let companies = 0;
+    const progress: ExportProgress = {
+      phase: 'companies',
+      tier: 0,
+      tiers: request.num_tiers,
+      companies: 0,
+      rows: 0,
+    };
+    const report = () => onProgress({ ...progress });
+    report();
+
+    try {
+      const found = await this.store.walkTiers(
+        {
+          root: request.root_nodes,
+          direction: walkDirection(request.direction),
+          tiers: request.num_tiers,
+          evidenceFrom: request.min_evid_date,
+        },
+        {
+          companies: async (batch: TierCompany[]) => {
+            signal?.throwIfAborted();
+            root ??= batch[0] ?? null;
+            companies += batch.length;
+            progress.companies = companies;
+            if (tiersFile) await tiersFile.write(batch.map((c) => ({ vid: c.vid, tier: c.tier })));
+            if (companiesFile) await companiesFile.write(batch.map(companyRecord));
+            report();
+          },
+          relationships: async (tier: number, batch: TierRelationship[]) => {
+            signal?.throwIfAborted();
+            const r = root!;
+            const records = request.output_multiple_tables
+              ? batch.map((rel) => relationshipRecord(r, rel))
+              : batch.map((rel) => tierviewRecord(r, rel));
+            await main.write(records);
+            progress.phase = 'relationships';
+            progress.tier = tier + 1;
+            progress.rows = main.rows;
+            report();
+          },
+        },
+        signal,
+      );
+      if (!found) throw new AppError('NOT_FOUND', `No company with id '${request.root_nodes}'.`);
+      signal?.throwIfAborted();
+      let bytes = 0;
+      for (const f of files.values()) bytes += (await f.finish()).bytes;
+      return { files: keys, companies, rows: main.rows, bytes };
+    } catch (e) {
+      for (const f of files.values()) f.abort(e);
+      await Promise.all([...files.values()].map((f) => f.done.catch(() => undefined)));
+      await Promise.all(Object.values(keys).map((k) => this.blobs.delete(k).catch(() => undefined)));
+      throw e;
+    }
+  }
+}
+
+function relationshipRecord(root: TierCompany, rel: TierRelationship): CsvRecord {
+  const full = tierviewRecord(root, rel);
+  const out: CsvRecord = {};
+  for (const c of RELATIONSHIP_COLUMNS) out[c] = full[c] ?? null;
+  return out;
+}
