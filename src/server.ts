@@ -17,12 +17,20 @@ import { LocalBlobStore } from './blobs/local/local.blob-store';
 import { downloadsRoutes } from './blobs/local/downloads.routes';
 import { importDirectory } from './importer/import-directory';
 import { generateDataset } from './importer/generate';
+import type { BlobStore } from './blobs/blob-store';
+import { GcsBlobStore } from './blobs/gcs/gcs.blob-store';
+import { TierViewService } from './services/tierview.service';
+import { JobQueue } from './jobs/job-queue';
+import { createJobsBackend } from './jobs/jobs-backend';
+import { CallbackSender, parseCallbackHosts } from './jobs/callbacks';
+import { loadOrCreateSecret } from './secrets';
 
 export interface RunningServer {
   server: Server;
   port: number;
   store: GraphStore;
-  blobs: LocalBlobStore;
+  blobs: BlobStore;
+  jobs: JobQueue;
   search: SearchIndexHolder;
   keys: ApiKeyStore;
   close(): Promise<void>;
@@ -53,17 +61,56 @@ export async function startServer(config: Config, log: Logger): Promise<RunningS
     await search.rebuild();
     const limits = { maxPageSize: config.MAX_PAGE_SIZE, maxOffset: config.MAX_OFFSET };
     const cache = new ReadCache(config.READ_CACHE_ENTRIES, () => store.generation);
-    const services = {
-      companies: new CompaniesService(store, search, limits, cache),
-      relationships: new RelationshipsService(store, limits, cache),
-      edges: new EdgesService(store, cache),
-    };
     let listeningPort = config.PORT;
-    const blobs = new LocalBlobStore(
+    const local = new LocalBlobStore(
       config.dataDir,
       () => config.PUBLIC_URL ?? `http://localhost:${listeningPort}`,
       config.DOWNLOAD_SECRET,
     );
+    const blobs: BlobStore =
+      config.BLOB_STORE === 'gcs'
+        ? new GcsBlobStore({
+            bucket: config.GCS_BUCKET!,
+            keyFilename: config.GCS_KEY_FILE,
+            projectId: config.GCS_PROJECT_ID,
+          })
+        : local;
+    const jobsBackend = createJobsBackend(config);
+    const rules = parseCallbackHosts(config.CALLBACK_HOSTS);
+    const jobs = new JobQueue({
+      backend: jobsBackend.backend,
+      runs: jobsBackend.runs,
+      store,
+      blobs,
+      tierview: new TierViewService(store, blobs),
+      log: log.child({ module: 'jobs' }),
+      worker: config.JOBS_WORKER,
+      concurrency: config.JOBS_CONCURRENCY,
+      timeoutS: config.JOB_TIMEOUT_S,
+      lockS: config.JOB_LOCK_S,
+      pollMs: config.JOBS_POLL_MS,
+      maxTiers: config.MAX_TIERS,
+      downloadTtlS: config.DOWNLOAD_TTL_S,
+      retentionS: config.EXPORT_RETENTION_S,
+      callbacks: {
+        rules,
+        allowHttp: config.CALLBACK_ALLOW_HTTP,
+        sender:
+          rules.length > 0
+            ? new CallbackSender({
+                secret: config.CALLBACK_SECRET ?? loadOrCreateSecret(config.dataDir, 'callback-secret'),
+                log: log.child({ module: 'callbacks' }),
+              })
+            : null,
+      },
+    });
+    await jobs.start();
+    const services = {
+      companies: new CompaniesService(store, search, limits, cache),
+      relationships: new RelationshipsService(store, limits, cache),
+      edges: new EdgesService(store, cache),
+      jobs,
+    };
     const { app, apollo } = await buildApp({
       schema: buildSchema(),
       services,
@@ -75,7 +122,7 @@ export async function startServer(config: Config, log: Logger): Promise<RunningS
       publicUrl: config.PUBLIC_URL,
       trustProxy: config.TRUST_PROXY,
       ready: () => search.ready,
-      open: [downloadsRoutes(blobs)],
+      open: config.BLOB_STORE === 'local' ? [downloadsRoutes(local)] : [],
     });
     const server = await new Promise<Server>((resolve, reject) => {
       const s = app.listen(config.PORT, config.HOST, () => resolve(s));
@@ -97,12 +144,15 @@ export async function startServer(config: Config, log: Logger): Promise<RunningS
       search,
       keys,
       blobs,
+      jobs,
       close: () =>
         (closing ??= (async () => {
           unfollow();
           server.closeIdleConnections();
           await new Promise<void>((resolve) => server.close(() => resolve()));
           await apollo.stop();
+          await jobs.close();
+          await jobsBackend.close();
           await store.close();
         })()),
     };

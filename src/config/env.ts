@@ -1,5 +1,6 @@
 import path from 'node:path';
 import { z } from 'zod';
+import { parseCallbackHosts } from '../jobs/callbacks';
 
 const bool = z
   .enum(['true', 'false', '1', '0', 'yes', 'no'])
@@ -69,6 +70,53 @@ const schema = z.object({
   DOWNLOAD_SECRET: z.string().min(32, 'must be at least 32 characters').optional(),
   /** Trust X-Forwarded-* headers from this many proxy hops (express `trust proxy`). */
   TRUST_PROXY: intIn(0, 10).default(0),
+  /**
+   * Where export jobs and their run records live: `embedded` (a SQLite file under
+   * DATA_DIR), `mongodb` (MONGODB_URI), `postgres` (POSTGRES_URL) or `redis` (REDIS_URL).
+   */
+  JOBS_BACKEND: z.enum(['embedded', 'mongodb', 'postgres', 'redis']).default('embedded'),
+  /** MongoDB connection string for JOBS_BACKEND=mongodb (the database is taken from the path). */
+  MONGODB_URI: z.string().min(1).optional(),
+  /** PostgreSQL connection string for JOBS_BACKEND=postgres. */
+  POSTGRES_URL: z.string().min(1).optional(),
+  /** Redis URL for JOBS_BACKEND=redis. */
+  REDIS_URL: z.string().min(1).optional(),
+  /** Run export jobs in this process (false: it only queues them; `tiergraph worker` runs them). */
+  JOBS_WORKER: bool.default(true),
+  /** Export jobs one process runs at once; later ones wait in the queue, in order. */
+  JOBS_CONCURRENCY: intIn(1, 64).default(2),
+  /** An export running longer than this many seconds ends TIMEDOUT. */
+  JOB_TIMEOUT_S: intIn(1, 86_400).default(900),
+  /**
+   * A worker that stops renewing its hold on a job for this long (a crash) loses it,
+   * and another worker, or the same one after a restart, takes the job up again.
+   */
+  JOB_LOCK_S: intIn(2, 3600).default(60),
+  /** How often idle workers look for queued jobs, in milliseconds. */
+  JOBS_POLL_MS: intIn(50, 60_000).default(1000),
+  /** Largest `num_tiers` accepted. */
+  MAX_TIERS: intIn(1, 20).default(6),
+  /** Where export files go: `local` (DATA_DIR/exports, served by the app) or `gcs`. */
+  BLOB_STORE: z.enum(['local', 'gcs']).default('local'),
+  /** Bucket for BLOB_STORE=gcs. */
+  GCS_BUCKET: z.string().min(3).optional(),
+  /** Service-account key file for BLOB_STORE=gcs (application default credentials when unset). */
+  GCS_KEY_FILE: z.string().min(1).optional(),
+  /** Google Cloud project of the bucket. */
+  GCS_PROJECT_ID: z.string().min(1).optional(),
+  /** Lifetime of signed download links, in seconds (at most 7 days). */
+  DOWNLOAD_TTL_S: intIn(1, 604_800).default(3600),
+  /** Export files are deleted this many seconds after their job ends. */
+  EXPORT_RETENTION_S: intIn(60, 31_536_000).default(86_400),
+  /**
+   * Hosts that may receive completion callbacks, comma-separated: `hooks.example.com`,
+   * `*.example.com`, optionally with `:port`. Empty: `callback_url` is refused.
+   */
+  CALLBACK_HOSTS: z.string().default(''),
+  /** Also accept plain-http callback URLs (for tests and private networks). */
+  CALLBACK_ALLOW_HTTP: bool.default(false),
+  /** Secret that signs callbacks (32+ characters); generated and kept under DATA_DIR when unset. */
+  CALLBACK_SECRET: z.string().min(32, 'must be at least 32 characters').optional(),
 });
 
 export type Config = z.infer<typeof schema> & { dataDir: string };
@@ -95,7 +143,21 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   if (!parsed.success) {
     throw new ConfigError(parsed.error.issues.map((i) => `${i.path.join('.') || '(root)'}: ${i.message}`));
   }
-  return { ...parsed.data, dataDir: path.resolve(parsed.data.DATA_DIR) };
+  const c = parsed.data;
+  const missing: string[] = [];
+  if (c.JOBS_BACKEND === 'mongodb' && !c.MONGODB_URI)
+    missing.push('MONGODB_URI: required when JOBS_BACKEND=mongodb');
+  if (c.JOBS_BACKEND === 'postgres' && !c.POSTGRES_URL)
+    missing.push('POSTGRES_URL: required when JOBS_BACKEND=postgres');
+  if (c.JOBS_BACKEND === 'redis' && !c.REDIS_URL) missing.push('REDIS_URL: required when JOBS_BACKEND=redis');
+  if (c.BLOB_STORE === 'gcs' && !c.GCS_BUCKET) missing.push('GCS_BUCKET: required when BLOB_STORE=gcs');
+  try {
+    parseCallbackHosts(c.CALLBACK_HOSTS);
+  } catch (e) {
+    missing.push(`CALLBACK_HOSTS: ${(e as Error).message}`);
+  }
+  if (missing.length > 0) throw new ConfigError(missing);
+  return { ...c, dataDir: path.resolve(c.DATA_DIR) };
 }
 
 /** Names of all settings, for docs and tests. */

@@ -1,12 +1,14 @@
 import type { CompanyProfile } from '../domain/model';
 import type { CompaniesService } from '../services/companies.service';
 import type { EdgesService } from '../services/edges.service';
+import type { JobQueue } from '../jobs/job-queue';
 import type { RelationshipsService } from '../services/relationships.service';
 
 export interface Services {
   companies: CompaniesService;
   relationships: RelationshipsService;
   edges: EdgesService;
+  jobs: JobQueue;
 }
 
 /** Per-request state: the services and a cache so one profile is loaded once per request. */

@@ -7,6 +7,8 @@ import { CompanyFields, CompanySummaryFields, EdgeFields } from './resolvers/com
 import { companies } from './resolvers/query.companies';
 import { company } from './resolvers/query.company';
 import { edge } from './resolvers/query.edge';
+import { job } from './resolvers/query.job';
+import { cancelJob, startTierView } from './resolvers/mutation.tierview';
 import { cluster_customers, cluster_suppliers, customers, suppliers } from './resolvers/query.relationships';
 import { DateScalar, DateTimeScalar } from './scalars';
 
@@ -32,7 +34,8 @@ export function buildSchema(): GraphQLSchema {
     resolvers: {
       Date: DateScalar,
       DateTime: DateTimeScalar,
-      Query: { companies, company, edge, suppliers, customers, cluster_suppliers, cluster_customers },
+      Query: { companies, company, edge, suppliers, customers, cluster_suppliers, cluster_customers, job },
+      Mutation: { startTierView, cancelJob },
       Company: CompanyFields,
       CompanySummary: CompanySummaryFields,
       Edge: EdgeFields,

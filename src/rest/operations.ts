@@ -14,6 +14,11 @@ const SUMMARY = `
   vid name company_legal_name description domains country
   count_supplier_evidence count_customer_evidence count_customers count_suppliers`;
 
+const JOB = `
+  run_id
+  state { life_cycle_state result_state state_message user_cancelled_or_timedout }
+  output { result truncated }`;
+
 const LIST_ARGS = `$vid: ID!, $confidence_score: Float, $date: Date, $limit: Int, $offset: Int`;
 const LIST_PASS = `vid: $vid, confidence_score: $confidence_score, date: $date, limit: $limit, offset: $offset`;
 
@@ -65,4 +70,9 @@ export const OPERATIONS = {
       }
     }
   }`),
+  startTierView: parse(`mutation ($input: TierViewInput!) {
+    startTierView(input: $input) { run_id }
+  }`),
+  job: parse(`query ($run_id: ID!) { job(run_id: $run_id) { ${JOB} } }`),
+  cancelJob: parse(`mutation ($run_id: ID!) { cancelJob(run_id: $run_id) { ${JOB} } }`),
 } as const;

@@ -1,4 +1,4 @@
-import type { GraphStore, SearchRow } from '../../src/store/graph-store';
+import type { GraphStore, SearchRow, TierRelationship, TierWalkRequest } from '../../src/store/graph-store';
 import { splitStatements } from '../../src/store/cypher-files';
 import { readSeed } from '../support/paths';
 
@@ -223,6 +223,126 @@ export function graphStoreContract(
         identifierValues: ['RVDPPPGHCGZ40J4BQ305', 'Q66'],
       });
       expect(byVid.get('lonely')).toMatchObject({ cities: [], identifierValues: [] });
+    });
+
+    describe('tier walk', () => {
+      async function walk(request: TierWalkRequest) {
+        const companies: Record<string, number> = {};
+        const rows: string[] = [];
+        const found = await store.walkTiers(request, {
+          companies: (batch) => {
+            for (const c of batch) companies[c.vid] = c.tier;
+          },
+          relationships: (tier, batch) => {
+            for (const r of batch) {
+              // Each row joins consecutive tiers, the nearer one being `tier`.
+              const near = request.direction === 'suppliers' ? r.customer : r.supplier;
+              const far = request.direction === 'suppliers' ? r.supplier : r.customer;
+              expect([near.tier, far.tier]).toEqual([tier, tier + 1]);
+              rows.push(`${r.edge_id}:${r.supplier.vid}>${r.customer.vid}`);
+            }
+          },
+        });
+        return { found, companies, rows: rows.sort() };
+      }
+
+      it('gives each supplier its shortest distance and only rows between consecutive tiers', async () => {
+        // delta supplies both boeing (tier 1) and bolt (tier 1): e5 stays inside tier 1.
+        // mueller supplies acme-gmbh; boeing supplies mueller back (a cycle to the root): not a row.
+        const r = await walk({ root: 'boeing', direction: 'suppliers', tiers: 3, evidenceFrom: null });
+        expect(r.found).toBe(true);
+        expect(r.companies).toEqual({
+          boeing: 0,
+          bolt: 1,
+          delta: 1,
+          'acme-gmbh': 1,
+          'acme-jp': 1,
+          mueller: 2,
+        });
+        expect(r.rows).toEqual([
+          'e1:bolt>boeing',
+          'e2:delta>boeing',
+          'e3:acme-gmbh>boeing',
+          'e4:acme-jp>boeing',
+          'e6:mueller>acme-gmbh',
+        ]);
+      });
+
+      it('walks only relationships with evidence on or after the date, so a cut path makes a company farther', async () => {
+        // e2 (2016) is cut: delta is now reached through bolt (e5, 2020-07-07), one tier farther.
+        const r = await walk({
+          root: 'boeing',
+          direction: 'suppliers',
+          tiers: 3,
+          evidenceFrom: '2020-01-01',
+        });
+        expect(r.companies).toEqual({
+          boeing: 0,
+          bolt: 1,
+          'acme-gmbh': 1,
+          'acme-jp': 1,
+          delta: 2,
+          mueller: 2,
+        });
+        expect(r.rows).toEqual([
+          'e1:bolt>boeing',
+          'e3:acme-gmbh>boeing',
+          'e4:acme-jp>boeing',
+          'e5:delta>bolt',
+          'e6:mueller>acme-gmbh',
+        ]);
+        const later = await walk({
+          root: 'boeing',
+          direction: 'suppliers',
+          tiers: 3,
+          evidenceFrom: '2024-06-01',
+        });
+        expect(later.companies).toEqual({ boeing: 0 });
+        expect(later.rows).toEqual([]);
+      });
+
+      it('stops at the requested number of tiers', async () => {
+        const r = await walk({ root: 'boeing', direction: 'suppliers', tiers: 1, evidenceFrom: null });
+        expect(Object.keys(r.companies).sort()).toEqual(['acme-gmbh', 'acme-jp', 'boeing', 'bolt', 'delta']);
+        expect(r.rows).toHaveLength(4);
+      });
+
+      it('walks towards customers, through the cycle, without revisiting the root', async () => {
+        const r = await walk({ root: 'delta', direction: 'customers', tiers: 4, evidenceFrom: null });
+        expect(r.companies).toEqual({ delta: 0, boeing: 1, bolt: 1, mueller: 2, 'acme-gmbh': 3 });
+        expect(r.rows).toEqual([
+          'e2:delta>boeing',
+          'e5:delta>bolt',
+          'e6:mueller>acme-gmbh',
+          'e8:boeing>mueller',
+        ]);
+      });
+
+      it('carries cluster ids and relationship fields on every row', async () => {
+        const rows: TierRelationship[] = [];
+        await store.walkTiers(
+          { root: 'boeing', direction: 'suppliers', tiers: 1, evidenceFrom: null },
+          { companies: () => undefined, relationships: (_t, b) => void rows.push(...b) },
+        );
+        const e3 = rows.find((r) => r.edge_id === 'e3')!;
+        expect(e3.supplier).toMatchObject({ vid: 'acme-gmbh', cid_id: 'K1', tier: 1 });
+        expect(e3.customer).toMatchObject({ vid: 'boeing', cid_id: 'boeing', tier: 0 });
+        expect(e3.confidence_score).toBe(0.8);
+        expect(e3.latest_evidence_date).toBe('2024-01-10');
+        expect(Array.isArray(e3.hs_codes)).toBe(true);
+        expect(Array.isArray(e3.evidence_types)).toBe(true);
+      });
+
+      it('answers false for an unknown root and reports a company with no relationships alone', async () => {
+        await expect(
+          store.walkTiers(
+            { root: 'no-such-vid', direction: 'suppliers', tiers: 2, evidenceFrom: null },
+            { companies: () => undefined, relationships: () => undefined },
+          ),
+        ).resolves.toBe(false);
+        const r = await walk({ root: 'lonely', direction: 'customers', tiers: 6, evidenceFrom: null });
+        expect(r).toEqual({ found: true, companies: { lonely: 0 }, rows: [] });
+      });
     });
   });
 }

@@ -16,7 +16,8 @@ export interface TestServer {
   /** fetch with the API key (unless headers say otherwise). */
   get(pathAndQuery: string, headers?: Record<string, string>): Promise<Response>;
   post(pathAndQuery: string, body: unknown, headers?: Record<string, string>): Promise<Response>;
-  stop(): Promise<void>;
+  /** Stops the server; `keepData` leaves the data directory for a restart. */
+  stop(keepData?: boolean): Promise<void>;
 }
 
 /**
@@ -27,7 +28,7 @@ export async function startTestServer(
   env: Record<string, string> = {},
   seed: string | null = 'test-small.cypher',
 ): Promise<TestServer> {
-  const dataDir = tempDir('http');
+  const dataDir = env.DATA_DIR ?? tempDir('http');
   const config = loadConfig({
     PORT: '0',
     HOST: '127.0.0.1',
@@ -35,6 +36,8 @@ export async function startTestServer(
     API_KEYS: TEST_KEY,
     SEED_DEMO: 'false',
     LOG_LEVEL: 'silent',
+    JOBS_POLL_MS: '100',
+    JOB_LOCK_S: '2',
     ...env,
   });
   const running = await startServer(config, createLogger('silent'));
@@ -55,9 +58,9 @@ export async function startTestServer(
         headers: withKey({ 'content-type': 'application/json', ...headers }),
         body: typeof body === 'string' ? body : JSON.stringify(body),
       }),
-    stop: async () => {
+    stop: async (keepData = false) => {
       await running.close();
-      fs.rmSync(path.resolve(dataDir), { recursive: true, force: true });
+      if (!keepData) fs.rmSync(path.resolve(dataDir), { recursive: true, force: true });
     },
   };
 }

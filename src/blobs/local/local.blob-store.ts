@@ -5,6 +5,7 @@ import type { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { AppError } from '../../domain/errors';
 import type { BlobStore } from '../blob-store';
+import { loadOrCreateSecret } from '../../secrets';
 import { isSafeKey } from '../blob-store';
 
 /** Where a signed link stands: a path under the app, an expiry (unix seconds) and a signature. */
@@ -28,7 +29,7 @@ export class LocalBlobStore implements BlobStore {
   ) {
     this.root = path.join(dataDir, 'exports');
     fs.mkdirSync(this.root, { recursive: true });
-    this.secret = Buffer.from(secret ?? loadOrCreateSecret(dataDir), 'utf8');
+    this.secret = Buffer.from(secret ?? loadOrCreateSecret(dataDir, 'download-secret'), 'utf8');
   }
 
   private file(key: string): string {
@@ -110,11 +111,3 @@ export class LocalBlobStore implements BlobStore {
 }
 
 /** The signing secret kept under the data directory (created on first use, readable by the owner only). */
-function loadOrCreateSecret(dataDir: string): string {
-  const file = path.join(dataDir, 'download-secret');
-  if (fs.existsSync(file)) return fs.readFileSync(file, 'utf8').trim();
-  const secret = crypto.randomBytes(32).toString('base64url');
-  fs.mkdirSync(dataDir, { recursive: true });
-  fs.writeFileSync(file, `${secret}\n`, { mode: 0o600 });
-  return secret;
-}

@@ -1,0 +1,31 @@
+import type { GraphQLFieldResolver } from 'graphql';
+import { parseTierViewRequest } from '../../domain/tierview';
+import type { JobView } from '../../jobs/job-queue';
+import type { GraphQLContext } from '../context';
+
+interface TierViewInput {
+  root_nodes: string;
+  num_tiers: number;
+  direction: 'supplier' | 'customer';
+  min_evid_date?: string | null;
+  output_multiple_tables?: boolean | null;
+  callback_url?: string | null;
+}
+
+/** Mutation.startTierView: the same checks as POST /v1/tierviewjob/, then the run is queued. */
+export const startTierView: GraphQLFieldResolver<unknown, GraphQLContext, { input: TierViewInput }> = async (
+  _parent,
+  { input },
+  ctx,
+): Promise<{ run_id: number }> => {
+  const request = parseTierViewRequest(input, ctx.services.jobs.maxTiers);
+  const run = await ctx.services.jobs.submit(request);
+  return { run_id: run.runId };
+};
+
+/** Mutation.cancelJob. */
+export const cancelJob: GraphQLFieldResolver<unknown, GraphQLContext, { run_id: string }> = (
+  _parent,
+  { run_id },
+  ctx,
+): Promise<JobView> => ctx.services.jobs.cancel(ctx.services.jobs.parseRunId(run_id));

@@ -1,0 +1,57 @@
+import { Router } from 'express';
+import type { Request, Response } from 'express';
+import { parseTierViewRequest } from '../domain/tierview';
+import { OPERATIONS } from './operations';
+import { parseQuery } from './query-params';
+import type { RestDeps } from './rest-deps';
+
+/** A job as REST shows it (spec 4.6): no `result_state` before the end, `{}` as the output while RUNNING. */
+function jobBody(job: Record<string, unknown>): Record<string, unknown> {
+  const state = { ...(job.state as Record<string, unknown>) };
+  if (state.result_state === null) delete state.result_state;
+  let output = job.output as Record<string, unknown> | null;
+  if (output && output.result === null) output = {};
+  return { run_id: job.run_id, state, output };
+}
+
+/** /v1/tierviewjob/ and /v1/jobs/{run_id}: start, poll and cancel tier-view exports. */
+export function jobsRoutes(deps: RestDeps, maxTiers: () => number): Router {
+  const r = Router();
+  const start = async (req: Request, res: Response) => {
+    parseQuery(req.query, {});
+    const request = parseTierViewRequest(req.body, maxTiers());
+    const data = await deps.run(
+      OPERATIONS.startTierView,
+      {
+        input: {
+          root_nodes: request.root_nodes,
+          num_tiers: request.num_tiers,
+          direction: request.direction,
+          min_evid_date: request.min_evid_date,
+          output_multiple_tables: request.output_multiple_tables,
+          callback_url: request.callback_url,
+        },
+      },
+      req,
+    );
+    const started = data.startTierView as { run_id: number };
+    res.status(200).json({ run_id: started.run_id });
+  };
+  r.post(['/tierviewjob', '/tierviewjob/'], start);
+
+  const show = async (req: Request<{ run_id: string }>, res: Response) => {
+    parseQuery(req.query, {});
+    const data = await deps.run(OPERATIONS.job, { run_id: req.params.run_id }, req);
+    res.json(jobBody(data.job as Record<string, unknown>));
+  };
+  r.get(['/jobs/:run_id', '/jobs/:run_id/'], show);
+
+  const cancel = async (req: Request<{ run_id: string }>, res: Response) => {
+    parseQuery(req.query, {});
+    const data = await deps.run(OPERATIONS.cancelJob, { run_id: req.params.run_id }, req);
+    res.json(jobBody(data.cancelJob as Record<string, unknown>));
+  };
+  r.post(['/jobs/:run_id/cancel', '/jobs/:run_id/cancel/'], cancel);
+  r.delete(['/jobs/:run_id', '/jobs/:run_id/'], cancel);
+  return r;
+}

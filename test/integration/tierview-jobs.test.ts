@@ -1,0 +1,264 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import { ROOT } from '../support/paths';
+import { startTestServer } from '../support/server';
+import type { TestServer } from '../support/server';
+
+interface JobBody {
+  run_id: string;
+  state: {
+    life_cycle_state: string;
+    result_state?: string;
+    state_message: string;
+    user_cancelled_or_timedout: boolean;
+  };
+  output: null | { result?: string; truncated?: boolean };
+}
+
+const goldenFile = (name: string) => path.join(ROOT, 'test/fixtures/tierview', name);
+
+/** The golden file's text; `UPDATE_GOLDEN=1` rewrites it from `actual` first (review the diff!). */
+function golden(name: string, actual: string): string {
+  if (process.env.UPDATE_GOLDEN === '1') fs.writeFileSync(goldenFile(name), canonical(actual));
+  return fs.readFileSync(goldenFile(name), 'utf8');
+}
+
+/** Header first, then rows sorted: rows of one tier come in the engine's order. */
+const canonical = (csv: string) => {
+  const [header, ...rows] = csv.split('\r\n');
+  return [header, ...rows.filter((r) => r !== '').sort()].join('\r\n');
+};
+
+async function waitFor(t: TestServer, runId: number, done: (b: JobBody) => boolean): Promise<JobBody> {
+  for (let i = 0; i < 300; i++) {
+    const res = await t.get(`/v1/jobs/${runId}`);
+    expect(res.status).toBe(200);
+    const body = (await res.json()) as JobBody;
+    if (done(body)) return body;
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  throw new Error(`run ${runId} did not reach the expected state`);
+}
+
+const terminated = (b: JobBody) =>
+  b.state.life_cycle_state !== 'PENDING' && b.state.life_cycle_state !== 'RUNNING';
+
+describe('tier-view jobs over HTTP', () => {
+  let t: TestServer;
+  beforeAll(async () => {
+    t = await startTestServer();
+  });
+  afterAll(async () => {
+    await t.stop();
+  });
+
+  async function start(body: unknown): Promise<number> {
+    const res = await t.post('/v1/tierviewjob/', body);
+    expect(res.status).toBe(200);
+    const json = (await res.json()) as { run_id: unknown };
+    expect(Number.isInteger(json.run_id)).toBe(true);
+    return json.run_id as number;
+  }
+
+  it('runs a single-table export to SUCCESS and serves the CSV through a signed link without a key', async () => {
+    const runId = await start({
+      root_nodes: 'boeing',
+      num_tiers: '3',
+      direction: 'supplier',
+      min_evid_date: '2015-01-01',
+      output_multiple_tables: 'no',
+    });
+    const body = await waitFor(t, runId, terminated);
+    expect(body).toMatchObject({
+      run_id: String(runId),
+      state: {
+        life_cycle_state: 'TERMINATED',
+        result_state: 'SUCCESS',
+        state_message: '',
+        user_cancelled_or_timedout: false,
+      },
+      output: { truncated: false },
+    });
+    const result = JSON.parse(body.output!.result!) as Record<string, string>;
+    expect(Object.keys(result)).toEqual(['tierview_file']);
+    const file = await fetch(result.tierview_file!);
+    expect(file.status).toBe(200);
+    const text = await file.text();
+    expect(canonical(text)).toBe(canonical(golden('boeing-suppliers-3.csv', text)));
+    // The trailing-slash form answers the same.
+    const again = await t.get(`/v1/jobs/${runId}/`);
+    expect(((await again.json()) as JobBody).state.result_state).toBe('SUCCESS');
+  });
+
+  it('writes three tables when asked, each with its own link', async () => {
+    const runId = await start({
+      root_nodes: 'delta',
+      num_tiers: 4,
+      direction: 'customer',
+      output_multiple_tables: true,
+    });
+    const body = await waitFor(t, runId, terminated);
+    expect(body.state.result_state).toBe('SUCCESS');
+    const result = JSON.parse(body.output!.result!) as Record<string, string>;
+    expect(Object.keys(result).sort()).toEqual(['companies_file', 'relationships_file', 'tiers_file']);
+    for (const [key, name] of [
+      ['relationships_file', 'delta-customers-4-relationships.csv'],
+      ['tiers_file', 'delta-customers-4-tiers.csv'],
+      ['companies_file', 'delta-customers-4-companies.csv'],
+    ] as const) {
+      const res = await fetch(result[key]!);
+      expect(res.status).toBe(200);
+      const text = await res.text();
+      expect(canonical(text)).toBe(canonical(golden(name, text)));
+    }
+  });
+
+  it('refuses a tampered link', async () => {
+    const runId = await start({ root_nodes: 'boeing', num_tiers: '1', direction: 'supplier' });
+    const body = await waitFor(t, runId, terminated);
+    const link = (JSON.parse(body.output!.result!) as Record<string, string>).tierview_file!;
+    const res = await fetch(
+      link.replace(/signature=([0-9a-f])/, (_m, c: string) => `signature=${c === 'a' ? 'b' : 'a'}`),
+    );
+    expect(res.status).toBe(403);
+  });
+
+  it('names every bad field in one 400 problem document', async () => {
+    const res = await t.post('/v1/tierviewjob/', {
+      root_nodes: 'boeing',
+      num_tiers: '0',
+      direction: 'sideways',
+      min_evid_date: '2023-02-30',
+      output_multiple_tables: 'maybe',
+      extra: 1,
+    });
+    expect(res.status).toBe(400);
+    expect(res.headers.get('content-type')).toContain('application/problem+json');
+    const problem = (await res.json()) as { errors: { field: string }[] };
+    expect(problem.errors.map((e) => e.field).sort()).toEqual([
+      'body.direction',
+      'body.extra',
+      'body.min_evid_date',
+      'body.num_tiers',
+      'body.output_multiple_tables',
+    ]);
+    const tooDeep = await t.post('/v1/tierviewjob/', {
+      root_nodes: 'boeing',
+      num_tiers: '7',
+      direction: 'supplier',
+    });
+    expect(tooDeep.status).toBe(400);
+    const notJson = await t.post('/v1/tierviewjob/', '[1,2]');
+    expect(notJson.status).toBe(400);
+  });
+
+  it('answers 404 for an unknown root or run, 400 for a malformed run id, and needs a key', async () => {
+    expect(
+      (await t.post('/v1/tierviewjob/', { root_nodes: 'nobody', num_tiers: '1', direction: 'supplier' }))
+        .status,
+    ).toBe(404);
+    expect((await t.get('/v1/jobs/987654')).status).toBe(404);
+    expect((await t.get('/v1/jobs/abc')).status).toBe(400);
+    expect((await fetch(`${t.base}/v1/jobs/1`)).status).toBe(401);
+  });
+
+  it('refuses a callback URL outside the allow-list', async () => {
+    const res = await t.post('/v1/tierviewjob/', {
+      root_nodes: 'boeing',
+      num_tiers: '1',
+      direction: 'supplier',
+      callback_url: 'https://evil.example/hook',
+    });
+    expect(res.status).toBe(400);
+    const problem = (await res.json()) as { errors: { field: string }[] };
+    expect(problem.errors[0]!.field).toBe('body.callback_url');
+  });
+
+  it('queues many runs at once and finishes every one', async () => {
+    const ids = await Promise.all(
+      Array.from({ length: 30 }, (_, i) =>
+        start({
+          root_nodes: i % 2 ? 'boeing' : 'delta',
+          num_tiers: String((i % 4) + 1),
+          direction: i % 2 ? 'supplier' : 'customer',
+        }),
+      ),
+    );
+    expect(new Set(ids).size).toBe(30);
+    const ends = await Promise.all(ids.map((id) => waitFor(t, id, terminated)));
+    expect(ends.map((b) => b.state.result_state)).toEqual(ids.map(() => 'SUCCESS'));
+  });
+
+  it('answers the same through GraphQL', async () => {
+    const res = await t.post('/graphql', {
+      query:
+        'mutation { startTierView(input: {root_nodes: "boeing", num_tiers: 2, direction: supplier}) { run_id } }',
+    });
+    const json = (await res.json()) as { data: { startTierView: { run_id: number } } };
+    const runId = json.data.startTierView.run_id;
+    await waitFor(t, runId, terminated);
+    const q = await t.post('/graphql', {
+      query: `{ job(run_id: "${runId}") { run_id state { life_cycle_state result_state } output { truncated } } }`,
+    });
+    expect(await q.json()).toEqual({
+      data: {
+        job: {
+          run_id: String(runId),
+          state: { life_cycle_state: 'TERMINATED', result_state: 'SUCCESS' },
+          output: { truncated: false },
+        },
+      },
+    });
+    const bad = await t.post('/graphql', {
+      query:
+        'mutation { startTierView(input: {root_nodes: "boeing", num_tiers: 99, direction: supplier}) { run_id } }',
+    });
+    const badJson = (await bad.json()) as { errors: { extensions: { code: string } }[] };
+    expect(badJson.errors[0]!.extensions.code).toBe('BAD_REQUEST');
+  });
+});
+
+describe('a queue without a worker', () => {
+  let t: TestServer;
+  beforeAll(async () => {
+    t = await startTestServer({ JOBS_WORKER: 'false' });
+  });
+  afterAll(async () => {
+    await t.stop();
+  });
+
+  it('keeps runs PENDING with their queue position, and cancels them', async () => {
+    const ids: number[] = [];
+    for (let i = 0; i < 3; i++) {
+      const res = await t.post('/v1/tierviewjob', {
+        root_nodes: 'boeing',
+        num_tiers: '2',
+        direction: 'supplier',
+      });
+      ids.push(((await res.json()) as { run_id: number }).run_id);
+    }
+    const third = (await (await t.get(`/v1/jobs/${ids[2]}`)).json()) as JobBody;
+    expect(third).toEqual({
+      run_id: String(ids[2]),
+      state: {
+        life_cycle_state: 'PENDING',
+        state_message: 'queued: 2 runs ahead (up to 2 run at once)',
+        user_cancelled_or_timedout: false,
+      },
+      output: null,
+    });
+    const canceled = await fetch(`${t.base}/v1/jobs/${ids[0]}`, {
+      method: 'DELETE',
+      headers: { 'X-SERVICE-KEY': 'test-key-0123456789abcdef' },
+    });
+    expect(((await canceled.json()) as JobBody).state).toMatchObject({
+      life_cycle_state: 'TERMINATED',
+      result_state: 'CANCELED',
+      user_cancelled_or_timedout: true,
+    });
+    const viaPost = (await (await t.post(`/v1/jobs/${ids[1]}/cancel`, {})).json()) as JobBody;
+    expect(viaPost.state.result_state).toBe('CANCELED');
+    const now = (await (await t.get(`/v1/jobs/${ids[2]}`)).json()) as JobBody;
+    expect(now.state.state_message).toBe('queued: next to start (up to 2 run at once)');
+  });
+});
