@@ -1,0 +1,161 @@
+import type { Database } from 'better-sqlite3';
+import { checkIdentifier, DEFAULT_BUSY_TIMEOUT_MS, openSqliteFile, settle } from '../backends/sqlite.backend';
+import type { SqliteConnectionOptions } from '../backends/sqlite.backend';
+import { applyRunPatch, fromRunDocument, newRunRecord, toRunDocument } from '../run-store';
+import type { LifeCycleState, RunDocument, RunPatch, RunRecord, RunStore } from '../run-store';
+
+/** Options of {@link SqliteRunStore}. */
+export type SqliteRunStoreOptions = SqliteConnectionOptions & {
+  /** Name of the runs table; its index is named after it. Default `runs`. */
+  tableName?: string;
+};
+
+const parseRecord = (document: string): RunRecord => fromRunDocument(JSON.parse(document) as RunDocument);
+
+/**
+ * Run records in a SQLite table, one JSON document per run. The life-cycle state
+ * is also kept in its own column so queue positions and counts are index lookups.
+ * Pass the same `{ db }` as the Agenda backend to keep jobs and runs in one file;
+ * with `{ path }` the store opens the file in open() and closes it in close().
+ */
+export class SqliteRunStore implements RunStore {
+  readonly name = 'sqlite';
+  /** The runs table. */
+  readonly tableName: string;
+  private db: Database | undefined;
+  private readonly path: string | undefined;
+  private readonly busyTimeoutMs: number;
+  private readonly ownsConnection: boolean;
+
+  constructor(options: SqliteRunStoreOptions) {
+    this.tableName = checkIdentifier(options.tableName ?? 'runs');
+    if ('db' in options) {
+      this.db = options.db;
+      this.ownsConnection = false;
+      this.busyTimeoutMs = DEFAULT_BUSY_TIMEOUT_MS;
+    } else {
+      this.path = options.path;
+      this.ownsConnection = true;
+      this.busyTimeoutMs = options.busyTimeoutMs ?? DEFAULT_BUSY_TIMEOUT_MS;
+    }
+  }
+
+  /** Opens the file when the store owns it (again after a close) and creates the table if missing. */
+  open(): Promise<void> {
+    return settle(() => {
+      if (!this.db && this.path !== undefined) this.db = openSqliteFile(this.path, this.busyTimeoutMs);
+      const t = this.tableName;
+      // AUTOINCREMENT: without it SQLite hands the id of a deleted newest row out again.
+      this.connection().exec(`
+        CREATE TABLE IF NOT EXISTS "${t}" (
+          run_id INTEGER PRIMARY KEY AUTOINCREMENT,
+          life_cycle_state TEXT NOT NULL,
+          document TEXT NOT NULL
+        );
+        CREATE INDEX IF NOT EXISTS "${t}_state_idx" ON "${t}" (life_cycle_state, run_id);
+      `);
+    });
+  }
+
+  /** Closes the connection if the store opened it; a passed-in connection stays open. */
+  close(): Promise<void> {
+    return settle(() => {
+      if (this.ownsConnection && this.db) {
+        this.db.close();
+        this.db = undefined;
+      }
+    });
+  }
+
+  private connection(): Database {
+    if (!this.db || !this.db.open) throw new Error(`SQLite run store (${this.tableName}) is not open`);
+    return this.db;
+  }
+
+  create(request: Record<string, unknown>, now: Date): Promise<RunRecord> {
+    return settle(() => {
+      const db = this.connection();
+      const t = this.tableName;
+      // The document holds its own id, which is only known after the insert: both writes in one transaction.
+      const stored = db
+        .transaction(() => {
+          const inserted = db
+            .prepare(`INSERT INTO "${t}" (life_cycle_state, document) VALUES ('PENDING', '{}')`)
+            .run();
+          const runId = Number(inserted.lastInsertRowid);
+          const document = JSON.stringify(toRunDocument(newRunRecord(runId, request, now)));
+          db.prepare(`UPDATE "${t}" SET document = ? WHERE run_id = ?`).run(document, runId);
+          return document;
+        })
+        .immediate();
+      // Parsed back from the stored text, so the caller sees exactly what get() will return.
+      return parseRecord(stored);
+    });
+  }
+
+  get(runId: number): Promise<RunRecord | null> {
+    return settle(() => {
+      const row = this.connection()
+        .prepare<[number], { document: string }>(`SELECT document FROM "${this.tableName}" WHERE run_id = ?`)
+        .get(runId);
+      return row ? parseRecord(row.document) : null;
+    });
+  }
+
+  /**
+   * Reads, checks the state and writes inside one `BEGIN IMMEDIATE` transaction:
+   * the write lock is held from the read on, so a racing transition (in this or
+   * another process) sees the new state and fails its check.
+   */
+  transition(
+    runId: number,
+    from: readonly LifeCycleState[],
+    patch: RunPatch,
+    now: Date,
+  ): Promise<RunRecord | null> {
+    return settle(() => {
+      const db = this.connection();
+      const t = this.tableName;
+      return db
+        .transaction((): RunRecord | null => {
+          const row = db
+            .prepare<[number], { document: string }>(`SELECT document FROM "${t}" WHERE run_id = ?`)
+            .get(runId);
+          if (!row) return null;
+          const current = parseRecord(row.document);
+          if (!from.includes(current.lifeCycleState)) return null;
+          const updated = applyRunPatch(current, patch, now);
+          db.prepare(`UPDATE "${t}" SET life_cycle_state = ?, document = ? WHERE run_id = ?`).run(
+            updated.lifeCycleState,
+            JSON.stringify(toRunDocument(updated)),
+            runId,
+          );
+          return updated;
+        })
+        .immediate();
+    });
+  }
+
+  /** Ids grow with creation time, so "created before" is "smaller id". */
+  countPendingBefore(runId: number): Promise<number> {
+    return settle(() => {
+      const row = this.connection()
+        .prepare<[number], { n: number }>(
+          `SELECT COUNT(*) AS n FROM "${this.tableName}" WHERE life_cycle_state = 'PENDING' AND run_id < ?`,
+        )
+        .get(runId);
+      return row?.n ?? 0;
+    });
+  }
+
+  countInState(state: LifeCycleState): Promise<number> {
+    return settle(() => {
+      const row = this.connection()
+        .prepare<[string], { n: number }>(
+          `SELECT COUNT(*) AS n FROM "${this.tableName}" WHERE life_cycle_state = ?`,
+        )
+        .get(state);
+      return row?.n ?? 0;
+    });
+  }
+}
