@@ -1,0 +1,154 @@
+import { spawn } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+import type { TierViewRequest } from '../../src/domain/tierview';
+import type { JobView } from '../../src/jobs/job-queue';
+import { TierViewService } from '../../src/services/tierview.service';
+import { splitStatements } from '../../src/store/cypher-files';
+import { EmbeddedGraphStore } from '../../src/store/embedded/embedded.store';
+import type { GraphStore } from '../../src/store/graph-store';
+import { makeQueue } from '../support/job-queue-harness';
+import { ROOT, readSeed, tempDir } from '../support/paths';
+
+const request: TierViewRequest = {
+  root_nodes: 'boeing',
+  num_tiers: 3,
+  direction: 'supplier',
+  min_evid_date: null,
+  output_multiple_tables: false,
+  callback_url: null,
+};
+
+const exists = { companyExists: () => Promise.resolve(true) } as unknown as GraphStore;
+
+/** An export that reports progress and then waits until it is aborted. */
+const untilAborted = {
+  export: (_id: number, _r: unknown, onProgress: (p: unknown) => void, signal: AbortSignal) => {
+    onProgress({ phase: 'relationships', tier: 1, tiers: 3, companies: 10, rows: 5 });
+    return new Promise((_resolve, reject) => {
+      signal.addEventListener('abort', () => reject(signal.reason as Error), { once: true });
+    });
+  },
+} as unknown as TierViewService;
+
+async function until(
+  view: () => Promise<JobView>,
+  ok: (v: JobView) => boolean,
+  ms = 20_000,
+): Promise<JobView> {
+  const end = Date.now() + ms;
+  for (;;) {
+    const v = await view();
+    if (ok(v)) return v;
+    if (Date.now() > end) throw new Error(`state not reached: ${JSON.stringify(v)}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+describe('job queue', () => {
+  it('cancels a running export: TERMINATED, CANCELED, user_cancelled_or_timedout', async () => {
+    const dir = tempDir('jobs');
+    const { queue, backend } = makeQueue(dir, exists, untilAborted);
+    await queue.start();
+    try {
+      const run = await queue.submit(request);
+      await until(
+        () => queue.view(run.runId),
+        (v) => v.state.life_cycle_state === 'RUNNING',
+      );
+      expect((await queue.view(run.runId)).output).toEqual({});
+      await queue.cancel(run.runId);
+      const end = await until(
+        () => queue.view(run.runId),
+        (v) => v.state.life_cycle_state === 'TERMINATED',
+      );
+      expect(end).toEqual({
+        run_id: String(run.runId),
+        state: {
+          life_cycle_state: 'TERMINATED',
+          result_state: 'CANCELED',
+          state_message: 'canceled by the user',
+          user_cancelled_or_timedout: true,
+        },
+        output: null,
+      });
+    } finally {
+      await queue.close();
+      await backend.close();
+    }
+  });
+
+  it('ends an export that runs past the time limit TIMEDOUT', async () => {
+    const dir = tempDir('jobs');
+    const { queue, backend } = makeQueue(dir, exists, untilAborted, { timeoutS: 1 });
+    await queue.start();
+    try {
+      const run = await queue.submit(request);
+      const end = await until(
+        () => queue.view(run.runId),
+        (v) => v.state.life_cycle_state === 'TERMINATED',
+      );
+      expect(end.state).toEqual({
+        life_cycle_state: 'TERMINATED',
+        result_state: 'TIMEDOUT',
+        state_message: 'stopped after the time limit of 1 s',
+        user_cancelled_or_timedout: true,
+      });
+    } finally {
+      await queue.close();
+      await backend.close();
+    }
+  });
+
+  it('finishes a run whose process was killed mid-export, with a complete file', async () => {
+    const dir = tempDir('jobs');
+    // A worker process takes the run, then dies without any clean-up.
+    const child = spawn(
+      process.execPath,
+      [
+        '-r',
+        path.join(ROOT, 'test/support/ts-register.js'),
+        path.join(ROOT, 'test/support/job-crash.child.ts'),
+        dir,
+      ],
+      { stdio: ['ignore', 'pipe', 'inherit'] },
+    );
+    let out = '';
+    await new Promise<void>((resolve, reject) => {
+      child.stdout.on('data', (d: Buffer) => {
+        out += d.toString();
+        if (out.includes('exporting') && /run \d+/.test(out)) resolve();
+      });
+      child.once('exit', (code) => reject(new Error(`worker exited early (${code}): ${out}`)));
+    });
+    child.kill('SIGKILL');
+    await new Promise((r) => child.once('exit', r));
+    const runId = Number(/run (\d+)/.exec(out)![1]);
+
+    const store = new EmbeddedGraphStore({ dir: path.join(dir, 'graph'), connections: 2, bufferPoolMb: 128 });
+    await store.open();
+    await store.runScript(splitStatements(readSeed('test-small.cypher')));
+    const { queue, backend, blobs } = makeQueue(dir, store, (b) => new TierViewService(store, b));
+    await queue.start();
+    try {
+      const before = await queue.view(runId);
+      expect(before.state.life_cycle_state).toBe('RUNNING');
+      const end = await until(
+        () => queue.view(runId),
+        (v) => v.state.life_cycle_state === 'TERMINATED',
+      );
+      expect(end.state.result_state).toBe('SUCCESS');
+      const file = path.join(blobs.root, 'runs', String(runId), `tierview-${runId}.csv`);
+      const lines = fs
+        .readFileSync(file, 'utf8')
+        .split('\r\n')
+        .filter((l) => l !== '');
+      expect(lines).toHaveLength(6); // header and the five relationships of boeing's three supplier tiers
+      expect(fs.existsSync(`${file}.partial`)).toBe(false);
+    } finally {
+      await queue.close();
+      await backend.close();
+      await store.close();
+    }
+  });
+});
