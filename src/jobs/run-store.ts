@@ -63,7 +63,12 @@ export interface RunStore {
    * `from`; `updatedAt` becomes `now`. Returns the record after the change, or
    * null when the run is unknown or in another state (nothing changed).
    */
-  transition(runId: number, from: readonly LifeCycleState[], patch: RunPatch, now: Date): Promise<RunRecord | null>;
+  transition(
+    runId: number,
+    from: readonly LifeCycleState[],
+    patch: RunPatch,
+    now: Date,
+  ): Promise<RunRecord | null>;
   /** PENDING runs created before `runId`: the number of runs ahead of it in the queue. */
   countPendingBefore(runId: number): Promise<number>;
   /** Runs currently in `state`. */

@@ -82,7 +82,9 @@ export function runStoreContract(
         updatedAt: later(1),
         createdAt: t0,
       });
-      expect(await store.transition(r.runId, ['PENDING'], { lifeCycleState: 'RUNNING' }, later(2))).toBeNull();
+      expect(
+        await store.transition(r.runId, ['PENDING'], { lifeCycleState: 'RUNNING' }, later(2)),
+      ).toBeNull();
       const done = await store.transition(
         r.runId,
         ['RUNNING'],
@@ -108,10 +110,22 @@ export function runStoreContract(
 
     test('a patch that keeps the state still needs a matching state', async () => {
       const r = await store.create({}, t0);
-      const flagged = await store.transition(r.runId, ['PENDING', 'RUNNING'], { cancelRequested: true }, later(1));
+      const flagged = await store.transition(
+        r.runId,
+        ['PENDING', 'RUNNING'],
+        { cancelRequested: true },
+        later(1),
+      );
       expect(flagged).toMatchObject({ lifeCycleState: 'PENDING', cancelRequested: true });
-      await store.transition(r.runId, ['PENDING'], { lifeCycleState: 'TERMINATED', resultState: 'CANCELED' }, later(2));
-      expect(await store.transition(r.runId, ['PENDING', 'RUNNING'], { stateMessage: 'late' }, later(3))).toBeNull();
+      await store.transition(
+        r.runId,
+        ['PENDING'],
+        { lifeCycleState: 'TERMINATED', resultState: 'CANCELED' },
+        later(2),
+      );
+      expect(
+        await store.transition(r.runId, ['PENDING', 'RUNNING'], { stateMessage: 'late' }, later(3)),
+      ).toBeNull();
       expect((await store.get(r.runId))?.stateMessage).toBe('');
     });
 
