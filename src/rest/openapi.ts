@@ -1,4 +1,10 @@
 import { ERROR_CODES } from '../domain/errors';
+import { COMPANY_COLUMNS, RELATIONSHIP_COLUMNS, TIER_COLUMNS, TIERVIEW_COLUMNS } from '../domain/tierview';
+import {
+  CALLBACK_DELIVERY_HEADER,
+  CALLBACK_SIGNATURE_HEADER,
+  MAX_CALLBACK_URL_LENGTH,
+} from '../jobs/callbacks';
 
 type Json = Record<string, unknown>;
 
@@ -56,6 +62,13 @@ const offsetParam = q(
   'Start position (MAX_OFFSET).',
 );
 const vidParam = { name: 'vid', in: 'path', required: true, schema: str, description: 'Company vid.' };
+const runIdParam = {
+  name: 'run_id',
+  in: 'path',
+  required: true,
+  schema: { ...int, minimum: 1 },
+  description: 'Run id from the start response; anything but a positive integer answers 400.',
+};
 
 const problems = (...statuses: number[]) =>
   Object.fromEntries(
@@ -105,6 +118,80 @@ const listOperation = (what: 'suppliers' | 'customers', cluster: boolean) => ({
   },
 });
 
+const cols = (names: readonly string[]) => names.join(', ');
+
+const csvLayout =
+  'CSV files (RFC 4180: header row, CRLF line ends, UTF-8); list values (edge_ids, hs_codes, evidence_types, websites) are JSON array text in one field. ' +
+  "Tiers: the root is tier 0, its direct suppliers (or customers) tier 1, and so on; a company's tier is its shortest distance from the root. " +
+  `output_multiple_tables "no": one file, tierview_file, one row per customer-to-supplier relationship, columns ${cols(TIERVIEW_COLUMNS)}. ` +
+  '*_delivery_name is the legal name where present, else the name; edge_score is the confidence of the relationship; edge_ids lists the underlying edges. ' +
+  `output_multiple_tables "yes": three files. relationships_file: ${cols(RELATIONSHIP_COLUMNS)}; ` +
+  `tiers_file: ${cols(TIER_COLUMNS)}; companies_file, one row per company: ${cols(COMPANY_COLUMNS)}.`;
+
+const callbackDoc =
+  'With callback_url, one POST goes to it when the run ends, whatever the result (a run canceled before it started included). ' +
+  'Its body is the run exactly as GET /v1/jobs/{run_id}/ shows it (application/json). ' +
+  `Header ${CALLBACK_SIGNATURE_HEADER}: t=<unix seconds>,v1=<hex HMAC-SHA256 of "<t>.<body>">, keyed with the server's CALLBACK_SECRET; ` +
+  'verify it by computing the HMAC over the raw body bytes as received, comparing in constant time, and refusing a t more than 5 minutes away from your clock. ' +
+  `Header ${CALLBACK_DELIVERY_HEADER}: the delivery id, the same on every attempt of one delivery, to recognise a retry. ` +
+  'Any 2xx is success. Network errors, timeouts (10 s), 5xx, 408, 409, 425 and 429 are retried, up to 6 attempts, with exponential backoff or the Retry-After asked for; ' +
+  'other answers, redirects included (never followed), end the delivery.';
+
+const tierViewRequest: Json = {
+  type: 'object',
+  required: ['root_nodes', 'num_tiers', 'direction'],
+  additionalProperties: false,
+  description:
+    'Values as strings (the interface form) or as JSON numbers and booleans. Unknown fields answer 400. Field problems are listed in the errors member of the 400 (body.num_tiers, ...); callback_url is checked once the other fields pass.',
+  properties: {
+    root_nodes: {
+      ...str,
+      pattern: '^[A-Za-z0-9_-]{1,64}$',
+      description: 'vid of the root company (one company); an unknown vid answers 404.',
+    },
+    num_tiers: {
+      type: ['string', 'integer'],
+      pattern: '^[0-9]+$',
+      minimum: 1,
+      maximum: 6,
+      examples: ['2'],
+      description:
+        'Tiers to map: 1 is the direct suppliers (or customers), 2 adds the next level, and so on; from 1 to MAX_TIERS (default 6).',
+    },
+    direction: {
+      ...str,
+      enum: ['supplier', 'customer'],
+      description: 'supplier: map the suppliers of the root; customer: its customers.',
+    },
+    min_evid_date: {
+      ...strN,
+      format: 'date',
+      description:
+        'Only relationships with evidence on or after this date (YYYY-MM-DD) are walked. Omitted, null or empty: no date filter.',
+    },
+    output_multiple_tables: {
+      type: ['string', 'boolean'],
+      enum: ['yes', 'no', true, false],
+      default: 'no',
+      description:
+        'yes: three CSV files (relationships, tier of each company, company details); no: one CSV with all of it.',
+    },
+    callback_url: {
+      ...strN,
+      format: 'uri',
+      maxLength: MAX_CALLBACK_URL_LENGTH,
+      description:
+        "URL to POST to when the run ends. Its host (and port, where the entry names one) must be in the server's CALLBACK_HOSTS " +
+        '(empty: callbacks are refused with 400); https only, unless the server sets CALLBACK_ALLOW_HTTP; no user name, password or fragment.',
+    },
+  },
+};
+
+const jobResponses = {
+  '200': ok(ref('Job')),
+  ...problems(400, 401, 403, 404, 429),
+};
+
 /**
  * The OpenAPI 3.1 description of every /v1 route. Choices the interface
  * specification leaves open are stated here, where API users read them.
@@ -116,7 +203,7 @@ export function openApiDocument(keyHeader: string): Json {
       title: 'tiergraph',
       version: '1.1.4',
       description:
-        'Supply-chain relationship data: company search, profiles, supplier and customer lists, edges with evidence. ' +
+        'Supply-chain relationship data: company search, profiles, supplier and customer lists, edges with evidence, tier-view CSV exports run as jobs. ' +
         `Every /v1 route needs an API key in the ${keyHeader} header (missing: 401, unknown or revoked: 403). ` +
         'Errors are RFC 9457 problem documents (application/problem+json). Requests are rate-limited per key ' +
         '(429 with Retry-After and the IETF RateLimit and RateLimit-Policy headers). Paths answer with and without a trailing slash. ' +
@@ -124,7 +211,7 @@ export function openApiDocument(keyHeader: string): Json {
     },
     servers: [{ url: '/' }],
     security: [{ apiKey: [] }],
-    tags: [{ name: 'companies' }, { name: 'relationships' }, { name: 'edges' }],
+    tags: [{ name: 'companies' }, { name: 'relationships' }, { name: 'edges' }, { name: 'jobs' }],
     paths: {
       '/v1/companies/': {
         get: {
@@ -184,6 +271,109 @@ export function openApiDocument(keyHeader: string): Json {
             },
           ],
           responses: { '200': ok(ref('Edge')), ...problems(400, 401, 403, 404, 429) },
+        },
+      },
+      '/v1/tierviewjob/': {
+        post: {
+          operationId: 'startTierView',
+          summary: 'Start a tier-view export',
+          description:
+            'Queues a CSV export of the suppliers (or customers) of root_nodes over num_tiers tiers and answers at once with its run_id; ' +
+            'poll GET /v1/jobs/{run_id}/ for its state and download links. Up to JOBS_CONCURRENCY runs per worker go at once; later ones wait in the queue, in order, ' +
+            'and state_message gives their place. A run still going after JOB_TIMEOUT_S ends TIMEDOUT. A run cut off by a crash is taken up again, from its start, once its lock lapses (JOB_LOCK_S). ' +
+            `${csvLayout} ${callbackDoc}`,
+          tags: ['jobs'],
+          requestBody: {
+            required: true,
+            content: {
+              'application/json': {
+                schema: ref('TierViewRequest'),
+                example: {
+                  root_nodes: 'boeing',
+                  num_tiers: '2',
+                  direction: 'supplier',
+                  min_evid_date: '2022-01-01',
+                  output_multiple_tables: 'no',
+                },
+              },
+            },
+          },
+          responses: {
+            '200': ok(
+              {
+                type: 'object',
+                required: ['run_id'],
+                properties: { run_id: { ...int, description: 'Id of the queued run.' } },
+              },
+              'Queued',
+            ),
+            ...problems(400, 401, 403, 404, 413, 429),
+          },
+          callbacks: {
+            runEnded: {
+              '{$request.body#/callback_url}': {
+                post: {
+                  summary: 'The run has ended',
+                  description: callbackDoc,
+                  parameters: [
+                    {
+                      name: CALLBACK_SIGNATURE_HEADER,
+                      in: 'header',
+                      required: true,
+                      schema: { ...str, pattern: '^t=[0-9]+,v1=[0-9a-f]{64}$' },
+                      description:
+                        't=<unix seconds>,v1=<hex HMAC-SHA256 of "<t>.<body>"> keyed with CALLBACK_SECRET.',
+                    },
+                    {
+                      name: CALLBACK_DELIVERY_HEADER,
+                      in: 'header',
+                      required: true,
+                      schema: { ...str, format: 'uuid' },
+                      description: 'Delivery id, the same on every attempt of one delivery.',
+                    },
+                  ],
+                  requestBody: { required: true, content: { 'application/json': { schema: ref('Job') } } },
+                  responses: {
+                    '2XX': { description: 'Received; no further attempts.' },
+                    default: { description: 'Retried for 408, 409, 425, 429 and 5xx; final otherwise.' },
+                  },
+                },
+              },
+            },
+          },
+        },
+      },
+      '/v1/jobs/{run_id}/': {
+        get: {
+          operationId: 'job',
+          summary: 'State of a tier-view run',
+          description:
+            'Poll until life_cycle_state is TERMINATED or INTERNAL_ERROR. Download links in output.result are signed afresh on every call ' +
+            'and valid for DOWNLOAD_TTL_S seconds (default 3600); they need no API key. After EXPORT_RETENTION_S the files are deleted: ' +
+            'output is then null and state_message says so.',
+          tags: ['jobs'],
+          parameters: [runIdParam],
+          responses: jobResponses,
+        },
+        delete: {
+          operationId: 'deleteJob',
+          summary: 'Cancel a tier-view run',
+          description: 'Same as POST /v1/jobs/{run_id}/cancel/.',
+          tags: ['jobs'],
+          parameters: [runIdParam],
+          responses: jobResponses,
+        },
+      },
+      '/v1/jobs/{run_id}/cancel/': {
+        post: {
+          operationId: 'cancelJob',
+          summary: 'Cancel a tier-view run',
+          description:
+            'A PENDING run ends at once (TERMINATED, CANCELED). A RUNNING run is stopped by its worker within moments; the answer may still show RUNNING, poll for the end. ' +
+            'A run that has already ended is returned as it is. The run record stays readable.',
+          tags: ['jobs'],
+          parameters: [runIdParam],
+          responses: jobResponses,
         },
       },
     },
@@ -306,6 +496,70 @@ export function openApiDocument(keyHeader: string): Json {
             last_modified_on: dt,
             confidence_score: num,
             evidences: { type: 'array', items: ref('Evidence') },
+          },
+        },
+        TierViewRequest: tierViewRequest,
+        Job: {
+          type: 'object',
+          required: ['run_id', 'state', 'output'],
+          properties: {
+            run_id: { ...str, pattern: '^[1-9][0-9]*$', description: 'The run id, as a string.' },
+            state: ref('JobState'),
+            output: {
+              oneOf: [
+                {
+                  type: 'null',
+                  description:
+                    'PENDING, or ended without files (failed, canceled, timed out, files deleted).',
+                },
+                { type: 'object', maxProperties: 0, description: 'RUNNING.' },
+                ref('JobOutput'),
+              ],
+            },
+          },
+        },
+        JobState: {
+          type: 'object',
+          required: ['life_cycle_state', 'state_message', 'user_cancelled_or_timedout'],
+          properties: {
+            life_cycle_state: {
+              ...str,
+              enum: ['PENDING', 'RUNNING', 'TERMINATED', 'INTERNAL_ERROR'],
+              description:
+                'PENDING: queued; RUNNING: exporting; TERMINATED: ended (see result_state); INTERNAL_ERROR: ended by a fault of the server (the error is logged).',
+            },
+            result_state: {
+              ...str,
+              enum: ['SUCCESS', 'FAILED', 'CANCELED', 'TIMEDOUT'],
+              description: 'Present only once the run has ended.',
+            },
+            state_message: {
+              ...str,
+              description:
+                'PENDING: place in the queue; RUNNING: progress; SUCCESS: empty; otherwise why the run ended.',
+            },
+            user_cancelled_or_timedout: {
+              type: 'boolean',
+              description: 'true when result_state is CANCELED or TIMEDOUT.',
+            },
+          },
+        },
+        JobOutput: {
+          type: 'object',
+          required: ['result', 'truncated'],
+          properties: {
+            result: {
+              ...str,
+              contentMediaType: 'application/json',
+              description:
+                'JSON text of an object mapping tierview_file (one table) or relationships_file, tiers_file and companies_file (three tables) to signed download URLs, ' +
+                'valid DOWNLOAD_TTL_S seconds (default 3600) and fetched without an API key. With BLOB_STORE=local they are links to this server ' +
+                '(/downloads/..., HMAC-signed; a bad signature answers 403, an expired link or a deleted file 410); with BLOB_STORE=gcs, Cloud Storage V4 signed URLs.',
+              examples: [
+                '{"tierview_file":"https://host/downloads/runs/7/tierview-7.csv?expires=1700000000&signature=..."}',
+              ],
+            },
+            truncated: { type: 'boolean', description: 'Always false: exports are never cut short.' },
           },
         },
         Problem: {
