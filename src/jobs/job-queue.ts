@@ -158,7 +158,12 @@ export class JobQueue {
       await this.o.runs.transition(
         run.runId,
         ['PENDING'],
-        { lifeCycleState: 'INTERNAL_ERROR', resultState: 'FAILED', stateMessage: 'could not be queued' },
+        {
+          lifeCycleState: 'INTERNAL_ERROR',
+          resultState: 'FAILED',
+          stateMessage: 'could not be queued',
+          endedAt: this.now(),
+        },
         this.now(),
       );
       throw e;
@@ -213,12 +218,14 @@ export class JobQueue {
     const view: JobView = { run_id: String(run.runId), state, output: null };
     if (run.lifeCycleState === 'PENDING') {
       const ahead = await this.o.runs.countPendingBefore(run.runId);
+      const limit = `up to ${this.o.concurrency} ${this.o.concurrency === 1 ? 'run' : 'runs'} at once`;
       state.state_message =
         ahead === 0
-          ? `queued: next to start (up to ${this.o.concurrency} run at once)`
-          : `queued: ${fmt(ahead)} ${ahead === 1 ? 'run' : 'runs'} ahead (up to ${this.o.concurrency} run at once)`;
+          ? `queued: next to start (${limit})`
+          : `queued: ${fmt(ahead)} ${ahead === 1 ? 'run' : 'runs'} ahead (${limit})`;
     } else if (run.lifeCycleState === 'RUNNING') {
       view.output = {};
+      if (run.cancelRequested) state.state_message = `cancel requested; stopping (${run.stateMessage})`;
     } else if (run.resultState === 'SUCCESS' && run.files) {
       const expires = (run.endedAt ?? run.updatedAt).getTime() + this.o.retentionS * 1000;
       if (expires <= this.now().getTime()) {

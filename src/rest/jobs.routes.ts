@@ -37,21 +37,22 @@ export function jobsRoutes(deps: RestDeps, maxTiers: () => number): Router {
     const started = data.startTierView as { run_id: number };
     res.status(200).json({ run_id: started.run_id });
   };
-  r.post(['/tierviewjob', '/tierviewjob/'], start);
+  // Express matches these with and without a trailing slash.
+  r.post('/tierviewjob', start);
 
   const show = async (req: Request<{ run_id: string }>, res: Response) => {
     parseQuery(req.query, {});
     const data = await deps.run(OPERATIONS.job, { run_id: req.params.run_id }, req);
     res.json(jobBody(data.job as Record<string, unknown>));
   };
-  r.get(['/jobs/:run_id', '/jobs/:run_id/'], show);
+  r.get('/jobs/:run_id', show);
 
   const cancel = async (req: Request<{ run_id: string }>, res: Response) => {
     parseQuery(req.query, {});
     const data = await deps.run(OPERATIONS.cancelJob, { run_id: req.params.run_id }, req);
     res.json(jobBody(data.cancelJob as Record<string, unknown>));
   };
-  r.post(['/jobs/:run_id/cancel', '/jobs/:run_id/cancel/'], cancel);
-  r.delete(['/jobs/:run_id', '/jobs/:run_id/'], cancel);
+  r.post('/jobs/:run_id/cancel', cancel);
+  r.delete('/jobs/:run_id', cancel);
   return r;
 }
