@@ -1,0 +1,244 @@
+// Tier-view export benchmark: runs the built server (dist/) on an existing store
+// and measures, over real HTTP, the time from POST /v1/tierviewjob/ to SUCCESS,
+// the rows written, server RSS during each export, and read latency while many
+// exports queue. Usage (after `npm run build` and a `bench/run.mjs` import):
+//   node bench/tierview.mjs [--data-dir bench/data] [--runs 3] [--tiers 1,2,3,4,6] [--batch 50]
+import { spawn } from 'node:child_process';
+import fs from 'node:fs';
+import net from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import readline from 'node:readline';
+import { fileURLToPath } from 'node:url';
+import autocannon from 'autocannon';
+
+const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+const CLI = path.join(ROOT, 'dist', 'src', 'cli', 'main.js');
+const KEY = 'tiergraph-bench-key-000000000000';
+
+const args = Object.fromEntries(
+  process.argv
+    .slice(2)
+    .join(' ')
+    .split('--')
+    .filter(Boolean)
+    .map((a) => a.trim().split(/\s+/)),
+);
+const dataDir = path.resolve(args['data-dir'] ?? path.join(ROOT, 'bench', 'data'));
+const runs = Number(args.runs ?? 3);
+const tierList = (args.tiers ?? '1,2,3,4,6').split(',').map(Number);
+const batch = Number(args.batch ?? 50);
+const minDate = args['min-date'] ?? '2015-01-01';
+
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor((xs.length - 1) / 2)];
+const rss = (pid) => {
+  const m = /VmRSS:\s+(\d+) kB/.exec(fs.readFileSync(`/proc/${pid}/status`, 'utf8'));
+  return m ? Number(m[1]) * 1024 : 0;
+};
+const log = (s) => process.stderr.write(`[tierview-bench] ${s}\n`);
+
+function freePort() {
+  return new Promise((resolve) => {
+    const s = net.createServer().listen(0, '127.0.0.1', () => {
+      const { port } = s.address();
+      s.close(() => resolve(port));
+    });
+  });
+}
+
+/** Customers with the most suppliers, from the dataset's relationships file (cached beside it). */
+async function topRoots(n) {
+  const cache = path.join(dataDir, 'dataset', '_tierview_roots.json');
+  if (fs.existsSync(cache)) return JSON.parse(fs.readFileSync(cache, 'utf8')).slice(0, n);
+  const file = path.join(dataDir, 'dataset', 'relationships.csv');
+  const rl = readline.createInterface({ input: fs.createReadStream(file) });
+  let cols = null;
+  const counts = new Map();
+  for await (const line of rl) {
+    const parts = line.split(',');
+    if (!cols) {
+      cols = { customer: parts.indexOf('customer_id') };
+      continue;
+    }
+    const c = parts[cols.customer];
+    counts.set(c, (counts.get(c) ?? 0) + 1);
+  }
+  const top = [...counts]
+    .sort((a, b) => b[1] - a[1])
+    .slice(0, 200)
+    .map(([vid, suppliers]) => ({ vid, suppliers }));
+  fs.writeFileSync(cache, JSON.stringify(top));
+  return top.slice(0, n);
+}
+
+async function main() {
+  const port = await freePort();
+  const base = `http://127.0.0.1:${port}`;
+  const roots = await topRoots(batch);
+  log(`root with the most suppliers: ${roots[0].vid} (${roots[0].suppliers} suppliers)`);
+  const server = spawn(process.execPath, [CLI, 'serve'], {
+    env: {
+      ...process.env,
+      PORT: String(port),
+      HOST: '127.0.0.1',
+      DATA_DIR: path.join(dataDir, 'store'),
+      API_KEYS: KEY,
+      SEED_DEMO: 'false',
+      LOG_LEVEL: 'warn',
+      RATE_LIMIT_MAX: '10000000',
+      JOBS_POLL_MS: '100',
+    },
+    stdio: ['ignore', 'inherit', 'inherit'],
+  });
+  const stop = () => server.kill('SIGTERM');
+  process.on('SIGINT', () => {
+    stop();
+    process.exit(130);
+  });
+  try {
+    for (let i = 0; ; i++) {
+      if (i > 600) throw new Error('server not ready');
+      const ok = await fetch(`${base}/readyz`).then(
+        (r) => r.ok,
+        () => false,
+      );
+      if (ok) break;
+      await sleep(500);
+    }
+    const headers = { 'X-SERVICE-KEY': KEY, 'content-type': 'application/json' };
+    const post = async (body) => {
+      const res = await fetch(`${base}/v1/tierviewjob/`, {
+        method: 'POST',
+        headers,
+        body: JSON.stringify(body),
+      });
+      if (!res.ok) throw new Error(`POST ${res.status}: ${await res.text()}`);
+      return (await res.json()).run_id;
+    };
+    const poll = async (id) => (await fetch(`${base}/v1/jobs/${id}`, { headers })).json();
+
+    const single = [];
+    for (const tiers of tierList) {
+      const times = [];
+      const growths = [];
+      let rows = null;
+      let bytes = null;
+      for (let r = 0; r < runs; r++) {
+        const before = rss(server.pid);
+        let peak = before;
+        const t0 = performance.now();
+        const id = await post({
+          root_nodes: roots[0].vid,
+          num_tiers: String(tiers),
+          direction: 'supplier',
+          min_evid_date: minDate,
+          output_multiple_tables: 'no',
+        });
+        let job;
+        for (;;) {
+          peak = Math.max(peak, rss(server.pid));
+          job = await poll(id);
+          if (job.state.life_cycle_state !== 'PENDING' && job.state.life_cycle_state !== 'RUNNING') break;
+          await sleep(50);
+        }
+        const ms = performance.now() - t0;
+        if (job.state.result_state !== 'SUCCESS') throw new Error(`run ${id}: ${JSON.stringify(job.state)}`);
+        const link = JSON.parse(job.output.result).tierview_file;
+        const csv = await (await fetch(link)).text();
+        rows = csv.split('\r\n').filter(Boolean).length - 1;
+        bytes = Buffer.byteLength(csv);
+        times.push(ms);
+        growths.push(peak - before);
+        log(
+          `tiers ${tiers} run ${r + 1}: ${(ms / 1000).toFixed(2)} s, ${rows} rows, RSS +${Math.round((peak - before) / 2 ** 20)} MiB`,
+        );
+      }
+      single.push({
+        tiers,
+        rows,
+        bytes,
+        seconds: median(times) / 1000,
+        rowsPerS: rows / (median(times) / 1000),
+        rssGrowthMiB: median(growths) / 2 ** 20,
+        times,
+      });
+    }
+
+    // Many runs at once, with profile reads alongside.
+    const vids = roots.map((r) => r.vid);
+    const t0 = performance.now();
+    const ids = await Promise.all(
+      vids.map((vid, i) =>
+        post({
+          root_nodes: vid,
+          num_tiers: String((i % 3) + 1),
+          direction: i % 2 ? 'customer' : 'supplier',
+          min_evid_date: minDate,
+        }),
+      ),
+    );
+    let finished = false;
+    const reads = autocannon({
+      url: base,
+      connections: 8,
+      duration: 3600,
+      headers: { 'X-SERVICE-KEY': KEY },
+      requests: [
+        {
+          setupRequest: (req) => ({
+            ...req,
+            path: `/v1/companies/${vids[Math.floor(Math.random() * vids.length)]}/`,
+          }),
+        },
+      ],
+    });
+    const ends = {};
+    while (!finished) {
+      const states = await Promise.all(ids.map(poll));
+      finished = states.every(
+        (s) => s.state.life_cycle_state === 'TERMINATED' || s.state.life_cycle_state === 'INTERNAL_ERROR',
+      );
+      if (finished)
+        for (const s of states) ends[s.state.result_state] = (ends[s.state.result_state] ?? 0) + 1;
+      else await sleep(250);
+    }
+    const batchSeconds = (performance.now() - t0) / 1000;
+    reads.stop();
+    const readResult = await reads;
+
+    const result = {
+      machine: `${os.cpus().length} x ${os.cpus()[0]?.model}, ${(os.totalmem() / 2 ** 30).toFixed(1)} GiB, Node ${process.version}`,
+      root: roots[0],
+      min_evid_date: minDate,
+      single,
+      batch: {
+        jobs: ids.length,
+        distinctIds: new Set(ids).size,
+        ends,
+        seconds: batchSeconds,
+        readsPerS: readResult.requests.average,
+        readP50: readResult.latency.p50,
+        readP99: readResult.latency.p99,
+        readErrors: readResult.errors + readResult.non2xx,
+      },
+    };
+    fs.mkdirSync(path.join(ROOT, 'bench', 'results'), { recursive: true });
+    const out = path.join(
+      ROOT,
+      'bench',
+      'results',
+      `tierview-${new Date().toISOString().replace(/[:.]/g, '-')}.json`,
+    );
+    fs.writeFileSync(out, JSON.stringify(result, null, 2));
+    console.log(JSON.stringify(result, null, 2));
+    log(`written to ${out}`);
+  } finally {
+    stop();
+  }
+}
+
+main().catch((e) => {
+  console.error(e);
+  process.exit(1);
+});
