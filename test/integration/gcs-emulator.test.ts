@@ -12,14 +12,15 @@ const BUCKET = process.env.GCS_EMULATOR_BUCKET ?? 'tiergraph-it';
 const suite = EMULATOR === '' ? describe.skip : describe;
 
 if (EMULATOR === '') {
-  console.warn(
+  // Written to stderr directly: jest drops console output of a file whose tests are all skipped.
+  process.stderr.write(
     [
       'gcs-emulator.test.ts skipped: STORAGE_EMULATOR_HOST is not set.',
       'To run it against fake-gcs-server:',
       '  docker run --rm -p 4443:4443 fsouza/fake-gcs-server -scheme http',
       '  STORAGE_EMULATOR_HOST=http://localhost:4443 npx jest test/integration/gcs-emulator.test.ts',
       `(bucket "${BUCKET}" is created when missing; set GCS_EMULATOR_BUCKET to use another)`,
-    ].join('\n'),
+    ].join('\n') + '\n',
   );
 }
 
