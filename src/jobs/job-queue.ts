@@ -13,6 +13,8 @@ import type { LifeCycleState, RunRecord, RunStore } from './run-store';
 
 export const TIERVIEW_JOB = 'tierview';
 const CLEANUP_JOB = 'exports-cleanup';
+/** Tries of one export within a run before it ends FAILED. */
+const EXPORT_ATTEMPTS = 3;
 
 /** What a client sees of a run (spec 4.6). */
 export interface JobView {
@@ -293,7 +295,7 @@ export class JobQueue {
     };
     let final: RunRecord | null = null;
     try {
-      const result = await this.o.tierview.export(runId, request, onProgress, controller.signal);
+      const result = await this.exportWithRetries(runId, request, onProgress, controller.signal, log);
       await pendingWrite;
       final = await this.o.runs.transition(
         runId,
@@ -361,6 +363,41 @@ export class JobQueue {
       this.running.delete(runId);
     }
     if (final) this.notify(final);
+  }
+
+  /**
+   * Runs the export, trying again (up to EXPORT_ATTEMPTS, with a growing pause)
+   * after an unexpected error such as the engine running short of memory under
+   * load; expected failures (unknown root) and stops are not retried.
+   */
+  private async exportWithRetries(
+    runId: number,
+    request: TierViewRequest,
+    onProgress: (p: ExportProgress) => void,
+    signal: AbortSignal,
+    log: Logger,
+  ): Promise<Awaited<ReturnType<TierViewService['export']>>> {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await this.o.tierview.export(runId, request, onProgress, signal);
+      } catch (e) {
+        if (attempt >= EXPORT_ATTEMPTS || e instanceof AppError || signal.aborted) throw e;
+        log.warn({ err: e, attempt }, 'tier view export failed; trying again');
+        await this.o.runs
+          .transition(
+            runId,
+            ['RUNNING'],
+            { stateMessage: `retrying after an error (attempt ${attempt + 1} of ${EXPORT_ATTEMPTS})` },
+            this.now(),
+          )
+          .catch(() => undefined);
+        await new Promise<void>((resolve) => {
+          const t = setTimeout(resolve, 1000 * 4 ** (attempt - 1));
+          signal.addEventListener('abort', () => (clearTimeout(t), resolve()), { once: true });
+        });
+        signal.throwIfAborted();
+      }
+    }
   }
 
   /** Sends the completion callback, if the run asked for one, without holding the worker. */

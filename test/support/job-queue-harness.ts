@@ -14,8 +14,9 @@ export function makeQueue(
   store: GraphStore,
   tierview: TierViewService | ((blobs: LocalBlobStore) => TierViewService),
   overrides: Partial<JobQueueOptions> = {},
+  jobs: Partial<Parameters<typeof createJobsBackend>[0]> = {},
 ): { queue: JobQueue; backend: JobsBackend; blobs: LocalBlobStore } {
-  const backend = createJobsBackend({ JOBS_BACKEND: 'embedded', dataDir });
+  const backend = createJobsBackend({ JOBS_BACKEND: 'embedded', dataDir, ...jobs });
   const blobs = new LocalBlobStore(dataDir, () => 'http://127.0.0.1:1', 'x'.repeat(32));
   const queue = new JobQueue({
     backend: backend.backend,

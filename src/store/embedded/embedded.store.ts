@@ -81,7 +81,7 @@ const WALK_BATCH = 5_000;
  * partitions: the engine holds a query's whole result in its buffer pool, and
  * ~1M rows filled 1 GiB at the 1M-company scale.
  */
-const WALK_ROWS_PER_QUERY = 400_000;
+const WALK_ROWS_PER_QUERY = 250_000;
 /** Floor of the walk's evidence filter when the request sets none. */
 const NO_EVIDENCE_FLOOR = '0001-01-01';
 
@@ -103,6 +103,12 @@ export class EmbeddedGraphStore implements GraphStore {
   /** vid of every company by its internal offset in the attached generation (see company/vid-offsets). */
   private vidByOffset: string[] = [];
   private swapping: Promise<void> = Promise.resolve();
+  /**
+   * Walk queries run one at a time: each can fill much of the buffer pool, and two
+   * at once (two exports) ran it out of memory at 1M companies. Exports still
+   * interleave, query by query; reads are not held back.
+   */
+  private walkQueue: Promise<void> = Promise.resolve();
 
   constructor(private readonly options: EmbeddedStoreOptions) {
     const root = cypherRoot();
@@ -250,6 +256,18 @@ export class EmbeddedGraphStore implements GraphStore {
     return row ? toEdge(row) : null;
   }
 
+  private async oneWalkQueryAtATime<T>(work: () => Promise<T>): Promise<T> {
+    const previous = this.walkQueue;
+    let release!: () => void;
+    this.walkQueue = new Promise<void>((resolve) => (release = resolve));
+    await previous;
+    try {
+      return await work();
+    } finally {
+      release();
+    }
+  }
+
   async walkTiers(request: TierWalkRequest, sink: TierWalkSink, signal?: AbortSignal): Promise<boolean> {
     const pool = this.live;
     const dir = request.direction;
@@ -267,16 +285,18 @@ export class EmbeddedGraphStore implements GraphStore {
       max_tier: request.tiers,
       evidence_from: evidenceFrom,
     });
-    await pool.stream(tiersQuery, { root: request.root }, WALK_BATCH, async (rows) => {
-      const batch: TierCompany[] = [];
-      for (const r of rows) {
-        const c = toTierCompany(r, int(r.tier));
-        byOffset.set(int(r.company_offset), c);
-        onward[c.tier] = (onward[c.tier] ?? 0) + int(r.onward_degree);
-        batch.push(c);
-      }
-      await sink.companies(batch);
-    });
+    await this.oneWalkQueryAtATime(() =>
+      pool.stream(tiersQuery, { root: request.root }, WALK_BATCH, async (rows) => {
+        const batch: TierCompany[] = [];
+        for (const r of rows) {
+          const c = toTierCompany(r, int(r.tier));
+          byOffset.set(int(r.company_offset), c);
+          onward[c.tier] = (onward[c.tier] ?? 0) + int(r.onward_degree);
+          batch.push(c);
+        }
+        await sink.companies(batch);
+      }),
+    );
     signal?.throwIfAborted();
 
     // Tier 0 to 1: the root's own relationships, by key.
@@ -305,20 +325,22 @@ export class EmbeddedGraphStore implements GraphStore {
       });
       for (let part = 0; part < parts; part++) {
         signal?.throwIfAborted();
-        await pool.stream(query, { root: request.root, parts, part }, WALK_BATCH, async (rows) => {
-          const batch: TierRelationship[] = [];
-          for (const r of rows) {
-            const next = byOffset.get(int(r.to_offset));
-            // Only relationships that reach the next tier are rows of the map.
-            if (next?.tier !== tier + 1) continue;
-            const from = byOffset.get(int(r.from_offset));
-            if (!from) continue;
-            batch.push(
-              dir === 'suppliers' ? toTierRelationship(r, next, from) : toTierRelationship(r, from, next),
-            );
-          }
-          if (batch.length > 0) await sink.relationships(tier, batch);
-        });
+        await this.oneWalkQueryAtATime(() =>
+          pool.stream(query, { root: request.root, parts, part }, WALK_BATCH, async (rows) => {
+            const batch: TierRelationship[] = [];
+            for (const r of rows) {
+              const next = byOffset.get(int(r.to_offset));
+              // Only relationships that reach the next tier are rows of the map.
+              if (next?.tier !== tier + 1) continue;
+              const from = byOffset.get(int(r.from_offset));
+              if (!from) continue;
+              batch.push(
+                dir === 'suppliers' ? toTierRelationship(r, next, from) : toTierRelationship(r, from, next),
+              );
+            }
+            if (batch.length > 0) await sink.relationships(tier, batch);
+          }),
+        );
       }
     }
     return true;

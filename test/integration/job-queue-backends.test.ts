@@ -1,0 +1,127 @@
+import path from 'node:path';
+import { Pool } from 'pg';
+import { Redis } from 'ioredis';
+import type { TierViewRequest } from '../../src/domain/tierview';
+import type { JobView } from '../../src/jobs/job-queue';
+import { TierViewService } from '../../src/services/tierview.service';
+import { splitStatements } from '../../src/store/cypher-files';
+import { EmbeddedGraphStore } from '../../src/store/embedded/embedded.store';
+import { makeQueue } from '../support/job-queue-harness';
+import { readSeed, tempDir } from '../support/paths';
+import {
+  MONGO_HINT,
+  POSTGRES_HINT,
+  REDIS_HINT,
+  describeWithService,
+  testMongoUrl,
+  testPostgresUrl,
+  testRedisUrl,
+} from '../support/services';
+
+const request = (tiers: number): TierViewRequest => ({
+  root_nodes: 'boeing',
+  num_tiers: tiers,
+  direction: 'supplier',
+  min_evid_date: null,
+  output_multiple_tables: false,
+  callback_url: null,
+});
+
+const ended = (v: JobView) =>
+  v.state.life_cycle_state === 'TERMINATED' || v.state.life_cycle_state === 'INTERNAL_ERROR';
+
+async function until(view: () => Promise<JobView>, ok: (v: JobView) => boolean): Promise<JobView> {
+  const end = Date.now() + 30_000;
+  for (;;) {
+    const v = await view();
+    if (ok(v)) return v;
+    if (Date.now() > end) throw new Error(`state not reached: ${JSON.stringify(v)}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+/** The whole queue (Agenda + run store of the backend, real export on the embedded store) per backend. */
+function lifecycle(kind: 'postgres' | 'redis' | 'mongodb', url: string, reset: () => Promise<void>): void {
+  let dir: string;
+  let store: EmbeddedGraphStore;
+  beforeAll(async () => {
+    await reset();
+    dir = tempDir('jobs-backend');
+    store = new EmbeddedGraphStore({ dir: path.join(dir, 'graph'), connections: 2, bufferPoolMb: 128 });
+    await store.open();
+    await store.runScript(splitStatements(readSeed('test-small.cypher')));
+  });
+  afterAll(async () => {
+    await store.close();
+  });
+
+  it('runs queued exports to SUCCESS with increasing run ids, and cancels a pending one', async () => {
+    const config = {
+      JOBS_BACKEND: kind,
+      POSTGRES_URL: kind === 'postgres' ? url : undefined,
+      REDIS_URL: kind === 'redis' ? url : undefined,
+      MONGODB_URI: kind === 'mongodb' ? url : undefined,
+    };
+    const { queue, backend } = makeQueue(
+      dir,
+      store,
+      (b) => new TierViewService(store, b),
+      { concurrency: 2 },
+      config,
+    );
+    await queue.start();
+    try {
+      const runs = [];
+      for (let i = 0; i < 8; i++) runs.push(await queue.submit(request((i % 3) + 1)));
+      const ids = runs.map((r) => r.runId);
+      expect([...ids].sort((a, b) => a - b)).toEqual(ids);
+      const ends = await Promise.all(ids.map((id) => until(() => queue.view(id), ended)));
+      expect(ends.map((v) => v.state.result_state)).toEqual(ids.map(() => 'SUCCESS'));
+      expect(ends.every((v) => v.output !== null && 'result' in v.output)).toBe(true);
+    } finally {
+      await queue.close();
+      await backend.close();
+    }
+    // A queue that only queues: the run waits, then is canceled.
+    const producer = makeQueue(dir, store, (b) => new TierViewService(store, b), { worker: false }, config);
+    await producer.queue.start();
+    try {
+      const run = await producer.queue.submit(request(2));
+      expect((await producer.queue.view(run.runId)).state.life_cycle_state).toBe('PENDING');
+      const canceled = await producer.queue.cancel(run.runId);
+      expect(canceled.state).toMatchObject({ result_state: 'CANCELED', user_cancelled_or_timedout: true });
+    } finally {
+      await producer.queue.close();
+      await producer.backend.close();
+    }
+  });
+}
+
+describeWithService('job queue on PostgreSQL', testPostgresUrl(), POSTGRES_HINT, (url) =>
+  lifecycle('postgres', url, async () => {
+    const pool = new Pool({ connectionString: url });
+    try {
+      await pool.query('DROP TABLE IF EXISTS tiergraph_jobs, tiergraph_runs');
+    } finally {
+      await pool.end();
+    }
+  }),
+);
+
+describeWithService('job queue on Redis', testRedisUrl(), REDIS_HINT, (url) =>
+  lifecycle('redis', url, async () => {
+    const redis = new Redis(url);
+    try {
+      for (const pattern of ['tiergraph:jobs:*', 'tiergraph:runs:*']) {
+        const keys = await redis.keys(pattern);
+        if (keys.length > 0) await redis.del(...keys);
+      }
+    } finally {
+      await redis.quit();
+    }
+  }),
+);
+
+describeWithService('job queue on MongoDB', testMongoUrl(), MONGO_HINT, (url) =>
+  lifecycle('mongodb', url, () => Promise.resolve()),
+);
