@@ -129,20 +129,9 @@ export const TIERVIEW_COLUMNS = [
 ] as const;
 
 /** Relationships table of the three-table export: the single-table columns without company details. */
-export const RELATIONSHIP_COLUMNS = [
-  'root_node_vid',
-  'customer_tier',
-  'customer_vid',
-  'supplier_tier',
-  'supplier_vid',
-  'edge_ids',
-  'cluster_edge_id',
-  'edge_score',
-  'hs_codes',
-  'status_code',
-  'evidence_types',
-  'latest_evidence_date',
-] as const;
+export const RELATIONSHIP_COLUMNS: readonly string[] = TIERVIEW_COLUMNS.filter(
+  (c) => !c.endsWith('_name') && !c.endsWith('_cid'),
+);
 
 export const TIER_COLUMNS = ['vid', 'tier'] as const;
 

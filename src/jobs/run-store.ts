@@ -75,22 +75,13 @@ export interface RunStore {
   countInState(state: LifeCycleState): Promise<number>;
 }
 
-/** The record as stored by backends that keep one JSON document per run. */
-export interface RunDocument {
-  runId: number;
-  request: Record<string, unknown>;
-  lifeCycleState: LifeCycleState;
-  resultState: ResultState | null;
-  stateMessage: string;
-  userCancelledOrTimedout: boolean;
-  cancelRequested: boolean;
-  files: Record<string, string> | null;
-  attempts: number;
+/** The record as stored by backends that keep one JSON document per run: dates as ISO text. */
+export type RunDocument = Omit<RunRecord, 'createdAt' | 'startedAt' | 'endedAt' | 'updatedAt'> & {
   createdAt: string;
   startedAt: string | null;
   endedAt: string | null;
   updatedAt: string;
-}
+};
 
 /** A fresh PENDING record. */
 export function newRunRecord(runId: number, request: Record<string, unknown>, now: Date): RunRecord {

@@ -81,7 +81,7 @@ const WALK_BATCH = 5_000;
  * partitions: the engine holds a query's whole result in its buffer pool, and
  * ~1M rows filled 1 GiB at the 1M-company scale.
  */
-const WALK_ROWS_PER_QUERY = 250_000;
+const WALK_ROWS_PER_QUERY = 400_000;
 /** Floor of the walk's evidence filter when the request sets none. */
 const NO_EVIDENCE_FLOOR = '0001-01-01';
 
