@@ -1,4 +1,11 @@
 import { spawn } from 'node:child_process';
+import http from 'node:http';
+import {
+  CALLBACK_SIGNATURE_HEADER,
+  CallbackSender,
+  parseCallbackHosts,
+  verifyCallbackSignature,
+} from '../../src/jobs/callbacks';
 import fs from 'node:fs';
 import path from 'node:path';
 import type { TierViewRequest } from '../../src/domain/tierview';
@@ -97,6 +104,51 @@ describe('job queue', () => {
     } finally {
       await queue.close();
       await backend.close();
+    }
+  });
+
+  it('posts a signed completion callback to an allowed host when the run ends', async () => {
+    const secret = 'callback-secret-0123456789abcdef0123';
+    const received: { body: string; signature: string }[] = [];
+    const server = http.createServer((req, res) => {
+      let body = '';
+      req.on('data', (c: Buffer) => (body += c.toString()));
+      req.on('end', () => {
+        received.push({ body, signature: String(req.headers[CALLBACK_SIGNATURE_HEADER.toLowerCase()]) });
+        res.writeHead(204).end();
+      });
+    });
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    const port = (server.address() as { port: number }).port;
+    const dir = tempDir('jobs');
+    const { queue, backend } = makeQueue(dir, exists, untilAborted, {
+      timeoutS: 1,
+      callbacks: {
+        rules: parseCallbackHosts('127.0.0.1'),
+        allowHttp: true,
+        sender: new CallbackSender({ secret, baseDelayMs: 10 }),
+      },
+    });
+    await queue.start();
+    try {
+      await expect(
+        queue.submit({ ...request, callback_url: 'http://elsewhere.example/hook' }),
+      ).rejects.toMatchObject({
+        code: 'BAD_REQUEST',
+      });
+      const run = await queue.submit({ ...request, callback_url: `http://127.0.0.1:${port}/hook` });
+      for (let i = 0; i < 200 && received.length === 0; i++) await new Promise((r) => setTimeout(r, 50));
+      expect(received).toHaveLength(1);
+      const { body, signature } = received[0]!;
+      expect(verifyCallbackSignature(secret, signature, body, Math.floor(Date.now() / 1000))).toBe(true);
+      expect(JSON.parse(body)).toMatchObject({
+        run_id: String(run.runId),
+        state: { life_cycle_state: 'TERMINATED', result_state: 'TIMEDOUT', user_cancelled_or_timedout: true },
+      });
+    } finally {
+      await queue.close();
+      await backend.close();
+      await new Promise((r) => server.close(r));
     }
   });
 
