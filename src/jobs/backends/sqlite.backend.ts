@@ -40,6 +40,55 @@ export function openSqliteFile(path: string, busyTimeoutMs = DEFAULT_BUSY_TIMEOU
   return db;
 }
 
+/**
+ * The connection of a SQLite-backed store: either one the caller passed in (the
+ * store never closes it) or a file the store opens on `open()` and closes on
+ * `close()`, and can open again after that.
+ */
+export class SqliteConnection {
+  /** Whether `close()` closes the connection (it was opened from a path). */
+  readonly owned: boolean;
+  private db: Database | undefined;
+  private readonly path: string | undefined;
+  private readonly busyTimeoutMs: number;
+
+  /** `notOpen` is the error message of a call made while the connection is closed. */
+  constructor(
+    options: SqliteConnectionOptions,
+    private readonly notOpen: string,
+  ) {
+    if ('db' in options) {
+      this.db = options.db;
+      this.owned = false;
+      this.busyTimeoutMs = DEFAULT_BUSY_TIMEOUT_MS;
+    } else {
+      this.path = options.path;
+      this.owned = true;
+      this.busyTimeoutMs = options.busyTimeoutMs ?? DEFAULT_BUSY_TIMEOUT_MS;
+    }
+  }
+
+  /** The connection, opening the file first when it is the store's own and closed. */
+  open(): Database {
+    if (!this.db && this.path !== undefined) this.db = openSqliteFile(this.path, this.busyTimeoutMs);
+    return this.get();
+  }
+
+  /** The open connection; throws when it is closed. */
+  get(): Database {
+    if (!this.db || !this.db.open) throw new Error(this.notOpen);
+    return this.db;
+  }
+
+  /** Closes the connection if it is the store's own; a passed-in one stays open. */
+  close(): void {
+    if (this.owned && this.db) {
+      this.db.close();
+      this.db = undefined;
+    }
+  }
+}
+
 /** Options of {@link SqliteJobBackend}. */
 export type SqliteJobBackendOptions = SqliteConnectionOptions & {
   /** Name of the jobs table; its indexes are named after it. Default `agenda_jobs`. */
@@ -350,29 +399,19 @@ export class SqliteJobRepository implements JobRepository {
   readonly tableName: string;
   /** Whether {@link disconnect} closes the connection (it was opened from a path). */
   readonly ownsConnection: boolean;
-  private db: Database | undefined;
-  private readonly path: string | undefined;
-  private readonly busyTimeoutMs: number;
+  private readonly conn: SqliteConnection;
   private readonly statements = new Map<string, Statement<unknown[]>>();
 
   constructor(options: SqliteJobBackendOptions) {
     this.tableName = checkIdentifier(options.tableName ?? 'agenda_jobs');
-    if ('db' in options) {
-      this.db = options.db;
-      this.ownsConnection = false;
-      this.busyTimeoutMs = DEFAULT_BUSY_TIMEOUT_MS;
-    } else {
-      this.path = options.path;
-      this.ownsConnection = true;
-      this.busyTimeoutMs = options.busyTimeoutMs ?? DEFAULT_BUSY_TIMEOUT_MS;
-    }
+    this.conn = new SqliteConnection(options, `SQLite job repository (${this.tableName}) is not connected`);
+    this.ownsConnection = this.conn.owned;
   }
 
   /** Opens the file when the repository owns it (again after a disconnect) and creates the table if missing. */
   connect(): Promise<void> {
     return settle(() => {
-      if (!this.db && this.path !== undefined) this.db = openSqliteFile(this.path, this.busyTimeoutMs);
-      const db = this.connection();
+      const db = this.conn.open();
       const t = this.tableName;
       db.exec(`
         CREATE TABLE IF NOT EXISTS "${t}" (
@@ -413,17 +452,12 @@ export class SqliteJobRepository implements JobRepository {
   disconnect(): Promise<void> {
     return settle(() => {
       this.statements.clear();
-      if (this.ownsConnection && this.db) {
-        this.db.close();
-        this.db = undefined;
-      }
+      this.conn.close();
     });
   }
 
   private connection(): Database {
-    if (!this.db || !this.db.open)
-      throw new Error(`SQLite job repository (${this.tableName}) is not connected`);
-    return this.db;
+    return this.conn.get();
   }
 
   private statement(sql: string): Statement<unknown[]> {

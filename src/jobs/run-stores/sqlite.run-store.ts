@@ -1,5 +1,5 @@
 import type { Database } from 'better-sqlite3';
-import { checkIdentifier, DEFAULT_BUSY_TIMEOUT_MS, openSqliteFile, settle } from '../backends/sqlite.backend';
+import { SqliteConnection, checkIdentifier, settle } from '../backends/sqlite.backend';
 import type { SqliteConnectionOptions } from '../backends/sqlite.backend';
 import { applyRunPatch, fromRunDocument, newRunRecord, toRunDocument } from '../run-store';
 import type { LifeCycleState, RunDocument, RunPatch, RunRecord, RunStore } from '../run-store';
@@ -22,31 +22,19 @@ export class SqliteRunStore implements RunStore {
   readonly name = 'sqlite';
   /** The runs table. */
   readonly tableName: string;
-  private db: Database | undefined;
-  private readonly path: string | undefined;
-  private readonly busyTimeoutMs: number;
-  private readonly ownsConnection: boolean;
+  private readonly conn: SqliteConnection;
 
   constructor(options: SqliteRunStoreOptions) {
     this.tableName = checkIdentifier(options.tableName ?? 'runs');
-    if ('db' in options) {
-      this.db = options.db;
-      this.ownsConnection = false;
-      this.busyTimeoutMs = DEFAULT_BUSY_TIMEOUT_MS;
-    } else {
-      this.path = options.path;
-      this.ownsConnection = true;
-      this.busyTimeoutMs = options.busyTimeoutMs ?? DEFAULT_BUSY_TIMEOUT_MS;
-    }
+    this.conn = new SqliteConnection(options, `SQLite run store (${this.tableName}) is not open`);
   }
 
   /** Opens the file when the store owns it (again after a close) and creates the table if missing. */
   open(): Promise<void> {
     return settle(() => {
-      if (!this.db && this.path !== undefined) this.db = openSqliteFile(this.path, this.busyTimeoutMs);
       const t = this.tableName;
       // AUTOINCREMENT: without it SQLite hands the id of a deleted newest row out again.
-      this.connection().exec(`
+      this.conn.open().exec(`
         CREATE TABLE IF NOT EXISTS "${t}" (
           run_id INTEGER PRIMARY KEY AUTOINCREMENT,
           life_cycle_state TEXT NOT NULL,
@@ -60,16 +48,12 @@ export class SqliteRunStore implements RunStore {
   /** Closes the connection if the store opened it; a passed-in connection stays open. */
   close(): Promise<void> {
     return settle(() => {
-      if (this.ownsConnection && this.db) {
-        this.db.close();
-        this.db = undefined;
-      }
+      this.conn.close();
     });
   }
 
   private connection(): Database {
-    if (!this.db || !this.db.open) throw new Error(`SQLite run store (${this.tableName}) is not open`);
-    return this.db;
+    return this.conn.get();
   }
 
   create(request: Record<string, unknown>, now: Date): Promise<RunRecord> {
