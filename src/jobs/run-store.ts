@@ -133,3 +133,17 @@ export function applyRunPatch(r: RunRecord, patch: RunPatch, now: Date): RunReco
   }
   return next;
 }
+
+/**
+ * The patch in stored form (undefined fields dropped, so they stay unchanged), plus
+ * `updatedAt`, for backends that update fields of a stored document in place. The
+ * values go through applyRunPatch and toRunDocument so that dates are encoded
+ * exactly as in a whole stored record.
+ */
+export function toPatchDocument(patch: RunPatch, now: Date): Partial<RunDocument> {
+  const full = toRunDocument(applyRunPatch(newRunRecord(0, {}, now), patch, now));
+  const keys = Object.keys(patch).filter(
+    (k) => patch[k as keyof RunPatch] !== undefined,
+  ) as (keyof RunDocument)[];
+  return Object.fromEntries([...keys, 'updatedAt'].map((k) => [k, full[k as keyof RunDocument]]));
+}

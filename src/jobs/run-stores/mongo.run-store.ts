@@ -1,6 +1,6 @@
 import { MongoClient } from 'mongodb';
 import type { Collection, Db } from 'mongodb';
-import { applyRunPatch, fromRunDocument, newRunRecord, toRunDocument } from '../run-store';
+import { fromRunDocument, newRunRecord, toPatchDocument, toRunDocument } from '../run-store';
 import type { LifeCycleState, RunDocument, RunPatch, RunRecord, RunStore } from '../run-store';
 
 /** Where the store connects: a database the caller owns (and closes), or a URL it opens itself. */
@@ -24,19 +24,6 @@ const DUPLICATE_KEY = 11000;
 function fromStored(doc: StoredRun): RunRecord {
   const { _id: _ignored, ...rest } = doc;
   return fromRunDocument(rest);
-}
-
-/**
- * The patch in stored form (undefined fields dropped, so they stay unchanged), plus
- * `updatedAt`. The values go through applyRunPatch and toRunDocument so that dates are
- * encoded exactly as in a whole stored record.
- */
-function patchDocument(patch: RunPatch, now: Date): Partial<RunDocument> {
-  const full = toRunDocument(applyRunPatch(newRunRecord(0, {}, now), patch, now));
-  const keys = Object.keys(patch).filter(
-    (k) => patch[k as keyof RunPatch] !== undefined,
-  ) as (keyof RunDocument)[];
-  return Object.fromEntries([...keys, 'updatedAt'].map((k) => [k, full[k as keyof RunDocument]]));
 }
 
 /**
@@ -110,7 +97,7 @@ export class MongoRunStore implements RunStore {
   ): Promise<RunRecord | null> {
     const doc = await this.runs.findOneAndUpdate(
       { _id: runId, lifeCycleState: { $in: [...from] } },
-      { $set: patchDocument(patch, now) },
+      { $set: toPatchDocument(patch, now) },
       { returnDocument: 'after' },
     );
     return doc ? fromStored(doc) : null;

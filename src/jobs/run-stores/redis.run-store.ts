@@ -1,5 +1,11 @@
 import { Redis } from 'ioredis';
-import { LIFE_CYCLE_STATES, applyRunPatch, fromRunDocument, newRunRecord, toRunDocument } from '../run-store';
+import {
+  LIFE_CYCLE_STATES,
+  fromRunDocument,
+  newRunRecord,
+  toPatchDocument,
+  toRunDocument,
+} from '../run-store';
 import type { LifeCycleState, RunDocument, RunPatch, RunRecord, RunStore } from '../run-store';
 
 /** Where the store connects: a client the caller owns (and closes), or a URL it opens itself. */
@@ -62,19 +68,6 @@ function decodeFields(hash: Record<string, string>): RunRecord {
   const doc: Record<string, unknown> = {};
   for (const [k, v] of Object.entries(hash)) doc[k] = JSON.parse(v);
   return fromRunDocument(doc as unknown as RunDocument);
-}
-
-/**
- * The patch in stored form (undefined fields dropped, so they stay unchanged), plus
- * `updatedAt`. The values go through applyRunPatch and toRunDocument so that dates are
- * encoded exactly as in a whole stored record.
- */
-function patchDocument(patch: RunPatch, now: Date): Partial<RunDocument> {
-  const full = toRunDocument(applyRunPatch(newRunRecord(0, {}, now), patch, now));
-  const keys = Object.keys(patch).filter(
-    (k) => patch[k as keyof RunPatch] !== undefined,
-  ) as (keyof RunDocument)[];
-  return Object.fromEntries([...keys, 'updatedAt'].map((k) => [k, full[k as keyof RunDocument]]));
 }
 
 /**
@@ -165,7 +158,7 @@ export class RedisRunStore implements RunStore {
       ...LIFE_CYCLE_STATES.map((s) => this.stateKey(s)),
       JSON.stringify(LIFE_CYCLE_STATES),
       JSON.stringify(from),
-      JSON.stringify(encodeFields(patchDocument(patch, now))),
+      JSON.stringify(encodeFields(toPatchDocument(patch, now))),
       String(runId),
     );
     if (flat === null) return null;
