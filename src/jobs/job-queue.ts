@@ -5,7 +5,7 @@ import { AppError, badRequest, notFound } from '../domain/errors';
 import type { TierViewRequest } from '../domain/tierview';
 import { walkDirection } from '../domain/tierview';
 import type { Logger } from '../logger';
-import type { ExportProgress, TierViewService } from '../services/tierview.service';
+import type { ExportProgress, ExportResult, TierViewService } from '../services/tierview.service';
 import type { GraphStore } from '../store/graph-store';
 import type { CallbackSender, HostRule } from './callbacks';
 import { checkCallbackUrl } from './callbacks';
@@ -134,13 +134,11 @@ export class JobQueue {
     return Number(text);
   }
 
-  /** Validates and queues a run; its id is durable and never reused. */
+  /**
+   * Queues a run of a request that parseTierViewRequest has accepted, once its root
+   * exists and its callback host is allowed; the id is durable and never reused.
+   */
   async submit(request: TierViewRequest): Promise<RunRecord> {
-    if (request.num_tiers > this.o.maxTiers) {
-      throw new AppError('BAD_REQUEST', `num_tiers must be at most ${this.o.maxTiers}`, [
-        { field: 'body.num_tiers', reason: `must be an integer from 1 to ${this.o.maxTiers}` },
-      ]);
-    }
     if (request.callback_url !== null) {
       const check = checkCallbackUrl(request.callback_url, this.o.callbacks.rules, {
         allowHttp: this.o.callbacks.allowHttp,
@@ -376,7 +374,7 @@ export class JobQueue {
     onProgress: (p: ExportProgress) => void,
     signal: AbortSignal,
     log: Logger,
-  ): Promise<Awaited<ReturnType<TierViewService['export']>>> {
+  ): Promise<ExportResult> {
     for (let attempt = 1; ; attempt++) {
       try {
         return await this.o.tierview.export(runId, request, onProgress, signal);
