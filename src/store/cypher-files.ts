@@ -1,6 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { projectDir } from '../paths';
+import { isDate } from './mappers';
 
 /** The declared type of one query parameter, from the file's header. */
 export type ParamType = 'STRING' | 'STRING[]' | 'INT64' | 'DOUBLE' | 'BOOLEAN' | 'TIMESTAMP' | 'MAP[]';
@@ -31,6 +32,60 @@ const LITERAL_LINE = /^\s*\/\/\s*\{\{([a-z_]+)\}\}\s*:\s*(INT|DATE)(?=\s|$)/;
 
 const PARAM_LINE =
   /^\s*\/\/\s*\$([A-Za-z_][A-Za-z0-9_]*)\s*:\s*(STRING\[\]|STRING|INT64|DOUBLE|BOOLEAN|TIMESTAMP|MAP\[\])(?=\s|$)/;
+
+/** A bad call of a query: wrong, missing or undeclared parameters. A programming error. */
+export class QueryParameterError extends Error {
+  constructor(query: string, detail: string) {
+    super(`query ${query}: ${detail}`);
+    this.name = 'QueryParameterError';
+  }
+}
+
+/**
+ * Checks call parameters against the query's header, for every engine: each
+ * declared parameter is given with a value of its type, and nothing else is.
+ */
+export function checkParams(
+  query: Pick<CypherQuery, 'name' | 'params'>,
+  params: Record<string, unknown>,
+): void {
+  for (const key of Object.keys(params)) {
+    if (!query.params.has(key)) throw new QueryParameterError(query.name, `undeclared parameter $${key}`);
+  }
+  for (const [key, type] of query.params) {
+    const value = params[key];
+    const fail = (what: string) => new QueryParameterError(query.name, `$${key} must be ${what}`);
+    if (value === undefined) throw new QueryParameterError(query.name, `missing parameter $${key}`);
+    switch (type) {
+      case 'STRING':
+        if (typeof value !== 'string') throw fail('a string');
+        break;
+      case 'INT64':
+        if (typeof value !== 'number' || !Number.isSafeInteger(value)) throw fail('a safe integer');
+        break;
+      case 'DOUBLE':
+        if (typeof value !== 'number' || !Number.isFinite(value)) throw fail('a finite number');
+        break;
+      case 'BOOLEAN':
+        if (typeof value !== 'boolean') throw fail('a boolean');
+        break;
+      case 'TIMESTAMP':
+        if (!isDate(value) || Number.isNaN(value.getTime())) throw fail('a valid Date');
+        break;
+      case 'STRING[]':
+        if (!Array.isArray(value) || !value.every((v) => typeof v === 'string'))
+          throw fail('an array of strings');
+        break;
+      case 'MAP[]':
+        if (
+          !Array.isArray(value) ||
+          !value.every((v) => typeof v === 'object' && v !== null && !Array.isArray(v))
+        )
+          throw fail('an array of objects');
+        break;
+    }
+  }
+}
 
 /** The `cypher/` directory. */
 export function cypherRoot(): string {

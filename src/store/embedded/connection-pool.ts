@@ -1,4 +1,6 @@
-import type { CypherQuery, ParamType } from '../cypher-files';
+import { checkParams } from '../cypher-files';
+import type { CypherQuery } from '../cypher-files';
+export { QueryParameterError } from '../cypher-files';
 import type {
   EngineConnection,
   EngineDatabase,
@@ -7,7 +9,6 @@ import type {
   EngineValue,
 } from './engine';
 import { newConnection } from './engine';
-import { isDate } from '../mappers';
 
 /**
  * A value no stored identifier can equal: the importer rejects control
@@ -18,17 +19,9 @@ export const NO_MATCH_STRING = '\u0000';
 /** A row as the engine returns it. */
 export type EngineRow = Record<string, EngineValue>;
 
-/** A bad call of a query: wrong, missing or undeclared parameters. A programming error. */
-export class QueryParameterError extends Error {
-  constructor(query: string, detail: string) {
-    super(`query ${query}: ${detail}`);
-    this.name = 'QueryParameterError';
-  }
-}
-
 /**
- * Checks parameters against the query's header and rewrites the values the
- * engine is known to crash the process on (seen with Kuzu 0.11.3):
+ * Checks parameters against the query's header (see `checkParams`) and rewrites
+ * the values the engine is known to crash the process on (seen with Kuzu 0.11.3):
  * - an empty list bound to `IN $ids`/`UNWIND $ids`: replaced by a list that matches nothing;
  * - `UNWIND $rows` over maps with differing keys: every map gets every key, missing ones null.
  * Returns null when the query cannot produce rows (an empty MAP[] to UNWIND).
@@ -37,61 +30,17 @@ export function normalizeParams(
   query: Pick<CypherQuery, 'name' | 'params'>,
   params: Record<string, unknown>,
 ): Record<string, EngineValue> | null {
+  checkParams(query, params);
   const out: Record<string, EngineValue> = {};
-  for (const key of Object.keys(params)) {
-    if (!query.params.has(key)) throw new QueryParameterError(query.name, `undeclared parameter $${key}`);
-  }
   for (const [key, type] of query.params) {
-    const value = params[key];
-    if (value === undefined) throw new QueryParameterError(query.name, `missing parameter $${key}`);
-    const normalized = normalizeValue(query.name, key, type, value);
-    if (normalized === EMPTY_ROWS) return null;
-    out[key] = normalized;
+    const value = params[key] as EngineValue;
+    if (type === 'STRING[]' && Array.isArray(value) && value.length === 0) out[key] = [NO_MATCH_STRING];
+    else if (type === 'MAP[]' && Array.isArray(value)) {
+      if (value.length === 0) return null;
+      out[key] = uniformMaps(value as Record<string, EngineValue>[]);
+    } else out[key] = value;
   }
   return out;
-}
-
-const EMPTY_ROWS = Symbol('empty rows');
-
-function normalizeValue(
-  queryName: string,
-  key: string,
-  type: ParamType,
-  value: unknown,
-): EngineValue | typeof EMPTY_ROWS {
-  const fail = (what: string) => new QueryParameterError(queryName, `$${key} must be ${what}`);
-  switch (type) {
-    case 'STRING':
-      if (typeof value !== 'string') throw fail('a string');
-      return value;
-    case 'INT64':
-      if (typeof value !== 'number' || !Number.isSafeInteger(value)) throw fail('a safe integer');
-      return value;
-    case 'DOUBLE':
-      if (typeof value !== 'number' || !Number.isFinite(value)) throw fail('a finite number');
-      return value;
-    case 'BOOLEAN':
-      if (typeof value !== 'boolean') throw fail('a boolean');
-      return value;
-    case 'TIMESTAMP':
-      if (!isDate(value) || Number.isNaN(value.getTime())) throw fail('a valid Date');
-      return value;
-    case 'STRING[]': {
-      if (!Array.isArray(value) || !value.every((v) => typeof v === 'string'))
-        throw fail('an array of strings');
-      return value.length === 0 ? [NO_MATCH_STRING] : value;
-    }
-    case 'MAP[]': {
-      if (
-        !Array.isArray(value) ||
-        !value.every((v) => typeof v === 'object' && v !== null && !Array.isArray(v))
-      ) {
-        throw fail('an array of objects');
-      }
-      if (value.length === 0) return EMPTY_ROWS;
-      return uniformMaps(value as Record<string, EngineValue>[]);
-    }
-  }
 }
 
 function uniformMaps(rows: Record<string, EngineValue>[]): EngineValue {
