@@ -37,10 +37,45 @@ const schema = z.object({
     .default('X-SERVICE-KEY'),
   /** Graph store: `embedded` (in-process engine, data under DATA_DIR) or `neo4j`. */
   STORE: z.enum(['embedded', 'neo4j']).default('embedded'),
+  /**
+   * Neo4j address for STORE=neo4j: `neo4j://host:7687` routes (reads to followers and
+   * read replicas of a cluster, writes to the leader); `bolt://host:7687` talks to one
+   * server. `+s`/`+ssc` schemes encrypt.
+   */
+  NEO4J_URI: z
+    .string()
+    .regex(/^(neo4j|bolt)(\+s|\+ssc)?:\/\/[^\s]+$/, 'must be a neo4j:// or bolt:// URI')
+    .optional(),
+  /** Neo4j user. */
+  NEO4J_USER: z.string().min(1).default('neo4j'),
+  /** Neo4j password (required with STORE=neo4j). */
+  NEO4J_PASSWORD: z.string().optional(),
+  /** Neo4j database name (Community Edition has only `neo4j`). */
+  NEO4J_DATABASE: z
+    .string()
+    .regex(/^[A-Za-z0-9.-]+$/, 'must be a database name')
+    .default('neo4j'),
+  /** Most connections the driver keeps per Neo4j server. */
+  NEO4J_MAX_POOL_SIZE: intIn(1, 1000).default(100),
+  /** Milliseconds a query may wait for a pooled connection before it fails with 503. */
+  NEO4J_ACQUIRE_TIMEOUT_MS: intIn(100, 600_000).default(10_000),
+  /** Milliseconds to establish a connection to a server. */
+  NEO4J_CONNECT_TIMEOUT_MS: intIn(100, 600_000).default(5_000),
+  /** Server-side time limit of one read transaction in milliseconds (0: the server's setting). */
+  NEO4J_QUERY_TIMEOUT_MS: intIn(0, 86_400_000).default(30_000),
+  /** Rows per transaction of `tiergraph import` into Neo4j (see the README on the choice). */
+  NEO4J_IMPORT_BATCH: intIn(100, 100_000).default(5_000),
+  /** Seconds between checks, by each server, for an import or seed made by another process. */
+  NEO4J_GENERATION_POLL_S: intIn(1, 3600).default(10),
   /** Requests a key may make per window before it gets 429. */
   RATE_LIMIT_MAX: intIn(1, 10_000_000).default(6000),
   /** Rate-limit window in seconds. */
   RATE_LIMIT_WINDOW_S: intIn(1, 86_400).default(60),
+  /**
+   * Redis URL that holds the rate-limit counters, so that several instances behind a
+   * load balancer share one limit per key; unset: each process counts on its own.
+   */
+  RATE_LIMIT_REDIS_URL: z.string().min(1).optional(),
   /** pino level: fatal, error, warn, info, debug, trace or silent. */
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   /** Load the generated demo dataset when the store is empty at start-up. */
@@ -52,6 +87,12 @@ const schema = z.object({
    * The operating system's page cache holds the rest of the graph files.
    */
   EMBEDDED_BUFFER_POOL_MB: intIn(0, 1_048_576).default(1024),
+  /**
+   * Buffer pool of an embedded import in MiB (0: the engine's default, most of the RAM,
+   * given back when the import ends). Loading the relationships of 1M companies needs
+   * more than EMBEDDED_BUFFER_POOL_MB's default.
+   */
+  EMBEDDED_IMPORT_BUFFER_POOL_MB: intIn(0, 1_048_576).default(0),
   /** Connections the embedded adapter keeps open for concurrent queries. */
   EMBEDDED_CONNECTIONS: intIn(1, 64).default(4),
   /** Read results kept in memory between imports (0 turns the cache off). */
@@ -150,6 +191,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   if (c.JOBS_BACKEND === 'postgres' && !c.POSTGRES_URL)
     missing.push('POSTGRES_URL: required when JOBS_BACKEND=postgres');
   if (c.JOBS_BACKEND === 'redis' && !c.REDIS_URL) missing.push('REDIS_URL: required when JOBS_BACKEND=redis');
+  if (c.STORE === 'neo4j' && !c.NEO4J_URI) missing.push('NEO4J_URI: required when STORE=neo4j');
+  if (c.STORE === 'neo4j' && c.NEO4J_PASSWORD === undefined)
+    missing.push('NEO4J_PASSWORD: required when STORE=neo4j');
   if (c.BLOB_STORE === 'gcs' && !c.GCS_BUCKET) missing.push('GCS_BUCKET: required when BLOB_STORE=gcs');
   try {
     parseCallbackHosts(c.CALLBACK_HOSTS);

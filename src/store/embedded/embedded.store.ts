@@ -46,6 +46,12 @@ export interface EmbeddedStoreOptions {
   dir: string;
   connections: number;
   bufferPoolMb: number;
+  /**
+   * Buffer pool of a bulk load (`replaceAll`), in MiB; 0: the engine's default (most
+   * of the RAM, given back when the load ends). The relationship load of 1M companies
+   * needs well over 1 GiB. Unset: the same as `bufferPoolMb`.
+   */
+  importBufferPoolMb?: number;
   queryTimeoutMs?: number;
   logger?: Logger;
 }
@@ -148,9 +154,10 @@ export class EmbeddedGraphStore implements GraphStore {
   private async openPool(
     file: string,
     queryTimeoutMs = this.options.queryTimeoutMs ?? 30_000,
+    bufferPoolMb = this.options.bufferPoolMb,
   ): Promise<{ db: EngineDatabase; pool: ConnectionPool }> {
     const db = openDatabase(path.join(this.options.dir, file), {
-      bufferPoolBytes: this.options.bufferPoolMb * 1024 * 1024,
+      bufferPoolBytes: bufferPoolMb * 1024 * 1024,
     });
     await db.init();
     const pool = await ConnectionPool.open(db, this.options.connections, { queryTimeoutMs });
@@ -385,7 +392,11 @@ export class EmbeddedGraphStore implements GraphStore {
     const next = nextGenerationName(this.currentFile());
     const nextPath = path.join(this.options.dir, next);
     removeGraphFiles(nextPath);
-    const { db, pool } = await this.openPool(next, 0);
+    const { db, pool } = await this.openPool(
+      next,
+      0,
+      this.options.importBufferPoolMb ?? this.options.bufferPoolMb,
+    );
     try {
       await this.createSchema(pool);
       let done = 0;
