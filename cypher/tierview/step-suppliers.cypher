@@ -1,12 +1,15 @@
 // One tier step towards suppliers: every relationship into a company of $vids
 // whose latest evidence is on or after $evidence_from, with the supplier's export
-// fields. `IN` keeps a primary-key lookup on both engines for a short frontier.
+// fields (the Neo4j walk builds its tiers from them). `IN` keeps a primary-key
+// lookup on both engines for a short frontier.
 // $vids: STRING[]
 // $evidence_from: TIMESTAMP
 MATCH (s:Company)-[r:SUPPLIES]->(c:Company)
 WHERE c.vid IN $vids AND r.latest_edge_date >= $evidence_from
 RETURN c.vid AS from_vid,
-       s.vid AS to_vid, s.name AS to_name, s.company_legal_name AS to_legal_name, s.cid_id AS to_cid,
+       s.vid AS to_vid, s.name AS to_name, s.company_legal_name AS to_company_legal_name, s.cid_id AS to_cid_id,
+       s.domiciled_country AS to_domiciled_country, s.websites AS to_websites, s.is_public AS to_is_public,
+       s.count_suppliers AS to_count_suppliers, s.count_customers AS to_count_customers,
        r.edge_id AS edge_id, r.confidence_score AS confidence_score, r.status_code AS status_code,
        r.hs_codes AS hs_codes, r.evidence_types AS evidence_types,
        r.latest_edge_date AS latest_evidence_date, r.cluster_edge_id AS cluster_edge_id

@@ -1,6 +1,5 @@
 #!/usr/bin/env node
 import fs from 'node:fs';
-import path from 'node:path';
 import { Command, InvalidArgumentError } from 'commander';
 import { SingleBar } from 'cli-progress';
 import { ConfigError, loadConfig } from '../config/env';
@@ -13,8 +12,8 @@ import { importDirectory } from '../importer/import-directory';
 import { DEFAULT_MAX_REJECTED, ImportAbortedError } from '../importer/stage';
 import type { RejectedRow } from '../importer/stage';
 import { splitStatements } from '../store/cypher-files';
-import { EmbeddedGraphStore } from '../store/embedded/embedded.store';
-import { openStore } from '../store/open-store';
+import type { GraphStore } from '../store/graph-store';
+import { embeddedStore, neo4jStore, openStore } from '../store/open-store';
 
 function config(): Config {
   try {
@@ -78,13 +77,15 @@ program
   .action(async (dir: string, opts: { maxRejected: number; report?: string }) => {
     const cfg = config();
     const log = createLogger(cfg.LOG_LEVEL);
-    // The store is not opened: the new graph is built beside the live one, which may be in use by a server.
-    const store = new EmbeddedGraphStore({
-      dir: path.join(cfg.dataDir, 'graph'),
-      connections: 1,
-      bufferPoolMb: cfg.EMBEDDED_BUFFER_POOL_MB,
-      logger: log,
-    });
+    // Embedded: the store is not opened; the new graph is built beside the live one,
+    // which may be in use by a server. Neo4j: the database is migrated, then upserted.
+    let store: GraphStore;
+    if (cfg.STORE === 'neo4j') {
+      store = neo4jStore(cfg, log, true);
+      await store.open();
+    } else {
+      store = embeddedStore(cfg, log, 1);
+    }
     const bar = new SingleBar({
       format: ' {phase} |{bar}| {value} rows | {rate} rows/s | {file}',
       hideCursor: true,
@@ -168,7 +169,9 @@ program
 program
   .command('seed')
   .argument('<files...>', 'Cypher seed files')
-  .description('run Cypher seed files against the store')
+  .description(
+    'run Cypher seed files against the store (STORE=embedded or neo4j); timestamp literals are translated for Neo4j',
+  )
   .action(async (files: string[]) => {
     const cfg = config();
     const log = createLogger(cfg.LOG_LEVEL);
@@ -178,6 +181,33 @@ program
         const n = await store.runScript(splitStatements(fs.readFileSync(f, 'utf8')));
         process.stdout.write(`${f}: ${n} statements\n`);
       }
+    } finally {
+      await store.close();
+    }
+  });
+
+program
+  .command('migrate')
+  .description('create missing Neo4j constraints and indexes (idempotent; the server also does it at start)')
+  .action(async () => {
+    const cfg = config();
+    const log = createLogger(cfg.LOG_LEVEL);
+    if (cfg.STORE !== 'neo4j') {
+      // The embedded engine creates its tables whenever it opens a graph.
+      const store = await openStore(cfg, log);
+      await store.close();
+      process.stdout.write(
+        'STORE=embedded: the schema is created when the store opens; nothing else to do.\n',
+      );
+      return;
+    }
+    const store = neo4jStore(cfg, log, false);
+    try {
+      await store.open();
+      const r = await store.migrate();
+      process.stdout.write(
+        `Neo4j ${cfg.NEO4J_DATABASE}: schema version ${r.version}, ${r.statements} constraint and index statements applied.\n`,
+      );
     } finally {
       await store.close();
     }

@@ -3,18 +3,43 @@ import type { Config } from '../config/env';
 import type { Logger } from '../logger';
 import { EmbeddedGraphStore } from './embedded/embedded.store';
 import type { GraphStore } from './graph-store';
+import { Neo4jGraphStore } from './neo4j/neo4j.store';
 
-/** Opens the configured graph store. */
-export async function openStore(config: Config, log: Logger): Promise<GraphStore> {
-  if (config.STORE === 'neo4j') {
-    throw new Error('STORE=neo4j is not available in this build yet; use STORE=embedded.');
-  }
-  const store = new EmbeddedGraphStore({
-    dir: path.join(config.dataDir, 'graph'),
-    connections: config.EMBEDDED_CONNECTIONS,
-    bufferPoolMb: config.EMBEDDED_BUFFER_POOL_MB,
+/** The Neo4j adapter of the configured server (not yet opened). */
+export function neo4jStore(config: Config, log: Logger, migrateOnOpen: boolean): Neo4jGraphStore {
+  return new Neo4jGraphStore({
+    uri: config.NEO4J_URI ?? '',
+    user: config.NEO4J_USER,
+    password: config.NEO4J_PASSWORD ?? '',
+    database: config.NEO4J_DATABASE,
+    maxPoolSize: config.NEO4J_MAX_POOL_SIZE,
+    acquireTimeoutMs: config.NEO4J_ACQUIRE_TIMEOUT_MS,
+    connectTimeoutMs: config.NEO4J_CONNECT_TIMEOUT_MS,
+    queryTimeoutMs: config.NEO4J_QUERY_TIMEOUT_MS,
+    importBatchSize: config.NEO4J_IMPORT_BATCH,
+    generationPollMs: config.NEO4J_GENERATION_POLL_S * 1000,
+    migrateOnOpen,
     logger: log.child({ module: 'store' }),
   });
+}
+
+/** The embedded adapter on DATA_DIR/graph (not yet opened). */
+export function embeddedStore(config: Config, log: Logger, connections = config.EMBEDDED_CONNECTIONS) {
+  return new EmbeddedGraphStore({
+    dir: path.join(config.dataDir, 'graph'),
+    connections,
+    bufferPoolMb: config.EMBEDDED_BUFFER_POOL_MB,
+    importBufferPoolMb: config.EMBEDDED_IMPORT_BUFFER_POOL_MB,
+    logger: log.child({ module: 'store' }),
+  });
+}
+
+/**
+ * Opens the configured graph store. On Neo4j, missing constraints and indexes
+ * are created first (the same migration as `tiergraph migrate`).
+ */
+export async function openStore(config: Config, log: Logger): Promise<GraphStore> {
+  const store = config.STORE === 'neo4j' ? neo4jStore(config, log, true) : embeddedStore(config, log);
   await store.open();
   return store;
 }

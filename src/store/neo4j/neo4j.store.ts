@@ -1,0 +1,384 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import type { Logger } from '../../logger';
+import type {
+  CompanyCore,
+  CompanyProfile,
+  Direction,
+  EdgeRecord,
+  RelationshipItem,
+} from '../../domain/model';
+import { hostsOf } from '../../domain/hosts';
+import { cypherRoot, loadQuery, splitStatements } from '../cypher-files';
+import type { CypherQuery } from '../cypher-files';
+import { toNeo4jDialect } from '../dialect';
+import type {
+  GraphStore,
+  Page,
+  RelationshipQuery,
+  SearchRow,
+  StoreStats,
+  TierCompany,
+  TierRelationship,
+  TierWalkRequest,
+  TierWalkSink,
+} from '../graph-store';
+import {
+  int,
+  jsonList,
+  str,
+  strings,
+  toCompanyCore,
+  toEdge,
+  toProfile,
+  toRelationshipItem,
+  toTierCompany,
+  toTierRelationship,
+} from '../mappers';
+import type { Props } from '../mappers';
+import { createDriver } from './driver';
+import type { Driver, Neo4jConnectionOptions } from './driver';
+import { Neo4jExecutor } from './executor';
+import type { Row } from './executor';
+import { importIntoNeo4j } from './neo4j-import';
+
+/** The Neo4j schema version this build creates (`cypher/schema/create.neo4j.cypher`). */
+export const NEO4J_SCHEMA_VERSION = 1;
+
+/** Every query the Neo4j adapter runs, by name (`cypher/<name>[.neo4j].cypher`). */
+export const NEO4J_QUERY_NAMES = [
+  'company/get-profile',
+  'company/get-cores',
+  'company/get-summaries',
+  'company/get-cluster-parent',
+  'company/exists',
+  'company/stats',
+  'relationship/count',
+  'relationship/list-suppliers',
+  'relationship/list-customers',
+  'relationship/list-cluster-suppliers',
+  'relationship/list-cluster-customers',
+  'edge/get',
+  'search/scan-companies',
+  'tierview/step-suppliers',
+  'tierview/step-customers',
+  'graph/generation',
+  'graph/bump-generation',
+  'graph/set-schema-version',
+  'import/upsert-companies',
+  'import/upsert-edges',
+  'import/upsert-supplies',
+  'import/upsert-cluster-supplies',
+] as const;
+type QueryName = (typeof NEO4J_QUERY_NAMES)[number];
+
+/** Scripts (several statements, auto-committed one by one) the adapter runs. */
+export const NEO4J_SCRIPTS = ['schema/create', 'import/prune'] as const;
+
+/** Companies of one frontier step query: large enough to amortise a round trip, small enough for a quick index seek. */
+const FRONTIER_CHUNK = 1_000;
+const WALK_BATCH = 5_000;
+
+export interface Neo4jStoreOptions extends Neo4jConnectionOptions {
+  database: string;
+  queryTimeoutMs: number;
+  importBatchSize: number;
+  /** Check for imports and seeds by other processes this often (followExternalImports). */
+  generationPollMs: number;
+  /** Create missing constraints and indexes when opening (the server does; `migrate` does it alone). */
+  migrateOnOpen: boolean;
+  logger?: Logger;
+  /** A driver to use instead of one made from the options (tests). */
+  driver?: Driver;
+}
+
+/**
+ * GraphStore on Neo4j 5, through one executor that owns every session. Runs the
+ * same query files as the embedded engine, with a `.neo4j.cypher` variant only
+ * where the dialects differ or a round trip can be saved.
+ */
+export class Neo4jGraphStore implements GraphStore {
+  readonly engine = 'neo4j' as const;
+  private readonly driver: Driver;
+  private readonly exec: Neo4jExecutor;
+  private readonly queries = new Map<QueryName, CypherQuery>();
+  private gen = 0;
+  /** The database's own generation when this store last looked (see graph/generation). */
+  private seenGeneration: number | null = null;
+
+  constructor(private readonly options: Neo4jStoreOptions) {
+    const root = cypherRoot();
+    for (const name of NEO4J_QUERY_NAMES) this.queries.set(name, loadQuery(name, 'neo4j', root));
+    this.driver = options.driver ?? createDriver(options);
+    this.exec = new Neo4jExecutor(this.driver, {
+      database: options.database,
+      queryTimeoutMs: options.queryTimeoutMs,
+      logger: options.logger,
+    });
+  }
+
+  get generation(): number {
+    return this.gen;
+  }
+
+  private query(name: QueryName): CypherQuery {
+    return this.queries.get(name)!;
+  }
+
+  private read(name: QueryName, params: Record<string, unknown> = {}): Promise<Row[]> {
+    return this.exec.read(this.query(name), params);
+  }
+
+  async open(): Promise<void> {
+    await this.driver.getServerInfo({ database: this.options.database });
+    if (this.options.migrateOnOpen) await this.migrate();
+    this.seenGeneration = await this.databaseGeneration();
+    this.gen++;
+  }
+
+  /**
+   * Creates missing constraints and indexes (idempotent) and records the schema
+   * version. Refuses a database that a newer build has migrated further.
+   */
+  async migrate(): Promise<{ statements: number; version: number }> {
+    const [meta] = await this.read('graph/generation');
+    const current = meta ? int(meta.schema_version) : 0;
+    if (current > NEO4J_SCHEMA_VERSION) {
+      throw new Error(
+        `the Neo4j database has schema version ${current}, newer than this build's ${NEO4J_SCHEMA_VERSION}; upgrade tiergraph`,
+      );
+    }
+    const statements = splitStatements(readScript('schema/create'));
+    for (const s of statements) await this.exec.autoCommit('schema/create', s);
+    await this.exec.autoCommit('schema/await-indexes', 'CALL db.awaitIndexes(600)');
+    await this.exec.write(this.query('graph/set-schema-version'), { version: NEO4J_SCHEMA_VERSION });
+    return { statements: statements.length, version: NEO4J_SCHEMA_VERSION };
+  }
+
+  async close(): Promise<void> {
+    await this.driver.close();
+  }
+
+  private async databaseGeneration(): Promise<number> {
+    const [row] = await this.read('graph/generation');
+    return row ? int(row.generation) : 0;
+  }
+
+  /** Records a change of the data for every instance (and this one). */
+  private async changed(): Promise<void> {
+    const [row] = await this.exec.write(this.query('graph/bump-generation'));
+    this.seenGeneration = row ? int(row.generation) : null;
+    this.gen++;
+  }
+
+  async stats(): Promise<StoreStats> {
+    const [c] = await this.read('company/stats');
+    const [r] = await this.read('relationship/count');
+    return { companies: int(c?.companies), relationships: int(r?.relationships) };
+  }
+
+  async getCompany(vid: string): Promise<CompanyProfile | null> {
+    const [row] = await this.read('company/get-profile', { vid });
+    return row ? toProfile(row) : null;
+  }
+
+  async getCompanies(vids: readonly string[]): Promise<CompanyCore[]> {
+    if (vids.length === 0) return [];
+    const rows = await this.read('company/get-cores', { vids: [...vids] });
+    const byVid = new Map(rows.map((r) => [str(r.vid) ?? '', r]));
+    return vids.flatMap((vid) => {
+      const row = byVid.get(vid);
+      return row ? [toCompanyCore(row)] : [];
+    });
+  }
+
+  async getClusterParent(vid: string): Promise<string | null> {
+    const [row] = await this.read('company/get-cluster-parent', { vid });
+    return row ? (str(row.parent) ?? vid) : null;
+  }
+
+  async companyExists(vid: string): Promise<boolean> {
+    return (await this.read('company/exists', { vid })).length > 0;
+  }
+
+  async listRelationships(
+    vid: string,
+    direction: Direction,
+    grouping: 'company' | 'cluster',
+    query: RelationshipQuery,
+  ): Promise<Page<RelationshipItem>> {
+    const name: QueryName =
+      grouping === 'cluster' ? `relationship/list-cluster-${direction}` : `relationship/list-${direction}`;
+    const rows = await this.read(name, {
+      [grouping === 'cluster' ? 'parent' : 'vid']: vid,
+      min_confidence: query.minConfidence,
+      any_date: query.evidenceFrom === null,
+      evidence_from: query.evidenceFrom ?? new Date(0),
+      skip: query.offset,
+      // One row more than asked tells whether a next page exists.
+      limit: query.limit + 1,
+    });
+    const page = rows.slice(0, query.limit);
+    const vids = page.map((r) => str(r.counterpart_vid) ?? '');
+    const summaries =
+      vids.length === 0 ? [] : await this.read('company/get-summaries', { vids: [...new Set(vids)] });
+    const byVid = new Map<string, Props>(summaries.map((s) => [str(s.vid) ?? '', s]));
+    const items = page.map((r, i) =>
+      toRelationshipItem(r, byVid.get(vids[i]!) ?? { vid: vids[i] }, grouping),
+    );
+    return { items, hasMore: rows.length > query.limit };
+  }
+
+  async getEdge(edgeId: string): Promise<EdgeRecord | null> {
+    const [row] = await this.read('edge/get', { edge_id: edgeId });
+    return row ? toEdge(row) : null;
+  }
+
+  /**
+   * Breadth-first, one frontier step per tier (`tierview/step-*`, the query the
+   * embedded engine uses for the root). A first pass gives every company its tier
+   * (the sink wants all companies before any relationship); a second pass asks
+   * the same steps again and keeps the relationships that reach the next tier.
+   */
+  async walkTiers(request: TierWalkRequest, sink: TierWalkSink, signal?: AbortSignal): Promise<boolean> {
+    const [rootRow] = await this.read('company/get-profile', { vid: request.root });
+    if (!rootRow) return false;
+    const root = toTierCompany(rootRow, 0);
+    await sink.companies([root]);
+    const step = this.query(`tierview/step-${request.direction}`);
+    const evidenceFrom = new Date(`${request.evidenceFrom ?? '0001-01-01'}T00:00:00Z`);
+    const byVid = new Map<string, TierCompany>([[root.vid, root]]);
+    const tiers: string[][] = [[root.vid]];
+
+    const stepRows = async (vids: readonly string[], onRows: (rows: Row[]) => Promise<void>) => {
+      for (let i = 0; i < vids.length; i += FRONTIER_CHUNK) {
+        signal?.throwIfAborted();
+        await this.exec.stream(
+          step,
+          { vids: vids.slice(i, i + FRONTIER_CHUNK), evidence_from: evidenceFrom },
+          WALK_BATCH,
+          onRows,
+        );
+      }
+    };
+
+    for (let tier = 0; tier < request.tiers; tier++) {
+      const next: TierCompany[] = [];
+      await stepRows(tiers[tier]!, async (rows) => {
+        const fresh: TierCompany[] = [];
+        for (const r of rows) {
+          const vid = str(r.to_vid) ?? '';
+          if (byVid.has(vid)) continue;
+          const c = toTierCompany(unprefixed(r, 'to_'), tier + 1);
+          byVid.set(vid, c);
+          fresh.push(c);
+        }
+        next.push(...fresh);
+        if (fresh.length > 0) await sink.companies(fresh);
+      });
+      if (next.length === 0) break;
+      tiers.push(next.map((c) => c.vid));
+    }
+
+    for (let tier = 0; tier + 1 < tiers.length; tier++) {
+      await stepRows(tiers[tier]!, async (rows) => {
+        const batch: TierRelationship[] = [];
+        for (const r of rows) {
+          const to = byVid.get(str(r.to_vid) ?? '');
+          if (to?.tier !== tier + 1) continue;
+          const from = byVid.get(str(r.from_vid) ?? '');
+          if (!from) continue;
+          batch.push(
+            request.direction === 'suppliers'
+              ? toTierRelationship(r, to, from)
+              : toTierRelationship(r, from, to),
+          );
+        }
+        if (batch.length > 0) await sink.relationships(tier, batch);
+      });
+    }
+    return true;
+  }
+
+  async scanSearchRows(onBatch: (rows: SearchRow[]) => void): Promise<void> {
+    await this.exec.stream(this.query('search/scan-companies'), {}, 20_000, (rows) =>
+      onBatch(
+        rows.map((r) => ({
+          vid: str(r.vid) ?? '',
+          name: str(r.name) ?? '',
+          searchedByDefault: r.searched_by_default === true,
+          degree: int(r.degree),
+          country: str(r.country),
+          hosts: hostsOf([...strings(r.domains), ...strings(r.websites)]),
+          cities: jsonList(r.addresses).flatMap((a) => (typeof a.city === 'string' ? [a.city] : [])),
+          identifierValues: jsonList(r.identifiers).flatMap((i) =>
+            typeof i.value === 'string' ? [i.value] : [],
+          ),
+        })),
+      ),
+    );
+  }
+
+  /**
+   * Upserts the staged graph in batched transactions and prunes what the staging
+   * files no longer hold. Unlike the embedded engine, Neo4j is changed in place:
+   * readers see the new data arrive table by table.
+   */
+  async replaceAll(
+    stagingDir: string,
+    onProgress?: (table: string, done: number, total: number) => void,
+  ): Promise<void> {
+    const upserts = {
+      Company: this.query('import/upsert-companies'),
+      Edge: this.query('import/upsert-edges'),
+      SUPPLIES: this.query('import/upsert-supplies'),
+      CLUSTER_SUPPLIES: this.query('import/upsert-cluster-supplies'),
+    };
+    const result = await importIntoNeo4j(this.exec, upserts, readScript('import/prune'), stagingDir, {
+      batchSize: this.options.importBatchSize,
+      onProgress,
+    });
+    this.options.logger?.info({ importId: result.importId, rows: result.rows }, 'Neo4j import done');
+    await this.changed();
+  }
+
+  /** Notices imports and seeds made by other processes (or instances) and bumps the local generation. */
+  followExternalImports(intervalMs = this.options.generationPollMs): () => void {
+    const timer = setInterval(() => {
+      this.databaseGeneration().then(
+        (g) => {
+          if (this.seenGeneration !== null && g !== this.seenGeneration) {
+            this.gen++;
+            this.options.logger?.info({ generation: g }, 'graph changed by another process');
+          }
+          this.seenGeneration = g;
+        },
+        (err: unknown) => this.options.logger?.warn({ err }, 'could not read the graph generation'),
+      );
+    }, intervalMs);
+    timer.unref();
+    return () => clearInterval(timer);
+  }
+
+  /** Runs seed statements, written for the embedded engine's dialect or portable, each auto-committed. */
+  async runScript(statements: readonly string[]): Promise<number> {
+    let n = 0;
+    for (const s of statements) {
+      await this.exec.autoCommit('seed', toNeo4jDialect(s));
+      n++;
+    }
+    await this.changed();
+    return n;
+  }
+}
+
+/** A row's `to_*` columns under their plain names (the step queries' far company). */
+function unprefixed(row: Row, prefix: string): Props {
+  const out: Props = {};
+  for (const [k, v] of Object.entries(row)) if (k.startsWith(prefix)) out[k.slice(prefix.length)] = v;
+  return out;
+}
+
+function readScript(name: (typeof NEO4J_SCRIPTS)[number]): string {
+  return fs.readFileSync(path.join(cypherRoot(), `${name}.neo4j.cypher`), 'utf8');
+}
