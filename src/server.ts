@@ -13,6 +13,7 @@ import { RelationshipsService } from './services/relationships.service';
 import { ReadCache } from './services/read-cache';
 import type { GraphStore } from './store/graph-store';
 import { openStore } from './store/open-store';
+import { redisRateLimitStore } from './http/rate-limit-store';
 import { LocalBlobStore } from './blobs/local/local.blob-store';
 import { downloadsRoutes } from './blobs/local/downloads.routes';
 import { importDirectory } from './importer/import-directory';
@@ -111,13 +112,20 @@ export async function startServer(config: Config, log: Logger): Promise<RunningS
       edges: new EdgesService(store, cache),
       jobs,
     };
+    const sharedLimits = config.RATE_LIMIT_REDIS_URL
+      ? redisRateLimitStore(config.RATE_LIMIT_REDIS_URL)
+      : null;
     const { app, apollo } = await buildApp({
       schema: buildSchema(),
       services,
       keys,
       log: log.child({ module: 'http' }),
       keyHeader: config.API_KEY_HEADER,
-      rateLimit: { max: config.RATE_LIMIT_MAX, windowS: config.RATE_LIMIT_WINDOW_S },
+      rateLimit: {
+        max: config.RATE_LIMIT_MAX,
+        windowS: config.RATE_LIMIT_WINDOW_S,
+        store: sharedLimits?.store,
+      },
       graphqlLimits: { maxDepth: config.GRAPHQL_MAX_DEPTH, maxCost: config.GRAPHQL_MAX_COST },
       publicUrl: config.PUBLIC_URL,
       trustProxy: config.TRUST_PROXY,
@@ -153,6 +161,7 @@ export async function startServer(config: Config, log: Logger): Promise<RunningS
           await apollo.stop();
           await jobs.close();
           await jobsBackend.close();
+          await sharedLimits?.close();
           await store.close();
         })()),
     };

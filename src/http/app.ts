@@ -7,6 +7,7 @@ import { expressMiddleware } from '@as-integrations/express5';
 import express from 'express';
 import type { Express, Request } from 'express';
 import { rateLimit } from 'express-rate-limit';
+import type { Store } from 'express-rate-limit';
 import type { GraphQLSchema } from 'graphql';
 import { AppError, ERROR_CODES, isAppError } from '../domain/errors';
 import type { Logger } from '../logger';
@@ -37,7 +38,8 @@ export interface AppOptions {
   keys: ApiKeyStore;
   log: Logger;
   keyHeader: string;
-  rateLimit: { max: number; windowS: number };
+  /** `store`: shared counters (Redis) for several instances; unset: this process's memory. */
+  rateLimit: { max: number; windowS: number; store?: Store };
   graphqlLimits: { maxDepth: number; maxCost: number };
   publicUrl?: string;
   trustProxy: number;
@@ -93,6 +95,7 @@ export async function buildApp(o: AppOptions): Promise<BuiltApp> {
   const limiter = rateLimit({
     windowMs: o.rateLimit.windowS * 1000,
     limit: o.rateLimit.max,
+    ...(o.rateLimit.store ? { store: o.rateLimit.store } : {}),
     standardHeaders: 'draft-8',
     legacyHeaders: false,
     // Requests reach the limiter only after authentication, so the key id is always there.

@@ -1,0 +1,30 @@
+import { Redis } from 'ioredis';
+import { startTestServer } from '../support/server';
+import type { TestServer } from '../support/server';
+import { REDIS_HINT, describeWithService, testRedisUrl } from '../support/services';
+
+describeWithService('rate limits shared through Redis', testRedisUrl(), REDIS_HINT, (url) => {
+  let a: TestServer;
+  let b: TestServer;
+  beforeAll(async () => {
+    const redis = new Redis(url);
+    // Counters of earlier runs of this test would count against its key.
+    const stale = await redis.keys('tiergraph:rl:*');
+    if (stale.length > 0) await redis.del(...stale);
+    await redis.quit();
+    const env = { RATE_LIMIT_MAX: '4', RATE_LIMIT_WINDOW_S: '60', RATE_LIMIT_REDIS_URL: url };
+    a = await startTestServer(env);
+    b = await startTestServer(env);
+  });
+  afterAll(async () => {
+    await a?.stop();
+    await b?.stop();
+  });
+
+  it('counts one key across two instances, as behind a load balancer', async () => {
+    const statuses: number[] = [];
+    for (const t of [a, b, a, b, a]) statuses.push((await t.get('/v1/edges/e1')).status);
+    // Each instance alone saw at most 3 requests, below the limit of 4: only a shared count refuses the fifth.
+    expect(statuses).toEqual([200, 200, 200, 200, 429]);
+  });
+});
