@@ -1,0 +1,29 @@
+import type { GraphStore } from '../../src/store/graph-store';
+import { graphStoreContract } from './graph-store.contract';
+import { NEO4J_HINT, emptyNeo4j, neo4jAvailability, openNeo4jStore, startNeo4j } from '../support/neo4j';
+import type { Neo4jTarget } from '../support/neo4j';
+
+// The same contract as the embedded engine's, on a real Neo4j 5 server.
+if (neo4jAvailability() === null) {
+  process.stderr.write(`skipping "GraphStore contract: neo4j": ${NEO4J_HINT}\n`);
+  describe.skip(`GraphStore contract: neo4j (skipped: ${NEO4J_HINT})`, () => {
+    it('runs against Neo4j', () => undefined);
+  });
+} else {
+  jest.setTimeout(180_000);
+  let target: Neo4jTarget | null = null;
+  graphStoreContract(
+    'neo4j',
+    async () => {
+      target ??= await startNeo4j();
+      await emptyNeo4j(target);
+      return openNeo4jStore(target);
+    },
+    async (store: GraphStore) => {
+      await store.close();
+      if (target) await emptyNeo4j(target);
+      await target?.stop();
+      target = null;
+    },
+  );
+}

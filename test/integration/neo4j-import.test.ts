@@ -1,0 +1,121 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import neo4j from 'neo4j-driver';
+import { importDirectory } from '../../src/importer/import-directory';
+import { EmbeddedGraphStore } from '../../src/store/embedded/embedded.store';
+import type { Neo4jGraphStore } from '../../src/store/neo4j/neo4j.store';
+import { ROOT, tempDir } from '../support/paths';
+import { NEO4J_HINT, emptyNeo4j, neo4jAvailability, openNeo4jStore, startNeo4j } from '../support/neo4j';
+import type { Neo4jTarget } from '../support/neo4j';
+
+const fixture = path.join(ROOT, 'test', 'fixtures', 'import', 'tiny');
+
+/** Every node and relationship with its labels or type and properties, in a stable order. */
+async function dump(t: Neo4jTarget): Promise<string[]> {
+  const driver = neo4j.driver(t.uri, neo4j.auth.basic(t.user, t.password), { disableLosslessIntegers: true });
+  const session = driver.session({ database: t.database });
+  try {
+    const nodes = await session.run(
+      'MATCH (n) WHERE NOT n:TiergraphMeta RETURN labels(n) AS l, properties(n) AS p',
+    );
+    const rels = await session.run(
+      'MATCH (a)-[r]->(b) RETURN type(r) AS t, properties(r) AS p, elementId(a) = elementId(b) AS loop',
+    );
+    return [
+      ...nodes.records.map((r) =>
+        JSON.stringify([r.get('l'), sorted(r.get('p') as Record<string, unknown>)]),
+      ),
+      ...rels.records.map((r) =>
+        JSON.stringify([r.get('t'), sorted(r.get('p') as Record<string, unknown>), r.get('loop')]),
+      ),
+    ].sort();
+  } finally {
+    await session.close();
+    await driver.close();
+  }
+}
+
+function sorted(p: Record<string, unknown>): [string, string][] {
+  return Object.keys(p)
+    .sort()
+    .map((k) => [k, String(p[k])]);
+}
+
+if (neo4jAvailability() === null) {
+  process.stderr.write(`skipping "import into Neo4j": ${NEO4J_HINT}\n`);
+  describe.skip(`import into Neo4j (skipped: ${NEO4J_HINT})`, () => {
+    it('imports', () => undefined);
+  });
+} else {
+  describe('import into Neo4j', () => {
+    jest.setTimeout(180_000);
+    let target: Neo4jTarget;
+    let store: Neo4jGraphStore;
+    let work: string;
+    beforeAll(async () => {
+      target = await startNeo4j();
+      await emptyNeo4j(target);
+      store = await openNeo4jStore(target);
+      work = tempDir('neo4j-import');
+    });
+    afterAll(async () => {
+      await store?.close();
+      if (target) await emptyNeo4j(target);
+      await target?.stop();
+      fs.rmSync(work, { recursive: true, force: true });
+    });
+
+    it('loads the files in batches, with the same answers as the embedded engine', async () => {
+      const progress: string[] = [];
+      await importDirectory(store, fixture, { workDir: work, onLoad: (table) => progress.push(table) });
+      expect(new Set(progress)).toEqual(new Set(['Company', 'Edge', 'SUPPLIES', 'CLUSTER_SUPPLIES']));
+      const embeddedDir = tempDir('neo4j-import-embedded');
+      const embedded = new EmbeddedGraphStore({
+        dir: path.join(embeddedDir, 'graph'),
+        connections: 1,
+        bufferPoolMb: 128,
+      });
+      try {
+        await embedded.open();
+        await importDirectory(embedded, fixture, { workDir: embeddedDir });
+        await expect(store.stats()).resolves.toEqual(await embedded.stats());
+        await expect(store.getCompany('A')).resolves.toEqual(await embedded.getCompany('A'));
+        const q = { minConfidence: 0, evidenceFrom: null, limit: 50, offset: 0 };
+        await expect(store.listRelationships('A', 'suppliers', 'cluster', q)).resolves.toEqual(
+          await embedded.listRelationships('A', 'suppliers', 'cluster', q),
+        );
+      } finally {
+        await embedded.close();
+        fs.rmSync(embeddedDir, { recursive: true, force: true });
+      }
+    });
+
+    it('changes nothing when the same files are imported again', async () => {
+      const before = await dump(target);
+      expect(before.length).toBeGreaterThan(0);
+      await importDirectory(store, fixture, { workDir: work });
+      expect(await dump(target)).toEqual(before);
+    });
+
+    it('makes identifiers and addresses findable by their indexes', async () => {
+      const driver = neo4j.driver(target.uri, neo4j.auth.basic(target.user, target.password));
+      const session = driver.session({ database: target.database });
+      try {
+        const res = await session.run('SHOW INDEXES YIELD name RETURN collect(name) AS names');
+        expect(res.records[0]!.get('names')).toEqual(
+          expect.arrayContaining([
+            'company_vid',
+            'edge_edge_id',
+            'supplies_edge_id',
+            'identifier_value',
+            'address_city',
+            'address_country',
+          ]),
+        );
+      } finally {
+        await session.close();
+        await driver.close();
+      }
+    });
+  });
+}
