@@ -49,12 +49,19 @@ function importOnce(workDir) {
     child.on('exit', (code) => {
       const seconds = Number(process.hrtime.bigint() - started) / 1e9;
       if (code !== 0) return reject(new Error(`import exited ${code}: ${err.slice(-2000)}`));
-      const m = /Imported ([\d,]+) rows in [\d.]+ s \(([\d,]+) rows\/s; validate\+derive ([\d.]+) s, load ([\d.]+) s\)/.exec(
-        out,
-      );
+      const m =
+        /Imported ([\d,]+) rows in [\d.]+ s \(([\d,]+) rows\/s; validate\+derive ([\d.]+) s, load ([\d.]+) s\)/.exec(
+          out,
+        );
       if (!m) return reject(new Error(`unexpected import output: ${out}`));
       const num = (s) => Number(s.replace(/,/g, ''));
-      resolve({ seconds, rows: num(m[1]), stageSeconds: Number(m[3]), loadSeconds: Number(m[4]), output: out });
+      resolve({
+        seconds,
+        rows: num(m[1]),
+        stageSeconds: Number(m[3]),
+        loadSeconds: Number(m[4]),
+        output: out,
+      });
     });
   });
 }
