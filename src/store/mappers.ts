@@ -8,7 +8,8 @@ import type {
   Identifier,
   RelationshipItem,
 } from '../domain/model';
-import type { TierCompany, TierRelationship } from './graph-store';
+import { hostsOf } from '../domain/hosts';
+import type { SearchRow, TierCompany, TierRelationship } from './graph-store';
 
 /**
  * Turns engine values (plain property maps, after each adapter has unwrapped its
@@ -225,5 +226,19 @@ export function toTierCompany(r: Props, tier: number): TierCompany {
     is_public: bool(r.is_public),
     count_suppliers: int(r.count_suppliers),
     count_customers: int(r.count_customers),
+  };
+}
+
+/** A `search/scan-companies` row as the search index keeps it. */
+export function toSearchRow(r: Props): SearchRow {
+  return {
+    vid: str(r.vid) ?? '',
+    name: str(r.name) ?? '',
+    searchedByDefault: r.searched_by_default === true,
+    degree: int(r.degree),
+    country: str(r.country),
+    hosts: hostsOf([...strings(r.domains), ...strings(r.websites)]),
+    cities: jsonList(r.addresses).flatMap((a) => (typeof a.city === 'string' ? [a.city] : [])),
+    identifierValues: jsonList(r.identifiers).flatMap((i) => (typeof i.value === 'string' ? [i.value] : [])),
   };
 }

@@ -23,14 +23,13 @@ import type {
 } from '../graph-store';
 import {
   int,
-  jsonList,
   str,
-  strings,
   toCompanyCore,
   toEdge,
   toProfile,
   toRelationshipItem,
   toTierCompany,
+  toSearchRow,
   toTierRelationship,
 } from '../mappers';
 import { LOAD_ORDER, stagingFile } from '../tables';
@@ -38,7 +37,6 @@ import type { TableName } from '../tables';
 import { ConnectionPool } from './connection-pool';
 import type { EngineRow } from './connection-pool';
 import { openDatabase } from './engine';
-import { hostsOf } from '../../domain/hosts';
 import type { EngineDatabase } from './engine';
 
 export interface EmbeddedStoreOptions {
@@ -355,20 +353,7 @@ export class EmbeddedGraphStore implements GraphStore {
 
   async scanSearchRows(onBatch: (rows: SearchRow[]) => void): Promise<void> {
     await this.live.stream(this.queries.get('search/scan-companies')!, {}, 20_000, (rows) =>
-      onBatch(
-        rows.map((r) => ({
-          vid: str(r.vid) ?? '',
-          name: str(r.name) ?? '',
-          searchedByDefault: r.searched_by_default === true,
-          degree: int(r.degree),
-          country: str(r.country),
-          hosts: hostsOf([...strings(r.domains), ...strings(r.websites)]),
-          cities: jsonList(r.addresses).flatMap((a) => (typeof a.city === 'string' ? [a.city] : [])),
-          identifierValues: jsonList(r.identifiers).flatMap((i) =>
-            typeof i.value === 'string' ? [i.value] : [],
-          ),
-        })),
-      ),
+      onBatch(rows.map(toSearchRow)),
     );
   }
 

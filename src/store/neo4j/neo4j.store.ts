@@ -8,7 +8,6 @@ import type {
   EdgeRecord,
   RelationshipItem,
 } from '../../domain/model';
-import { hostsOf } from '../../domain/hosts';
 import { cypherRoot, loadQuery, splitStatements } from '../cypher-files';
 import type { CypherQuery } from '../cypher-files';
 import { toNeo4jDialect } from '../dialect';
@@ -25,14 +24,13 @@ import type {
 } from '../graph-store';
 import {
   int,
-  jsonList,
   str,
-  strings,
   toCompanyCore,
   toEdge,
   toProfile,
   toRelationshipItem,
   toTierCompany,
+  toSearchRow,
   toTierRelationship,
 } from '../mappers';
 import type { Props } from '../mappers';
@@ -302,20 +300,7 @@ export class Neo4jGraphStore implements GraphStore {
 
   async scanSearchRows(onBatch: (rows: SearchRow[]) => void): Promise<void> {
     await this.exec.stream(this.query('search/scan-companies'), {}, 20_000, (rows) =>
-      onBatch(
-        rows.map((r) => ({
-          vid: str(r.vid) ?? '',
-          name: str(r.name) ?? '',
-          searchedByDefault: r.searched_by_default === true,
-          degree: int(r.degree),
-          country: str(r.country),
-          hosts: hostsOf([...strings(r.domains), ...strings(r.websites)]),
-          cities: jsonList(r.addresses).flatMap((a) => (typeof a.city === 'string' ? [a.city] : [])),
-          identifierValues: jsonList(r.identifiers).flatMap((i) =>
-            typeof i.value === 'string' ? [i.value] : [],
-          ),
-        })),
-      ),
+      onBatch(rows.map(toSearchRow)),
     );
   }
 
