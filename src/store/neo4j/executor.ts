@@ -1,4 +1,3 @@
-import type { Logger } from '../../logger';
 import type { CypherQuery } from '../cypher-files';
 import { READ, WRITE, mapDriverError, toDriverParams, toRow } from './driver';
 import type { Driver, Session } from './driver';
@@ -9,7 +8,6 @@ export interface ExecutorOptions {
   database: string;
   /** Server-side limit of a read transaction in ms; 0 leaves the server's setting. */
   queryTimeoutMs: number;
-  logger?: Logger;
 }
 
 /**

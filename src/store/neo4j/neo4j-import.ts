@@ -144,7 +144,7 @@ export async function importIntoNeo4j(
         rows[table] += sending.length;
         opts.onProgress?.(table, rows[table], Math.max(total, rows[table]));
       });
-      // Surface a failure now rather than at the next batch.
+      // Marks the failure handled until the next send or the final await rethrows it.
       inFlight.catch(() => undefined);
     };
     opts.onProgress?.(table, 0, total);

@@ -111,7 +111,6 @@ export class Neo4jGraphStore implements GraphStore {
     this.exec = new Neo4jExecutor(this.driver, {
       database: options.database,
       queryTimeoutMs: options.queryTimeoutMs,
-      logger: options.logger,
     });
   }
 
