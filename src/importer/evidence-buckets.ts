@@ -74,31 +74,42 @@ export function evidenceRecord(
 const JSON_ESCAPED_RE = /["\\\u0000-\u001f\ud800-\udfff]/;
 
 /*
- * JSON values are assembled by hand, already CSV-escaped (quotes doubled) for
- * a quoted field: encodeJson on an object per item would cost seconds over ten
- * million items. Strings that need any escaping go through encodeJson, so the
- * text is exactly what encodeJson gives for the whole value.
+ * JSON values are assembled by hand: JSON.stringify on an object per item
+ * would cost seconds over ten million items. Strings that need any escaping go
+ * through encodeJson, so the text is exactly what encodeJson gives for the
+ * whole value.
  */
 
-/** A JSON string, CSV-escaped. */
+/** A JSON string. */
 export function jsonString(s: string): string {
-  // encodeJson leaves quotes only at the ends (inner ones become \u0022), so only those need doubling.
-  return JSON_ESCAPED_RE.test(s) ? `"${encodeJson(s)}"` : `""${s}""`;
+  return JSON_ESCAPED_RE.test(s) ? encodeJson(s) : `"${s}"`;
 }
 
-/** A JSON string, or null for a blank value, CSV-escaped. */
+/** A JSON string, or null for a blank value. */
 export function jsonText(s: string): string {
   return s === '' ? 'null' : jsonString(s);
 }
 
-/** A JSON value that needs no escaping (ISO dates, codes, numbers), or null when blank, CSV-escaped. */
+/** A JSON value that needs no escaping (codes, numbers), or null when blank. */
 function jsonPlain(s: string, quoted: boolean): string {
-  return s === '' ? 'null' : quoted ? `""${s}""` : s;
+  return s === '' ? 'null' : quoted ? `"${s}"` : s;
 }
 
-/** The JSON object of an evidence record (split at tabs), CSV-escaped. */
+const MIDNIGHT = 'T00:00:00Z';
+
+/** A staged date as a JSON string, without its time when that is midnight UTC (most are); null when blank. */
+function jsonDate(s: string): string {
+  if (s === '') return 'null';
+  return s.length === 20 && s.endsWith(MIDNIGHT) ? `"${s.slice(0, 10)}"` : `"${s}"`;
+}
+
+/**
+ * The JSON of an evidence record (split at tabs): an array in the order of
+ * EVIDENCE_FIELDS (src/store/tables.ts). Naming every field in every item
+ * would double the size of the Edge table, and its bulk load with it.
+ */
 function itemJson(f: string[]): string {
-  return `{""id"":""${f[2] as string}"",""date"":""${f[1] as string}"",""type"":${jsonPlain(f[3] as string, true)},""url"":${jsonText(f[4] as string)},""domain"":${jsonText(f[5] as string)},""status_id"":${jsonPlain(f[6] as string, false)},""provided_by_customer"":${jsonPlain(f[7] as string, false)},""metadata"":${jsonText(f[8] as string)},""finalised_on"":${jsonPlain(f[9] as string, true)},""created_on"":${jsonPlain(f[10] as string, true)},""last_modified_on"":${jsonPlain(f[11] as string, true)}}`;
+  return `["${f[2] as string}",${jsonDate(f[1] as string)},${jsonPlain(f[3] as string, true)},${jsonText(f[4] as string)},${jsonText(f[5] as string)},${jsonPlain(f[6] as string, false)},${jsonPlain(f[7] as string, false)},${jsonText(f[8] as string)},${jsonDate(f[9] as string)},${jsonDate(f[10] as string)},${jsonDate(f[11] as string)}]`;
 }
 
 const TAB = 9;
@@ -250,15 +261,15 @@ export class BucketStore {
       const a = start[k] as number;
       const z = start[k + 1] as number;
       if (a === z) {
-        w.write(',"[]"\n');
+        w.write('\t[]\n');
       } else {
-        w.write(',"[');
+        w.write('\t[');
         for (let j = a; j < z; j++) {
           const i = order[j] as number;
           // Each item starts with a separating comma; the first one's is skipped.
           w.writeBytes(buf, (from[i] as number) + (j === a ? 1 : 0), to[i] as number);
         }
-        w.write(']"\n');
+        w.write(']\n');
       }
       if (k % BATCH === BATCH - 1 && w.full) await w.flush();
     }

@@ -2,16 +2,16 @@
  * Validate, derive, stage: reads an import directory (docs/import-format.md),
  * rejects bad rows with their physical line numbers, computes the derived
  * fields (cluster membership, counts, per-edge evidence summaries, cluster
- * edges) and writes one staging CSV per table of the staging contract
+ * edges) and writes one staging file per table of the staging contract
  * (src/store/tables.ts). A `_SUCCESS` marker is written last; a directory
  * without it is incomplete. Evidence reaches its Edge row through temporary
  * bucket files (evidence-buckets.ts).
  */
 import { mkdir, rm, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { TABLES, encodeList, stagingFile } from '../store/tables';
+import { STAGING_DELIMITER, TABLES, encodeList, stagedText, stagingFile } from '../store/tables';
 import type { TableName } from '../store/tables';
-import { ByteStore, ChunkWriter, CsvFatalError, TextBuffer, csvField, readCsvFile } from './csv';
+import { ByteStore, ChunkWriter, CsvFatalError, TextBuffer, readCsvFile } from './csv';
 import type { CsvSink, ReadProgress } from './csv';
 import {
   DATE_RANGE,
@@ -285,10 +285,15 @@ const WRITTEN_COLUMNS: Record<TableName, string> = {
   CLUSTER_SUPPLIES: 'from,to,relationship_id,edge_ids,confidence_score,latest_edge_date,evidence_types',
 };
 
-function header(table: TableName): string {
+/** The columns of a staging file, in order. */
+function fileColumns(table: TableName): string[] {
   const spec = TABLES[table];
   const cols = spec.columns.map((c) => c[0]);
-  return `${(spec.kind === 'rel' ? ['from', 'to', ...cols] : cols).join(',')}\n`;
+  return spec.kind === 'rel' ? ['from', 'to', ...cols] : cols;
+}
+
+function header(table: TableName): string {
+  return `${fileColumns(table).join(STAGING_DELIMITER)}\n`;
 }
 
 function num(v: number): string {
@@ -299,12 +304,12 @@ function iso(ms: number): string {
   return Number.isNaN(ms) ? '' : isoOf(ms);
 }
 
-/** A staged list field: the list literal in CSV quotes (its elements never hold a quote). */
+/** A staged list field: the list literal. */
 function listField(items: readonly string[]): string {
-  return `"${encodeList(items)}"`;
+  return encodeList(items);
 }
 
-const EMPTY_LIST = '"[]"';
+const EMPTY_LIST = '[]';
 
 /** The whole import run: state shared by the file handlers and the derive step. */
 class Stager {
@@ -381,7 +386,7 @@ class Stager {
 
   async run(): Promise<StageResult> {
     for (const t of Object.keys(TABLES) as TableName[]) {
-      const h = header(t).trimEnd();
+      const h = fileColumns(t).join(',');
       if (h !== WRITTEN_COLUMNS[t]) {
         throw new Error(
           `staging contract changed for ${t}: expected columns ${WRITTEN_COLUMNS[t]}, contract has ${h}`,
@@ -665,7 +670,7 @@ class Stager {
         this.vids.commit(v);
         this.companyLine.push(line);
         this.companyMid.push(
-          `${csvField(name)},${csvField(legal)},${csvField(desc)},${domains},${websites},${csvField(dom)},${csvField(inc)},${incDate},${ipo},${active},${pub},${ff},${csvField(phone)}`,
+          `${stagedText(name)}\t${stagedText(legal)}\t${stagedText(desc)}\t${domains}\t${websites}\t${dom}\t${inc}\t${incDate}\t${ipo}\t${active}\t${pub}\t${ff}\t${stagedText(phone)}`,
         );
       },
       onReject: (line) => {
@@ -1182,7 +1187,7 @@ class Stager {
       const cidA = this.clusterCid[a] as string;
       const cidB = this.clusterCid[b] as string;
       cs.write(
-        `${this.vids.key(this.clusterParent[a] as number)},${this.vids.key(this.clusterParent[b] as number)},${cidA}~${cidB},${listField(ids)},${conf},${iso(date)},${this.typesField(mask, extra)}\n`,
+        `${this.vids.key(this.clusterParent[a] as number)}\t${this.vids.key(this.clusterParent[b] as number)}\t${cidA}~${cidB}\t${listField(ids)}\t${conf}\t${iso(date)}\t${this.typesField(mask, extra)}\n`,
       );
       this.counts.CLUSTER_SUPPLIES++;
       i = j;
@@ -1200,10 +1205,10 @@ class Stager {
     const realClusters = this.realClusters;
     for (let i = from; i < to; i++) {
       const k = clusterOf[i] as number;
-      cw.write(`${this.vids.key(i)},${this.clusterCid[k] as string},`);
+      cw.write(`${this.vids.key(i)}\t${this.clusterCid[k] as string}\t`);
       this.companyMid.writeTo(cw, i);
       cw.write(
-        `,${k < realClusters && clusterParent[k] === i},${this.vids.key(clusterParent[k] as number)},${clusterSize[k] as number},${countSup[i] as number},${countCus[i] as number},${evSup[i] as number},${evCus[i] as number},${this.identifiersField(i)},${this.addressesField(i)}\n`,
+        `\t${k < realClusters && clusterParent[k] === i}\t${this.vids.key(clusterParent[k] as number)}\t${clusterSize[k] as number}\t${countSup[i] as number}\t${countCus[i] as number}\t${evSup[i] as number}\t${evCus[i] as number}\t${this.identifiersField(i)}\t${this.addressesField(i)}\n`,
       );
     }
   }
@@ -1217,25 +1222,25 @@ class Stager {
       keys.push(this.identifierKeys.key(this.identifierKeyNo.get(p)));
     // Sorting `type:value` keys sorts by type, then value: no type name is a prefix of another.
     if (keys.length > 1) keys.sort();
-    let out = '"[';
+    let out = '[';
     for (let j = 0; j < keys.length; j++) {
       const key = keys[j] as string;
       const colon = key.indexOf(':');
-      out += `${j === 0 ? '' : ','}{""type"":""${key.slice(0, colon)}"",""value"":${jsonString(key.slice(colon + 1))}}`;
+      out += `${j === 0 ? '' : ','}{"type":"${key.slice(0, colon)}","value":${jsonString(key.slice(colon + 1))}}`;
     }
-    return `${out}]"`;
+    return `${out}]`;
   }
 
   /** The addresses of company i as a staged JSON field, in file order. */
   private addressesField(i: number): string {
     let p = this.addressHead[i] as number;
     if (p < 0) return EMPTY_LIST;
-    let out = '"[';
+    let out = '[';
     for (let first = true; p >= 0; p = this.addressNext.get(p), first = false) {
       const f = this.addresses.text(p).split(ADDRESS_SEP) as [string, string, string, string, string, string];
-      out += `${first ? '' : ','}{""address_line"":${jsonText(f[0])},""city"":${jsonText(f[1])},""region"":${jsonText(f[2])},""postal_code"":${jsonText(f[3])},""country"":${jsonText(f[4])},""type"":${jsonText(f[5])}}`;
+      out += `${first ? '' : ','}{"address_line":${jsonText(f[0])},"city":${jsonText(f[1])},"region":${jsonText(f[2])},"postal_code":${jsonText(f[3])},"country":${jsonText(f[4])},"type":${jsonText(f[5])}}`;
     }
-    return `${out}]"`;
+    return `${out}]`;
   }
 
   /**
@@ -1261,8 +1266,12 @@ class Stager {
       const b = cb[e] as number;
       const ceId = a === b ? '' : `${this.clusterCid[a] as string}~${this.clusterCid[b] as string}`;
       const types = this.typesField(E.evTypes[e] as number, this.extraTypes.get(e));
-      prefixes.write(`${id},${s},${c},${label},${status},${ld},${lf},${lm},${conf},${hs},${ceId}\n`);
-      sw.write(`${s},${c},${id},${conf},${ld},${lf},${lm},${status},${label},${types},${hs},${ceId}\n`);
+      prefixes.write(
+        `${id}\t${s}\t${c}\t${label}\t${status}\t${ld}\t${lf}\t${lm}\t${conf}\t${hs}\t${ceId}\n`,
+      );
+      sw.write(
+        `${s}\t${c}\t${id}\t${conf}\t${ld}\t${lf}\t${lm}\t${status}\t${label}\t${types}\t${hs}\t${ceId}\n`,
+      );
     }
   }
 

@@ -10,6 +10,7 @@ import type {
 } from '../domain/model';
 import { hostsOf } from '../domain/hosts';
 import type { SearchRow, TierCompany, TierRelationship } from './graph-store';
+import { EVIDENCE_FIELDS } from './tables';
 
 /**
  * Turns engine values (plain property maps, after each adapter has unwrapped its
@@ -179,9 +180,36 @@ export function toEvidence(e: Props): Evidence {
   };
 }
 
+/**
+ * The evidence items of an Edge.evidences value: positional arrays (the staged
+ * form, see EVIDENCE_FIELDS) or objects with the same field names.
+ */
+export function evidenceItems(v: unknown): Props[] {
+  let list: unknown = v;
+  if (typeof v === 'string') {
+    try {
+      list = v === '' ? [] : JSON.parse(v);
+    } catch {
+      return [];
+    }
+  }
+  if (!Array.isArray(list)) return [];
+  const out: Props[] = [];
+  for (const item of list as unknown[]) {
+    if (Array.isArray(item)) {
+      const p: Props = {};
+      EVIDENCE_FIELDS.forEach((f, i) => (p[f] = item[i] as unknown));
+      out.push(p);
+    } else if (typeof item === 'object' && item !== null) {
+      out.push(item as Props);
+    }
+  }
+  return out;
+}
+
 /** An `edge/get` row; evidence newest first, then by id, whatever order it was stored in. */
 export function toEdge(e: Props): EdgeRecord {
-  const items = jsonList(e.evidences).map(toEvidence);
+  const items = evidenceItems(e.evidences).map(toEvidence);
   items.sort((a, b) => (b.date ?? '').localeCompare(a.date ?? '') || a.id.localeCompare(b.id));
   return {
     edge_id: str(e.edge_id) ?? '',

@@ -2,17 +2,23 @@
  * The staging contract between the importer and the store adapters.
  *
  * The importer validates the user's CSV files, derives counts and cluster edges,
- * and writes one staging CSV per table below, columns in exactly this order
+ * and writes one staging file per table below, columns in exactly this order
  * (node tables: their columns; relationship tables: `from`, `to`, then their
- * properties), with a header row. Adapters bulk-load these files. Encodings:
- * - STRING: RFC 4180 field; empty field = null. No field holds a line break
- *   (the importer turns tabs and newlines in free text into spaces), so files
- *   can be read in parallel.
- * - STRING[]: the list literal `[a,b]` (see encodeList), CSV-quoted because it
- *   holds commas; `[]` for none. Elements are never empty, never start or end
- *   with white space and hold none of `, [ ] { } ' " \` nor control characters:
- *   the importer refuses such values, or percent-encodes them in URLs.
- * - JSON: a JSON document (see encodeJson and the shapes below), CSV-quoted.
+ * properties), with a header row. Adapters bulk-load these files.
+ *
+ * Staging files are tab-separated text with no quoting at all: no staged value
+ * holds a tab, a line break or any other control character (the importer
+ * refuses them, turns tabs and line breaks in free text into spaces, and JSON
+ * escapes them), so a field ends at the next tab and a row at the next line
+ * feed, and files can be read in parallel. Quoting would cost the engine's
+ * reader more than the bytes it adds: most of the text is JSON, full of quotes.
+ * Encodings:
+ * - STRING: the text itself; empty field = null.
+ * - STRING[]: the list literal `[a,b]` (see encodeList); `[]` for none. Elements
+ *   are never empty, never start or end with white space and hold none of
+ *   `, [ ] { } ' " \` nor control characters: the importer refuses such values,
+ *   or percent-encodes them in URLs.
+ * - JSON: a JSON document (see encodeJson and the shapes below).
  * - TIMESTAMP: ISO 8601 UTC, e.g. 2021-03-04T00:00:00Z; empty field = null.
  * - BOOLEAN: true / false; empty field = null.
  * - INT64 / DOUBLE: decimal text; empty field = null.
@@ -22,9 +28,13 @@
  * answers a profile or an edge, and the bulk load has no tables of their own.
  *   Company.identifiers: [{"type","value"}], sorted by type, then value.
  *   Company.addresses:   [{"address_line","city","region","postal_code","country","type"}], input order, blanks null.
- *   Edge.evidences:      [{"id","date","type","url","domain","status_id","provided_by_customer",
- *                          "metadata","finalised_on","created_on","last_modified_on"}], newest date first,
- *                          then id; dates ISO UTC or null, status_id a number or null.
+ *   Edge.evidences:      [[id, date, type, url, domain, status_id, provided_by_customer, metadata,
+ *                          finalised_on, created_on, last_modified_on]] (EVIDENCE_FIELDS): one array
+ *                          per item, newest date first, then id; dates ISO UTC, as YYYY-MM-DD when
+ *                          the time is midnight, or null; status_id a number or null. Positional,
+ *                          because evidence is most of an import's bytes: field names in every
+ *                          item would double the Edge table and the time to load it. Readers also
+ *                          accept items as objects with these field names.
  */
 export type ColumnType = 'STRING' | 'STRING[]' | 'JSON' | 'TIMESTAMP' | 'BOOLEAN' | 'INT64' | 'DOUBLE';
 
@@ -127,6 +137,21 @@ export const TABLES = {
 
 export type TableName = keyof typeof TABLES;
 
+/** The fields of an evidence item in Edge.evidences, in their order. */
+export const EVIDENCE_FIELDS = [
+  'id',
+  'date',
+  'type',
+  'url',
+  'domain',
+  'status_id',
+  'provided_by_customer',
+  'metadata',
+  'finalised_on',
+  'created_on',
+  'last_modified_on',
+] as const;
+
 /** Load order: node tables before the relationship tables that point at them. */
 export const LOAD_ORDER: readonly TableName[] = ['Company', 'Edge', 'SUPPLIES', 'CLUSTER_SUPPLIES'];
 
@@ -143,7 +168,7 @@ export function isListElement(value: string): boolean {
   return true;
 }
 
-/** The staged text of a list (before CSV quoting): `[a,b]`. Throws on an element that cannot be staged. */
+/** The staged text of a list: `[a,b]`. Throws on an element that cannot be staged. */
 export function encodeList(items: readonly string[]): string {
   for (const item of items) {
     if (!isListElement(item)) throw new Error(`list element cannot be staged: ${JSON.stringify(item)}`);
@@ -151,16 +176,28 @@ export function encodeList(items: readonly string[]): string {
   return `[${items.join(',')}]`;
 }
 
+/** Separates the fields of a staging file. */
+export const STAGING_DELIMITER = '\t';
+
+/** Characters no staged value may hold: they would end its field or its row. */
+// eslint-disable-next-line no-control-regex -- finding control characters is the purpose
+const UNSTAGEABLE_RE = /[\x00-\x1f\x7f]/;
+
 /**
- * JSON text for a staged JSON column. Quotes and backslashes inside strings are
- * written as \\u0022 and \\u005c (still valid JSON): the embedded engine's CSV
- * reader mishandles a backslash next to a doubled quote.
+ * A text value as a staging field. Validated values never hold a control
+ * character; this refuses one rather than let it shift the columns of a row.
  */
+export function stagedText(value: string): string {
+  if (UNSTAGEABLE_RE.test(value)) throw new Error(`value cannot be staged: ${JSON.stringify(value)}`);
+  return value;
+}
+
+/** JSON text for a staged JSON column (JSON escapes every control character). */
 export function encodeJson(value: unknown): string {
-  return JSON.stringify(value).replace(/\\(["\\])/g, (_m, c: string) => (c === '"' ? '\\u0022' : '\\u005c'));
+  return JSON.stringify(value);
 }
 
 /** Staging file name of a table inside a staging directory. */
 export function stagingFile(table: TableName): string {
-  return `${table}.csv`;
+  return `${table}.tsv`;
 }

@@ -112,3 +112,76 @@ describe('import into the embedded store', () => {
     expect(fs.readdirSync(path.join(dir, 'graph')).filter((f) => f.endsWith('.kuzu'))).toHaveLength(1);
   });
 });
+
+describe('import of values the staging files do not quote', () => {
+  let dir: string;
+  let store: EmbeddedGraphStore;
+
+  beforeAll(async () => {
+    dir = tempDir('import-text');
+    const input = path.join(dir, 'input');
+    fs.mkdirSync(input, { recursive: true });
+    fs.writeFileSync(
+      path.join(input, 'companies.csv'),
+      [
+        'vid,name,company_legal_name,description,websites',
+        `q,"""Quoted"" Co","O'Brien \\ Sons","tab\there, ""quotes"", a \\"" pair","https://q.example.com/""x"""`,
+        's,Supplier,,,',
+        '',
+      ].join('\n'),
+    );
+    fs.writeFileSync(
+      path.join(input, 'identifiers.csv'),
+      'vid,type,value\nq,Wikipedia,"say ""hi"" \\ there"\n',
+    );
+    fs.writeFileSync(
+      path.join(input, 'relationships.csv'),
+      'edge_id,supplier_id,customer_id,confidence_score\nr1,s,q,0.5\n',
+    );
+    fs.writeFileSync(
+      path.join(input, 'evidence.csv'),
+      [
+        'id,edge_id,date,type,url,metadata,created_on',
+        'x1,r1,2021-01-01,text,"https://n.example.com/a?q=""x""","{""k"":""a\\\\""b""}",2021-01-02T03:04:05Z',
+        '',
+      ].join('\n'),
+    );
+    store = new EmbeddedGraphStore({ dir: path.join(dir, 'graph'), connections: 1, bufferPoolMb: 128 });
+    await store.open();
+    await importDirectory(store, input, { workDir: dir, maxRejected: 0 });
+  });
+  afterAll(async () => {
+    await store.close();
+    fs.rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('keeps quotes, backslashes and leading quotes exactly, with free-text tabs as spaces', async () => {
+    const q = await store.getCompany('q');
+    expect(q).toMatchObject({
+      name: '"Quoted" Co',
+      company_legal_name: "O'Brien \\ Sons",
+      description: 'tab here, "quotes", a \\" pair',
+      websites: ['https://q.example.com/%22x%22'],
+    });
+    expect(q!.identifiers).toEqual([{ type: 'Wikipedia', value: 'say "hi" \\ there' }]);
+  });
+
+  it('reads positional evidence items back with their full timestamps', async () => {
+    const e = await store.getEdge('r1');
+    expect(e!.evidences).toEqual([
+      {
+        id: 'x1',
+        date: '2021-01-01T00:00:00.000Z',
+        type: 'text',
+        url: 'https://n.example.com/a?q="x"',
+        domain: 'n.example.com',
+        status_id: null,
+        provided_by_customer: null,
+        metadata: '{"k":"a\\\\"b"}',
+        finalised_on: null,
+        created_on: '2021-01-02T03:04:05.000Z',
+        last_modified_on: null,
+      },
+    ]);
+  });
+});

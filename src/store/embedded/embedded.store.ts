@@ -32,7 +32,7 @@ import {
   toSearchRow,
   toTierRelationship,
 } from '../mappers';
-import { LOAD_ORDER, stagingFile } from '../tables';
+import { LOAD_ORDER, STAGING_DELIMITER, stagingFile } from '../tables';
 import type { TableName } from '../tables';
 import { ConnectionPool } from './connection-pool';
 import type { EngineRow } from './connection-pool';
@@ -460,10 +460,15 @@ function literalPath(p: string): string {
   return `'${p.replace(/\\/g, '\\\\').replace(/'/g, "\\'")}'`;
 }
 
+/** A character no staged value holds (staged values hold no control characters). */
+const NEVER_STAGED = '\u0001';
+
 /**
- * The bulk-load statement of one staging file. Staged fields never hold line
- * breaks, so the engine may split every file between its threads.
+ * The bulk-load statement of one staging file: tab-separated, nothing quoted
+ * or escaped (src/store/tables.ts). The engine's reader wants a quote and an
+ * escape character, so it gets U+0001, which no staged value holds. No field
+ * holds a line break, so the engine may split every file between its threads.
  */
 export function copyStatement(table: TableName, file: string): string {
-  return `COPY ${table} FROM ${literalPath(file)} (HEADER=true, PARALLEL=true)`;
+  return `COPY ${table} FROM ${literalPath(file)} (FILE_FORMAT='csv', HEADER=true, PARALLEL=true, DELIM='${STAGING_DELIMITER}', QUOTE='${NEVER_STAGED}', ESCAPE='${NEVER_STAGED}')`;
 }

@@ -1,8 +1,8 @@
 import { createHash } from 'node:crypto';
 import { createReadStream, existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
-import { readCsvFile } from '../../importer/csv';
 import { splitStatements } from '../cypher-files';
+import { readStagingFile } from '../staging-file';
 import type { CypherQuery } from '../cypher-files';
 import { LOAD_ORDER, TABLES, stagingFile } from '../tables';
 import type { ColumnType, TableName } from '../tables';
@@ -52,6 +52,12 @@ export function stagedValue(type: ColumnType, raw: string): unknown {
 }
 
 type Parameters = Record<string, unknown>;
+
+/** Fields per row of a table's staging file. */
+function columnCount(table: TableName): number {
+  const spec = TABLES[table];
+  return spec.columns.length + (spec.kind === 'rel' ? 2 : 0);
+}
 
 /** Builds the upsert row of one staged record of `table` (fields in staging-file order). */
 export function upsertRow(table: TableName, fields: readonly string[]): Parameters {
@@ -133,7 +139,6 @@ export async function importIntoNeo4j(
   for (const table of LOAD_ORDER) {
     const total = counts?.[table] ?? 0;
     let batch: Parameters[] = [];
-    let header = true;
     let inFlight: Promise<unknown> = Promise.resolve();
     const send = async (): Promise<void> => {
       const sending = batch;
@@ -148,19 +153,16 @@ export async function importIntoNeo4j(
       inFlight.catch(() => undefined);
     };
     opts.onProgress?.(table, 0, total);
-    await readCsvFile(
+    const width = columnCount(table);
+    await readStagingFile(
       path.join(stagingDir, stagingFile(table)),
-      {
-        row: (fields) => {
-          if (header) {
-            header = false;
-            return;
-          }
-          batch.push(upsertRow(table, fields));
-        },
-        error: (line, reason) => {
-          throw new Error(`staging file ${stagingFile(table)} line ${line}: ${reason}`);
-        },
+      (fields, line) => {
+        if (line === 1) return;
+        if (fields.length !== width)
+          throw new Error(
+            `staging file ${stagingFile(table)} line ${line}: ${fields.length} fields, expected ${width}`,
+          );
+        batch.push(upsertRow(table, fields));
       },
       async () => {
         if (batch.length >= opts.batchSize) await send();

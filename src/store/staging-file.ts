@@ -1,0 +1,46 @@
+/**
+ * Reads a staging file (src/store/tables.ts): tab-separated lines with nothing
+ * quoted, so a row ends at the next line feed and a field at the next tab.
+ */
+import { createReadStream } from 'node:fs';
+import { StringDecoder } from 'node:string_decoder';
+import { STAGING_DELIMITER } from './tables';
+
+/** Bytes read at a time: small enough for the decoded text to stay a young-generation string. */
+const READ_CHUNK_BYTES = 1 << 16;
+
+/**
+ * Calls `row` with the fields and the line number (1 = header) of every line
+ * of `file`, in order. `afterChunk` runs after each chunk's rows, which lets
+ * the caller apply backpressure.
+ */
+export async function readStagingFile(
+  file: string,
+  row: (fields: string[], line: number) => void,
+  afterChunk?: () => Promise<void> | void,
+): Promise<void> {
+  const decoder = new StringDecoder('utf8');
+  let rest = '';
+  let line = 0;
+  const take = (text: string, final: boolean): void => {
+    const s = rest.length > 0 ? rest + text : text;
+    let p = 0;
+    for (let nl = s.indexOf('\n'); nl >= 0; nl = s.indexOf('\n', p)) {
+      row(s.slice(p, nl).split(STAGING_DELIMITER), ++line);
+      p = nl + 1;
+    }
+    rest = s.slice(p);
+    if (final && rest.length > 0) {
+      row(rest.split(STAGING_DELIMITER), ++line);
+      rest = '';
+    }
+  };
+  for await (const chunk of createReadStream(file, {
+    highWaterMark: READ_CHUNK_BYTES,
+  }) as AsyncIterable<Buffer>) {
+    take(decoder.write(chunk), false);
+    if (afterChunk) await afterChunk();
+  }
+  take(decoder.end(), true);
+  if (afterChunk) await afterChunk();
+}
