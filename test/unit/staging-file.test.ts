@@ -1,0 +1,32 @@
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { readStagingFile } from '../../src/store/staging-file';
+
+describe('readStagingFile', () => {
+  let dir: string;
+  beforeAll(() => {
+    dir = fs.mkdtempSync(path.join(os.tmpdir(), 'tg-staging-file-'));
+  });
+  afterAll(() => fs.rmSync(dir, { recursive: true, force: true }));
+
+  it('splits rows at line feeds and fields at tabs, across read chunks and multi-byte characters', async () => {
+    const file = path.join(dir, 'T.tsv');
+    // Rows long enough that the 64 KiB reads end inside rows and inside 'ß' and '日' (2 and 3 bytes).
+    const rows = Array.from({ length: 3000 }, (_, i) => [`v${i}`, 'ß日'.repeat(i % 50), '', '{"k":"a\\"b"}']);
+    fs.writeFileSync(file, `a\tb\tc\td\n${rows.map((r) => r.join('\t')).join('\n')}`);
+    const seen: [number, string[]][] = [];
+    let chunks = 0;
+    await readStagingFile(
+      file,
+      (fields, line) => seen.push([line, fields]),
+      () => {
+        chunks++;
+      },
+    );
+    expect(seen[0]).toEqual([1, ['a', 'b', 'c', 'd']]);
+    expect(seen.slice(1).map(([, f]) => f)).toEqual(rows);
+    expect(seen.map(([line]) => line)).toEqual(Array.from({ length: rows.length + 1 }, (_, i) => i + 1));
+    expect(chunks).toBeGreaterThan(2);
+  });
+});
