@@ -281,7 +281,7 @@ const WRITTEN_COLUMNS: Record<TableName, string> = {
     'vid,cid_id,name,company_legal_name,description,domains,websites,domiciled_country,incorporated_country,incorporation_date,ipo_date,is_active,is_public,is_freight_forwarder,hq_phone_number,is_cluster_parent,cluster_parent_vid,cluster_size,count_suppliers,count_customers,count_supplier_evidence,count_customer_evidence,identifiers,addresses',
   Edge: 'edge_id,supplier_id,customer_id,label,status_code,latest_edge_date,latest_finalized_edge_date,last_modified_on,confidence_score,hs_codes,cluster_edge_id,evidences',
   SUPPLIES:
-    'from,to,edge_id,confidence_score,latest_edge_date,latest_finalized_edge_date,last_modified_on,status_code,label,evidence_types,hs_codes,cluster_edge_id',
+    'from,to,edge_id,confidence_score,latest_edge_date,status_code,evidence_types,hs_codes,cluster_edge_id',
   CLUSTER_SUPPLIES: 'from,to,relationship_id,edge_ids,confidence_score,latest_edge_date,evidence_types',
 };
 
@@ -1269,9 +1269,7 @@ class Stager {
       prefixes.write(
         `${id}\t${s}\t${c}\t${label}\t${status}\t${ld}\t${lf}\t${lm}\t${conf}\t${hs}\t${ceId}\n`,
       );
-      sw.write(
-        `${s}\t${c}\t${id}\t${conf}\t${ld}\t${lf}\t${lm}\t${status}\t${label}\t${types}\t${hs}\t${ceId}\n`,
-      );
+      sw.write(`${s}\t${c}\t${id}\t${conf}\t${ld}\t${status}\t${types}\t${hs}\t${ceId}\n`);
     }
   }
 

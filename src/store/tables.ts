@@ -108,13 +108,13 @@ export const TABLES = {
     from: 'Company',
     to: 'Company',
     columns: [
+      // What relationship lists and tier walks read. An edge's label and its other
+      // dates live on its Edge node only: the engine stores relationship properties
+      // in both directions, and every string column costs seconds per million rows to load.
       ['edge_id', 'STRING'],
       ['confidence_score', 'DOUBLE'],
       ['latest_edge_date', ts],
-      ['latest_finalized_edge_date', ts],
-      ['last_modified_on', ts],
       ['status_code', 'INT64'],
-      ['label', 'STRING'],
       ['evidence_types', 'STRING[]'],
       ['hs_codes', 'STRING[]'],
       ['cluster_edge_id', 'STRING'],

@@ -138,7 +138,7 @@ describe('stageImport on a tiny hand-computed dataset', () => {
         r.from,
         r.to,
         r.latest_edge_date,
-        r.latest_finalized_edge_date,
+        e.get(id)!.latest_finalized_edge_date,
         r.evidence_types,
         r.cluster_edge_id,
       ];
@@ -160,7 +160,9 @@ describe('stageImport on a tiny hand-computed dataset', () => {
     expect(s.get('e1')!.hs_codes).toBe('[8471,8471.30]');
     expect(s.get('e2')!.hs_codes).toBe('[]');
     expect(e.get('e1')!.hs_codes).toBe('[8471,8471.30]');
-    expect(s.get('e1')!.label).toBe('supply');
+    expect(e.get('e1')!.label).toBe('supply');
+    // Label and the finalised and modified dates are on the Edge row only.
+    expect(Object.keys(s.get('e1')!)).not.toContain('label');
     const e1 = e.get('e1')!;
     expect([
       e1.supplier_id,
