@@ -12,4 +12,4 @@ RETURN c.vid AS from_vid,
        s.count_suppliers AS to_count_suppliers, s.count_customers AS to_count_customers,
        r.edge_id AS edge_id, r.confidence_score AS confidence_score, r.status_code AS status_code,
        r.hs_codes AS hs_codes, r.evidence_types AS evidence_types,
-       r.latest_edge_date AS latest_evidence_date, r.cluster_edge_id AS cluster_edge_id
+       r.latest_edge_date AS latest_evidence_date

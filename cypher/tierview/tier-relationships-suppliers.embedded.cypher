@@ -16,4 +16,4 @@ WHERE r.latest_edge_date >= timestamp('{{evidence_from}}')
 RETURN offset(id(c)) AS from_offset, offset(id(s)) AS to_offset,
        r.edge_id AS edge_id, r.confidence_score AS confidence_score, r.status_code AS status_code,
        r.hs_codes AS hs_codes, r.evidence_types AS evidence_types,
-       r.latest_edge_date AS latest_evidence_date, r.cluster_edge_id AS cluster_edge_id
+       r.latest_edge_date AS latest_evidence_date

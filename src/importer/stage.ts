@@ -279,9 +279,8 @@ function need(f: string[], i: number): string {
 const WRITTEN_COLUMNS: Record<TableName, string> = {
   Company:
     'vid,cid_id,name,company_legal_name,description,domains,websites,domiciled_country,incorporated_country,incorporation_date,ipo_date,is_active,is_public,is_freight_forwarder,hq_phone_number,is_cluster_parent,cluster_parent_vid,cluster_size,count_suppliers,count_customers,count_supplier_evidence,count_customer_evidence,identifiers,addresses',
-  Edge: 'edge_id,supplier_id,customer_id,label,status_code,latest_edge_date,latest_finalized_edge_date,last_modified_on,confidence_score,hs_codes,cluster_edge_id,evidences',
-  SUPPLIES:
-    'from,to,edge_id,confidence_score,latest_edge_date,status_code,evidence_types,hs_codes,cluster_edge_id',
+  Edge: 'edge_id,supplier_id,customer_id,label,status_code,latest_edge_date,latest_finalized_edge_date,last_modified_on,confidence_score,hs_codes,evidences',
+  SUPPLIES: 'from,to,edge_id,confidence_score,latest_edge_date,status_code,evidence_types,hs_codes',
   CLUSTER_SUPPLIES: 'from,to,relationship_id,edge_ids,confidence_score,latest_edge_date,evidence_types',
 };
 
@@ -1249,7 +1248,7 @@ class Stager {
    */
   private writeEdges(d: DeriveState, from: number, to: number, prefixes: TextBuffer): void {
     const E = this.edges;
-    const { sup, cus, latest, latestFin, ca, cb } = d;
+    const { sup, cus, latest, latestFin } = d;
     const sw = this.w('SUPPLIES');
     for (let e = from; e < to; e++) {
       const id = this.edgeIds.key(e);
@@ -1262,14 +1261,9 @@ class Stager {
       const lm = iso(E.lastMod[e] as number);
       const conf = String(E.conf[e]);
       const hs = E.hs[e] as string;
-      const a = ca[e] as number;
-      const b = cb[e] as number;
-      const ceId = a === b ? '' : `${this.clusterCid[a] as string}~${this.clusterCid[b] as string}`;
       const types = this.typesField(E.evTypes[e] as number, this.extraTypes.get(e));
-      prefixes.write(
-        `${id}\t${s}\t${c}\t${label}\t${status}\t${ld}\t${lf}\t${lm}\t${conf}\t${hs}\t${ceId}\n`,
-      );
-      sw.write(`${s}\t${c}\t${id}\t${conf}\t${ld}\t${status}\t${types}\t${hs}\t${ceId}\n`);
+      prefixes.write(`${id}\t${s}\t${c}\t${label}\t${status}\t${ld}\t${lf}\t${lm}\t${conf}\t${hs}\n`);
+      sw.write(`${s}\t${c}\t${id}\t${conf}\t${ld}\t${status}\t${types}\t${hs}\n`);
     }
   }
 

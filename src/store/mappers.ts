@@ -226,7 +226,11 @@ export function toEdge(e: Props): EdgeRecord {
   };
 }
 
-/** A tier-walk relationship row between two companies of the walk. */
+/**
+ * A tier-walk relationship row between two companies of the walk. Its cluster
+ * edge id is the id of the cluster relationship that covers it,
+ * `<supplier cid_id>~<customer cid_id>`, or null inside one cluster.
+ */
 export function toTierRelationship(r: Props, supplier: TierCompany, customer: TierCompany): TierRelationship {
   return {
     supplier,
@@ -237,7 +241,7 @@ export function toTierRelationship(r: Props, supplier: TierCompany, customer: Ti
     hs_codes: strings(r.hs_codes),
     evidence_types: strings(r.evidence_types),
     latest_evidence_date: iso(r.latest_evidence_date)?.slice(0, 10) ?? null,
-    cluster_edge_id: str(r.cluster_edge_id),
+    cluster_edge_id: supplier.cid_id === customer.cid_id ? null : `${supplier.cid_id}~${customer.cid_id}`,
   };
 }
 

@@ -98,7 +98,6 @@ export const TABLES = {
       ['last_modified_on', ts],
       ['confidence_score', 'DOUBLE'],
       ['hs_codes', 'STRING[]'],
-      ['cluster_edge_id', 'STRING'],
       ['evidences', 'JSON'],
     ],
   },
@@ -109,15 +108,16 @@ export const TABLES = {
     to: 'Company',
     columns: [
       // What relationship lists and tier walks read. An edge's label and its other
-      // dates live on its Edge node only: the engine stores relationship properties
-      // in both directions, and every string column costs seconds per million rows to load.
+      // dates live on its Edge node only, and its cluster edge id is the two
+      // companies' cid_id (see toTierRelationship): the engine stores relationship
+      // properties in both directions, and every string column costs seconds per
+      // million rows to load.
       ['edge_id', 'STRING'],
       ['confidence_score', 'DOUBLE'],
       ['latest_edge_date', ts],
       ['status_code', 'INT64'],
       ['evidence_types', 'STRING[]'],
       ['hs_codes', 'STRING[]'],
-      ['cluster_edge_id', 'STRING'],
     ],
   },
   CLUSTER_SUPPLIES: {

@@ -163,7 +163,7 @@ export function graphStoreContract(
         confidence_score: 0.8,
         latest_relationship_date: '2024-01-10T00:00:00.000Z',
         relationship_type: 'cluster_edge',
-        relationship_id: 'ce-K1-boeing',
+        relationship_id: 'K1~boeing',
         edge_ids: ['e3', 'e4'],
       });
       const suppliers = await store.listRelationships(parent!, 'suppliers', 'cluster', all);
@@ -329,6 +329,8 @@ export function graphStoreContract(
         expect(e3.customer).toMatchObject({ vid: 'boeing', cid_id: 'boeing', tier: 0 });
         expect(e3.confidence_score).toBe(0.8);
         expect(e3.latest_evidence_date).toBe('2024-01-10');
+        // The cluster relationship covering it: supplier cluster ~ customer cluster.
+        expect(e3.cluster_edge_id).toBe('K1~boeing');
         expect(Array.isArray(e3.hs_codes)).toBe(true);
         expect(Array.isArray(e3.evidence_types)).toBe(true);
       });

@@ -100,7 +100,7 @@ describe('GraphQL', () => {
     }`);
     expect(body.data).toEqual({
       cluster_customers: {
-        results: [{ customer: { vid: 'boeing' }, relationship: { relationship_id: 'ce-K1-boeing' } }],
+        results: [{ customer: { vid: 'boeing' }, relationship: { relationship_id: 'K1~boeing' } }],
       },
       company: { cluster_customers: { results: [{ relationship: { edge_ids: ['e3', 'e4'] } }] } },
     });

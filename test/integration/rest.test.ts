@@ -273,7 +273,7 @@ describe('relationship lists', () => {
           confidence_score: 0.8,
           latest_relationship_date: '2024-01-10T00:00:00.000Z',
           relationship_type: 'cluster_edge',
-          relationship_id: 'ce-K1-boeing',
+          relationship_id: 'K1~boeing',
           edge_ids: ['e3', 'e4'],
         },
       },

@@ -123,7 +123,6 @@ describe('Neo4j adapter, against a recording driver', () => {
           hs_codes: '[]',
           evidence_types: '[text]',
           latest_evidence_date: driverDateTime('2022-05-06T00:00:00Z'),
-          cluster_edge_id: null,
         })),
       );
     });
