@@ -15,7 +15,9 @@ if (port !== null) {
   const handle = async (m: EvidenceWorkerRequest): Promise<void> => {
     switch (m.type) {
       case 'add':
-        return store.add(m.records);
+        return store.add(
+          Buffer.from(m.records.buffer, m.records.byteOffset, m.records.byteLength).toString('utf8'),
+        );
       case 'reset':
         return store.reset();
       case 'seal':
