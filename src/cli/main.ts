@@ -93,17 +93,25 @@ program
       notTTYSchedule: 5000,
     });
     const started = Date.now();
+    // The bar counts the rows of one file or table at a time, so its rate does too.
+    let step = '';
+    let stepStarted = started;
     bar.start(1, 0, { phase: 'validate', rate: '0', file: '' });
     try {
       const outcome = await importDirectory(store, dir, {
         workDir: cfg.dataDir,
         maxRejected: opts.maxRejected,
         onProgress: (p) => {
+          const now = Date.now();
+          if (`${p.phase}:${p.file ?? ''}` !== step) {
+            step = `${p.phase}:${p.file ?? ''}`;
+            stepStarted = now;
+          }
           bar.setTotal(Math.max(p.totalRowsHint ?? p.rows, p.rows, 1));
           bar.update(p.rows, {
             phase: p.phase,
             file: p.file ?? '',
-            rate: rate(p.rows, Date.now() - started),
+            rate: rate(p.rows, now - stepStarted),
           });
         },
         onLoad: (table, done, total) => {
