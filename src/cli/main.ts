@@ -87,7 +87,7 @@ program
       store = embeddedStore(cfg, log, 1);
     }
     const bar = new SingleBar({
-      format: ' {phase} |{bar}| {value} rows | {rate} rows/s | {file}',
+      format: ' {phase} |{bar}| {value} {unit} | {rate} | {file}',
       hideCursor: true,
       noTTYOutput: true,
       notTTYSchedule: 5000,
@@ -96,7 +96,9 @@ program
     // The bar counts the rows of one file or table at a time, so its rate does too.
     let step = '';
     let stepStarted = started;
-    bar.start(1, 0, { phase: 'validate', rate: '0', file: '' });
+    bar.start(1, 0, { phase: 'validate', rate: '0 rows/s', file: '', unit: 'rows' });
+    // Loading counts tables on the embedded engine (one bulk load each) and rows within a table on Neo4j.
+    const loadUnit = cfg.STORE === 'neo4j' ? 'rows' : 'tables';
     try {
       const outcome = await importDirectory(store, dir, {
         workDir: cfg.dataDir,
@@ -111,12 +113,13 @@ program
           bar.update(p.rows, {
             phase: p.phase,
             file: p.file ?? '',
-            rate: rate(p.rows, now - stepStarted),
+            rate: `${rate(p.rows, now - stepStarted)} rows/s`,
+            unit: 'rows',
           });
         },
         onLoad: (table, done, total) => {
           bar.setTotal(total);
-          bar.update(done, { phase: 'load', file: table, rate: '-' });
+          bar.update(done, { phase: 'load', file: table, rate: '-', unit: loadUnit });
         },
       });
       bar.stop();
