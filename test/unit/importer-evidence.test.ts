@@ -1,6 +1,8 @@
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { mkdtemp, readFile, readdir, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
+import ts from 'typescript';
 import { ChunkWriter, TextBuffer } from '../../src/importer/csv';
 import {
   bucketCount,
@@ -10,6 +12,7 @@ import {
   jsonString,
   openEvidenceSink,
 } from '../../src/importer/evidence-buckets';
+import type * as EvidenceBuckets from '../../src/importer/evidence-buckets';
 import { encodeJson } from '../../src/store/tables';
 
 let work: string;
@@ -130,4 +133,91 @@ describe('evidence sink (in this thread)', () => {
     expect(rows[6]![1]).toBe('[]');
     expect((await readdir(work)).filter((f) => f.startsWith('_evidence-'))).toEqual([]);
   });
+});
+
+type EvidenceModule = typeof EvidenceBuckets;
+
+/**
+ * The worker thread runs compiled JavaScript, which tests from sources do not
+ * have: the worker and the modules it loads are transpiled into a directory of
+ * their own, in the source layout.
+ */
+function compiledEvidenceModule(dir: string): EvidenceModule {
+  const src = join(__dirname, '..', '..', 'src');
+  for (const f of ['importer/evidence-worker', 'importer/evidence-buckets', 'importer/csv', 'store/tables']) {
+    const out = ts.transpileModule(readFileSync(join(src, `${f}.ts`), 'utf8'), {
+      compilerOptions: { module: ts.ModuleKind.CommonJS, target: ts.ScriptTarget.ES2022 },
+    }).outputText;
+    mkdirSync(dirname(join(dir, f)), { recursive: true });
+    writeFileSync(join(dir, `${f}.js`), out);
+  }
+  // eslint-disable-next-line @typescript-eslint/no-require-imports -- loads the module compiled just above
+  return require(join(dir, 'importer', 'evidence-buckets.js')) as EvidenceModule;
+}
+
+/** Runs evidence records through a sink (with a discarded first pass) and returns the Edge file it writes. */
+async function edgesThrough(mod: EvidenceModule, dir: string, inWorker: boolean): Promise<string> {
+  const nEdges = 500;
+  const nb = mod.bucketCount(nEdges) + 2;
+  mkdirSync(dir, { recursive: true });
+  const sink = await mod.openEvidenceSink(dir, nb, nEdges, inWorker);
+  const records: string[] = [];
+  for (let k = 0; k < 6000; k++) {
+    const e = (k * 7919) % nEdges;
+    const day = String(1 + (k % 28)).padStart(2, '0');
+    records.push(
+      mod.evidenceRecord(
+        e,
+        `2020-03-${day}T00:00:00Z`,
+        `id${k}`,
+        'text',
+        `https://x.example.com/${k}`,
+        'x.example.com',
+        '1',
+        'true',
+        k % 3 === 0 ? 'say "hi" \\ ß' : '',
+        '',
+        '',
+        '',
+      ),
+    );
+  }
+  // More than one hand-over's worth before the reset, so that a moved buffer is thrown away too.
+  for (const r of records.slice(0, 3000)) sink.add(r);
+  await sink.flush();
+  await sink.reset();
+  for (const [i, r] of records.entries()) {
+    sink.add(r);
+    if (i % 500 === 0) await sink.flush();
+  }
+  await sink.seal();
+  const edgeFile = join(dir, 'Edge.tsv');
+  const w = await ChunkWriter.create(edgeFile);
+  w.write('edge_id\tevidences\n');
+  await sink.startEdges(w);
+  for (let b = 0; b < nb; b++) {
+    const lo = mod.bucketStart(b, nb, nEdges);
+    const hi = mod.bucketStart(b + 1, nb, nEdges);
+    const prefixes = new TextBuffer();
+    for (let e = lo; e < hi; e++) prefixes.write(`edge${e}\n`);
+    await sink.writeEdges(b, lo, hi, prefixes.take());
+  }
+  await sink.finish();
+  return readFile(edgeFile, 'utf8');
+}
+
+describe('evidence sink (in a worker thread)', () => {
+  it('writes exactly what the in-thread sink writes', async () => {
+    const compiled = compiledEvidenceModule(join(work, 'compiled'));
+    expect(compiled.evidenceWorkerAvailable()).toBe(true);
+    const local = await edgesThrough(compiled, join(work, 'local'), false);
+    const worker = await edgesThrough(compiled, join(work, 'worker'), true);
+    expect(worker === local).toBe(true);
+    const rows = local.trimEnd().split('\n');
+    expect(rows).toHaveLength(501);
+    const items = rows.slice(1).flatMap((r) => JSON.parse(r.split('\t')[1]!) as unknown[][]);
+    expect(items).toHaveLength(6000);
+    expect(items.filter((i) => i[7] === 'say "hi" \\ ß')).toHaveLength(2000);
+    expect((await readdir(join(work, 'worker'))).sort()).toEqual(['Edge.tsv']);
+  }, 30000);
 });
