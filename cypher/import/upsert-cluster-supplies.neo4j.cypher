@@ -5,4 +5,4 @@ UNWIND $rows AS row
 MATCH (s:Company {vid: row.from})
 MATCH (c:Company {vid: row.to})
 MERGE (s)-[r:CLUSTER_SUPPLIES {relationship_id: row.props.relationship_id}]->(c)
-SET r += row.props, r.import_id = $import_id
+SET r = row.props, r.import_id = $import_id

@@ -3,4 +3,4 @@
 // $import_id: STRING
 UNWIND $rows AS row
 MERGE (e:Edge {edge_id: row.edge_id})
-SET e += row, e.import_id = $import_id
+SET e = row, e.import_id = $import_id

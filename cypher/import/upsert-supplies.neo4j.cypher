@@ -7,4 +7,4 @@ UNWIND $rows AS row
 MATCH (s:Company {vid: row.from})
 MATCH (c:Company {vid: row.to})
 MERGE (s)-[r:SUPPLIES {edge_id: row.props.edge_id}]->(c)
-SET r += row.props, r.import_id = $import_id
+SET r = row.props, r.import_id = $import_id

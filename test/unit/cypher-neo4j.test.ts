@@ -143,3 +143,27 @@ describe('Neo4j query parameters, checked without a server', () => {
     expect(() => toDriverParams(q, { ...good, limit: 2.5 })).toThrow(/\$limit must be a safe integer/);
   });
 });
+
+describe('Neo4j import upserts', () => {
+  const upserts = NEO4J_QUERY_NAMES.filter((n) => n.startsWith('import/upsert-')).map((n) =>
+    loadQuery(n, 'neo4j'),
+  );
+
+  it('replace the properties of what they write, so a re-import drops what the files no longer hold', () => {
+    expect(upserts.map((q) => q.name).sort()).toEqual([
+      'import/upsert-cluster-supplies',
+      'import/upsert-companies',
+      'import/upsert-edges',
+      'import/upsert-supplies',
+    ]);
+    for (const q of upserts) {
+      const body = q.text
+        .split('\n')
+        .filter((l) => !l.trim().startsWith('//'))
+        .join('\n');
+      // `SET x += map` would keep properties an earlier import wrote and this one did not.
+      expect(body).not.toMatch(/\+=/);
+      expect(body).toMatch(/\bSET (r|c|e) = row(\.props)?, \1\.import_id = \$import_id/);
+    }
+  });
+});
