@@ -93,9 +93,13 @@ program
       notTTYSchedule: 5000,
     });
     const started = Date.now();
-    // The bar counts the rows of one file or table at a time, so its rate does too.
+    // The bar counts the rows of one file or table at a time, so its rate does too. A
+    // step's first report can come after many rows, so the step is taken to start at
+    // the report before it; a second pass over a file starts again from zero rows.
     let step = '';
     let stepStarted = started;
+    let lastReport = started;
+    let lastRows = 0;
     bar.start(1, 0, { phase: 'validate', rate: '0 rows/s', file: '', unit: 'rows' });
     // Loading counts tables on the embedded engine (one bulk load each) and rows within a table on Neo4j.
     const loadUnit = cfg.STORE === 'neo4j' ? 'rows' : 'tables';
@@ -105,10 +109,12 @@ program
         maxRejected: opts.maxRejected,
         onProgress: (p) => {
           const now = Date.now();
-          if (`${p.phase}:${p.file ?? ''}` !== step) {
+          if (`${p.phase}:${p.file ?? ''}` !== step || p.rows < lastRows) {
             step = `${p.phase}:${p.file ?? ''}`;
-            stepStarted = now;
+            stepStarted = lastReport;
           }
+          lastReport = now;
+          lastRows = p.rows;
           bar.setTotal(Math.max(p.totalRowsHint ?? p.rows, p.rows, 1));
           bar.update(p.rows, {
             phase: p.phase,

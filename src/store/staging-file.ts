@@ -25,7 +25,9 @@ export async function readStagingFile(
   const take = (text: string, final: boolean): void => {
     const s = rest.length > 0 ? rest + text : text;
     let p = 0;
-    for (let nl = s.indexOf('\n'); nl >= 0; nl = s.indexOf('\n', p)) {
+    // The unfinished row carried over holds no line feed: searching it again for
+    // every chunk would make very long rows quadratic.
+    for (let nl = s.indexOf('\n', rest.length); nl >= 0; nl = s.indexOf('\n', p)) {
       row(s.slice(p, nl).split(STAGING_DELIMITER), ++line);
       p = nl + 1;
     }

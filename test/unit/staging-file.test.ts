@@ -14,6 +14,8 @@ describe('readStagingFile', () => {
     const file = path.join(dir, 'T.tsv');
     // Rows long enough that the 64 KiB reads end inside rows and inside 'ß' and '日' (2 and 3 bytes).
     const rows = Array.from({ length: 3000 }, (_, i) => [`v${i}`, 'ß日'.repeat(i % 50), '', '{"k":"a\\"b"}']);
+    // One row spanning many reads.
+    rows.splice(1500, 0, ['long', 'y'.repeat(300_000), '', '[]']);
     fs.writeFileSync(file, `a\tb\tc\td\n${rows.map((r) => r.join('\t')).join('\n')}`);
     const seen: [number, string[]][] = [];
     let chunks = 0;
