@@ -1,0 +1,82 @@
+import type { TierCompany } from '../../src/store/graph-store';
+import { evidenceItems, toEdge, toTierRelationship } from '../../src/store/mappers';
+
+const company = (vid: string, cid: string): TierCompany => ({
+  vid,
+  tier: 1,
+  name: vid,
+  company_legal_name: null,
+  cid_id: cid,
+  domiciled_country: null,
+  websites: [],
+  is_public: null,
+  count_suppliers: 0,
+  count_customers: 0,
+});
+
+describe('toTierRelationship', () => {
+  it('names the cluster relationship covering it: supplier cluster ~ customer cluster, none inside one cluster', () => {
+    const row = {
+      edge_id: 'e1',
+      confidence_score: 0.5,
+      status_code: 1,
+      hs_codes: '[]',
+      evidence_types: '[text]',
+    };
+    expect(toTierRelationship(row, company('s', 'K1'), company('c', 'c')).cluster_edge_id).toBe('K1~c');
+    expect(toTierRelationship(row, company('c', 'c'), company('s', 'K1')).cluster_edge_id).toBe('c~K1');
+    expect(toTierRelationship(row, company('a', 'K1'), company('b', 'K1')).cluster_edge_id).toBeNull();
+  });
+});
+
+describe('evidenceItems', () => {
+  const positional = [
+    'v1',
+    '2021-01-01',
+    'text',
+    'https://x.example.com/a',
+    'x.example.com',
+    1,
+    true,
+    'm',
+    null,
+    null,
+    '2021-01-02T03:04:05Z',
+  ];
+  const named = {
+    id: 'v1',
+    date: '2021-01-01',
+    type: 'text',
+    url: 'https://x.example.com/a',
+    domain: 'x.example.com',
+    status_id: 1,
+    provided_by_customer: true,
+    metadata: 'm',
+    finalised_on: null,
+    created_on: null,
+    last_modified_on: '2021-01-02T03:04:05Z',
+  };
+
+  it('reads staged positional items, and the named form of graphs imported before', () => {
+    expect(evidenceItems(JSON.stringify([positional]))).toEqual([named]);
+    expect(evidenceItems(JSON.stringify([named]))).toEqual([named]);
+    expect(evidenceItems([positional, named])).toEqual([named, named]);
+  });
+
+  it('reads nothing from a blank, malformed or non-list value', () => {
+    expect(evidenceItems('')).toEqual([]);
+    expect(evidenceItems('[["v1"')).toEqual([]);
+    expect(evidenceItems('{"id":"v1"}')).toEqual([]);
+    expect(evidenceItems(null)).toEqual([]);
+    expect(evidenceItems('[1,"x",null]')).toEqual([]);
+  });
+
+  it('gives an edge its items with full timestamps, newest first', () => {
+    const older = ['v0', '2020-05-05', 'filing', null, null, null, null, null, null, null, null];
+    const e = toEdge({ edge_id: 'e1', evidences: JSON.stringify([older, positional]) });
+    expect(e.evidences.map((v) => [v.id, v.date, v.last_modified_on])).toEqual([
+      ['v1', '2021-01-01T00:00:00.000Z', '2021-01-02T03:04:05.000Z'],
+      ['v0', '2020-05-05T00:00:00.000Z', null],
+    ]);
+  });
+});
