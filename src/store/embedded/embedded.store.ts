@@ -25,13 +25,12 @@ import {
   int,
   str,
   toCompanyCore,
-  toEdge,
-  toProfile,
   toRelationshipItem,
   toTierCompany,
   toSearchRow,
   toTierRelationship,
 } from '../mappers';
+import { PointReads, relationshipListQuery } from '../point-reads';
 import { LOAD_ORDER, STAGING_DELIMITER, stagingFile } from '../tables';
 import type { TableName } from '../tables';
 import { ConnectionPool } from './connection-pool';
@@ -205,15 +204,14 @@ export class EmbeddedGraphStore implements GraphStore {
     return this.live.query(this.queries.get(name)!, params);
   }
 
+  private readonly reads = new PointReads((name, params) => this.q(name, params));
+
   async stats(): Promise<StoreStats> {
-    const [c] = await this.q('company/stats');
-    const [r] = await this.q('relationship/count');
-    return { companies: int(c?.companies), relationships: int(r?.relationships) };
+    return this.reads.stats();
   }
 
   async getCompany(vid: string): Promise<CompanyProfile | null> {
-    const [row] = await this.q('company/get-profile', { vid });
-    return row ? toProfile(row) : null;
+    return this.reads.getCompany(vid);
   }
 
   async getCompanies(vids: readonly string[]): Promise<CompanyCore[]> {
@@ -223,12 +221,11 @@ export class EmbeddedGraphStore implements GraphStore {
   }
 
   async getClusterParent(vid: string): Promise<string | null> {
-    const [row] = await this.q('company/get-cluster-parent', { vid });
-    return row ? (str(row.parent) ?? vid) : null;
+    return this.reads.getClusterParent(vid);
   }
 
   async companyExists(vid: string): Promise<boolean> {
-    return (await this.q('company/exists', { vid })).length > 0;
+    return this.reads.companyExists(vid);
   }
 
   async listRelationships(
@@ -237,17 +234,7 @@ export class EmbeddedGraphStore implements GraphStore {
     grouping: 'company' | 'cluster',
     query: RelationshipQuery,
   ): Promise<Page<RelationshipItem>> {
-    const name: QueryName =
-      grouping === 'cluster' ? `relationship/list-cluster-${direction}` : `relationship/list-${direction}`;
-    const params = {
-      [grouping === 'cluster' ? 'parent' : 'vid']: vid,
-      min_confidence: query.minConfidence,
-      any_date: query.evidenceFrom === null,
-      evidence_from: query.evidenceFrom ?? new Date(0),
-      skip: query.offset,
-      // One row more than asked tells whether a next page exists.
-      limit: query.limit + 1,
-    };
+    const { name, params } = relationshipListQuery(vid, direction, grouping, query);
     const rows = await this.q(name, params);
     const page = rows.slice(0, query.limit);
     const vids = page.map((r) => this.vidByOffset[int(r.counterpart_offset)] ?? '');
@@ -257,8 +244,7 @@ export class EmbeddedGraphStore implements GraphStore {
   }
 
   async getEdge(edgeId: string): Promise<EdgeRecord | null> {
-    const [row] = await this.q('edge/get', { edge_id: edgeId });
-    return row ? toEdge(row) : null;
+    return this.reads.getEdge(edgeId);
   }
 
   private async oneWalkQueryAtATime<T>(work: () => Promise<T>): Promise<T> {

@@ -26,14 +26,13 @@ import {
   int,
   str,
   toCompanyCore,
-  toEdge,
-  toProfile,
   toRelationshipItem,
   toTierCompany,
   toSearchRow,
   toTierRelationship,
 } from '../mappers';
 import type { Props } from '../mappers';
+import { PointReads, relationshipListQuery } from '../point-reads';
 import { createDriver } from './driver';
 import type { Driver, Neo4jConnectionOptions } from './driver';
 import { Neo4jExecutor } from './executor';
@@ -122,6 +121,8 @@ export class Neo4jGraphStore implements GraphStore {
     return this.queries.get(name)!;
   }
 
+  private readonly reads = new PointReads((name, params) => this.read(name, params));
+
   private read(name: QueryName, params: Record<string, unknown> = {}): Promise<Row[]> {
     return this.exec.read(this.query(name), params);
   }
@@ -169,14 +170,11 @@ export class Neo4jGraphStore implements GraphStore {
   }
 
   async stats(): Promise<StoreStats> {
-    const [c] = await this.read('company/stats');
-    const [r] = await this.read('relationship/count');
-    return { companies: int(c?.companies), relationships: int(r?.relationships) };
+    return this.reads.stats();
   }
 
   async getCompany(vid: string): Promise<CompanyProfile | null> {
-    const [row] = await this.read('company/get-profile', { vid });
-    return row ? toProfile(row) : null;
+    return this.reads.getCompany(vid);
   }
 
   async getCompanies(vids: readonly string[]): Promise<CompanyCore[]> {
@@ -190,12 +188,11 @@ export class Neo4jGraphStore implements GraphStore {
   }
 
   async getClusterParent(vid: string): Promise<string | null> {
-    const [row] = await this.read('company/get-cluster-parent', { vid });
-    return row ? (str(row.parent) ?? vid) : null;
+    return this.reads.getClusterParent(vid);
   }
 
   async companyExists(vid: string): Promise<boolean> {
-    return (await this.read('company/exists', { vid })).length > 0;
+    return this.reads.companyExists(vid);
   }
 
   async listRelationships(
@@ -204,17 +201,8 @@ export class Neo4jGraphStore implements GraphStore {
     grouping: 'company' | 'cluster',
     query: RelationshipQuery,
   ): Promise<Page<RelationshipItem>> {
-    const name: QueryName =
-      grouping === 'cluster' ? `relationship/list-cluster-${direction}` : `relationship/list-${direction}`;
-    const rows = await this.read(name, {
-      [grouping === 'cluster' ? 'parent' : 'vid']: vid,
-      min_confidence: query.minConfidence,
-      any_date: query.evidenceFrom === null,
-      evidence_from: query.evidenceFrom ?? new Date(0),
-      skip: query.offset,
-      // One row more than asked tells whether a next page exists.
-      limit: query.limit + 1,
-    });
+    const { name, params } = relationshipListQuery(vid, direction, grouping, query);
+    const rows = await this.read(name, params);
     const page = rows.slice(0, query.limit);
     const vids = page.map((r) => str(r.counterpart_vid) ?? '');
     const summaries =
@@ -227,8 +215,7 @@ export class Neo4jGraphStore implements GraphStore {
   }
 
   async getEdge(edgeId: string): Promise<EdgeRecord | null> {
-    const [row] = await this.read('edge/get', { edge_id: edgeId });
-    return row ? toEdge(row) : null;
+    return this.reads.getEdge(edgeId);
   }
 
   /**
