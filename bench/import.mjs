@@ -10,25 +10,14 @@ import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { CLI, ROOT, median, parseArgs } from './common.mjs';
 
-const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
-const CLI = path.join(ROOT, 'dist', 'src', 'cli', 'main.js');
-
-const args = Object.fromEntries(
-  process.argv
-    .slice(2)
-    .join(' ')
-    .split('--')
-    .filter(Boolean)
-    .map((a) => a.trim().split(/\s+/)),
-);
+const args = parseArgs();
 const dataDir = path.resolve(args['data-dir'] ?? path.join(ROOT, 'bench', 'data'));
 const runs = Number(args.runs ?? 3);
 const store = args.store ?? 'embedded';
 const dataset = path.join(dataDir, 'dataset');
 
-const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor((xs.length - 1) / 2)];
 const log = (s) => process.stderr.write(`[import-bench] ${s}\n`);
 
 if (!fs.existsSync(CLI)) throw new Error(`${CLI} is missing: run npm run build first`);
