@@ -14,6 +14,7 @@ import { openDatabase } from '../../src/store/embedded/engine';
 import type { EngineDatabase } from '../../src/store/embedded/engine';
 import { LOAD_ORDER, TABLES } from '../../src/store/tables';
 import type { ColumnType } from '../../src/store/tables';
+import { usedParams } from '../support/cypher-text';
 import { tempDir } from '../support/paths';
 
 const ddl = fs.readFileSync(path.join(cypherRoot(), 'schema', 'create.embedded.cypher'), 'utf8');
@@ -118,12 +119,7 @@ describe('Cypher query files', () => {
 
   it.each(names.map((n) => [n]))('%s declares exactly the parameters it uses and compiles', async (name) => {
     const q = loadQuery(name, 'embedded');
-    const body = q.text
-      .split('\n')
-      .filter((l) => !l.trim().startsWith('//'))
-      .join('\n');
-    const used = new Set([...body.matchAll(/\$([A-Za-z_][A-Za-z0-9_]*)/g)].map((m) => m[1]!));
-    expect([...used].sort()).toEqual([...q.params.keys()].sort());
+    expect(usedParams(q)).toEqual([...q.params.keys()].sort());
     await expect(pool.query(bound(q), sampleParams(q))).resolves.toEqual(expect.any(Array));
   });
 });

@@ -1,5 +1,6 @@
-import neo4j, { Neo4jError } from 'neo4j-driver';
+import { Neo4jError } from 'neo4j-driver';
 import type { Driver } from 'neo4j-driver';
+import { utcDateTime } from '../../src/store/neo4j/driver';
 
 /** One transaction the adapter ran: its label, access mode, text and driver parameters. */
 export interface RecordedRun {
@@ -111,15 +112,5 @@ export function driverError(message: string, code: string): Error {
 
 /** A DATETIME as the driver returns it (UTC offset). */
 export function driverDateTime(iso: string): unknown {
-  const d = new Date(iso);
-  return new neo4j.types.DateTime(
-    d.getUTCFullYear(),
-    d.getUTCMonth() + 1,
-    d.getUTCDate(),
-    d.getUTCHours(),
-    d.getUTCMinutes(),
-    d.getUTCSeconds(),
-    0,
-    0,
-  );
+  return utcDateTime(new Date(iso));
 }

@@ -7,6 +7,7 @@ import type { CypherQuery, ParamType } from '../../src/store/cypher-files';
 import { toNeo4jDialect } from '../../src/store/dialect';
 import { toDriverParams } from '../../src/store/neo4j/driver';
 import { NEO4J_QUERY_NAMES, NEO4J_SCRIPTS } from '../../src/store/neo4j/neo4j.store';
+import { queryBody, usedParams } from '../support/cypher-text';
 import { ROOT } from '../support/paths';
 
 /**
@@ -114,12 +115,7 @@ describe('Neo4j query parameters, checked without a server', () => {
   const queries: CypherQuery[] = NEO4J_QUERY_NAMES.map((n) => loadQuery(n, 'neo4j'));
 
   it.each(queries.map((q) => [q.name, q]))('%s declares exactly the parameters it uses', (_n, q) => {
-    const body = q.text
-      .split('\n')
-      .filter((l) => !l.trim().startsWith('//'))
-      .join('\n');
-    const used = new Set([...body.matchAll(/\$([A-Za-z_][A-Za-z0-9_]*)/g)].map((m) => m[1]!));
-    expect([...used].sort()).toEqual([...q.params.keys()].sort());
+    expect(usedParams(q)).toEqual([...q.params.keys()].sort());
   });
 
   it.each(queries.map((q) => [q.name, q]))('%s gets driver values of its declared types', (_n, q) => {
@@ -157,10 +153,7 @@ describe('Neo4j import upserts', () => {
       'import/upsert-supplies',
     ]);
     for (const q of upserts) {
-      const body = q.text
-        .split('\n')
-        .filter((l) => !l.trim().startsWith('//'))
-        .join('\n');
+      const body = queryBody(q);
       // `SET x += map` would keep properties an earlier import wrote and this one did not.
       expect(body).not.toMatch(/\+=/);
       expect(body).toMatch(/\bSET (r|c|e) = row(\.props)?, \1\.import_id = \$import_id/);
