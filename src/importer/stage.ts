@@ -94,7 +94,10 @@ export interface StageResult {
 }
 
 export interface StageOptions {
-  /** Most rejected rows tolerated; one more aborts the import. Default 1000; 0 allows none. */
+  /**
+   * Most rejected rows tolerated; one more aborts the import. Default 0: an import
+   * replaces the live graph, so by default a file set with any rejected row is refused.
+   */
   maxRejected?: number;
   /** Called at most about every 50,000 rows. */
   onProgress?: (p: ImportProgress) => void;
@@ -120,7 +123,7 @@ export class ImportAbortedError extends Error {
 /** Name of the marker file written into a staging directory once it is complete. */
 export const SUCCESS_MARKER = '_SUCCESS';
 
-export const DEFAULT_MAX_REJECTED = 1000;
+export const DEFAULT_MAX_REJECTED = 0;
 
 const PROGRESS_EVERY = 50000;
 /** Fewest relationships for which the evidence worker thread pays off. */
