@@ -5,6 +5,7 @@ import { removeStaleStaging, stagingRoot } from '../../src/importer/import-direc
 import { EmbeddedGraphStore } from '../../src/store/embedded/embedded.store';
 import { companyRow, relationshipRow, writeImportDir } from '../support/factories';
 import { ROOT, tempDir } from '../support/paths';
+import { startTestServer } from '../support/server';
 
 /** Runs the `tiergraph` command from the sources with DATA_DIR set. */
 function cli(dataDir: string, ...args: string[]) {
@@ -131,6 +132,23 @@ describe('removeStaleStaging', () => {
       expect(fs.readdirSync(dir).sort()).toEqual([names[0], 'graph', 'staging-not-ours'].sort());
     } finally {
       fs.rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
+
+describe('server start', () => {
+  it('removes the staging files of an import that was killed, in both places imports have staged', async () => {
+    const dataDir = tempDir('stale-at-start');
+    const stale = [
+      path.join(stagingRoot(dataDir), `staging-99999999-${Date.now()}`),
+      path.join(dataDir, `staging-99999998-${Date.now()}`),
+    ];
+    for (const d of stale) fs.mkdirSync(d, { recursive: true });
+    const t = await startTestServer({ DATA_DIR: dataDir }, null);
+    try {
+      expect(stale.filter((d) => fs.existsSync(d))).toEqual([]);
+    } finally {
+      await t.stop();
     }
   });
 });
