@@ -2,9 +2,9 @@ import { existsSync } from 'node:fs';
 import { cp, mkdir, mkdtemp, readFile, readdir, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { generateDataset } from '../../src/importer/generate';
-import { ImportAbortedError, SUCCESS_MARKER, stageImport } from '../../src/importer/stage';
-import type { RejectedRow } from '../../src/importer/stage';
+import { generateDataset } from '../../src/demo/generate';
+import { ImportAbortedError, SUCCESS_MARKER, stageImport } from '../../src/import/stage';
+import type { RejectedRow } from '../../src/import/stage';
 import { EVIDENCE_FIELDS, STAGING_DELIMITER, TABLES, encodeJson, stagingFile } from '../../src/store/tables';
 import type { TableName } from '../../src/store/tables';
 
