@@ -41,7 +41,7 @@ import {
   permute30,
   unitHash,
 } from './random';
-import type { ImportProgress } from '../import/stage';
+import type { ImportProgress } from '../import/stage-result';
 
 export interface GenerateOptions {
   /** Number of companies; relationships and evidence scale with it (about 5 and 10 per company). */
