@@ -8,16 +8,15 @@ import type {
   EdgeRecord,
   RelationshipItem,
 } from '../../domain/model';
+import type { SearchRow } from '../../domain/search-row';
+import type { TierCompany, TierRelationship } from '../../domain/tier-walk';
 import { bindLiterals, cypherRoot, loadQuery, splitStatements } from '../cypher-files';
 import type { CypherQuery } from '../cypher-files';
 import type {
   GraphStore,
   Page,
   RelationshipQuery,
-  SearchRow,
   StoreStats,
-  TierCompany,
-  TierRelationship,
   TierWalkRequest,
   TierWalkSink,
 } from '../graph-store';
