@@ -13,7 +13,7 @@
  */
 import { mkdir, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { TABLES, stagingFile } from '../store/tables';
+import { SUCCESS_MARKER, TABLES, stagingFile } from '../store/tables';
 import type { TableName } from '../store/tables';
 import { ChunkWriter, CsvFatalError } from './csv';
 import { bucketFile } from './evidence-buckets';
@@ -28,9 +28,6 @@ import { stageIdentifiers } from './stage/identifiers';
 import { stageRelationships } from './stage/relationships';
 import { StageState } from './stage/state';
 import { checkWrittenColumns, header, writeTables } from './stage/write-tables';
-
-/** Name of the marker file written into a staging directory once it is complete. */
-export const SUCCESS_MARKER = '_SUCCESS';
 
 /**
  * Validates the import files in inputDir and writes the staging files of every

@@ -3,10 +3,17 @@ import { cp, mkdir, mkdtemp, readFile, readdir, rm, writeFile } from 'node:fs/pr
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { generateDataset } from '../../src/demo/generate';
-import { SUCCESS_MARKER, stageImport } from '../../src/import/stage';
+import { stageImport } from '../../src/import/stage';
 import { ImportAbortedError } from '../../src/import/stage-result';
 import type { RejectedRow } from '../../src/import/stage-result';
-import { EVIDENCE_FIELDS, STAGING_DELIMITER, TABLES, encodeJson, stagingFile } from '../../src/store/tables';
+import {
+  EVIDENCE_FIELDS,
+  STAGING_DELIMITER,
+  SUCCESS_MARKER,
+  TABLES,
+  encodeJson,
+  stagingFile,
+} from '../../src/store/tables';
 import type { TableName } from '../../src/store/tables';
 
 const FIXTURES = join(__dirname, '..', 'fixtures', 'import');
