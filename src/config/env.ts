@@ -203,6 +203,3 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   if (missing.length > 0) throw new ConfigError(missing);
   return { ...c, dataDir: path.resolve(c.DATA_DIR) };
 }
-
-/** Names of all settings, for docs and tests. */
-export const SETTING_NAMES = Object.keys(schema.shape);

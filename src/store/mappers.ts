@@ -9,7 +9,8 @@ import type {
   RelationshipItem,
 } from '../domain/model';
 import { hostsOf } from '../domain/hosts';
-import type { SearchRow, TierCompany, TierRelationship } from './graph-store';
+import type { SearchRow } from '../domain/search-row';
+import type { TierCompany, TierRelationship } from '../domain/tier-walk';
 import { EVIDENCE_FIELDS } from './tables';
 
 /**

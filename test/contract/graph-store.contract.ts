@@ -1,4 +1,6 @@
-import type { GraphStore, SearchRow, TierRelationship, TierWalkRequest } from '../../src/store/graph-store';
+import type { SearchRow } from '../../src/domain/search-row';
+import type { TierRelationship } from '../../src/domain/tier-walk';
+import type { GraphStore, TierWalkRequest } from '../../src/store/graph-store';
 import { splitStatements } from '../../src/store/cypher-files';
 import { readSeed } from '../support/paths';
 

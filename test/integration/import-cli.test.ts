@@ -1,7 +1,7 @@
 import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
-import { removeStaleStaging, stagingRoot } from '../../src/importer/import-directory';
+import { removeStaleStaging, stagingRoot } from '../../src/import/import-directory';
 import { EmbeddedGraphStore } from '../../src/store/embedded/embedded.store';
 import { companyRow, relationshipRow, writeImportDir } from '../support/factories';
 import { ROOT, tempDir } from '../support/paths';

@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import neo4j from 'neo4j-driver';
-import { importDirectory } from '../../src/importer/import-directory';
+import { importDirectory } from '../../src/import/import-directory';
 import { EmbeddedGraphStore } from '../../src/store/embedded/embedded.store';
 import type { Neo4jGraphStore } from '../../src/store/neo4j/neo4j.store';
 import { ROOT, tempDir } from '../support/paths';

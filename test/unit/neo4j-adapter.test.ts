@@ -1,6 +1,6 @@
 import neo4j from 'neo4j-driver';
 import { AppError } from '../../src/domain/errors';
-import type { TierCompany, TierRelationship } from '../../src/store/graph-store';
+import type { TierCompany, TierRelationship } from '../../src/domain/tier-walk';
 import { NEO4J_QUERY_NAMES, Neo4jGraphStore } from '../../src/store/neo4j/neo4j.store';
 import { FakeNeo4jDriver, driverDateTime, driverError } from '../support/fake-neo4j';
 import type { RecordedRun, Responder } from '../support/fake-neo4j';

@@ -4,7 +4,7 @@ import path from 'node:path';
 import { splitStatements } from '../cypher-files';
 import { readStagingFile } from '../staging-file';
 import type { CypherQuery } from '../cypher-files';
-import { LOAD_ORDER, TABLES, stagingFile } from '../tables';
+import { LOAD_ORDER, SUCCESS_MARKER, TABLES, stagingFile } from '../tables';
 import type { ColumnType, TableName } from '../tables';
 import { integer, utcDateTime } from './driver';
 import type { Neo4jExecutor } from './executor';
@@ -23,8 +23,6 @@ export interface Neo4jImportResult {
   importId: string;
   rows: Record<TableName, number>;
 }
-
-const SUCCESS_MARKER = '_SUCCESS';
 
 /**
  * One staged value as the driver should send it: empty fields are null (which
@@ -130,7 +128,7 @@ export async function importIntoNeo4j(
 ): Promise<Neo4jImportResult> {
   const marker = path.join(stagingDir, SUCCESS_MARKER);
   if (!existsSync(marker))
-    throw new Error(`staging directory ${stagingDir} is incomplete (no _SUCCESS marker)`);
+    throw new Error(`staging directory ${stagingDir} is incomplete (no ${SUCCESS_MARKER} marker)`);
   const counts = (JSON.parse(readFileSync(marker, 'utf8')) as { counts?: Partial<Record<TableName, number>> })
     .counts;
   const importId = await stagingDigest(stagingDir);

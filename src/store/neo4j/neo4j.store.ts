@@ -8,6 +8,8 @@ import type {
   EdgeRecord,
   RelationshipItem,
 } from '../../domain/model';
+import type { SearchRow } from '../../domain/search-row';
+import type { TierCompany, TierRelationship } from '../../domain/tier-walk';
 import { cypherRoot, loadQuery, splitStatements } from '../cypher-files';
 import type { CypherQuery } from '../cypher-files';
 import { toNeo4jDialect } from '../dialect';
@@ -15,10 +17,7 @@ import type {
   GraphStore,
   Page,
   RelationshipQuery,
-  SearchRow,
   StoreStats,
-  TierCompany,
-  TierRelationship,
   TierWalkRequest,
   TierWalkSink,
 } from '../graph-store';

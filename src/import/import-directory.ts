@@ -3,7 +3,7 @@ import path from 'node:path';
 import type { GraphStore } from '../store/graph-store';
 import type { TableName } from '../store/tables';
 import { stageImport } from './stage';
-import type { ImportProgress, RejectedRow, StageResult } from './stage';
+import type { ImportProgress, RejectedRow, StageResult } from './stage-result';
 
 export interface ImportOutcome {
   counts: Record<TableName, number>;
