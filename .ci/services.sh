@@ -12,6 +12,8 @@
 #                          SQLite files, a MongoDB-wire stand-in (see the README)
 #   STORAGE_EMULATOR_HOST  http://127.0.0.1:4443; fake-gcs-server, in memory
 #   GCS_BUCKET             tiergraph-test, created when the emulator starts
+#   GCS_KEY_FILE, GCS_PROJECT_ID
+#                          a throwaway service-account key that signs download links
 #
 # As root with apt it installs the Debian packages when missing; Neo4j is built with
 # Maven and FerretDB and fake-gcs-server with Go, into the user's cache directory
@@ -301,6 +303,26 @@ _tg_services() (
   if [ "$want_gcs" != 0 ]; then
     echo "export STORAGE_EMULATOR_HOST=http://127.0.0.1:$gcs_port" >>"$out"
     [ -n "${GCS_BUCKET:-}" ] || echo "export GCS_BUCKET=$bucket" >>"$out"
+    # Download links are V4-signed with a service-account key even on the emulator
+    # (which does not check them): a throwaway key, made once, lets BLOB_STORE=gcs
+    # sign without Google credentials.
+    local key=$log_dir/fake-gcs-signing-key.json
+    if [ -z "${GCS_KEY_FILE:-}" ]; then
+      if [ ! -s "$key" ] && command -v node >/dev/null; then
+        node -e '
+          const { generateKeyPairSync } = require("node:crypto");
+          const { privateKey } = generateKeyPairSync("rsa", { modulusLength: 2048,
+            privateKeyEncoding: { type: "pkcs8", format: "pem" }, publicKeyEncoding: { type: "spki", format: "pem" } });
+          require("node:fs").writeFileSync(process.argv[1], JSON.stringify({ type: "service_account",
+            project_id: "tiergraph-test", private_key_id: "emulator", private_key: privateKey,
+            client_email: "exports@tiergraph-test.iam.gserviceaccount.com", client_id: "0",
+            token_uri: "http://127.0.0.1:9/token" }), { mode: 0o600 });' "$key" || fail "could not write $key"
+      fi
+      if [ -s "$key" ]; then
+        echo "export GCS_KEY_FILE=$key" >>"$out"
+        [ -n "${GCS_PROJECT_ID:-}" ] || echo "export GCS_PROJECT_ID=tiergraph-test" >>"$out"
+      fi
+    fi
   fi
 )
 
