@@ -8,15 +8,16 @@
 #   NEO4J_URI, NEO4J_USER, NEO4J_PASSWORD
 #                          bolt://127.0.0.1:7687; Neo4j 5.26 (community) from neo4j-harness,
 #                          started by the small launcher in .ci/neo4j/, auth off
-#   MONGODB_URI            mongodb://127.0.0.1:27017/tiergraph_test; FerretDB 1.24 on
-#                          SQLite files, a MongoDB-wire stand-in (see the README)
+#   MONGODB_URI            mongodb://127.0.0.1:27017/tiergraph_test; mongo-java-server
+#                          in memory, a MongoDB-wire stand-in (see the README)
 #   STORAGE_EMULATOR_HOST  http://127.0.0.1:4443; fake-gcs-server, in memory
 #   GCS_BUCKET             tiergraph-test, created when the emulator starts
 #   GCS_KEY_FILE, GCS_PROJECT_ID
 #                          a throwaway service-account key that signs download links
 #
-# As root with apt it installs the Debian packages when missing; Neo4j is built with
-# Maven and FerretDB and fake-gcs-server with Go, into the user's cache directory
+# As root with apt it installs the Debian packages when missing; the launchers of
+# Neo4j and of the MongoDB-wire server (.ci/neo4j, .ci/mongo) are built with Maven
+# and fake-gcs-server with Go, into the user's cache directory
 # (${XDG_CACHE_HOME:-~/.cache}/tiergraph-ci), so a machine downloads them once. It
 # starts the servers that do not answer, daemonised so that they outlive this
 # script, with logs under ${TMPDIR:-/tmp}/tiergraph-services; it is safe to source
@@ -83,9 +84,11 @@ _tg_services() (
     command -v java >/dev/null || missing+=(openjdk-17-jdk-headless)
     command -v mvn >/dev/null || missing+=(maven)
   fi
-  if [ "$want_mongo" = 1 ] || [ "$want_gcs" = 1 ]; then
-    command -v go >/dev/null || missing+=(golang-go)
+  if [ "$want_mongo" = 1 ]; then
+    command -v java >/dev/null || missing+=(openjdk-17-jdk-headless)
+    command -v mvn >/dev/null || missing+=(maven)
   fi
+  [ "$want_gcs" = 0 ] || command -v go >/dev/null || missing+=(golang-go)
   if [ "${#missing[@]}" -gt 0 ]; then
     if am_root && command -v apt-get >/dev/null; then
       say "installing ${missing[*]} with apt"
@@ -177,7 +180,7 @@ _tg_services() (
   # --- Builds, cached per version under the user's cache directory -----------
   local cache=${XDG_CACHE_HOME:-$HOME/.cache}/tiergraph-ci
   mkdir -p "$cache"
-  local gcs_version=v1.55.1 ferretdb_version=v1.24.2
+  local gcs_version=v1.55.1
   # Go's module and build caches live there too, so CI's downloads survive the run.
   local go_env=(env "GOPATH=$cache/go" "GOCACHE=$cache/go-build" GOFLAGS=-modcacherw GOTOOLCHAIN=local)
 
@@ -208,18 +211,26 @@ _tg_services() (
     done
   }
 
+  # Builds the Java launcher in .ci/$1 (a pom.xml and one class) once per content,
+  # into the cache, with Maven's repository there too; prints the build directory.
+  java_launcher() {
+    local name=$1 src=$ci_dir/$1 hash dir
+    command -v java >/dev/null && command -v mvn >/dev/null || { say "$name needs java (17) and mvn on PATH"; return 1; }
+    hash=$(cat "$src/pom.xml" "$src"/src/main/java/tiergraph/ci/*.java | sha256sum | cut -c1-16)
+    dir=$cache/$name-launcher-$hash
+    if [ ! -s "$dir/classpath.txt" ]; then
+      say "building the $name launcher with Maven (log: $log_dir/$name-build.log)"
+      timeout 1200 mvn -B -q -f "$src/pom.xml" -Dmaven.repo.local="$cache/m2" \
+        -Dtiergraph.build.dir="$dir" package >"$log_dir/$name-build.log" 2>&1 ||
+        { tail -n 40 "$log_dir/$name-build.log" >&2; say "Maven failed (log: $log_dir/$name-build.log)"; return 1; }
+    fi
+    echo "$dir"
+  }
+
   # --- Neo4j 5.26 (neo4j-harness, Bolt only) -----------------------------------
   if [ "$want_neo4j" = 1 ]; then
-    command -v java >/dev/null && command -v mvn >/dev/null || fail "Neo4j needs java (17) and mvn on PATH"
-    local src=$ci_dir/neo4j hash build
-    hash=$(cat "$src/pom.xml" "$src"/src/main/java/tiergraph/ci/*.java | sha256sum | cut -c1-16)
-    build=$cache/neo4j-launcher-$hash
-    if [ ! -s "$build/classpath.txt" ]; then
-      say "building the Neo4j launcher with Maven (first run downloads neo4j-harness; log: $log_dir/neo4j-build.log)"
-      timeout 1200 mvn -B -q -f "$src/pom.xml" -Dmaven.repo.local="$cache/m2" \
-        -Dtiergraph.build.dir="$build" package >"$log_dir/neo4j-build.log" 2>&1 ||
-        { tail -n 40 "$log_dir/neo4j-build.log" >&2; fail "could not build the Neo4j launcher (log: $log_dir/neo4j-build.log)"; }
-    fi
+    local build
+    build=$(java_launcher neo4j) || fail "could not build the Neo4j launcher"
     # A fresh, empty database each start: the data of a previous server is dropped.
     rm -rf "$log_dir/neo4j"
     say "starting Neo4j on 127.0.0.1:$neo4j_port"
@@ -241,40 +252,21 @@ _tg_services() (
     } >>"$out"
   fi
 
-  # --- FerretDB 1.24 (MongoDB wire protocol on SQLite files) -------------------
+  # --- mongo-java-server (MongoDB wire protocol, in memory) -------------------
+  # FerretDB 1.24 was tried first and dropped: its findAndModify is a read followed
+  # by a separate write, so two workers can both lock one Agenda job (a job of the
+  # "each runs exactly once" test ran twice under load). mongo-java-server
+  # serialises findAndModify per collection, as MongoDB makes it atomic.
   if [ "$want_mongo" = 1 ]; then
-    command -v go >/dev/null || fail "FerretDB is built with Go, and go is not on PATH"
-    local fdir=$cache/ferretdb-$ferretdb_version
-    if [ ! -x "$fdir/ferretdb" ]; then
-      say "building FerretDB $ferretdb_version with Go (log: $log_dir/ferretdb-build.log)"
-      # `go install …@version` cannot be used: the module proxy reached here refuses
-      # FerretDB's version list, which go install reads for deprecation notices, and
-      # the module as published lacks build/version/version.txt, without which the
-      # binary panics at start. So: a module of our own that requires it, vendored,
-      # with that one file written in.
-      mkdir -p "$fdir/src"
-      printf 'module tiergraph.ci/ferretdb\n\ngo 1.22\n\nrequire github.com/FerretDB/FerretDB %s\n' \
-        "$ferretdb_version" >"$fdir/src/go.mod"
-      printf '//go:build tools\n\npackage tools\n\nimport _ "github.com/FerretDB/FerretDB/cmd/ferretdb"\n' \
-        >"$fdir/src/tools.go"
-      (
-        cd "$fdir/src"
-        timeout 900 "${go_env[@]}" go mod tidy &&
-          timeout 600 "${go_env[@]}" go mod vendor &&
-          echo "$ferretdb_version" >vendor/github.com/FerretDB/FerretDB/build/version/version.txt &&
-          timeout 900 "${go_env[@]}" go build -mod=vendor -o "$fdir/ferretdb.new" github.com/FerretDB/FerretDB/cmd/ferretdb &&
-          mv "$fdir/ferretdb.new" "$fdir/ferretdb"
-      ) >"$log_dir/ferretdb-build.log" 2>&1 ||
-        { tail -n 40 "$log_dir/ferretdb-build.log" >&2; fail "could not build FerretDB (log: $log_dir/ferretdb-build.log)"; }
-    fi
-    mkdir -p "$log_dir/ferretdb"
-    say "starting FerretDB $ferretdb_version on 127.0.0.1:$mongo_port"
+    local mongo_build
+    mongo_build=$(java_launcher mongo) || fail "could not build the MongoDB-wire launcher"
+    say "starting mongo-java-server on 127.0.0.1:$mongo_port"
     local pid
-    pid=$(daemon "$log_dir/ferretdb.log" "$fdir/ferretdb" --handler=sqlite \
-      --sqlite-url="file:$log_dir/ferretdb/" --state-dir="$log_dir/ferretdb" \
-      --listen-addr="127.0.0.1:$mongo_port" --debug-addr=- --telemetry=disable --log-level=warn)
-    echo "$pid" >"$log_dir/ferretdb.pid"
-    wait_port "$mongo_port" 60 "$pid" "$log_dir/ferretdb.log" || fail "FerretDB did not start"
+    pid=$(daemon "$log_dir/mongo.log" java -Xms64m -Xmx512m \
+      -cp "$mongo_build/mongo-test-server-1.jar:$(cat "$mongo_build/classpath.txt")" \
+      tiergraph.ci.MongoTestServer "$mongo_port")
+    echo "$pid" >"$log_dir/mongo.pid"
+    wait_port "$mongo_port" 60 "$pid" "$log_dir/mongo.log" || fail "mongo-java-server did not start"
   fi
   [ "$want_mongo" = 0 ] || echo "export MONGODB_URI=mongodb://127.0.0.1:$mongo_port/tiergraph_test" >>"$out"
 

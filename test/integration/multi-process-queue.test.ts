@@ -154,10 +154,10 @@ function scenario(backendEnv: () => Record<string, string>): void {
     // A bucket of this test's own: run ids start at 1 in every fresh backend.
     gcs = new GcsBlobStore({ bucket, projectId: 'tiergraph-test' });
     await gcs.storage.createBucket(bucket);
-    [apiA, apiB] = await Promise.all([
-      startProcess(env({ JOBS_WORKER: 'false' }), logs),
-      startProcess(env({ JOBS_WORKER: 'false' }), logs),
-    ]);
+    // One after another: Agenda's PostgreSQL backend creates its tables and indexes
+    // with IF NOT EXISTS, which PostgreSQL does not make safe against a concurrent twin.
+    apiA = await startProcess(env({ JOBS_WORKER: 'false' }), logs);
+    apiB = await startProcess(env({ JOBS_WORKER: 'false' }), logs);
     // Slowed, so that it is still exporting when it is killed.
     worker = await startProcess(env({ JOBS_WORKER: 'true', TEST_SLOW_WALK_MS: '1500' }), logs);
   });

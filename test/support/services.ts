@@ -5,7 +5,7 @@ import { ROOT } from './paths';
  * Where the integration tests find their database servers. Each URL comes from the
  * environment; for PostgreSQL and Redis a server on the default loopback address
  * (as `.ci/services.sh` sets it up) is used when one answers there. MongoDB has no
- * default: MONGODB_URI names it (`.ci/services.sh` exports the FerretDB stand-in it
+ * default: MONGODB_URI names it (`.ci/services.sh` exports the mongo-java-server stand-in it
  * starts).
  */
 
