@@ -75,10 +75,11 @@ export class MongoRunStore implements RunStore {
   }
 
   async create(request: Record<string, unknown>, now: Date): Promise<RunRecord> {
-    // MongoDB increments atomically, so an id is taken at most once. Wire-compatible
-    // servers that read and then write in findAndModify (FerretDB 1.x) can hand one
-    // id to two callers; the run's primary key then refuses the second insert, and
-    // that caller draws again.
+    // MongoDB returns the value of its own atomic increment, so an id is taken at most
+    // once. Wire-compatible servers may not: mongo-java-server replies with the live
+    // document after a concurrent increment, FerretDB 1.x reads and then writes. Two
+    // callers can then get one id; the run's primary key refuses the second insert,
+    // and that caller draws again.
     for (let attempt = 1; ; attempt++) {
       const counter = await this.counters.findOneAndUpdate(
         { _id: COUNTER_ID },
