@@ -256,7 +256,8 @@ _tg_services() (
   # FerretDB 1.24 was tried first and dropped: its findAndModify is a read followed
   # by a separate write, so two workers can both lock one Agenda job (a job of the
   # "each runs exactly once" test ran twice under load). mongo-java-server
-  # serialises findAndModify per collection, as MongoDB makes it atomic.
+  # serialises findAndModify per collection (though its reply may show a later
+  # concurrent change; see MongoRunStore.create).
   if [ "$want_mongo" = 1 ]; then
     local mongo_build
     mongo_build=$(java_launcher mongo) || fail "could not build the MongoDB-wire launcher"
