@@ -201,6 +201,26 @@ describe('Neo4j adapter, against a recording driver', () => {
     expect(store.generation).toBe(before + 1);
   });
 
+  it('never lets the driver run a seed statement a second time', async () => {
+    const { fake, store } = storeWith(() => []);
+    await store.runScript(["CREATE (:Company {vid: 'x'})"]);
+    expect(fake.runs[0]?.query).toBe('seed');
+    // The first session is the seed's; a retried CREATE whose first commit went through duplicates nodes.
+    expect(fake.sessions[0]).toMatchObject({ disableAutoCommitRetries: true });
+  });
+
+  it('links every session through one bookmark manager, so a read sees the writes before it', async () => {
+    const { fake, store } = storeWith((run) =>
+      run.query === 'graph/bump-generation' ? [{ generation: 1 }] : [],
+    );
+    await store.runScript(["CREATE (:Company {vid: 'x'})"]);
+    await store.getCompany('x');
+    expect(fake.sessions.length).toBeGreaterThanOrEqual(3);
+    const managers = new Set(fake.sessions.map((s) => s.bookmarkManager));
+    expect(managers.size).toBe(1);
+    expect([...managers][0]).toBeDefined();
+  });
+
   it('labels every query it loads with its own name', () => {
     expect(new Set(NEO4J_QUERY_NAMES).size).toBe(NEO4J_QUERY_NAMES.length);
   });

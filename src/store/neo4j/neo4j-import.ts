@@ -6,6 +6,7 @@ import { readStagingFile } from '../staging-file';
 import type { CypherQuery } from '../cypher-files';
 import { LOAD_ORDER, SUCCESS_MARKER, TABLES, stagingFile } from '../tables';
 import type { ColumnType, TableName } from '../tables';
+import { neo4jList } from '../dialect';
 import { integer, utcDateTime } from './driver';
 import type { Neo4jExecutor } from './executor';
 
@@ -27,8 +28,8 @@ export interface Neo4jImportResult {
 /**
  * One staged value as the driver should send it: empty fields are null (which
  * `SET +=` turns into "no property"), timestamps UTC datetimes, INT64 Neo4j
- * integers. Lists and JSON stay in their staged text, as on the embedded engine,
- * so that every query and mapper reads both engines alike.
+ * integers, lists of strings real lists (see LIST_PROPERTIES). JSON stays in its
+ * staged text, as on the embedded engine.
  */
 export function stagedValue(type: ColumnType, raw: string): unknown {
   if (raw === '') return null;
@@ -44,6 +45,8 @@ export function stagedValue(type: ColumnType, raw: string): unknown {
       return Number(raw);
     case 'BOOLEAN':
       return raw === 'true';
+    case 'STRING[]':
+      return neo4jList(raw);
     default:
       return raw;
   }

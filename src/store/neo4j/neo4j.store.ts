@@ -330,11 +330,14 @@ export class Neo4jGraphStore implements GraphStore {
     return () => clearInterval(timer);
   }
 
-  /** Runs seed statements, written for the embedded engine's dialect or portable, each auto-committed. */
+  /**
+   * Runs seed statements, written for the embedded engine's dialect or portable, each
+   * auto-committed and never retried: a seed's CREATE is not idempotent.
+   */
   async runScript(statements: readonly string[]): Promise<number> {
     let n = 0;
     for (const s of statements) {
-      await this.exec.autoCommit('seed', toNeo4jDialect(s));
+      await this.exec.autoCommit('seed', toNeo4jDialect(s), {}, { once: true });
       n++;
     }
     await this.changed();
