@@ -23,7 +23,8 @@ import { GcsBlobStore } from './blobs/gcs/gcs.blob-store';
 import { TierViewService } from './services/tierview.service';
 import { JobQueue } from './jobs/job-queue';
 import { createJobsBackend } from './jobs/jobs-backend';
-import { CallbackSender, parseCallbackHosts } from './jobs/callbacks';
+import { parseCallbackHosts } from './domain/callback-hosts';
+import { CallbackSender } from './jobs/callbacks';
 import { loadOrCreateSecret } from './secrets';
 
 export interface RunningServer {

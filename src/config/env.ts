@@ -1,6 +1,6 @@
 import path from 'node:path';
 import { z } from 'zod';
-import { parseCallbackHosts } from '../jobs/callbacks';
+import { parseCallbackHosts } from '../domain/callback-hosts';
 
 const bool = z
   .enum(['true', 'false', '1', '0', 'yes', 'no'])

@@ -7,8 +7,9 @@ import { walkDirection } from '../domain/tierview';
 import type { Logger } from '../logger';
 import type { ExportProgress, ExportResult, TierViewService } from '../services/tierview.service';
 import type { GraphStore } from '../store/graph-store';
-import type { CallbackSender, HostRule } from './callbacks';
-import { checkCallbackUrl } from './callbacks';
+import type { HostRule } from '../domain/callback-hosts';
+import { checkCallbackUrl } from '../domain/callback-hosts';
+import type { CallbackSender } from './callbacks';
 import type { LifeCycleState, RunRecord, RunStore } from './run-store';
 
 export const TIERVIEW_JOB = 'tierview';

@@ -1,10 +1,7 @@
 import { ERROR_CODES } from '../domain/errors';
 import { COMPANY_COLUMNS, RELATIONSHIP_COLUMNS, TIER_COLUMNS, TIERVIEW_COLUMNS } from '../domain/tierview';
-import {
-  CALLBACK_DELIVERY_HEADER,
-  CALLBACK_SIGNATURE_HEADER,
-  MAX_CALLBACK_URL_LENGTH,
-} from '../jobs/callbacks';
+import { MAX_CALLBACK_URL_LENGTH } from '../domain/callback-hosts';
+import { CALLBACK_DELIVERY_HEADER, CALLBACK_SIGNATURE_HEADER } from '../jobs/callbacks';
 
 type Json = Record<string, unknown>;
 
