@@ -101,7 +101,9 @@ export async function startServer(config: Config, log: Logger): Promise<RunningS
           rules.length > 0
             ? new CallbackSender({
                 secret: config.CALLBACK_SECRET ?? loadOrCreateSecret(config.dataDir, 'callback-secret'),
-                log: log.child({ module: 'callbacks' }),
+                maxAttempts: config.CALLBACK_MAX_ATTEMPTS,
+                baseDelayMs: config.CALLBACK_RETRY_BASE_S * 1000,
+                maxDelayMs: config.CALLBACK_RETRY_MAX_S * 1000,
               })
             : null,
       },
