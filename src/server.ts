@@ -23,7 +23,8 @@ import { GcsBlobStore } from './blobs/gcs/gcs.blob-store';
 import { TierViewService } from './services/tierview.service';
 import { JobQueue } from './jobs/job-queue';
 import { createJobsBackend } from './jobs/jobs-backend';
-import { CallbackSender, parseCallbackHosts } from './jobs/callbacks';
+import { parseCallbackHosts } from './domain/callback-hosts';
+import { CallbackSender } from './jobs/callbacks';
 import { loadOrCreateSecret } from './secrets';
 
 export interface RunningServer {
@@ -106,7 +107,9 @@ export async function startServer(config: Config, log: Logger): Promise<RunningS
           rules.length > 0
             ? new CallbackSender({
                 secret: config.CALLBACK_SECRET ?? loadOrCreateSecret(config.dataDir, 'callback-secret'),
-                log: log.child({ module: 'callbacks' }),
+                maxAttempts: config.CALLBACK_MAX_ATTEMPTS,
+                baseDelayMs: config.CALLBACK_RETRY_BASE_S * 1000,
+                maxDelayMs: config.CALLBACK_RETRY_MAX_S * 1000,
               })
             : null,
       },
