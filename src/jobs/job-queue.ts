@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import { Agenda } from 'agenda';
 import type { AgendaBackend, Job } from 'agenda';
 import type { BlobStore } from '../blobs/blob-store';
@@ -5,6 +6,7 @@ import { AppError, badRequest, notFound } from '../domain/errors';
 import type { TierViewRequest } from '../domain/tierview';
 import { walkDirection } from '../domain/tierview';
 import type { Logger } from '../logger';
+import { exportKeys } from '../services/tierview.service';
 import type { ExportProgress, ExportResult, TierViewService } from '../services/tierview.service';
 import type { GraphStore } from '../store/graph-store';
 import type { CallbackSender, HostRule } from './callbacks';
@@ -50,10 +52,19 @@ export interface JobQueueOptions {
 
 /** Why a running export was stopped. */
 class StopReason extends Error {
-  constructor(readonly kind: 'CANCELED' | 'TIMEDOUT') {
-    super(kind === 'CANCELED' ? 'canceled by the user' : 'time limit reached');
+  constructor(readonly kind: 'CANCELED' | 'TIMEDOUT' | 'SUPERSEDED') {
+    super(
+      kind === 'CANCELED'
+        ? 'canceled by the user'
+        : kind === 'TIMEDOUT'
+          ? 'time limit reached'
+          : 'another attempt took the run over',
+    );
   }
 }
+
+/** A fresh attempt id: a safe blob key segment, unique across processes. */
+const newAttemptId = () => `a${randomBytes(8).toString('hex')}`;
 
 const fmt = (n: number) => n.toLocaleString('en-US');
 
@@ -85,17 +96,25 @@ export class JobQueue {
     });
     this.agenda.on('error', (e: unknown) => o.log.error({ err: e }, 'job queue error'));
     if (o.worker) {
+      // A worker locks no more runs than it runs: a job locked while it waits for a
+      // free slot would see its lock lapse after `lockS`, and be locked and started
+      // a second time while the first start still waited or ran.
       this.agenda.define(TIERVIEW_JOB, (job: Job<{ run_id: number }>) => this.perform(job), {
         concurrency: o.concurrency,
+        lockLimit: o.concurrency,
         lockLifetime: o.lockS * 1000,
       });
-      this.agenda.define(CLEANUP_JOB, () => this.cleanup(), { concurrency: 1 });
+      this.agenda.define(CLEANUP_JOB, () => this.cleanup(), { concurrency: 1, lockLimit: 1 });
     }
   }
 
   async start(): Promise<void> {
     await this.o.runs.open();
     if (this.o.worker) {
+      // Every job type gets its own slots, so a locked job never waits for a slot
+      // held by another type (its lock would lapse meanwhile).
+      const slots = Object.values(this.agenda.definitions).reduce((n, d) => n + (d.concurrency || 1), 0);
+      this.agenda.maxConcurrency(Math.max(slots, this.o.concurrency));
       await this.agenda.start();
       await this.agenda.every('10 minutes', CLEANUP_JOB);
     } else {
@@ -241,25 +260,71 @@ export class JobQueue {
     return view;
   }
 
-  private async perform(job: Job<{ run_id: number }>): Promise<void> {
-    const runId = job.attrs.data.run_id;
-    const log = this.o.log.child({ run_id: runId });
+  /** How long a holder's heartbeat stays fresh: past it, the holder is taken for dead. */
+  private get staleMs(): number {
+    return this.o.lockS * 1000;
+  }
+
+  /**
+   * Makes this attempt the holder of the run: a PENDING run is claimed, a RUNNING
+   * one is taken over only when its holder's heartbeat is stale; both guarded by
+   * the attempt id read, so of two attempts racing at most one holds the run.
+   * Returns the claimed record, or the time to look again (the holder is alive,
+   * or another attempt won the race), or null when there is nothing to do.
+   */
+  private async claim(runId: number, attemptId: string): Promise<RunRecord | Date | null> {
     const before = await this.o.runs.get(runId);
-    if (!before) return;
-    const start = this.now();
-    const run = await this.o.runs.transition(
+    if (!before || (before.lifeCycleState !== 'PENDING' && before.lifeCycleState !== 'RUNNING')) return null;
+    const now = this.now();
+    if (before.lifeCycleState === 'RUNNING' && before.heartbeatAt) {
+      const freshUntil = before.heartbeatAt.getTime() + this.staleMs;
+      if (freshUntil > now.getTime()) return new Date(freshUntil + 1000);
+    }
+    const claimed = await this.o.runs.transition(
       runId,
-      ['PENDING', 'RUNNING'],
+      [before.lifeCycleState],
       {
         lifeCycleState: 'RUNNING',
-        startedAt: before.startedAt ?? start,
+        startedAt: before.startedAt ?? now,
         attempts: before.attempts + 1,
+        attemptId,
+        heartbeatAt: now,
         stateMessage: before.attempts > 0 ? 'resuming after an interrupted attempt' : 'starting',
       },
-      start,
+      now,
+      { attemptId: before.attemptId },
     );
-    if (!run) return; // canceled while it waited
-    const request = run.request as unknown as TierViewRequest;
+    if (!claimed) return new Date(now.getTime() + this.staleMs);
+    if (before.attemptId !== null) {
+      // The holder taken over can no longer commit; what it wrote is of no use.
+      await this.deleteFiles(exportKeys(runId, before.attemptId, before.request.output_multiple_tables));
+    }
+    return claimed;
+  }
+
+  private async deleteFiles(files: Record<string, string>): Promise<void> {
+    for (const key of Object.values(files)) await this.o.blobs.delete(key).catch(() => undefined);
+  }
+
+  private async perform(job: Job<{ run_id: number }>): Promise<void> {
+    const runId = job.attrs.data.run_id;
+    const attemptId = newAttemptId();
+    const log = this.o.log.child({ run_id: runId, attempt_id: attemptId });
+    const claimed = await this.claim(runId, attemptId);
+    if (claimed instanceof Date) {
+      // Another attempt holds the run. This start ends, but the job comes back then:
+      // were the holder to die, its run would otherwise never be taken up again.
+      log.info({ again_at: claimed.toISOString() }, 'run held by another attempt; checking again later');
+      job.attrs.nextRunAt = claimed;
+      return;
+    }
+    if (!claimed) return; // ended (canceled while it waited, or finished by another attempt)
+    const run = claimed;
+    const start = this.now();
+    // The lock was taken by the scan that found the job: renew it from now.
+    await job.touch().catch(() => undefined);
+    const request = run.request;
+    const guard = { attemptId };
     const controller = new AbortController();
     this.running.set(runId, controller);
     if (run.cancelRequested) controller.abort(new StopReason('CANCELED'));
@@ -268,18 +333,20 @@ export class JobQueue {
       () => controller.abort(new StopReason('TIMEDOUT')),
       Math.max(0, this.o.timeoutS * 1000 - elapsed),
     );
-    // Renew the lock and look for a cancel made through another process.
+    // Renews the lock and shows the run store this attempt is alive; learns of a
+    // cancel made through another process, or of a takeover by another attempt.
     const heartbeat = setInterval(
       () => {
         job.touch().catch((e: unknown) => log.warn({ err: e }, 'could not renew the job lock'));
         this.o.runs
-          .get(runId)
+          .transition(runId, ['RUNNING'], { heartbeatAt: this.now() }, this.now(), guard)
           .then((r) => {
-            if (r?.cancelRequested) controller.abort(new StopReason('CANCELED'));
+            if (!r) controller.abort(new StopReason('SUPERSEDED'));
+            else if (r.cancelRequested) controller.abort(new StopReason('CANCELED'));
           })
-          .catch(() => undefined);
+          .catch((e: unknown) => log.warn({ err: e }, 'could not record the heartbeat'));
       },
-      Math.max(200, (this.o.lockS * 1000) / 3),
+      Math.max(200, this.staleMs / 3),
     );
     let lastWrite = 0;
     let pendingWrite: Promise<unknown> = Promise.resolve();
@@ -288,13 +355,22 @@ export class JobQueue {
       if (t - lastWrite < 1000) return;
       lastWrite = t;
       pendingWrite = this.o.runs
-        .transition(runId, ['RUNNING'], { stateMessage: progressMessage(p) }, this.now())
+        .transition(runId, ['RUNNING'], { stateMessage: progressMessage(p) }, this.now(), guard)
         .catch(() => undefined);
     };
     let final: RunRecord | null = null;
     try {
-      const result = await this.exportWithRetries(runId, request, onProgress, controller.signal, log);
+      const result = await this.exportWithRetries(
+        runId,
+        attemptId,
+        request,
+        onProgress,
+        controller.signal,
+        log,
+      );
       await pendingWrite;
+      // The commit: only the holding attempt's transition applies, so a SUCCESS
+      // points at the files of exactly one complete attempt.
       final = await this.o.runs.transition(
         runId,
         ['RUNNING'],
@@ -306,25 +382,30 @@ export class JobQueue {
           endedAt: this.now(),
         },
         this.now(),
+        guard,
       );
       if (!final) {
-        for (const key of Object.values(result.files)) await this.o.blobs.delete(key).catch(() => undefined);
+        await this.deleteFiles(result.files);
+        log.warn('export finished after another attempt took the run over; its files were dropped');
+      } else {
+        log.info(
+          {
+            rows: result.rows,
+            companies: result.companies,
+            bytes: result.bytes,
+            ms: Date.now() - start.getTime(),
+            direction: walkDirection(request.direction),
+          },
+          'tier view exported',
+        );
       }
-      log.info(
-        {
-          rows: result.rows,
-          companies: result.companies,
-          bytes: result.bytes,
-          ms: Date.now() - start.getTime(),
-          direction: walkDirection(request.direction),
-        },
-        'tier view exported',
-      );
     } catch (e) {
       await pendingWrite;
       const reason = controller.signal.reason as unknown;
       const stop = reason instanceof StopReason ? reason : e instanceof StopReason ? e : null;
-      if (stop) {
+      if (stop?.kind === 'SUPERSEDED') {
+        log.warn('another attempt took the run over; this one stopped');
+      } else if (stop) {
         final = await this.o.runs.transition(
           runId,
           ['RUNNING'],
@@ -339,6 +420,7 @@ export class JobQueue {
             endedAt: this.now(),
           },
           this.now(),
+          guard,
         );
       } else {
         const known = e instanceof AppError;
@@ -353,12 +435,13 @@ export class JobQueue {
             endedAt: this.now(),
           },
           this.now(),
+          guard,
         );
       }
     } finally {
       clearTimeout(timer);
       clearInterval(heartbeat);
-      this.running.delete(runId);
+      if (this.running.get(runId) === controller) this.running.delete(runId);
     }
     if (final) this.notify(final);
   }
@@ -370,6 +453,7 @@ export class JobQueue {
    */
   private async exportWithRetries(
     runId: number,
+    attemptId: string,
     request: TierViewRequest,
     onProgress: (p: ExportProgress) => void,
     signal: AbortSignal,
@@ -377,7 +461,7 @@ export class JobQueue {
   ): Promise<ExportResult> {
     for (let attempt = 1; ; attempt++) {
       try {
-        return await this.o.tierview.export(runId, request, onProgress, signal);
+        return await this.o.tierview.export(runId, attemptId, request, onProgress, signal);
       } catch (e) {
         if (attempt >= EXPORT_ATTEMPTS || e instanceof AppError || signal.aborted) throw e;
         log.warn({ err: e, attempt }, 'tier view export failed; trying again');
@@ -387,6 +471,7 @@ export class JobQueue {
             ['RUNNING'],
             { stateMessage: `retrying after an error (attempt ${attempt + 1} of ${EXPORT_ATTEMPTS})` },
             this.now(),
+            { attemptId },
           )
           .catch(() => undefined);
         await new Promise<void>((resolve) => {
@@ -400,7 +485,7 @@ export class JobQueue {
 
   /** Sends the completion callback, if the run asked for one, without holding the worker. */
   private notify(run: RunRecord): void {
-    const url = (run.request as unknown as TierViewRequest).callback_url;
+    const url = run.request.callback_url;
     const sender = this.o.callbacks.sender;
     if (!url || !sender) return;
     void this.toView(run)

@@ -71,9 +71,12 @@ class CsvFile {
   }
 }
 
-/** File names of an export, under `runs/<run_id>/`. */
-export function exportKeys(runId: number, multiple: boolean): Record<string, string> {
-  const dir = `runs/${runId}`;
+/**
+ * File names of one attempt at an export, under `runs/<run_id>/<attempt_id>/`:
+ * two attempts at one run never write, rename or delete each other's files.
+ */
+export function exportKeys(runId: number, attemptId: string, multiple: boolean): Record<string, string> {
+  const dir = `runs/${runId}/${attemptId}`;
   return multiple
     ? {
         relationships_file: `${dir}/tierview-${runId}-relationships.csv`,
@@ -91,17 +94,18 @@ export class TierViewService {
   ) {}
 
   /**
-   * Walks the graph for `request` and writes its CSV file(s). Throws NOT_FOUND
-   * when the root is unknown, and the signal's reason when it is aborted; the
-   * files of a failed export are removed.
+   * Walks the graph for `request` and writes the CSV file(s) of attempt
+   * `attemptId`. Throws NOT_FOUND when the root is unknown, and the signal's
+   * reason when it is aborted; the files of a failed export are removed.
    */
   async export(
     runId: number,
+    attemptId: string,
     request: TierViewRequest,
     onProgress: (p: ExportProgress) => void,
     signal?: AbortSignal,
   ): Promise<ExportResult> {
-    const keys = exportKeys(runId, request.output_multiple_tables);
+    const keys = exportKeys(runId, attemptId, request.output_multiple_tables);
     const files = new Map<string, CsvFile>();
     if (request.output_multiple_tables) {
       files.set(

@@ -88,8 +88,11 @@ export class LocalBlobStore implements BlobStore {
     return file;
   }
 
+  /** Removes the file, and what an attempt that died while writing it left beside it. */
   delete(key: string): Promise<void> {
-    fs.rmSync(this.file(key), { force: true });
+    const file = this.file(key);
+    fs.rmSync(file, { force: true });
+    fs.rmSync(`${file}.partial`, { force: true });
     return Promise.resolve();
   }
 

@@ -1,7 +1,22 @@
 import { MongoClient } from 'mongodb';
-import type { Collection, Db } from 'mongodb';
-import { fromRunDocument, newRunRecord, toPatchDocument, toRunDocument } from '../run-store';
-import type { LifeCycleState, RunDocument, RunPatch, RunRecord, RunStore } from '../run-store';
+import type { Collection, Db, Filter } from 'mongodb';
+import type { TierViewRequest } from '../../domain/tierview';
+import {
+  RunQuotaExceeded,
+  fromRunDocument,
+  newRunRecord,
+  toPatchDocument,
+  toRunDocument,
+} from '../run-store';
+import type {
+  CreateOptions,
+  LifeCycleState,
+  RunDocument,
+  RunPatch,
+  RunRecord,
+  RunStore,
+  TransitionGuard,
+} from '../run-store';
 
 /** Where the store connects: a database the caller owns (and closes), or a URL it opens itself. */
 export type MongoRunStoreOptions = ({ db: Db } | { url: string; dbName?: string }) & {
@@ -58,6 +73,7 @@ export class MongoRunStore implements RunStore {
     if (this.client) await this.client.connect();
     // Serves both counts: runs in a state, and PENDING runs below an id.
     await this.runs.createIndex({ lifeCycleState: 1, _id: 1 }, { name: 'life_cycle_state_run_id' });
+    await this.runs.createIndex({ ownerKeyId: 1, _id: -1 }, { name: 'owner_key_id_run_id' });
     // The counter exists before the first create, so concurrent first creates all
     // increment one document instead of racing to insert it. Two stores opening at
     // once may both try the insert; the loser's duplicate-key error means it exists.
@@ -72,16 +88,50 @@ export class MongoRunStore implements RunStore {
     if (this.client) await this.client.close();
   }
 
-  async create(request: Record<string, unknown>, now: Date): Promise<RunRecord> {
-    const counter = await this.counters.findOneAndUpdate(
-      { _id: COUNTER_ID },
-      { $inc: { seq: 1 } },
-      { upsert: true, returnDocument: 'after' },
-    );
-    if (!counter) throw new Error('run id counter upsert returned no document');
-    const record = newRunRecord(counter.seq, request, now);
-    await this.runs.insertOne({ _id: record.runId, ...toRunDocument(record) });
+  /**
+   * A document has no count-and-insert in one step without a transaction (which
+   * needs a replica set), so the quota is counted before and again after the
+   * insert: whichever create counts last sees every insert before its own, so a
+   * create that finds the owner over the quota takes its run back. Racing creates
+   * at the edge of the quota may thus both yield, but never both stay.
+   */
+  async create(request: TierViewRequest, now: Date, options: CreateOptions = {}): Promise<RunRecord> {
+    const owner = options.ownerKeyId ?? null;
+    const active: Filter<StoredRun> = {
+      ownerKeyId: owner,
+      lifeCycleState: { $in: ['PENDING', 'RUNNING'] satisfies LifeCycleState[] },
+    };
+    const max = options.maxActive;
+    if (max !== undefined && (await this.runs.countDocuments(active)) >= max) throw new RunQuotaExceeded(max);
+    const record = await this.insertNew(request, now, owner);
+    if (max !== undefined && (await this.runs.countDocuments(active)) > max) {
+      await this.runs.deleteOne({ _id: record.runId, lifeCycleState: 'PENDING' });
+      throw new RunQuotaExceeded(max);
+    }
     return record;
+  }
+
+  /**
+   * Some servers that speak the MongoDB protocol do not make the counter's
+   * increment atomic under load and hand one id out twice; the second insert of
+   * an id then fails on the key, and a fresh id is taken.
+   */
+  private async insertNew(request: TierViewRequest, now: Date, owner: string | null): Promise<RunRecord> {
+    for (let attempt = 1; ; attempt++) {
+      const counter = await this.counters.findOneAndUpdate(
+        { _id: COUNTER_ID },
+        { $inc: { seq: 1 } },
+        { upsert: true, returnDocument: 'after' },
+      );
+      if (!counter) throw new Error('run id counter upsert returned no document');
+      const record = newRunRecord(counter.seq, request, now, owner);
+      try {
+        await this.runs.insertOne({ _id: record.runId, ...toRunDocument(record) });
+        return record;
+      } catch (err) {
+        if ((err as { code?: unknown }).code !== DUPLICATE_KEY || attempt >= 10) throw err;
+      }
+    }
   }
 
   async get(runId: number): Promise<RunRecord | null> {
@@ -94,13 +144,20 @@ export class MongoRunStore implements RunStore {
     from: readonly LifeCycleState[],
     patch: RunPatch,
     now: Date,
+    guard?: TransitionGuard,
   ): Promise<RunRecord | null> {
+    // A record stored before attempt ids existed has no field, which matches null.
     const doc = await this.runs.findOneAndUpdate(
-      { _id: runId, lifeCycleState: { $in: [...from] } },
+      { _id: runId, lifeCycleState: { $in: [...from] }, ...(guard ? { attemptId: guard.attemptId } : {}) },
       { $set: toPatchDocument(patch, now) },
       { returnDocument: 'after' },
     );
     return doc ? fromStored(doc) : null;
+  }
+
+  async listByOwner(ownerKeyId: string, limit: number, offset: number): Promise<RunRecord[]> {
+    const docs = await this.runs.find({ ownerKeyId }).sort({ _id: -1 }).skip(offset).limit(limit).toArray();
+    return docs.map(fromStored);
   }
 
   async countPendingBefore(runId: number): Promise<number> {
