@@ -93,6 +93,39 @@ describe('exports take effect exactly once', () => {
       await backend.close();
     }
   }, 120_000);
+  it('two workers on one queue: each run exported once, by one of them', async () => {
+    const shared = tempDir('exactly-once-two');
+    const exporters: CountingExport[] = [];
+    const workers = [0, 1].map(() =>
+      makeQueue(
+        shared,
+        store,
+        (b) => {
+          const e = new CountingExport(store, b, 150);
+          exporters.push(e);
+          return e;
+        },
+        { concurrency: 2, lockS: 1, pollMs: 100 },
+      ),
+    );
+    for (const w of workers) await w.queue.start();
+    const [a] = workers;
+    try {
+      const runs = await Promise.all(Array.from({ length: 20 }, () => a!.queue.submit(request)));
+      const views = await Promise.all(runs.map((r) => untilEnded(a!.queue, r.runId)));
+      expect(views.map((v) => v.state.result_state)).toEqual(runs.map(() => 'SUCCESS'));
+      for (const v of views) expect(download(a!.blobs, v).tierview_file).toContain('boeing');
+      const total = (id: number) => exporters.reduce((n, e) => n + (e.calls.get(id) ?? 0), 0);
+      expect(runs.map((r) => total(r.runId))).toEqual(runs.map(() => 1));
+      // Both took part.
+      expect(exporters.every((e) => e.calls.size > 0)).toBe(true);
+    } finally {
+      for (const w of workers) await w.queue.close();
+      for (const w of workers) await w.backend.close();
+      fs.rmSync(shared, { recursive: true, force: true });
+    }
+  }, 120_000);
+
   it('kill -9 with runs running and queued: after a restart each ends SUCCESS once, files equal an uninterrupted run', async () => {
     const crashDir = tempDir('exactly-once-crash');
     // The rows an uninterrupted export of the same request writes.
