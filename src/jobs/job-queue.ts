@@ -1,22 +1,19 @@
-import { randomBytes } from 'node:crypto';
 import { Agenda } from 'agenda';
 import type { AgendaBackend, Job } from 'agenda';
 import type { BlobStore } from '../blobs/blob-store';
 import { AppError, badRequest, notFound } from '../domain/errors';
 import type { TierViewRequest } from '../domain/tierview';
-import { walkDirection } from '../domain/tierview';
 import type { Logger } from '../logger';
-import { exportKeys } from '../services/tierview.service';
-import type { ExportProgress, ExportResult, TierViewService } from '../services/tierview.service';
+import type { TierViewService } from '../services/tierview.service';
 import type { GraphStore } from '../store/graph-store';
 import type { CallbackSender, HostRule } from './callbacks';
 import { checkCallbackUrl } from './callbacks';
 import type { LifeCycleState, RunRecord, RunStore } from './run-store';
+import { TIERVIEW_JOB, TierViewJob } from './tierview.job';
 
-export const TIERVIEW_JOB = 'tierview';
 const CLEANUP_JOB = 'exports-cleanup';
-/** Tries of one export within a run before it ends FAILED. */
-const EXPORT_ATTEMPTS = 3;
+
+const fmt = (n: number) => n.toLocaleString('en-US');
 
 /** What a client sees of a run (spec 4.6). */
 export interface JobView {
@@ -50,30 +47,6 @@ export interface JobQueueOptions {
   now?: () => Date;
 }
 
-/** Why a running export was stopped. */
-class StopReason extends Error {
-  constructor(readonly kind: 'CANCELED' | 'TIMEDOUT' | 'SUPERSEDED') {
-    super(
-      kind === 'CANCELED'
-        ? 'canceled by the user'
-        : kind === 'TIMEDOUT'
-          ? 'time limit reached'
-          : 'another attempt took the run over',
-    );
-  }
-}
-
-/** A fresh attempt id: a safe blob key segment, unique across processes. */
-const newAttemptId = () => `a${randomBytes(8).toString('hex')}`;
-
-const fmt = (n: number) => n.toLocaleString('en-US');
-
-/** The progress line a client reads while a run is RUNNING. */
-export function progressMessage(p: ExportProgress): string {
-  if (p.phase === 'companies') return `finding companies within ${p.tiers} tiers: ${fmt(p.companies)} so far`;
-  return `tier ${p.tier} of ${p.tiers}: ${fmt(p.companies)} companies, ${fmt(p.rows)} relationships written`;
-}
-
 /**
  * Tier-view runs on Agenda. The run store keeps what clients poll; Agenda keeps
  * the queue and the locks, so a run whose worker died is taken up again once
@@ -81,12 +54,23 @@ export function progressMessage(p: ExportProgress): string {
  */
 export class JobQueue {
   readonly agenda: Agenda;
-  private readonly running = new Map<number, AbortController>();
+  private readonly tierview: TierViewJob;
   private readonly now: () => Date;
   private started = false;
 
   constructor(private readonly o: JobQueueOptions) {
     this.now = o.now ?? (() => new Date());
+    this.tierview = new TierViewJob({
+      runs: o.runs,
+      blobs: o.blobs,
+      tierview: o.tierview,
+      log: o.log,
+      concurrency: o.concurrency,
+      timeoutS: o.timeoutS,
+      lockS: o.lockS,
+      now: this.now,
+      notify: (run) => this.notify(run),
+    });
     this.agenda = new Agenda({
       backend: o.backend,
       processEvery: o.pollMs,
@@ -99,11 +83,11 @@ export class JobQueue {
       // A worker locks no more runs than it runs: a job locked while it waits for a
       // free slot would see its lock lapse after `lockS`, and be locked and started
       // a second time while the first start still waited or ran.
-      this.agenda.define(TIERVIEW_JOB, (job: Job<{ run_id: number }>) => this.perform(job), {
-        concurrency: o.concurrency,
-        lockLimit: o.concurrency,
-        lockLifetime: o.lockS * 1000,
-      });
+      this.agenda.define(
+        TIERVIEW_JOB,
+        (job: Job<unknown>) => this.tierview.perform(job),
+        this.tierview.defineOptions,
+      );
       this.agenda.define(CLEANUP_JOB, () => this.cleanup(), { concurrency: 1, lockLimit: 1 });
     }
   }
@@ -172,7 +156,7 @@ export class JobQueue {
       throw notFound('company', request.root_nodes);
     const run = await this.o.runs.create({ ...request }, this.now());
     try {
-      await this.agenda.now(TIERVIEW_JOB, { run_id: run.runId });
+      await this.agenda.now(TIERVIEW_JOB, TierViewJob.input(run.runId));
     } catch (e) {
       await this.o.runs.transition(
         run.runId,
@@ -221,7 +205,7 @@ export class JobQueue {
     }
     const flagged = await this.o.runs.transition(runId, ['RUNNING'], { cancelRequested: true }, now);
     // The worker holding the run may be this process (stop it now) or another (it polls the flag).
-    this.running.get(runId)?.abort(new StopReason('CANCELED'));
+    this.tierview.cancel(runId);
     return this.toView(flagged ?? (await this.o.runs.get(runId)) ?? run);
   }
 
@@ -258,229 +242,6 @@ export class JobQueue {
       }
     }
     return view;
-  }
-
-  /** How long a holder's heartbeat stays fresh: past it, the holder is taken for dead. */
-  private get staleMs(): number {
-    return this.o.lockS * 1000;
-  }
-
-  /**
-   * Makes this attempt the holder of the run: a PENDING run is claimed, a RUNNING
-   * one is taken over only when its holder's heartbeat is stale; both guarded by
-   * the attempt id read, so of two attempts racing at most one holds the run.
-   * Returns the claimed record, or the time to look again (the holder is alive,
-   * or another attempt won the race), or null when there is nothing to do.
-   */
-  private async claim(runId: number, attemptId: string): Promise<RunRecord | Date | null> {
-    const before = await this.o.runs.get(runId);
-    if (!before || (before.lifeCycleState !== 'PENDING' && before.lifeCycleState !== 'RUNNING')) return null;
-    const now = this.now();
-    if (before.lifeCycleState === 'RUNNING' && before.heartbeatAt) {
-      const freshUntil = before.heartbeatAt.getTime() + this.staleMs;
-      if (freshUntil > now.getTime()) return new Date(freshUntil + 1000);
-    }
-    const claimed = await this.o.runs.transition(
-      runId,
-      [before.lifeCycleState],
-      {
-        lifeCycleState: 'RUNNING',
-        startedAt: before.startedAt ?? now,
-        attempts: before.attempts + 1,
-        attemptId,
-        heartbeatAt: now,
-        stateMessage: before.attempts > 0 ? 'resuming after an interrupted attempt' : 'starting',
-      },
-      now,
-      { attemptId: before.attemptId },
-    );
-    if (!claimed) return new Date(now.getTime() + this.staleMs);
-    if (before.attemptId !== null) {
-      // The holder taken over can no longer commit; what it wrote is of no use.
-      await this.deleteFiles(exportKeys(runId, before.attemptId, before.request.output_multiple_tables));
-    }
-    return claimed;
-  }
-
-  private async deleteFiles(files: Record<string, string>): Promise<void> {
-    for (const key of Object.values(files)) await this.o.blobs.delete(key).catch(() => undefined);
-  }
-
-  private async perform(job: Job<{ run_id: number }>): Promise<void> {
-    const runId = job.attrs.data.run_id;
-    const attemptId = newAttemptId();
-    const log = this.o.log.child({ run_id: runId, attempt_id: attemptId });
-    const claimed = await this.claim(runId, attemptId);
-    if (claimed instanceof Date) {
-      // Another attempt holds the run. This start ends, but the job comes back then:
-      // were the holder to die, its run would otherwise never be taken up again.
-      log.info({ again_at: claimed.toISOString() }, 'run held by another attempt; checking again later');
-      job.attrs.nextRunAt = claimed;
-      return;
-    }
-    if (!claimed) return; // ended (canceled while it waited, or finished by another attempt)
-    const run = claimed;
-    const start = this.now();
-    // The lock was taken by the scan that found the job: renew it from now.
-    await job.touch().catch(() => undefined);
-    const request = run.request;
-    const guard = { attemptId };
-    const controller = new AbortController();
-    this.running.set(runId, controller);
-    if (run.cancelRequested) controller.abort(new StopReason('CANCELED'));
-    const elapsed = start.getTime() - (run.startedAt ?? start).getTime();
-    const timer = setTimeout(
-      () => controller.abort(new StopReason('TIMEDOUT')),
-      Math.max(0, this.o.timeoutS * 1000 - elapsed),
-    );
-    // Renews the lock and shows the run store this attempt is alive; learns of a
-    // cancel made through another process, or of a takeover by another attempt.
-    const heartbeat = setInterval(
-      () => {
-        job.touch().catch((e: unknown) => log.warn({ err: e }, 'could not renew the job lock'));
-        this.o.runs
-          .transition(runId, ['RUNNING'], { heartbeatAt: this.now() }, this.now(), guard)
-          .then((r) => {
-            if (!r) controller.abort(new StopReason('SUPERSEDED'));
-            else if (r.cancelRequested) controller.abort(new StopReason('CANCELED'));
-          })
-          .catch((e: unknown) => log.warn({ err: e }, 'could not record the heartbeat'));
-      },
-      Math.max(200, this.staleMs / 3),
-    );
-    let lastWrite = 0;
-    let pendingWrite: Promise<unknown> = Promise.resolve();
-    const onProgress = (p: ExportProgress) => {
-      const t = Date.now();
-      if (t - lastWrite < 1000) return;
-      lastWrite = t;
-      pendingWrite = this.o.runs
-        .transition(runId, ['RUNNING'], { stateMessage: progressMessage(p) }, this.now(), guard)
-        .catch(() => undefined);
-    };
-    let final: RunRecord | null = null;
-    try {
-      const result = await this.exportWithRetries(
-        runId,
-        attemptId,
-        request,
-        onProgress,
-        controller.signal,
-        log,
-      );
-      await pendingWrite;
-      // The commit: only the holding attempt's transition applies, so a SUCCESS
-      // points at the files of exactly one complete attempt.
-      final = await this.o.runs.transition(
-        runId,
-        ['RUNNING'],
-        {
-          lifeCycleState: 'TERMINATED',
-          resultState: 'SUCCESS',
-          stateMessage: '',
-          files: result.files,
-          endedAt: this.now(),
-        },
-        this.now(),
-        guard,
-      );
-      if (!final) {
-        await this.deleteFiles(result.files);
-        log.warn('export finished after another attempt took the run over; its files were dropped');
-      } else {
-        log.info(
-          {
-            rows: result.rows,
-            companies: result.companies,
-            bytes: result.bytes,
-            ms: Date.now() - start.getTime(),
-            direction: walkDirection(request.direction),
-          },
-          'tier view exported',
-        );
-      }
-    } catch (e) {
-      await pendingWrite;
-      const reason = controller.signal.reason as unknown;
-      const stop = reason instanceof StopReason ? reason : e instanceof StopReason ? e : null;
-      if (stop?.kind === 'SUPERSEDED') {
-        log.warn('another attempt took the run over; this one stopped');
-      } else if (stop) {
-        final = await this.o.runs.transition(
-          runId,
-          ['RUNNING'],
-          {
-            lifeCycleState: 'TERMINATED',
-            resultState: stop.kind,
-            userCancelledOrTimedout: true,
-            stateMessage:
-              stop.kind === 'CANCELED'
-                ? 'canceled by the user'
-                : `stopped after the time limit of ${this.o.timeoutS} s`,
-            endedAt: this.now(),
-          },
-          this.now(),
-          guard,
-        );
-      } else {
-        const known = e instanceof AppError;
-        if (!known) log.error({ err: e }, 'tier view export failed');
-        final = await this.o.runs.transition(
-          runId,
-          ['RUNNING'],
-          {
-            lifeCycleState: known ? 'TERMINATED' : 'INTERNAL_ERROR',
-            resultState: 'FAILED',
-            stateMessage: known ? e.message : 'internal error while exporting; the error was logged',
-            endedAt: this.now(),
-          },
-          this.now(),
-          guard,
-        );
-      }
-    } finally {
-      clearTimeout(timer);
-      clearInterval(heartbeat);
-      if (this.running.get(runId) === controller) this.running.delete(runId);
-    }
-    if (final) this.notify(final);
-  }
-
-  /**
-   * Runs the export, trying again (up to EXPORT_ATTEMPTS, with a growing pause)
-   * after an unexpected error such as the engine running short of memory under
-   * load; expected failures (unknown root) and stops are not retried.
-   */
-  private async exportWithRetries(
-    runId: number,
-    attemptId: string,
-    request: TierViewRequest,
-    onProgress: (p: ExportProgress) => void,
-    signal: AbortSignal,
-    log: Logger,
-  ): Promise<ExportResult> {
-    for (let attempt = 1; ; attempt++) {
-      try {
-        return await this.o.tierview.export(runId, attemptId, request, onProgress, signal);
-      } catch (e) {
-        if (attempt >= EXPORT_ATTEMPTS || e instanceof AppError || signal.aborted) throw e;
-        log.warn({ err: e, attempt }, 'tier view export failed; trying again');
-        await this.o.runs
-          .transition(
-            runId,
-            ['RUNNING'],
-            { stateMessage: `retrying after an error (attempt ${attempt + 1} of ${EXPORT_ATTEMPTS})` },
-            this.now(),
-            { attemptId },
-          )
-          .catch(() => undefined);
-        await new Promise<void>((resolve) => {
-          const t = setTimeout(resolve, 1000 * 4 ** (attempt - 1));
-          signal.addEventListener('abort', () => (clearTimeout(t), resolve()), { once: true });
-        });
-        signal.throwIfAborted();
-      }
-    }
   }
 
   /** Sends the completion callback, if the run asked for one, without holding the worker. */
