@@ -87,6 +87,8 @@ export async function startServer(config: Config, log: Logger): Promise<RunningS
       log: log.child({ module: 'jobs' }),
       worker: config.JOBS_WORKER,
       concurrency: config.JOBS_CONCURRENCY,
+      maxActivePerKey: config.JOBS_MAX_QUEUED_PER_KEY,
+      limits,
       timeoutS: config.JOB_TIMEOUT_S,
       lockS: config.JOB_LOCK_S,
       pollMs: config.JOBS_POLL_MS,

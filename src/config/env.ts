@@ -133,6 +133,8 @@ const schema = z.object({
    * and another worker, or the same one after a restart, takes the job up again.
    */
   JOB_LOCK_S: intIn(2, 3600).default(60),
+  /** Most runs one API key may have pending or running at once; beyond it a start is refused (429 TOO_MANY_RUNS). */
+  JOBS_MAX_QUEUED_PER_KEY: intIn(1, 10_000).default(20),
   /** How often idle workers look for queued jobs, in milliseconds. */
   JOBS_POLL_MS: intIn(50, 60_000).default(1000),
   /** Largest `num_tiers` accepted. */

@@ -1,19 +1,36 @@
 import { Agenda } from 'agenda';
+import { z } from 'zod';
 import type { AgendaBackend, Job } from 'agenda';
 import type { BlobStore } from '../blobs/blob-store';
 import { AppError, badRequest, notFound } from '../domain/errors';
+import { check, pageSchema } from '../domain/params';
+import type { Limits } from '../domain/params';
 import type { TierViewRequest } from '../domain/tierview';
 import type { Logger } from '../logger';
 import type { TierViewService } from '../services/tierview.service';
 import type { GraphStore } from '../store/graph-store';
 import type { CallbackSender, HostRule } from './callbacks';
 import { checkCallbackUrl } from './callbacks';
+import { RunQuotaExceeded } from './run-store';
 import type { LifeCycleState, RunRecord, RunStore } from './run-store';
 import { TIERVIEW_JOB, TierViewJob } from './tierview.job';
 
 const CLEANUP_JOB = 'exports-cleanup';
 
 const fmt = (n: number) => n.toLocaleString('en-US');
+
+/**
+ * Who asks: the id of the API key of the request (its runs only), or undefined
+ * for the process itself (tests, tools), which sees every run. Runs stored before
+ * runs had owners have none and are seen by no key.
+ */
+export type Caller = string | null | undefined;
+
+/** A page of the caller's runs, newest first. */
+export interface JobPage {
+  results: JobView[];
+  has_more: boolean;
+}
 
 /** What a client sees of a run (spec 4.6). */
 export interface JobView {
@@ -34,6 +51,10 @@ export interface JobQueueOptions {
   blobs: BlobStore;
   tierview: TierViewService;
   log: Logger;
+  /** Most runs one key may have PENDING or RUNNING; unset: no bound. */
+  maxActivePerKey?: number;
+  /** Bounds of `limit` and `offset` in run lists. */
+  limits?: Limits;
   /** Run jobs in this process (false: only queue them). */
   worker: boolean;
   concurrency: number;
@@ -58,8 +79,12 @@ export class JobQueue {
   private readonly now: () => Date;
   private started = false;
 
+  private readonly pageSchema;
+
   constructor(private readonly o: JobQueueOptions) {
     this.now = o.now ?? (() => new Date());
+    const page = pageSchema(o.limits ?? { maxPageSize: 100, maxOffset: 10_000 });
+    this.pageSchema = z.object({ limit: page.limit.default(10), offset: page.offset.default(0) });
     this.tierview = new TierViewJob({
       runs: o.runs,
       blobs: o.blobs,
@@ -141,7 +166,7 @@ export class JobQueue {
    * Queues a run of a request that parseTierViewRequest has accepted, once its root
    * exists and its callback host is allowed; the id is durable and never reused.
    */
-  async submit(request: TierViewRequest): Promise<RunRecord> {
+  async submit(request: TierViewRequest, caller: Caller = undefined): Promise<RunRecord> {
     if (request.callback_url !== null) {
       const check = checkCallbackUrl(request.callback_url, this.o.callbacks.rules, {
         allowHttp: this.o.callbacks.allowHttp,
@@ -154,7 +179,25 @@ export class JobQueue {
     }
     if (!(await this.o.store.companyExists(request.root_nodes)))
       throw notFound('company', request.root_nodes);
-    const run = await this.o.runs.create({ ...request }, this.now());
+    const owner = caller ?? null;
+    let run: RunRecord;
+    try {
+      run = await this.o.runs.create(request, this.now(), {
+        ownerKeyId: owner,
+        ...(caller !== undefined && this.o.maxActivePerKey !== undefined
+          ? { maxActive: this.o.maxActivePerKey }
+          : {}),
+      });
+    } catch (e) {
+      if (e instanceof RunQuotaExceeded) {
+        throw new AppError(
+          'TOO_MANY_RUNS',
+          `This API key already has ${e.maxActive} runs pending or running, the most allowed at once ` +
+            '(JOBS_MAX_QUEUED_PER_KEY); wait for one to end or cancel one.',
+        );
+      }
+      throw e;
+    }
     try {
       await this.agenda.now(TIERVIEW_JOB, TierViewJob.input(run.runId));
     } catch (e) {
@@ -174,18 +217,39 @@ export class JobQueue {
     return run;
   }
 
-  /** The run as clients see it; download links are signed afresh on every call. */
-  async view(runId: number): Promise<JobView> {
+  /** The run if the caller may see it: another key's run is answered as unknown (404), not forbidden. */
+  private async visible(runId: number, caller: Caller): Promise<RunRecord> {
     const run = await this.o.runs.get(runId);
-    if (!run) throw notFound('run', String(runId));
-    return this.toView(run);
+    if (!run || (caller !== undefined && (run.ownerKeyId === null || run.ownerKeyId !== caller))) {
+      throw notFound('run', String(runId));
+    }
+    return run;
+  }
+
+  /** The run as clients see it; download links are signed afresh on every call. */
+  async view(runId: number, caller: Caller = undefined): Promise<JobView> {
+    return this.toView(await this.visible(runId, caller));
+  }
+
+  /** The caller's runs, newest first. */
+  async list(
+    caller: string | null,
+    page: { limit?: number | null; offset?: number | null },
+  ): Promise<JobPage> {
+    const { limit, offset } = check(this.pageSchema, {
+      limit: page.limit ?? undefined,
+      offset: page.offset ?? undefined,
+    });
+    if (caller === null) return { results: [], has_more: false };
+    const runs = await this.o.runs.listByOwner(caller, limit + 1, offset);
+    const results = await Promise.all(runs.slice(0, limit).map((r) => this.toView(r)));
+    return { results, has_more: runs.length > limit };
   }
 
   /** Cancels a pending or running run; a finished run is left as it is. */
-  async cancel(runId: number): Promise<JobView> {
+  async cancel(runId: number, caller: Caller = undefined): Promise<JobView> {
     const now = this.now();
-    const run = await this.o.runs.get(runId);
-    if (!run) throw notFound('run', String(runId));
+    const run = await this.visible(runId, caller);
     const canceled = await this.o.runs.transition(
       runId,
       ['PENDING'],
