@@ -68,6 +68,7 @@ export async function startServer(config: Config, log: Logger): Promise<RunningS
       () => config.PUBLIC_URL ?? `http://localhost:${listeningPort}`,
       config.DOWNLOAD_SECRET,
     );
+    if (config.BLOB_STORE === 'local') local.limitBytes(config.EXPORT_MAX_BYTES ?? local.defaultBudget());
     const blobs: BlobStore =
       config.BLOB_STORE === 'gcs'
         ? new GcsBlobStore({

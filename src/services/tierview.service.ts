@@ -41,6 +41,8 @@ class CsvFile {
   private readonly out = new PassThrough({ highWaterMark: 1 << 20 });
   private readonly stringifier;
   readonly done: Promise<{ key: string; bytes: number }>;
+  /** Rejects as soon as the store stops taking the file (a full disk budget, an I/O error). */
+  private readonly failed: Promise<never>;
   rows = 0;
 
   constructor(blobs: BlobStore, key: string, columns: readonly string[]) {
@@ -52,13 +54,18 @@ class CsvFile {
     this.done = blobs.put(key, this.out, 'text/csv; charset=utf-8');
     // The writer may stop early; the rejection is awaited in finish() or abort().
     this.done.catch(() => undefined);
+    this.failed = this.done.then(() => new Promise<never>(() => undefined));
+    this.failed.catch(() => undefined);
     this.out.write(this.stringifier.getHeaderString());
   }
 
   async write(records: CsvRecord[]): Promise<void> {
     if (records.length === 0) return;
     this.rows += records.length;
-    if (!this.out.write(this.stringifier.stringifyRecords(records))) await once(this.out, 'drain');
+    // A store that failed never drains: its error ends the wait instead.
+    if (!this.out.write(this.stringifier.stringifyRecords(records))) {
+      await Promise.race([once(this.out, 'drain'), this.failed]);
+    }
   }
 
   async finish(): Promise<{ key: string; bytes: number }> {

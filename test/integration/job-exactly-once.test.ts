@@ -194,4 +194,27 @@ describe('exports take effect exactly once', () => {
       fs.rmSync(crashDir, { recursive: true, force: true });
     }
   }, 120_000);
+  it('a run whose files would pass EXPORT_MAX_BYTES ends FAILED with a clear message and leaves no file', async () => {
+    const budgetDir = tempDir('exactly-once-budget');
+    const { queue, backend, blobs } = makeQueue(budgetDir, store, (b) => new TierViewService(store, b));
+    // Room for the header and a row or two, not for the whole file: the write is stopped part-way.
+    blobs.limitBytes(700);
+    await queue.start();
+    try {
+      const run = await queue.submit(request);
+      const end = await untilEnded(queue, run.runId);
+      expect(end.state).toMatchObject({ life_cycle_state: 'TERMINATED', result_state: 'FAILED' });
+      expect(end.state.state_message).toContain('EXPORT_MAX_BYTES');
+      const left = fs.readdirSync(path.join(blobs.root, 'runs'), { recursive: true });
+      expect(left.filter((f) => /\.(csv|partial)$/.test(String(f)))).toEqual([]);
+      // The budget came back: with room again, the same request succeeds.
+      blobs.limitBytes(1_000_000);
+      const again = await untilEnded(queue, (await queue.submit(request)).runId);
+      expect(again.state.result_state).toBe('SUCCESS');
+    } finally {
+      await queue.close();
+      await backend.close();
+      fs.rmSync(budgetDir, { recursive: true, force: true });
+    }
+  }, 60_000);
 });

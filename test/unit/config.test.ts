@@ -38,4 +38,21 @@ describe('loadConfig', () => {
     const fields = (error as ConfigError).issues.map((i) => i.split(':')[0]);
     expect(fields.sort()).toEqual(['API_KEYS', 'API_KEY_HEADER', 'LOG_LEVEL', 'PORT', 'STORE']);
   });
+
+  it('bounds queued runs per key and the export disk budget', () => {
+    const c = loadConfig({});
+    expect(c.JOBS_MAX_QUEUED_PER_KEY).toBe(20);
+    expect(c.EXPORT_MAX_BYTES).toBeUndefined();
+    expect(loadConfig({ EXPORT_MAX_BYTES: '5000000000', JOBS_MAX_QUEUED_PER_KEY: '3' })).toMatchObject({
+      EXPORT_MAX_BYTES: 5_000_000_000,
+      JOBS_MAX_QUEUED_PER_KEY: 3,
+    });
+    for (const bad of [
+      { EXPORT_MAX_BYTES: '10' },
+      { EXPORT_MAX_BYTES: 'lots' },
+      { JOBS_MAX_QUEUED_PER_KEY: '0' },
+    ]) {
+      expect(() => loadConfig(bad)).toThrow(ConfigError);
+    }
+  });
 });
