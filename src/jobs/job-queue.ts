@@ -263,7 +263,8 @@ export class JobQueue {
       now,
     );
     if (canceled) {
-      await this.agenda.cancel({ name: TIERVIEW_JOB, data: { run_id: runId } }).catch(() => 0);
+      // The queued job stays: removing it could pull it from under a worker that
+      // has just locked it (an error there); started, it finds the run ended and stops.
       this.notify(canceled);
       return this.toView(canceled);
     }
