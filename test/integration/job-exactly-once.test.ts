@@ -217,4 +217,49 @@ describe('exports take effect exactly once', () => {
       fs.rmSync(budgetDir, { recursive: true, force: true });
     }
   }, 60_000);
+  it('a start of a run whose holder is alive backs off; once the holder is silent it takes over', async () => {
+    const holdDir = tempDir('exactly-once-hold');
+    let exporter: CountingExport | undefined;
+    const { queue, backend, blobs } = makeQueue(
+      holdDir,
+      store,
+      (b) => (exporter = new CountingExport(store, b, 0)),
+      { concurrency: 2, lockS: 1, pollMs: 100 },
+    );
+    try {
+      // Another process holds the run, with a fresh heartbeat, before this worker starts.
+      await backend.runs.open();
+      const run = await queue.submit(request);
+      const held = await backend.runs.transition(
+        run.runId,
+        ['PENDING'],
+        { lifeCycleState: 'RUNNING', attemptId: 'elsewhere', heartbeatAt: new Date(), attempts: 1 },
+        new Date(),
+      );
+      expect(held?.attemptId).toBe('elsewhere');
+      const keepAlive = setInterval(() => {
+        void backend.runs.transition(run.runId, ['RUNNING'], { heartbeatAt: new Date() }, new Date(), {
+          attemptId: 'elsewhere',
+        });
+      }, 200);
+      await queue.start();
+      await new Promise((r) => setTimeout(r, 2500));
+      expect(exporter!.calls.get(run.runId)).toBeUndefined();
+      expect((await backend.runs.get(run.runId))?.attemptId).toBe('elsewhere');
+      // The holder falls silent (it died): its heartbeat goes stale and this worker takes the run over.
+      clearInterval(keepAlive);
+      const end = await untilEnded(queue, run.runId);
+      expect(end.state.result_state).toBe('SUCCESS');
+      expect(exporter!.calls.get(run.runId)).toBe(1);
+      const after = await backend.runs.get(run.runId);
+      expect(after?.attempts).toBe(2);
+      expect(after?.attemptId).not.toBe('elsewhere');
+      expect(Object.values(after!.files!).every((k) => k.includes(`/${after!.attemptId}/`))).toBe(true);
+      expect(download(blobs, end).tierview_file).toContain('boeing');
+    } finally {
+      await queue.close();
+      await backend.close();
+      fs.rmSync(holdDir, { recursive: true, force: true });
+    }
+  }, 60_000);
 });
