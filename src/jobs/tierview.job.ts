@@ -168,6 +168,8 @@ export class TierViewJob {
     }
     if (!claimed) return; // ended (canceled while it waited, or finished by another attempt)
     const run = claimed;
+    // One line per attempt: a run started more than once shows as several.
+    log.info({ attempt: run.attempts }, 'tier view attempt started');
     const start = this.now();
     // The lock was taken by the scan that found the job: renew it from now.
     await job.touch().catch(() => undefined);
