@@ -75,6 +75,7 @@ export async function startServer(config: Config, log: Logger): Promise<RunningS
       () => config.PUBLIC_URL ?? `http://localhost:${listeningPort}`,
       config.DOWNLOAD_SECRET,
     );
+    if (config.BLOB_STORE === 'local') local.limitBytes(config.EXPORT_MAX_BYTES ?? local.defaultBudget());
     const blobs: BlobStore =
       config.BLOB_STORE === 'gcs'
         ? new GcsBlobStore({
@@ -94,6 +95,8 @@ export async function startServer(config: Config, log: Logger): Promise<RunningS
       log: log.child({ module: 'jobs' }),
       worker: config.JOBS_WORKER,
       concurrency: config.JOBS_CONCURRENCY,
+      maxActivePerKey: config.JOBS_MAX_QUEUED_PER_KEY,
+      limits,
       timeoutS: config.JOB_TIMEOUT_S,
       lockS: config.JOB_LOCK_S,
       pollMs: config.JOBS_POLL_MS,

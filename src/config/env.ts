@@ -133,6 +133,14 @@ const schema = z.object({
    * and another worker, or the same one after a restart, takes the job up again.
    */
   JOB_LOCK_S: intIn(2, 3600).default(60),
+  /** Most runs one API key may have pending or running at once; beyond it a start is refused (429 TOO_MANY_RUNS). */
+  JOBS_MAX_QUEUED_PER_KEY: intIn(1, 10_000).default(20),
+  /**
+   * Bytes that export files may take in all; a run that would pass it ends FAILED.
+   * Unset: with BLOB_STORE=local, a quarter of the space free on the export volume
+   * at start-up; with gcs, no bound.
+   */
+  EXPORT_MAX_BYTES: z.coerce.number().int().min(1_000_000).max(Number.MAX_SAFE_INTEGER).optional(),
   /** How often idle workers look for queued jobs, in milliseconds. */
   JOBS_POLL_MS: intIn(50, 60_000).default(1000),
   /** Largest `num_tiers` accepted. */

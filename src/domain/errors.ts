@@ -13,6 +13,7 @@ export const ERROR_CODES = {
   UNSUPPORTED_MEDIA_TYPE: { status: 415, title: 'Unsupported media type' },
   QUERY_TOO_COMPLEX: { status: 400, title: 'Query too complex' },
   RATE_LIMITED: { status: 429, title: 'Too many requests' },
+  TOO_MANY_RUNS: { status: 429, title: 'Too many runs pending or running' },
   INTERNAL: { status: 500, title: 'Internal error' },
   UNAVAILABLE: { status: 503, title: 'Service unavailable' },
 } as const;

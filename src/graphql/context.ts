@@ -11,16 +11,19 @@ export interface Services {
   jobs: JobQueue;
 }
 
-/** Per-request state: the services and a cache so one profile is loaded once per request. */
+/** Per-request state: the services, the caller, and a cache so one profile is loaded once per request. */
 export interface GraphQLContext {
   services: Services;
+  /** Id of the API key of the request (never the key): the owner of the runs it starts and sees. */
+  keyId: string | null;
   profile(vid: string): Promise<CompanyProfile>;
 }
 
-export function createContext(services: Services): GraphQLContext {
+export function createContext(services: Services, keyId: string | null = null): GraphQLContext {
   const profiles = new Map<string, Promise<CompanyProfile>>();
   return {
     services,
+    keyId,
     profile(vid) {
       let p = profiles.get(vid);
       if (!p) {

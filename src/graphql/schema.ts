@@ -7,7 +7,7 @@ import { CompanyFields, CompanySummaryFields, EdgeFields } from './resolvers/com
 import { companies } from './resolvers/query.companies';
 import { company } from './resolvers/query.company';
 import { edge } from './resolvers/query.edge';
-import { job } from './resolvers/query.job';
+import { job, jobs } from './resolvers/query.job';
 import { cancelJob, startTierView } from './resolvers/mutation.tierview';
 import { cluster_customers, cluster_suppliers, customers, suppliers } from './resolvers/query.relationships';
 import { DateScalar, DateTimeScalar } from './scalars';
@@ -34,7 +34,17 @@ export function buildSchema(): GraphQLSchema {
     resolvers: {
       Date: DateScalar,
       DateTime: DateTimeScalar,
-      Query: { companies, company, edge, suppliers, customers, cluster_suppliers, cluster_customers, job },
+      Query: {
+        companies,
+        company,
+        edge,
+        suppliers,
+        customers,
+        cluster_suppliers,
+        cluster_customers,
+        job,
+        jobs,
+      },
       Mutation: { startTierView, cancelJob },
       Company: CompanyFields,
       CompanySummary: CompanySummaryFields,

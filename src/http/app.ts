@@ -115,7 +115,12 @@ export async function buildApp(o: AppOptions): Promise<BuiltApp> {
   const deps: RestDeps = {
     run: async (document, variables, req: Request) => {
       try {
-        return await runOperation(o.schema, document, variables, createContext(o.services));
+        return await runOperation(
+          o.schema,
+          document,
+          variables,
+          createContext(o.services, req.keyId ?? null),
+        );
       } catch (e) {
         throw isAppError(e) ? restFieldNames(e, req) : e;
       }
@@ -152,7 +157,9 @@ export async function buildApp(o: AppOptions): Promise<BuiltApp> {
     auth,
     limiter,
     express.json({ limit: '256kb' }),
-    expressMiddleware(apollo, { context: () => Promise.resolve(createContext(o.services)) }),
+    expressMiddleware(apollo, {
+      context: ({ req }) => Promise.resolve(createContext(o.services, req.keyId ?? null)),
+    }),
   );
 
   app.use((req, res) => {

@@ -1,22 +1,38 @@
 import { Agenda } from 'agenda';
+import { z } from 'zod';
 import type { AgendaBackend, Job } from 'agenda';
 import type { BlobStore } from '../blobs/blob-store';
 import { AppError, badRequest, notFound } from '../domain/errors';
+import { check, pageSchema } from '../domain/params';
+import type { Limits } from '../domain/params';
 import type { TierViewRequest } from '../domain/tierview';
-import { walkDirection } from '../domain/tierview';
 import type { Logger } from '../logger';
-import type { ExportProgress, ExportResult, TierViewService } from '../services/tierview.service';
+import type { TierViewService } from '../services/tierview.service';
 import type { GraphStore } from '../store/graph-store';
 import type { HostRule } from '../domain/callback-hosts';
 import { checkCallbackUrl } from '../domain/callback-hosts';
 import { CALLBACK_CONCURRENCY, CallbackJob } from './callback.job';
 import type { CallbackSender } from './callbacks';
+import { RunQuotaExceeded } from './run-store';
 import type { LifeCycleState, RunRecord, RunStore } from './run-store';
+import { TIERVIEW_JOB, TierViewJob } from './tierview.job';
 
-export const TIERVIEW_JOB = 'tierview';
 const CLEANUP_JOB = 'exports-cleanup';
-/** Tries of one export within a run before it ends FAILED. */
-const EXPORT_ATTEMPTS = 3;
+
+const fmt = (n: number) => n.toLocaleString('en-US');
+
+/**
+ * Who asks: the id of the API key of the request (its runs only), or undefined
+ * for the process itself (tests, tools), which sees every run. Runs stored before
+ * runs had owners have none and are seen by no key.
+ */
+export type Caller = string | null | undefined;
+
+/** A page of the caller's runs, newest first. */
+export interface JobPage {
+  results: JobView[];
+  has_more: boolean;
+}
 
 /** What a client sees of a run (spec 4.6). */
 export interface JobView {
@@ -37,6 +53,10 @@ export interface JobQueueOptions {
   blobs: BlobStore;
   tierview: TierViewService;
   log: Logger;
+  /** Most runs one key may have PENDING or RUNNING; unset: no bound. */
+  maxActivePerKey?: number;
+  /** Bounds of `limit` and `offset` in run lists. */
+  limits?: Limits;
   /** Run jobs in this process (false: only queue them). */
   worker: boolean;
   concurrency: number;
@@ -50,21 +70,6 @@ export interface JobQueueOptions {
   now?: () => Date;
 }
 
-/** Why a running export was stopped. */
-class StopReason extends Error {
-  constructor(readonly kind: 'CANCELED' | 'TIMEDOUT') {
-    super(kind === 'CANCELED' ? 'canceled by the user' : 'time limit reached');
-  }
-}
-
-const fmt = (n: number) => n.toLocaleString('en-US');
-
-/** The progress line a client reads while a run is RUNNING. */
-export function progressMessage(p: ExportProgress): string {
-  if (p.phase === 'companies') return `finding companies within ${p.tiers} tiers: ${fmt(p.companies)} so far`;
-  return `tier ${p.tier} of ${p.tiers}: ${fmt(p.companies)} companies, ${fmt(p.rows)} relationships written`;
-}
-
 /**
  * Tier-view runs on Agenda. The run store keeps what clients poll; Agenda keeps
  * the queue and the locks, so a run whose worker died is taken up again once
@@ -72,13 +77,28 @@ export function progressMessage(p: ExportProgress): string {
  */
 export class JobQueue {
   readonly agenda: Agenda;
-  private readonly running = new Map<number, AbortController>();
+  private readonly tierview: TierViewJob;
   private readonly now: () => Date;
   private readonly callbackJob: CallbackJob;
   private started = false;
 
+  private readonly pageSchema;
+
   constructor(private readonly o: JobQueueOptions) {
     this.now = o.now ?? (() => new Date());
+    const page = pageSchema(o.limits ?? { maxPageSize: 100, maxOffset: 10_000 });
+    this.pageSchema = z.object({ limit: page.limit.default(10), offset: page.offset.default(0) });
+    this.tierview = new TierViewJob({
+      runs: o.runs,
+      blobs: o.blobs,
+      tierview: o.tierview,
+      log: o.log,
+      concurrency: o.concurrency,
+      timeoutS: o.timeoutS,
+      lockS: o.lockS,
+      now: this.now,
+      notify: (run) => this.notify(run),
+    });
     this.agenda = new Agenda({
       backend: o.backend,
       processEvery: o.pollMs,
@@ -89,11 +109,15 @@ export class JobQueue {
     });
     this.agenda.on('error', (e: unknown) => o.log.error({ err: e }, 'job queue error'));
     if (o.worker) {
-      this.agenda.define(TIERVIEW_JOB, (job: Job<{ run_id: number }>) => this.perform(job), {
-        concurrency: o.concurrency,
-        lockLifetime: o.lockS * 1000,
-      });
-      this.agenda.define(CLEANUP_JOB, () => this.cleanup(), { concurrency: 1 });
+      // A worker locks no more runs than it runs: a job locked while it waits for a
+      // free slot would see its lock lapse after `lockS`, and be locked and started
+      // a second time while the first start still waited or ran.
+      this.agenda.define(
+        TIERVIEW_JOB,
+        (job: Job<unknown>) => this.tierview.perform(job),
+        this.tierview.defineOptions,
+      );
+      this.agenda.define(CLEANUP_JOB, () => this.cleanup(), { concurrency: 1, lockLimit: 1 });
     }
     this.callbackJob = new CallbackJob({
       ...o.callbacks,
@@ -109,6 +133,10 @@ export class JobQueue {
   async start(): Promise<void> {
     await this.o.runs.open();
     if (this.o.worker) {
+      // Every job type gets its own slots, so a locked job never waits for a slot
+      // held by another type (its lock would lapse meanwhile).
+      const slots = Object.values(this.agenda.definitions).reduce((n, d) => n + (d.concurrency || 1), 0);
+      this.agenda.maxConcurrency(Math.max(slots, this.o.concurrency));
       await this.agenda.start();
       await this.agenda.every('10 minutes', CLEANUP_JOB);
     } else {
@@ -151,7 +179,7 @@ export class JobQueue {
    * Queues a run of a request that parseTierViewRequest has accepted, once its root
    * exists and its callback host is allowed; the id is durable and never reused.
    */
-  async submit(request: TierViewRequest): Promise<RunRecord> {
+  async submit(request: TierViewRequest, caller: Caller = undefined): Promise<RunRecord> {
     if (request.callback_url !== null) {
       const check = checkCallbackUrl(request.callback_url, this.o.callbacks.rules, {
         allowHttp: this.o.callbacks.allowHttp,
@@ -164,9 +192,27 @@ export class JobQueue {
     }
     if (!(await this.o.store.companyExists(request.root_nodes)))
       throw notFound('company', request.root_nodes);
-    const run = await this.o.runs.create({ ...request }, this.now());
+    const owner = caller ?? null;
+    let run: RunRecord;
     try {
-      await this.agenda.now(TIERVIEW_JOB, { run_id: run.runId });
+      run = await this.o.runs.create(request, this.now(), {
+        ownerKeyId: owner,
+        ...(caller !== undefined && this.o.maxActivePerKey !== undefined
+          ? { maxActive: this.o.maxActivePerKey }
+          : {}),
+      });
+    } catch (e) {
+      if (e instanceof RunQuotaExceeded) {
+        throw new AppError(
+          'TOO_MANY_RUNS',
+          `This API key already has ${e.maxActive} runs pending or running, the most allowed at once ` +
+            '(JOBS_MAX_QUEUED_PER_KEY); wait for one to end or cancel one.',
+        );
+      }
+      throw e;
+    }
+    try {
+      await this.agenda.now(TIERVIEW_JOB, TierViewJob.input(run.runId));
     } catch (e) {
       await this.o.runs.transition(
         run.runId,
@@ -184,18 +230,39 @@ export class JobQueue {
     return run;
   }
 
-  /** The run as clients see it; download links are signed afresh on every call. */
-  async view(runId: number): Promise<JobView> {
+  /** The run if the caller may see it: another key's run is answered as unknown (404), not forbidden. */
+  private async visible(runId: number, caller: Caller): Promise<RunRecord> {
     const run = await this.o.runs.get(runId);
-    if (!run) throw notFound('run', String(runId));
-    return this.toView(run);
+    if (!run || (caller !== undefined && (run.ownerKeyId === null || run.ownerKeyId !== caller))) {
+      throw notFound('run', String(runId));
+    }
+    return run;
+  }
+
+  /** The run as clients see it; download links are signed afresh on every call. */
+  async view(runId: number, caller: Caller = undefined): Promise<JobView> {
+    return this.toView(await this.visible(runId, caller));
+  }
+
+  /** The caller's runs, newest first. */
+  async list(
+    caller: string | null,
+    page: { limit?: number | null; offset?: number | null },
+  ): Promise<JobPage> {
+    const { limit, offset } = check(this.pageSchema, {
+      limit: page.limit ?? undefined,
+      offset: page.offset ?? undefined,
+    });
+    if (caller === null) return { results: [], has_more: false };
+    const runs = await this.o.runs.listByOwner(caller, limit + 1, offset);
+    const results = await Promise.all(runs.slice(0, limit).map((r) => this.toView(r)));
+    return { results, has_more: runs.length > limit };
   }
 
   /** Cancels a pending or running run; a finished run is left as it is. */
-  async cancel(runId: number): Promise<JobView> {
+  async cancel(runId: number, caller: Caller = undefined): Promise<JobView> {
     const now = this.now();
-    const run = await this.o.runs.get(runId);
-    if (!run) throw notFound('run', String(runId));
+    const run = await this.visible(runId, caller);
     const canceled = await this.o.runs.transition(
       runId,
       ['PENDING'],
@@ -209,13 +276,14 @@ export class JobQueue {
       now,
     );
     if (canceled) {
-      await this.agenda.cancel({ name: TIERVIEW_JOB, data: { run_id: runId } }).catch(() => 0);
+      // The queued job stays: removing it could pull it from under a worker that
+      // has just locked it (an error there); started, it finds the run ended and stops.
       await this.notify(canceled);
       return this.toView(canceled);
     }
     const flagged = await this.o.runs.transition(runId, ['RUNNING'], { cancelRequested: true }, now);
     // The worker holding the run may be this process (stop it now) or another (it polls the flag).
-    this.running.get(runId)?.abort(new StopReason('CANCELED'));
+    this.tierview.cancel(runId);
     return this.toView(flagged ?? (await this.o.runs.get(runId)) ?? run);
   }
 
@@ -254,166 +322,9 @@ export class JobQueue {
     return view;
   }
 
-  private async perform(job: Job<{ run_id: number }>): Promise<void> {
-    const runId = job.attrs.data.run_id;
-    const log = this.o.log.child({ run_id: runId });
-    const before = await this.o.runs.get(runId);
-    if (!before) return;
-    const start = this.now();
-    const run = await this.o.runs.transition(
-      runId,
-      ['PENDING', 'RUNNING'],
-      {
-        lifeCycleState: 'RUNNING',
-        startedAt: before.startedAt ?? start,
-        attempts: before.attempts + 1,
-        stateMessage: before.attempts > 0 ? 'resuming after an interrupted attempt' : 'starting',
-      },
-      start,
-    );
-    if (!run) return; // canceled while it waited
-    const request = run.request as unknown as TierViewRequest;
-    const controller = new AbortController();
-    this.running.set(runId, controller);
-    if (run.cancelRequested) controller.abort(new StopReason('CANCELED'));
-    const elapsed = start.getTime() - (run.startedAt ?? start).getTime();
-    const timer = setTimeout(
-      () => controller.abort(new StopReason('TIMEDOUT')),
-      Math.max(0, this.o.timeoutS * 1000 - elapsed),
-    );
-    // Renew the lock and look for a cancel made through another process.
-    const heartbeat = setInterval(
-      () => {
-        job.touch().catch((e: unknown) => log.warn({ err: e }, 'could not renew the job lock'));
-        this.o.runs
-          .get(runId)
-          .then((r) => {
-            if (r?.cancelRequested) controller.abort(new StopReason('CANCELED'));
-          })
-          .catch(() => undefined);
-      },
-      Math.max(200, (this.o.lockS * 1000) / 3),
-    );
-    let lastWrite = 0;
-    let pendingWrite: Promise<unknown> = Promise.resolve();
-    const onProgress = (p: ExportProgress) => {
-      const t = Date.now();
-      if (t - lastWrite < 1000) return;
-      lastWrite = t;
-      pendingWrite = this.o.runs
-        .transition(runId, ['RUNNING'], { stateMessage: progressMessage(p) }, this.now())
-        .catch(() => undefined);
-    };
-    let final: RunRecord | null = null;
-    try {
-      const result = await this.exportWithRetries(runId, request, onProgress, controller.signal, log);
-      await pendingWrite;
-      final = await this.o.runs.transition(
-        runId,
-        ['RUNNING'],
-        {
-          lifeCycleState: 'TERMINATED',
-          resultState: 'SUCCESS',
-          stateMessage: '',
-          files: result.files,
-          endedAt: this.now(),
-        },
-        this.now(),
-      );
-      if (!final) {
-        for (const key of Object.values(result.files)) await this.o.blobs.delete(key).catch(() => undefined);
-      }
-      log.info(
-        {
-          rows: result.rows,
-          companies: result.companies,
-          bytes: result.bytes,
-          ms: Date.now() - start.getTime(),
-          direction: walkDirection(request.direction),
-        },
-        'tier view exported',
-      );
-    } catch (e) {
-      await pendingWrite;
-      const reason = controller.signal.reason as unknown;
-      const stop = reason instanceof StopReason ? reason : e instanceof StopReason ? e : null;
-      if (stop) {
-        final = await this.o.runs.transition(
-          runId,
-          ['RUNNING'],
-          {
-            lifeCycleState: 'TERMINATED',
-            resultState: stop.kind,
-            userCancelledOrTimedout: true,
-            stateMessage:
-              stop.kind === 'CANCELED'
-                ? 'canceled by the user'
-                : `stopped after the time limit of ${this.o.timeoutS} s`,
-            endedAt: this.now(),
-          },
-          this.now(),
-        );
-      } else {
-        const known = e instanceof AppError;
-        if (!known) log.error({ err: e }, 'tier view export failed');
-        final = await this.o.runs.transition(
-          runId,
-          ['RUNNING'],
-          {
-            lifeCycleState: known ? 'TERMINATED' : 'INTERNAL_ERROR',
-            resultState: 'FAILED',
-            stateMessage: known ? e.message : 'internal error while exporting; the error was logged',
-            endedAt: this.now(),
-          },
-          this.now(),
-        );
-      }
-    } finally {
-      clearTimeout(timer);
-      clearInterval(heartbeat);
-      this.running.delete(runId);
-    }
-    if (final) await this.notify(final);
-  }
-
-  /**
-   * Runs the export, trying again (up to EXPORT_ATTEMPTS, with a growing pause)
-   * after an unexpected error such as the engine running short of memory under
-   * load; expected failures (unknown root) and stops are not retried.
-   */
-  private async exportWithRetries(
-    runId: number,
-    request: TierViewRequest,
-    onProgress: (p: ExportProgress) => void,
-    signal: AbortSignal,
-    log: Logger,
-  ): Promise<ExportResult> {
-    for (let attempt = 1; ; attempt++) {
-      try {
-        return await this.o.tierview.export(runId, request, onProgress, signal);
-      } catch (e) {
-        if (attempt >= EXPORT_ATTEMPTS || e instanceof AppError || signal.aborted) throw e;
-        log.warn({ err: e, attempt }, 'tier view export failed; trying again');
-        await this.o.runs
-          .transition(
-            runId,
-            ['RUNNING'],
-            { stateMessage: `retrying after an error (attempt ${attempt + 1} of ${EXPORT_ATTEMPTS})` },
-            this.now(),
-          )
-          .catch(() => undefined);
-        await new Promise<void>((resolve) => {
-          const t = setTimeout(resolve, 1000 * 4 ** (attempt - 1));
-          signal.addEventListener('abort', () => (clearTimeout(t), resolve()), { once: true });
-        });
-        signal.throwIfAborted();
-      }
-    }
-  }
-
   /** Queues the completion callback, if the run asked for one; a worker delivers it, here or elsewhere. */
   private async notify(run: RunRecord): Promise<void> {
-    const url = (run.request as unknown as TierViewRequest).callback_url;
+    const url = run.request.callback_url;
     if (!url || !this.o.callbacks.sender) return;
     await this.callbackJob
       .enqueue(this.agenda, run.runId, url)

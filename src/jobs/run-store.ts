@@ -1,3 +1,5 @@
+import type { TierViewRequest } from '../domain/tierview';
+
 /**
  * Run records of tier-view jobs: the state a client polls by `run_id`. Agenda
  * owns scheduling and locks; the run store owns what the API reports, so the
@@ -14,8 +16,13 @@ export type ResultState = (typeof RESULT_STATES)[number];
 export interface RunRecord {
   /** Allocated by the store: increasing, durable, never reused. */
   runId: number;
-  /** The validated request, as plain JSON. */
-  request: Record<string, unknown>;
+  /** The validated request, stored as plain JSON. */
+  request: TierViewRequest;
+  /**
+   * Id of the API key that created the run (never the key itself); only that key
+   * sees the run. Null for runs created before runs had owners: no key sees them.
+   */
+  ownerKeyId: string | null;
   lifeCycleState: LifeCycleState;
   /** Set once the run is TERMINATED (or INTERNAL_ERROR). */
   resultState: ResultState | null;
@@ -27,10 +34,36 @@ export interface RunRecord {
   files: Record<string, string> | null;
   /** How many times a worker has started this run (more than one after a crash or a retry). */
   attempts: number;
+  /**
+   * The attempt that holds the run while it is RUNNING, and whose files a SUCCESS
+   * points at. Each attempt writes files of its own, and commits by a transition
+   * guarded by its id, so at most one attempt's files are ever committed.
+   */
+  attemptId: string | null;
+  /** When the holding attempt last showed it is alive; a stale one may be taken over. */
+  heartbeatAt: Date | null;
   createdAt: Date;
   startedAt: Date | null;
   endedAt: Date | null;
   updatedAt: Date;
+}
+
+export interface CreateOptions {
+  ownerKeyId?: string | null;
+  /** Most runs the owner may have PENDING or RUNNING, this one included. */
+  maxActive?: number;
+}
+
+/** The owner already has `maxActive` runs PENDING or RUNNING. */
+export class RunQuotaExceeded extends Error {
+  constructor(readonly maxActive: number) {
+    super(`at most ${maxActive} runs may be pending or running at once`);
+  }
+}
+
+/** A condition on the attempt that holds the run, beside the state condition. */
+export interface TransitionGuard {
+  attemptId: string | null;
 }
 
 /** Fields a transition or an update may change. */
@@ -44,6 +77,8 @@ export type RunPatch = Partial<
     | 'cancelRequested'
     | 'files'
     | 'attempts'
+    | 'attemptId'
+    | 'heartbeatAt'
     | 'startedAt'
     | 'endedAt'
   >
@@ -55,20 +90,29 @@ export interface RunStore {
   /** Connects and creates tables or indexes when missing (idempotent). */
   open(): Promise<void>;
   close(): Promise<void>;
-  /** Allocates the next run id and stores a PENDING record for `request`. */
-  create(request: Record<string, unknown>, now: Date): Promise<RunRecord>;
+  /**
+   * Allocates the next run id and stores a PENDING record for `request` owned by
+   * `ownerKeyId`; with `maxActive`, only while the owner has fewer runs PENDING or
+   * RUNNING than that (checked and written atomically), else it throws
+   * RunQuotaExceeded and stores nothing.
+   */
+  create(request: TierViewRequest, now: Date, options?: CreateOptions): Promise<RunRecord>;
   get(runId: number): Promise<RunRecord | null>;
   /**
    * Applies `patch` atomically, only while the record's life-cycle state is one of
-   * `from`; `updatedAt` becomes `now`. Returns the record after the change, or
-   * null when the run is unknown or in another state (nothing changed).
+   * `from` and, with a `guard`, its attempt id is `guard.attemptId`; `updatedAt`
+   * becomes `now`. Returns the record after the change, or null when the run is
+   * unknown or the conditions do not hold (nothing changed).
    */
   transition(
     runId: number,
     from: readonly LifeCycleState[],
     patch: RunPatch,
     now: Date,
+    guard?: TransitionGuard,
   ): Promise<RunRecord | null>;
+  /** The owner's runs, newest first: `limit` of them after skipping `offset`. */
+  listByOwner(ownerKeyId: string, limit: number, offset: number): Promise<RunRecord[]>;
   /** PENDING runs created before `runId`: the number of runs ahead of it in the queue. */
   countPendingBefore(runId: number): Promise<number>;
   /** Runs currently in `state`. */
@@ -76,18 +120,28 @@ export interface RunStore {
 }
 
 /** The record as stored by backends that keep one JSON document per run: dates as ISO text. */
-export type RunDocument = Omit<RunRecord, 'createdAt' | 'startedAt' | 'endedAt' | 'updatedAt'> & {
+export type RunDocument = Omit<
+  RunRecord,
+  'createdAt' | 'startedAt' | 'endedAt' | 'updatedAt' | 'heartbeatAt'
+> & {
   createdAt: string;
+  heartbeatAt: string | null;
   startedAt: string | null;
   endedAt: string | null;
   updatedAt: string;
 };
 
 /** A fresh PENDING record. */
-export function newRunRecord(runId: number, request: Record<string, unknown>, now: Date): RunRecord {
+export function newRunRecord(
+  runId: number,
+  request: TierViewRequest,
+  now: Date,
+  ownerKeyId: string | null = null,
+): RunRecord {
   return {
     runId,
     request,
+    ownerKeyId,
     lifeCycleState: 'PENDING',
     resultState: null,
     stateMessage: '',
@@ -95,6 +149,8 @@ export function newRunRecord(runId: number, request: Record<string, unknown>, no
     cancelRequested: false,
     files: null,
     attempts: 0,
+    attemptId: null,
+    heartbeatAt: null,
     createdAt: now,
     startedAt: null,
     endedAt: null,
@@ -111,18 +167,41 @@ export function toRunDocument(r: RunRecord): RunDocument {
     createdAt: r.createdAt.toISOString(),
     startedAt: iso(r.startedAt),
     endedAt: iso(r.endedAt),
+    heartbeatAt: iso(r.heartbeatAt),
     updatedAt: r.updatedAt.toISOString(),
   };
 }
 
+/** Records stored before a field existed read as its neutral value. */
 export function fromRunDocument(d: RunDocument): RunRecord {
   return {
     ...d,
+    ownerKeyId: d.ownerKeyId ?? null,
+    attemptId: d.attemptId ?? null,
     createdAt: new Date(d.createdAt),
     startedAt: date(d.startedAt),
     endedAt: date(d.endedAt),
+    heartbeatAt: date(d.heartbeatAt ?? null),
     updatedAt: new Date(d.updatedAt),
   };
+}
+
+const PLACEHOLDER_REQUEST: TierViewRequest = {
+  root_nodes: '',
+  num_tiers: 0,
+  direction: 'supplier',
+  min_evid_date: null,
+  output_multiple_tables: false,
+  callback_url: null,
+};
+
+/** Whether a record meets a transition's conditions: one rule for every backend that checks in code. */
+export function meetsConditions(
+  r: RunRecord,
+  from: readonly LifeCycleState[],
+  guard: TransitionGuard | undefined,
+): boolean {
+  return from.includes(r.lifeCycleState) && (guard === undefined || r.attemptId === guard.attemptId);
 }
 
 /** The record with `patch` applied: what every backend stores on a transition. */
@@ -141,7 +220,7 @@ export function applyRunPatch(r: RunRecord, patch: RunPatch, now: Date): RunReco
  * exactly as in a whole stored record.
  */
 export function toPatchDocument(patch: RunPatch, now: Date): Partial<RunDocument> {
-  const full = toRunDocument(applyRunPatch(newRunRecord(0, {}, now), patch, now));
+  const full = toRunDocument(applyRunPatch(newRunRecord(0, PLACEHOLDER_REQUEST, now), patch, now));
   const keys = Object.keys(patch).filter(
     (k) => patch[k as keyof RunPatch] !== undefined,
   ) as (keyof RunDocument)[];

@@ -1,6 +1,7 @@
 import { Router } from 'express';
 import type { Request, Response } from 'express';
 import { parseTierViewRequest } from '../domain/tierview';
+import { pageLinks } from './links';
 import { OPERATIONS } from './operations';
 import { parseQuery } from './query-params';
 import type { RestDeps } from './rest-deps';
@@ -14,7 +15,7 @@ function jobBody(job: Record<string, unknown>): Record<string, unknown> {
   return { run_id: job.run_id, state, output };
 }
 
-/** /v1/tierviewjob/ and /v1/jobs/{run_id}: start, poll and cancel tier-view exports. */
+/** /v1/tierviewjob/, /v1/jobs/ and /v1/jobs/{run_id}: start, list, poll and cancel the caller's tier-view exports. */
 export function jobsRoutes(deps: RestDeps, maxTiers: () => number): Router {
   const r = Router();
   const start = async (req: Request, res: Response) => {
@@ -39,6 +40,19 @@ export function jobsRoutes(deps: RestDeps, maxTiers: () => number): Router {
   };
   // Express matches these with and without a trailing slash.
   r.post('/tierviewjob', start);
+
+  // The caller's runs, newest first, paged like the other lists.
+  r.get('/jobs', async (req, res) => {
+    const q = parseQuery(req.query, { limit: 'int', offset: 'int' });
+    const data = await deps.run(OPERATIONS.jobs, q, req);
+    const page = data.jobs as { has_more: boolean; results: Record<string, unknown>[] };
+    const limit = typeof q.limit === 'number' ? q.limit : 10;
+    const offset = typeof q.offset === 'number' ? q.offset : 0;
+    res.json({
+      ...pageLinks(req, deps.publicUrl, { limit, offset, hasMore: page.has_more }),
+      results: page.results.map(jobBody),
+    });
+  });
 
   const show = async (req: Request<{ run_id: string }>, res: Response) => {
     parseQuery(req.query, {});

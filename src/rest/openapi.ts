@@ -278,7 +278,8 @@ export function openApiDocument(keyHeader: string): Json {
           description:
             'Queues a CSV export of the suppliers (or customers) of root_nodes over num_tiers tiers and answers at once with its run_id; ' +
             'poll GET /v1/jobs/{run_id}/ for its state and download links. Up to JOBS_CONCURRENCY runs per worker go at once; later ones wait in the queue, in order, ' +
-            'and state_message gives their place. A run still going after JOB_TIMEOUT_S ends TIMEDOUT. A run cut off by a crash is taken up again, from its start, once its lock lapses (JOB_LOCK_S). ' +
+            'and state_message gives their place. One API key may have JOBS_MAX_QUEUED_PER_KEY runs (default 20) pending or running at once; ' +
+            'beyond that a start answers 429 with code TOO_MANY_RUNS. A run still going after JOB_TIMEOUT_S ends TIMEDOUT. A run cut off by a crash is taken up again, from its start, once its lock lapses (JOB_LOCK_S). ' +
             `${csvLayout} ${callbackDoc}`,
           tags: ['jobs'],
           requestBody: {
@@ -339,6 +340,19 @@ export function openApiDocument(keyHeader: string): Json {
               },
             },
           },
+        },
+      },
+      '/v1/jobs/': {
+        get: {
+          operationId: 'listJobs',
+          summary: "The caller's tier-view runs",
+          description:
+            'Runs started with the API key of the request, newest first, each as GET /v1/jobs/{run_id}/ shows it. ' +
+            'A run belongs to the key that started it: other keys neither list, read nor cancel it (404). ' +
+            'Runs stored before runs had owners belong to no key.',
+          tags: ['jobs'],
+          parameters: [limitParam, offsetParam],
+          responses: { '200': ok(page('Job')), ...problems(400, 401, 403, 429) },
         },
       },
       '/v1/jobs/{run_id}/': {

@@ -74,5 +74,8 @@ export const OPERATIONS = {
     startTierView(input: $input) { run_id }
   }`),
   job: parse(`query ($run_id: ID!) { job(run_id: $run_id) { ${JOB} } }`),
+  jobs: parse(`query ($limit: Int, $offset: Int) {
+    jobs(limit: $limit, offset: $offset) { has_more results { ${JOB} } }
+  }`),
   cancelJob: parse(`mutation ($run_id: ID!) { cancelJob(run_id: $run_id) { ${JOB} } }`),
 } as const;

@@ -42,6 +42,8 @@ class CsvFile {
   private readonly out = new PassThrough({ highWaterMark: 1 << 20 });
   private readonly stringifier;
   readonly done: Promise<{ key: string; bytes: number }>;
+  /** Rejects as soon as the store stops taking the file (a full disk budget, an I/O error). */
+  private readonly failed: Promise<never>;
   rows = 0;
 
   constructor(blobs: BlobStore, key: string, columns: readonly string[]) {
@@ -53,13 +55,18 @@ class CsvFile {
     this.done = blobs.put(key, this.out, 'text/csv; charset=utf-8');
     // The writer may stop early; the rejection is awaited in finish() or abort().
     this.done.catch(() => undefined);
+    this.failed = this.done.then(() => new Promise<never>(() => undefined));
+    this.failed.catch(() => undefined);
     this.out.write(this.stringifier.getHeaderString());
   }
 
   async write(records: CsvRecord[]): Promise<void> {
     if (records.length === 0) return;
     this.rows += records.length;
-    if (!this.out.write(this.stringifier.stringifyRecords(records))) await once(this.out, 'drain');
+    // A store that failed never drains: its error ends the wait instead.
+    if (!this.out.write(this.stringifier.stringifyRecords(records))) {
+      await Promise.race([once(this.out, 'drain'), this.failed]);
+    }
   }
 
   async finish(): Promise<{ key: string; bytes: number }> {
@@ -72,9 +79,12 @@ class CsvFile {
   }
 }
 
-/** File names of an export, under `runs/<run_id>/`. */
-export function exportKeys(runId: number, multiple: boolean): Record<string, string> {
-  const dir = `runs/${runId}`;
+/**
+ * File names of one attempt at an export, under `runs/<run_id>/<attempt_id>/`:
+ * two attempts at one run never write, rename or delete each other's files.
+ */
+export function exportKeys(runId: number, attemptId: string, multiple: boolean): Record<string, string> {
+  const dir = `runs/${runId}/${attemptId}`;
   return multiple
     ? {
         relationships_file: `${dir}/tierview-${runId}-relationships.csv`,
@@ -92,17 +102,18 @@ export class TierViewService {
   ) {}
 
   /**
-   * Walks the graph for `request` and writes its CSV file(s). Throws NOT_FOUND
-   * when the root is unknown, and the signal's reason when it is aborted; the
-   * files of a failed export are removed.
+   * Walks the graph for `request` and writes the CSV file(s) of attempt
+   * `attemptId`. Throws NOT_FOUND when the root is unknown, and the signal's
+   * reason when it is aborted; the files of a failed export are removed.
    */
   async export(
     runId: number,
+    attemptId: string,
     request: TierViewRequest,
     onProgress: (p: ExportProgress) => void,
     signal?: AbortSignal,
   ): Promise<ExportResult> {
-    const keys = exportKeys(runId, request.output_multiple_tables);
+    const keys = exportKeys(runId, attemptId, request.output_multiple_tables);
     const files = new Map<string, CsvFile>();
     if (request.output_multiple_tables) {
       files.set(

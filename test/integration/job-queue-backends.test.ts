@@ -6,6 +6,7 @@ import type { JobView } from '../../src/jobs/job-queue';
 import { TierViewService } from '../../src/services/tierview.service';
 import { splitStatements } from '../../src/store/cypher-files';
 import { EmbeddedGraphStore } from '../../src/store/embedded/embedded.store';
+import { CountingExport } from '../support/counting-export';
 import { makeQueue } from '../support/job-queue-harness';
 import { readSeed, tempDir } from '../support/paths';
 import {
@@ -55,13 +56,15 @@ function lifecycle(kind: 'postgres' | 'redis' | 'mongodb', url: string, reset: (
     await store.close();
   });
 
+  const backendConfig = () => ({
+    JOBS_BACKEND: kind,
+    POSTGRES_URL: kind === 'postgres' ? url : undefined,
+    REDIS_URL: kind === 'redis' ? url : undefined,
+    MONGODB_URI: kind === 'mongodb' ? url : undefined,
+  });
+
   it('runs queued exports to SUCCESS with increasing run ids, and cancels a pending one', async () => {
-    const config = {
-      JOBS_BACKEND: kind,
-      POSTGRES_URL: kind === 'postgres' ? url : undefined,
-      REDIS_URL: kind === 'redis' ? url : undefined,
-      MONGODB_URI: kind === 'mongodb' ? url : undefined,
-    };
+    const config = backendConfig();
     const { queue, backend } = makeQueue(
       dir,
       store,
@@ -95,6 +98,35 @@ function lifecycle(kind: 'postgres' | 'redis' | 'mongodb', url: string, reset: (
       await producer.backend.close();
     }
   });
+  it('exports each run once when runs wait longer than the lock lifetime', async () => {
+    let exporter: CountingExport | undefined;
+    const { queue, backend, blobs } = makeQueue(
+      dir,
+      store,
+      (b) => (exporter = new CountingExport(store, b, 200)),
+      { concurrency: 2, lockS: 1, pollMs: 100 },
+      backendConfig(),
+    );
+    await queue.start();
+    try {
+      const runs = await Promise.all(Array.from({ length: 16 }, () => queue.submit(request(3))));
+      const ends = await Promise.all(runs.map((r) => until(() => queue.view(r.runId), ended)));
+      expect(ends.map((v) => v.state.result_state)).toEqual(runs.map(() => 'SUCCESS'));
+      expect(runs.map((r) => exporter!.calls.get(r.runId))).toEqual(runs.map(() => 1));
+      for (const v of ends) {
+        const link = new URL(
+          (JSON.parse((v.output as { result: string }).result) as Record<string, string>).tierview_file!,
+        );
+        const key = link.pathname.slice('/downloads/'.length);
+        expect(() =>
+          blobs.verify(key, link.searchParams.get('expires'), link.searchParams.get('signature')),
+        ).not.toThrow();
+      }
+    } finally {
+      await queue.close();
+      await backend.close();
+    }
+  }, 60_000);
 }
 
 describeWithService('job queue on PostgreSQL', testPostgresUrl(), POSTGRES_HINT, (url) =>

@@ -207,21 +207,26 @@ function scenario(backendEnv: () => Record<string, string>): void {
       ['SUCCESS', ''],
     ]);
 
+    const committed: string[] = [];
     for (const [i, id] of [r1, r2].entries()) {
       // Complete files: header and the five relationships of boeing's three supplier tiers.
       const link = (JSON.parse(String((ended[i]!.output as Json).result)) as Record<string, string>)
         .tierview_file!;
       const csv = await (await fetch(link)).text();
       expect(csv.split('\r\n').filter((l) => l !== '')).toHaveLength(6);
-      // Nothing else under the run: no second copy, no partial upload.
+      // Nothing else under the run: no second copy, no partial upload, no file of the
+      // killed attempt (each attempt writes under a directory of its own).
       const [files] = await gcs.bucket.getFiles({ prefix: `exports/runs/${id}/` });
-      expect(files.map((f) => f.name)).toEqual([`exports/runs/${id}/tierview-${id}.csv`]);
+      expect(files.map((f) => f.name)).toEqual([
+        expect.stringMatching(new RegExp(`^exports/runs/${id}/[a-z0-9]+/tierview-${id}\\.csv$`)),
+      ]);
+      committed.push(files[0]!.name);
     }
 
     // Once: past another lock period nobody runs it again, and the file is not rewritten.
-    const [before] = await gcs.bucket.file(`exports/runs/${r1}/tierview-${r1}.csv`).getMetadata();
+    const [before] = await gcs.bucket.file(committed[0]!).getMetadata();
     await new Promise((r) => setTimeout(r, 3_000));
-    const [after] = await gcs.bucket.file(`exports/runs/${r1}/tierview-${r1}.csv`).getMetadata();
+    const [after] = await gcs.bucket.file(committed[0]!).getMetadata();
     expect(after.generation).toEqual(before.generation);
     expect((await call(apiA!, 'GET', `/v1/jobs/${r1}`)).state).toEqual(ended[0]!.state);
   });

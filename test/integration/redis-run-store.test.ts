@@ -1,7 +1,8 @@
+import type { TierViewRequest } from '../../src/domain/tierview';
 import { randomBytes } from 'node:crypto';
 import { Redis } from 'ioredis';
 import { RedisRunStore } from '../../src/jobs/run-stores/redis.run-store';
-import { runStoreContract } from '../support/run-store.contract';
+import { req, runStoreContract } from '../support/run-store.contract';
 import { REDIS_HINT, describeWithService, testRedisUrl } from '../support/services';
 
 describeWithService('RedisRunStore', testRedisUrl(), REDIS_HINT, (url) => {
@@ -43,7 +44,8 @@ describeWithService('RedisRunStore', testRedisUrl(), REDIS_HINT, (url) => {
       none: null,
       s: 'é"\\',
     };
-    const r = await store.create(request, new Date());
+    // The stores pass a request through as JSON, whatever its shape.
+    const r = await store.create(request as unknown as TierViewRequest, new Date());
     const t = await store.transition(
       r.runId,
       ['PENDING'],
@@ -60,12 +62,17 @@ describeWithService('RedisRunStore', testRedisUrl(), REDIS_HINT, (url) => {
     const keyPrefix = freshPrefix();
     const store = new RedisRunStore({ client: admin, keyPrefix });
     await store.open();
-    const r = await store.create({}, new Date());
+    const r = await store.create(req(0), new Date());
     await store.transition(r.runId, ['PENDING'], { lifeCycleState: 'RUNNING' }, new Date());
     await store.close();
     expect(admin.status).toBe('ready');
     expect((await admin.keys(`${keyPrefix}*`)).sort()).toEqual(
-      [`${keyPrefix}run:${r.runId}`, `${keyPrefix}seq`, `${keyPrefix}state:RUNNING`].sort(),
+      [
+        `${keyPrefix}run:${r.runId}`,
+        `${keyPrefix}seq`,
+        `${keyPrefix}state:RUNNING`,
+        `${keyPrefix}unowned`,
+      ].sort(),
     );
     // The run left the PENDING set, which Redis then removed as empty.
     expect(await admin.zscore(`${keyPrefix}state:RUNNING`, String(r.runId))).toBe(String(r.runId));
@@ -75,10 +82,10 @@ describeWithService('RedisRunStore', testRedisUrl(), REDIS_HINT, (url) => {
     const keyPrefix = freshPrefix();
     const store = new RedisRunStore({ client: admin, keyPrefix });
     await store.open();
-    await store.create({}, new Date());
-    const b = await store.create({}, new Date());
+    await store.create(req(0), new Date());
+    const b = await store.create(req(0), new Date());
     await admin.del(`${keyPrefix}run:${b.runId}`);
-    const c = await store.create({}, new Date());
+    const c = await store.create(req(0), new Date());
     expect(c.runId).toBeGreaterThan(b.runId);
     await store.close();
   });

@@ -1,4 +1,5 @@
 import { execFile } from 'node:child_process';
+import { req } from '../support/run-store.contract';
 import fs from 'node:fs';
 import path from 'node:path';
 import { promisify } from 'node:util';
@@ -516,7 +517,7 @@ describe('SqliteJobBackend queries', () => {
       { name: 'export', priority: 0, nextRunAt: new Date(), type: 'normal', data: { runId: 1 } },
       undefined,
     );
-    await runs.create({ root_nodes: 'v1' }, new Date());
+    await runs.create(req(1), new Date());
     await jobs.disconnect();
     await runs.close();
     expect(db.open).toBe(true);

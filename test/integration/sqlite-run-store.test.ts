@@ -4,7 +4,7 @@ import type { Database } from 'better-sqlite3';
 import { openSqliteFile } from '../../src/jobs/backends/sqlite.backend';
 import { SqliteRunStore } from '../../src/jobs/run-stores/sqlite.run-store';
 import { tempDir } from '../support/paths';
-import { runStoreContract } from '../support/run-store.contract';
+import { req, runStoreContract } from '../support/run-store.contract';
 
 const dir = tempDir('sqlite-run-store');
 const connections: Database[] = [];
@@ -40,14 +40,14 @@ describe('SqliteRunStore', () => {
     const file = freshFile();
     const store = new SqliteRunStore({ path: file });
     await store.open();
-    const last = await store.create({ n: 1 }, new Date());
+    const last = await store.create(req(1), new Date());
     await store.close();
     const db = openSqliteFile(file);
     connections.push(db);
     db.prepare('DELETE FROM runs WHERE run_id = ?').run(last.runId);
     const again = new SqliteRunStore({ db });
     await again.open();
-    expect((await again.create({ n: 2 }, new Date())).runId).toBeGreaterThan(last.runId);
+    expect((await again.create(req(2), new Date())).runId).toBeGreaterThan(last.runId);
   });
 
   test('closing a store leaves a shared connection open', async () => {
@@ -67,7 +67,7 @@ describe('SqliteRunStore', () => {
     await a.open();
     await b.open();
     try {
-      const run = await a.create({}, new Date());
+      const run = await a.create(req(0), new Date());
       expect(
         await a.transition(run.runId, ['PENDING'], { lifeCycleState: 'RUNNING' }, new Date()),
       ).not.toBeNull();

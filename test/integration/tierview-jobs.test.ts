@@ -2,6 +2,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { ROOT } from '../support/paths';
 import { startTestServer } from '../support/server';
+import { TEST_KEY } from '../support/server';
 import type { TestServer } from '../support/server';
 
 interface JobBody {
@@ -46,7 +47,7 @@ const terminated = (b: JobBody) =>
 describe('tier-view jobs over HTTP', () => {
   let t: TestServer;
   beforeAll(async () => {
-    t = await startTestServer();
+    t = await startTestServer({ JOBS_MAX_QUEUED_PER_KEY: '100' });
   });
   afterAll(async () => {
     await t.stop();
@@ -260,5 +261,92 @@ describe('a queue without a worker', () => {
     expect(viaPost.state.result_state).toBe('CANCELED');
     const now = (await (await t.get(`/v1/jobs/${ids[2]}`)).json()) as JobBody;
     expect(now.state.state_message).toBe('queued: next to start (up to 2 runs at once)');
+  });
+});
+
+describe('runs belong to the key that started them', () => {
+  const OTHER = 'other-key-0123456789abcdef';
+  let t: TestServer;
+  beforeAll(async () => {
+    t = await startTestServer({
+      JOBS_WORKER: 'false',
+      API_KEYS: `${TEST_KEY},${OTHER}`,
+      JOBS_MAX_QUEUED_PER_KEY: '4',
+    });
+  });
+  afterAll(async () => {
+    await t.stop();
+  });
+  const asOther = { 'X-SERVICE-KEY': OTHER };
+  const startRun = async (headers: Record<string, string> = {}) => {
+    const res = await t.post(
+      '/v1/tierviewjob/',
+      { root_nodes: 'boeing', num_tiers: '1', direction: 'supplier' },
+      headers,
+    );
+    return res;
+  };
+
+  it('another key gets 404 on read, cancel and delete, and lists only its own runs', async () => {
+    const mine: number[] = [];
+    for (let i = 0; i < 3; i++) mine.push(((await (await startRun()).json()) as { run_id: number }).run_id);
+    const theirs = ((await (await startRun(asOther)).json()) as { run_id: number }).run_id;
+    const id = mine[0]!;
+    expect((await t.get(`/v1/jobs/${id}`, asOther)).status).toBe(404);
+    const del = await fetch(`${t.base}/v1/jobs/${id}`, { method: 'DELETE', headers: asOther });
+    expect(del.status).toBe(404);
+    expect(del.headers.get('content-type')).toContain('application/problem+json');
+    expect((await t.post(`/v1/jobs/${id}/cancel`, {}, asOther)).status).toBe(404);
+    expect(((await (await t.get(`/v1/jobs/${id}`)).json()) as JobBody).state.life_cycle_state).toBe(
+      'PENDING',
+    );
+    const gql = await t.post('/graphql', { query: `{ job(run_id: "${id}") { run_id } }` }, asOther);
+    expect(
+      ((await gql.json()) as { errors: { extensions: { code: string } }[] }).errors[0]!.extensions.code,
+    ).toBe('NOT_FOUND');
+
+    const page1 = (await (await t.get('/v1/jobs/?limit=2')).json()) as {
+      next: string | null;
+      previous: string | null;
+      results: JobBody[];
+    };
+    expect(page1.results.map((r) => Number(r.run_id))).toEqual([mine[2], mine[1]]);
+    expect(page1.previous).toBeNull();
+    expect(page1.next).toMatch(/\/v1\/jobs\/\?limit=2&offset=2$/);
+    const page2 = (await (
+      await t.get(new URL(page1.next!).pathname + new URL(page1.next!).search)
+    ).json()) as {
+      next: string | null;
+      results: JobBody[];
+    };
+    expect(page2.results.map((r) => Number(r.run_id))).toEqual([mine[0]]);
+    expect(page2.next).toBeNull();
+    const other = (await (await t.get('/v1/jobs', asOther)).json()) as { results: JobBody[] };
+    expect(other.results.map((r) => Number(r.run_id))).toEqual([theirs]);
+    const listed = await t.post(
+      '/graphql',
+      { query: '{ jobs(limit: 5) { has_more results { run_id } } }' },
+      asOther,
+    );
+    expect(await listed.json()).toEqual({
+      data: { jobs: { has_more: false, results: [{ run_id: String(theirs) }] } },
+    });
+    expect((await t.get('/v1/jobs/?limit=0')).status).toBe(400);
+  });
+
+  it('refuses a start beyond JOBS_MAX_QUEUED_PER_KEY with 429 TOO_MANY_RUNS, per key', async () => {
+    // The first test left this key 3 pending runs; the quota is 4.
+    expect((await startRun()).status).toBe(200);
+    const refused = await startRun();
+    expect(refused.status).toBe(429);
+    expect(refused.headers.get('content-type')).toContain('application/problem+json');
+    const problem = (await refused.json()) as { code: string; detail: string };
+    expect(problem.code).toBe('TOO_MANY_RUNS');
+    expect(problem.detail).toContain('4 runs pending or running');
+    // A canceled run frees its slot; the other key has slots of its own.
+    const own = (await (await t.get('/v1/jobs/?limit=1')).json()) as { results: JobBody[] };
+    await t.post(`/v1/jobs/${own.results[0]!.run_id}/cancel`, {});
+    expect((await startRun()).status).toBe(200);
+    expect((await startRun(asOther)).status).toBe(200);
   });
 });

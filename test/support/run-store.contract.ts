@@ -1,4 +1,16 @@
+import type { TierViewRequest } from '../../src/domain/tierview';
+import { RunQuotaExceeded } from '../../src/jobs/run-store';
 import type { RunStore } from '../../src/jobs/run-store';
+
+/** A request told apart by its root. */
+export const req = (root: string | number, tiers = 2): TierViewRequest => ({
+  root_nodes: `v${root}`,
+  num_tiers: tiers,
+  direction: 'supplier',
+  min_evid_date: null,
+  output_multiple_tables: false,
+  callback_url: null,
+});
 
 /**
  * One suite for every RunStore backend. `make` returns a store over an empty
@@ -8,6 +20,8 @@ import type { RunStore } from '../../src/jobs/run-store';
 export function runStoreContract(
   name: string,
   make: () => Promise<{ store: RunStore; reopen: () => Promise<RunStore> }>,
+  /** false for a store whose quota check may refuse part of a racing burst at the edge (MongoDB without transactions). */
+  exactQuotaUnderRace = true,
 ): void {
   describe(`RunStore contract: ${name}`, () => {
     const t0 = new Date('2026-01-02T03:04:05.678Z');
@@ -26,14 +40,15 @@ export function runStoreContract(
     });
 
     test('create allocates increasing ids and stores a PENDING record', async () => {
-      const a = await store.create({ root_nodes: 'v1', num_tiers: 2 }, t0);
-      const b = await store.create({ root_nodes: 'v2' }, later(1));
+      const a = await store.create(req(1), t0);
+      const b = await store.create(req(2), later(1));
       expect(b.runId).toBeGreaterThan(a.runId);
       expect(a.runId).toBeGreaterThanOrEqual(1);
       const got = await store.get(a.runId);
       expect(got).toEqual({
         runId: a.runId,
-        request: { root_nodes: 'v1', num_tiers: 2 },
+        request: req(1),
+        ownerKeyId: null,
         lifeCycleState: 'PENDING',
         resultState: null,
         stateMessage: '',
@@ -41,6 +56,8 @@ export function runStoreContract(
         cancelRequested: false,
         files: null,
         attempts: 0,
+        attemptId: null,
+        heartbeatAt: null,
         createdAt: t0,
         startedAt: null,
         endedAt: null,
@@ -51,23 +68,23 @@ export function runStoreContract(
 
     test('ids are never reused, also after a reopen', async () => {
       const ids: number[] = [];
-      for (let i = 0; i < 5; i++) ids.push((await store.create({ i }, t0)).runId);
+      for (let i = 0; i < 5; i++) ids.push((await store.create(req(i), t0)).runId);
       const again = await reopen();
       opened.push(again);
       await again.open();
-      const next = await again.create({ i: 5 }, t0);
+      const next = await again.create(req(5), t0);
       expect(next.runId).toBeGreaterThan(Math.max(...ids));
       expect(new Set(ids).size).toBe(5);
-      expect((await again.get(ids[0]!))?.request).toEqual({ i: 0 });
+      expect((await again.get(ids[0]!))?.request).toEqual(req(0));
     });
 
     test('concurrent creates get distinct ids', async () => {
-      const runs = await Promise.all(Array.from({ length: 25 }, (_, i) => store.create({ i }, t0)));
+      const runs = await Promise.all(Array.from({ length: 25 }, (_, i) => store.create(req(i), t0)));
       expect(new Set(runs.map((r) => r.runId)).size).toBe(25);
     });
 
     test('transition applies only from the given states', async () => {
-      const r = await store.create({}, t0);
+      const r = await store.create(req(0), t0);
       const running = await store.transition(
         r.runId,
         ['PENDING'],
@@ -109,7 +126,7 @@ export function runStoreContract(
     });
 
     test('a patch that keeps the state still needs a matching state', async () => {
-      const r = await store.create({}, t0);
+      const r = await store.create(req(0), t0);
       const flagged = await store.transition(
         r.runId,
         ['PENDING', 'RUNNING'],
@@ -130,7 +147,7 @@ export function runStoreContract(
     });
 
     test('exactly one of two racing transitions from the same state wins', async () => {
-      const r = await store.create({}, t0);
+      const r = await store.create(req(0), t0);
       const results = await Promise.all([
         store.transition(r.runId, ['PENDING'], { lifeCycleState: 'RUNNING' }, later(1)),
         store.transition(
@@ -145,7 +162,7 @@ export function runStoreContract(
 
     test('queue position and state counts', async () => {
       const runs = [];
-      for (let i = 0; i < 4; i++) runs.push(await store.create({ i }, later(i)));
+      for (let i = 0; i < 4; i++) runs.push(await store.create(req(i), later(i)));
       await store.transition(runs[0]!.runId, ['PENDING'], { lifeCycleState: 'RUNNING' }, later(5));
       expect(await store.countPendingBefore(runs[0]!.runId)).toBe(0);
       expect(await store.countPendingBefore(runs[1]!.runId)).toBe(0);
@@ -156,6 +173,86 @@ export function runStoreContract(
       await store.transition(runs[2]!.runId, ['PENDING'], { lifeCycleState: 'TERMINATED' }, later(6));
       expect(await store.countPendingBefore(runs[3]!.runId)).toBe(1);
       expect(await store.countInState('TERMINATED')).toBe(1);
+    });
+    test('a guarded transition applies only for the holding attempt', async () => {
+      const r = await store.create(req(0), t0);
+      const claimed = await store.transition(
+        r.runId,
+        ['PENDING'],
+        { lifeCycleState: 'RUNNING', attemptId: 'a1', heartbeatAt: later(1) },
+        later(1),
+        { attemptId: null },
+      );
+      expect(claimed).toMatchObject({ attemptId: 'a1', heartbeatAt: later(1) });
+      expect(await store.get(r.runId)).toEqual(claimed);
+      // A second claim from PENDING, or one naming another holder, changes nothing.
+      expect(
+        await store.transition(r.runId, ['RUNNING'], { attemptId: 'a2' }, later(2), { attemptId: null }),
+      ).toBeNull();
+      expect(
+        await store.transition(r.runId, ['RUNNING'], { attemptId: 'a2' }, later(2), { attemptId: 'a0' }),
+      ).toBeNull();
+      // Takeover: exactly one of two racing attempts replaces the stale holder.
+      const takeovers = await Promise.all(
+        ['b1', 'b2'].map((id) =>
+          store.transition(r.runId, ['RUNNING'], { attemptId: id }, later(3), { attemptId: 'a1' }),
+        ),
+      );
+      const won = takeovers.filter((x) => x !== null);
+      expect(won).toHaveLength(1);
+      const holder = won[0]!.attemptId!;
+      // The old holder can no longer commit; the new one can.
+      const commit = (attemptId: string) =>
+        store.transition(
+          r.runId,
+          ['RUNNING'],
+          { lifeCycleState: 'TERMINATED', resultState: 'SUCCESS', files: { f: `runs/1/${attemptId}/f.csv` } },
+          later(4),
+          { attemptId },
+        );
+      expect(await commit('a1')).toBeNull();
+      expect(await commit(holder)).toMatchObject({ resultState: 'SUCCESS', attemptId: holder });
+      expect(await commit(holder)).toBeNull();
+    });
+
+    test('runs belong to their owner: listed newest first, paginated', async () => {
+      const mine = [];
+      for (let i = 0; i < 5; i++) {
+        mine.push((await store.create(req(i), later(i), { ownerKeyId: 'key-a' })).runId);
+        await store.create(req(i), later(i), { ownerKeyId: 'key-b' });
+      }
+      await store.create(req(9), later(9));
+      expect((await store.get(mine[0]!))?.ownerKeyId).toBe('key-a');
+      const page1 = await store.listByOwner('key-a', 2, 0);
+      const page3 = await store.listByOwner('key-a', 2, 4);
+      expect(page1.map((r) => r.runId)).toEqual([mine[4], mine[3]]);
+      expect(page3.map((r) => r.runId)).toEqual([mine[0]]);
+      expect(page1.every((r) => r.ownerKeyId === 'key-a')).toBe(true);
+      expect(await store.listByOwner('key-a', 2, 6)).toEqual([]);
+      expect(await store.listByOwner('key-c', 10, 0)).toEqual([]);
+    });
+
+    test('an owner has at most maxActive runs pending or running, also when creates race', async () => {
+      const create = (i: number) => store.create(req(i), t0, { ownerKeyId: 'key-q', maxActive: 3 });
+      const results = await Promise.allSettled(Array.from({ length: 8 }, (_, i) => create(i)));
+      // Never more than the quota; a store without an atomic count-and-insert may refuse
+      // some of a burst at the edge of it, never admit too many.
+      const made = results.filter((r) => r.status === 'fulfilled').length;
+      expect(made).toBeGreaterThanOrEqual(exactQuotaUnderRace ? 3 : 1);
+      expect(made).toBeLessThanOrEqual(3);
+      for (const r of results) {
+        if (r.status === 'rejected') expect(r.reason).toBeInstanceOf(RunQuotaExceeded);
+      }
+      for (let i = made; i < 3; i++) await create(i);
+      await expect(create(9)).rejects.toBeInstanceOf(RunQuotaExceeded);
+      // Another owner has its own quota.
+      await expect(store.create(req(0), t0, { ownerKeyId: 'key-r', maxActive: 3 })).resolves.toBeTruthy();
+      // A run that ends frees its slot.
+      const [newest] = await store.listByOwner('key-q', 1, 0);
+      await store.transition(newest!.runId, ['PENDING'], { lifeCycleState: 'TERMINATED' }, later(1));
+      await expect(create(10)).resolves.toBeTruthy();
+      await expect(create(11)).rejects.toBeInstanceOf(RunQuotaExceeded);
+      expect(await store.listByOwner('key-q', 10, 0)).toHaveLength(4);
     });
   });
 }

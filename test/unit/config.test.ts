@@ -55,4 +55,21 @@ describe('loadConfig', () => {
   it('refuses a malformed callback host list at start-up', () => {
     expect(() => loadConfig({ CALLBACK_HOSTS: 'https://hooks.example.com' })).toThrow(/CALLBACK_HOSTS/);
   });
+
+  it('bounds queued runs per key and the export disk budget', () => {
+    const c = loadConfig({});
+    expect(c.JOBS_MAX_QUEUED_PER_KEY).toBe(20);
+    expect(c.EXPORT_MAX_BYTES).toBeUndefined();
+    expect(loadConfig({ EXPORT_MAX_BYTES: '5000000000', JOBS_MAX_QUEUED_PER_KEY: '3' })).toMatchObject({
+      EXPORT_MAX_BYTES: 5_000_000_000,
+      JOBS_MAX_QUEUED_PER_KEY: 3,
+    });
+    for (const bad of [
+      { EXPORT_MAX_BYTES: '10' },
+      { EXPORT_MAX_BYTES: 'lots' },
+      { JOBS_MAX_QUEUED_PER_KEY: '0' },
+    ]) {
+      expect(() => loadConfig(bad)).toThrow(ConfigError);
+    }
+  });
 });

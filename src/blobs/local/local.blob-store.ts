@@ -1,12 +1,14 @@
 import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
+import { Transform } from 'node:stream';
 import type { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { AppError } from '../../domain/errors';
 import type { BlobStore } from '../blob-store';
 import { loadOrCreateSecret } from '../../secrets';
 import { isSafeKey } from '../blob-store';
+import { ExportBudgetExceeded } from '../export-budget';
 
 /** Where a signed link stands: a path under the app, an expiry (unix seconds) and a signature. */
 export const DOWNLOAD_PREFIX = '/downloads/';
@@ -20,6 +22,10 @@ export class LocalBlobStore implements BlobStore {
   readonly kind = 'local' as const;
   readonly root: string;
   private readonly secret: Buffer;
+  /** Most bytes all files may take (EXPORT_MAX_BYTES); null: no bound. */
+  private maxBytes: number | null = null;
+  /** Bytes of stored files and of files being written, as far as this process knows. */
+  private usedBytes = 0;
 
   constructor(
     dataDir: string,
@@ -32,6 +38,61 @@ export class LocalBlobStore implements BlobStore {
     this.secret = Buffer.from(secret ?? loadOrCreateSecret(dataDir, 'download-secret'), 'utf8');
   }
 
+  /**
+   * Bounds the bytes all export files take: a write that would pass `maxBytes`
+   * fails with ExportBudgetExceeded as the bytes arrive, before the disk fills.
+   * Files already stored count from the start.
+   */
+  limitBytes(maxBytes: number | null): this {
+    this.maxBytes = maxBytes;
+    this.usedBytes = 0;
+    this.walk(this.root, (_file, size) => (this.usedBytes += size));
+    return this;
+  }
+
+  /** A quarter of the space free on the volume of the files: the default budget. */
+  defaultBudget(): number {
+    const st = fs.statfsSync(this.root);
+    return Math.floor((st.bavail * st.bsize) / 4);
+  }
+
+  /** Counts bytes as they pass, failing the stream once the budget would be passed. */
+  private meter(): { counter: Transform; written: () => number } {
+    let written = 0;
+    const counter = new Transform({
+      transform: (chunk: Buffer, _enc, callback) => {
+        if (this.maxBytes !== null && this.usedBytes + chunk.length > this.maxBytes) {
+          callback(new ExportBudgetExceeded(this.maxBytes));
+          return;
+        }
+        written += chunk.length;
+        this.usedBytes += chunk.length;
+        callback(null, chunk);
+      },
+    });
+    return { counter, written: () => written };
+  }
+
+  private walk(dir: string, visit: (file: string, size: number, mtimeMs: number) => void): void {
+    for (const entry of fs.readdirSync(dir, { withFileTypes: true })) {
+      const p = path.join(dir, entry.name);
+      if (entry.isDirectory()) this.walk(p, visit);
+      else {
+        const st = fs.statSync(p, { throwIfNoEntry: false });
+        if (st) visit(p, st.size, st.mtimeMs);
+      }
+    }
+  }
+
+  /** Removes a file and gives its bytes back to the budget. */
+  private remove(file: string): boolean {
+    const st = fs.statSync(file, { throwIfNoEntry: false });
+    if (!st) return false;
+    fs.rmSync(file, { force: true });
+    this.usedBytes = Math.max(0, this.usedBytes - st.size);
+    return true;
+  }
+
   private file(key: string): string {
     if (!isSafeKey(key)) throw new Error(`unsafe blob key: ${key}`);
     return path.join(this.root, ...key.split('/'));
@@ -42,11 +103,13 @@ export class LocalBlobStore implements BlobStore {
     fs.mkdirSync(path.dirname(target), { recursive: true });
     // Written beside, renamed when complete: a reader never sees half a file.
     const partial = `${target}.partial`;
+    const { counter, written } = this.meter();
     try {
-      await pipeline(body, fs.createWriteStream(partial));
+      await pipeline(body, counter, fs.createWriteStream(partial));
       fs.renameSync(partial, target);
     } catch (e) {
       fs.rmSync(partial, { force: true });
+      this.usedBytes = Math.max(0, this.usedBytes - written());
       throw e;
     }
     return { key, bytes: fs.statSync(target).size };
@@ -88,24 +151,19 @@ export class LocalBlobStore implements BlobStore {
     return file;
   }
 
+  /** Removes the file, and what an attempt that died while writing it left beside it. */
   delete(key: string): Promise<void> {
-    fs.rmSync(this.file(key), { force: true });
+    const file = this.file(key);
+    this.remove(file);
+    this.remove(`${file}.partial`);
     return Promise.resolve();
   }
 
   deleteOlderThan(before: Date): Promise<number> {
     let removed = 0;
-    const walk = (dir: string) => {
-      for (const entry of fs.readdirSync(dir, { withFileTypes: true })) {
-        const p = path.join(dir, entry.name);
-        if (entry.isDirectory()) walk(p);
-        else if (fs.statSync(p).mtimeMs < before.getTime()) {
-          fs.rmSync(p, { force: true });
-          removed++;
-        }
-      }
-    };
-    walk(this.root);
+    this.walk(this.root, (file, _size, mtimeMs) => {
+      if (mtimeMs < before.getTime() && this.remove(file)) removed++;
+    });
     return Promise.resolve(removed);
   }
 }

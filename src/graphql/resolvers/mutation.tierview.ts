@@ -19,13 +19,13 @@ export const startTierView: GraphQLFieldResolver<unknown, GraphQLContext, { inpu
   ctx,
 ): Promise<{ run_id: number }> => {
   const request = parseTierViewRequest(input, ctx.services.jobs.maxTiers);
-  const run = await ctx.services.jobs.submit(request);
+  const run = await ctx.services.jobs.submit(request, ctx.keyId);
   return { run_id: run.runId };
 };
 
-/** Mutation.cancelJob. */
+/** Mutation.cancelJob: only the key that started the run may cancel it (another key gets NOT_FOUND). */
 export const cancelJob: GraphQLFieldResolver<unknown, GraphQLContext, { run_id: string }> = (
   _parent,
   { run_id },
   ctx,
-): Promise<JobView> => ctx.services.jobs.cancel(ctx.services.jobs.parseRunId(run_id));
+): Promise<JobView> => ctx.services.jobs.cancel(ctx.services.jobs.parseRunId(run_id), ctx.keyId);

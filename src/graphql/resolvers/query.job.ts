@@ -1,10 +1,18 @@
 import type { GraphQLFieldResolver } from 'graphql';
-import type { JobView } from '../../jobs/job-queue';
+import type { JobPage, JobView } from '../../jobs/job-queue';
 import type { GraphQLContext } from '../context';
 
-/** Query.job: a run's state, with download links signed afresh. */
+/** Query.job: a run of the caller's key, with download links signed afresh; another key's run is NOT_FOUND. */
 export const job: GraphQLFieldResolver<unknown, GraphQLContext, { run_id: string }> = (
   _parent,
   { run_id },
   ctx,
-): Promise<JobView> => ctx.services.jobs.view(ctx.services.jobs.parseRunId(run_id));
+): Promise<JobView> => ctx.services.jobs.view(ctx.services.jobs.parseRunId(run_id), ctx.keyId);
+
+/** Query.jobs: the caller's runs, newest first. */
+export const jobs: GraphQLFieldResolver<
+  unknown,
+  GraphQLContext,
+  { limit?: number | null; offset?: number | null }
+> = (_parent, { limit, offset }, ctx): Promise<JobPage> =>
+  ctx.services.jobs.list(ctx.keyId, { limit, offset });

@@ -1,7 +1,22 @@
 import { MongoClient } from 'mongodb';
-import type { Collection, Db } from 'mongodb';
-import { fromRunDocument, newRunRecord, toPatchDocument, toRunDocument } from '../run-store';
-import type { LifeCycleState, RunDocument, RunPatch, RunRecord, RunStore } from '../run-store';
+import type { Collection, Db, Filter } from 'mongodb';
+import type { TierViewRequest } from '../../domain/tierview';
+import {
+  RunQuotaExceeded,
+  fromRunDocument,
+  newRunRecord,
+  toPatchDocument,
+  toRunDocument,
+} from '../run-store';
+import type {
+  CreateOptions,
+  LifeCycleState,
+  RunDocument,
+  RunPatch,
+  RunRecord,
+  RunStore,
+  TransitionGuard,
+} from '../run-store';
 
 /** Where the store connects: a database the caller owns (and closes), or a URL it opens itself. */
 export type MongoRunStoreOptions = ({ db: Db } | { url: string; dbName?: string }) & {
@@ -60,6 +75,7 @@ export class MongoRunStore implements RunStore {
     if (this.client) await this.client.connect();
     // Serves both counts: runs in a state, and PENDING runs below an id.
     await this.runs.createIndex({ lifeCycleState: 1, _id: 1 }, { name: 'life_cycle_state_run_id' });
+    await this.runs.createIndex({ ownerKeyId: 1, _id: -1 }, { name: 'owner_key_id_run_id' });
     // The counter exists before the first create, so concurrent first creates all
     // increment one document instead of racing to insert it. Two stores opening at
     // once may both try the insert; the loser's duplicate-key error means it exists.
@@ -74,12 +90,37 @@ export class MongoRunStore implements RunStore {
     if (this.client) await this.client.close();
   }
 
-  async create(request: Record<string, unknown>, now: Date): Promise<RunRecord> {
-    // MongoDB returns the value of its own atomic increment, so an id is taken at most
-    // once. Wire-compatible servers may not: mongo-java-server replies with the live
-    // document after a concurrent increment, FerretDB 1.x reads and then writes. Two
-    // callers can then get one id; the run's primary key refuses the second insert,
-    // and that caller draws again.
+  /**
+   * A document has no count-and-insert in one step without a transaction (which
+   * needs a replica set), so the quota is counted before and again after the
+   * insert: whichever create counts last sees every insert before its own, so a
+   * create that finds the owner over the quota takes its run back. Racing creates
+   * at the edge of the quota may thus both yield, but never both stay.
+   */
+  async create(request: TierViewRequest, now: Date, options: CreateOptions = {}): Promise<RunRecord> {
+    const owner = options.ownerKeyId ?? null;
+    const active: Filter<StoredRun> = {
+      ownerKeyId: owner,
+      lifeCycleState: { $in: ['PENDING', 'RUNNING'] satisfies LifeCycleState[] },
+    };
+    const max = options.maxActive;
+    if (max !== undefined && (await this.runs.countDocuments(active)) >= max) throw new RunQuotaExceeded(max);
+    const record = await this.insertNew(request, now, owner);
+    if (max !== undefined && (await this.runs.countDocuments(active)) > max) {
+      await this.runs.deleteOne({ _id: record.runId, lifeCycleState: 'PENDING' });
+      throw new RunQuotaExceeded(max);
+    }
+    return record;
+  }
+
+  /**
+   * MongoDB returns the value of its own atomic increment, so an id is taken at most
+   * once. Wire-compatible servers may not: mongo-java-server replies with the live
+   * document after a concurrent increment, FerretDB 1.x reads and then writes. Two
+   * callers can then get one id; the run's primary key refuses the second insert,
+   * and that caller draws again.
+   */
+  private async insertNew(request: TierViewRequest, now: Date, owner: string | null): Promise<RunRecord> {
     for (let attempt = 1; ; attempt++) {
       const counter = await this.counters.findOneAndUpdate(
         { _id: COUNTER_ID },
@@ -87,7 +128,7 @@ export class MongoRunStore implements RunStore {
         { upsert: true, returnDocument: 'after' },
       );
       if (!counter) throw new Error('run id counter upsert returned no document');
-      const record = newRunRecord(counter.seq, request, now);
+      const record = newRunRecord(counter.seq, request, now, owner);
       try {
         await this.runs.insertOne({ _id: record.runId, ...toRunDocument(record) });
         return record;
@@ -107,13 +148,20 @@ export class MongoRunStore implements RunStore {
     from: readonly LifeCycleState[],
     patch: RunPatch,
     now: Date,
+    guard?: TransitionGuard,
   ): Promise<RunRecord | null> {
+    // A record stored before attempt ids existed has no field, which matches null.
     const doc = await this.runs.findOneAndUpdate(
-      { _id: runId, lifeCycleState: { $in: [...from] } },
+      { _id: runId, lifeCycleState: { $in: [...from] }, ...(guard ? { attemptId: guard.attemptId } : {}) },
       { $set: toPatchDocument(patch, now) },
       { returnDocument: 'after' },
     );
     return doc ? fromStored(doc) : null;
+  }
+
+  async listByOwner(ownerKeyId: string, limit: number, offset: number): Promise<RunRecord[]> {
+    const docs = await this.runs.find({ ownerKeyId }).sort({ _id: -1 }).skip(offset).limit(limit).toArray();
+    return docs.map(fromStored);
   }
 
   async countPendingBefore(runId: number): Promise<number> {

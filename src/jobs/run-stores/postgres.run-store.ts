@@ -1,7 +1,16 @@
 import { Pool } from 'pg';
 import type { PoolClient } from 'pg';
-import { LIFE_CYCLE_STATES, RESULT_STATES, newRunRecord } from '../run-store';
-import type { LifeCycleState, ResultState, RunPatch, RunRecord, RunStore } from '../run-store';
+import type { TierViewRequest } from '../../domain/tierview';
+import { LIFE_CYCLE_STATES, RESULT_STATES, RunQuotaExceeded, newRunRecord } from '../run-store';
+import type {
+  CreateOptions,
+  LifeCycleState,
+  ResultState,
+  RunPatch,
+  RunRecord,
+  RunStore,
+  TransitionGuard,
+} from '../run-store';
 
 /** Where the store connects: a pool the caller owns (and closes), or a URL it opens itself. */
 export type PostgresRunStoreOptions = ({ pool: Pool } | { connectionString: string }) & {
@@ -11,7 +20,8 @@ export type PostgresRunStoreOptions = ({ pool: Pool } | { connectionString: stri
 
 interface RunRow {
   run_id: string;
-  request: Record<string, unknown>;
+  request: TierViewRequest;
+  owner_key_id: string | null;
   life_cycle_state: LifeCycleState;
   result_state: ResultState | null;
   state_message: string;
@@ -19,6 +29,8 @@ interface RunRow {
   cancel_requested: boolean;
   files: Record<string, string> | null;
   attempts: number;
+  attempt_id: string | null;
+  heartbeat_at: Date | null;
   created_at: Date;
   started_at: Date | null;
   ended_at: Date | null;
@@ -34,6 +46,8 @@ const PATCH_COLUMNS: { [K in keyof Required<RunPatch>]: { column: string; json?:
   cancelRequested: { column: 'cancel_requested' },
   files: { column: 'files', json: true },
   attempts: { column: 'attempts' },
+  attemptId: { column: 'attempt_id' },
+  heartbeatAt: { column: 'heartbeat_at' },
   startedAt: { column: 'started_at' },
   endedAt: { column: 'ended_at' },
 };
@@ -46,6 +60,7 @@ function fromRow(row: RunRow): RunRecord {
     // bigint arrives as text; ids stay far below 2^53.
     runId: Number(row.run_id),
     request: row.request,
+    ownerKeyId: row.owner_key_id,
     lifeCycleState: row.life_cycle_state,
     resultState: row.result_state,
     stateMessage: row.state_message,
@@ -53,6 +68,8 @@ function fromRow(row: RunRow): RunRecord {
     cancelRequested: row.cancel_requested,
     files: row.files,
     attempts: row.attempts,
+    attemptId: row.attempt_id,
+    heartbeatAt: row.heartbeat_at,
     createdAt: row.created_at,
     startedAt: row.started_at,
     endedAt: row.ended_at,
@@ -127,9 +144,18 @@ export class PostgresRunStore implements RunStore {
         ended_at timestamptz,
         updated_at timestamptz NOT NULL
       )`);
+    // Columns added after the first release: tables made before them gain them here.
+    await client.query(`
+      ALTER TABLE ${this.table}
+        ADD COLUMN IF NOT EXISTS owner_key_id text,
+        ADD COLUMN IF NOT EXISTS attempt_id text,
+        ADD COLUMN IF NOT EXISTS heartbeat_at timestamptz`);
     // Serves both counts: runs in a state, and PENDING runs below an id.
     await client.query(
       `CREATE INDEX IF NOT EXISTS "${this.tableName}_state_idx" ON ${this.table} (life_cycle_state, run_id)`,
+    );
+    await client.query(
+      `CREATE INDEX IF NOT EXISTS "${this.tableName}_owner_idx" ON ${this.table} (owner_key_id, run_id)`,
     );
   }
 
@@ -137,30 +163,59 @@ export class PostgresRunStore implements RunStore {
     if (this.ownsPool) await this.pool.end();
   }
 
-  async create(request: Record<string, unknown>, now: Date): Promise<RunRecord> {
-    const r = newRunRecord(0, request, now);
-    const { rows } = await this.pool.query<RunRow>(
-      `INSERT INTO ${this.table}
-         (request, life_cycle_state, result_state, state_message, user_cancelled_or_timedout,
-          cancel_requested, files, attempts, created_at, started_at, ended_at, updated_at)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)
-       RETURNING *`,
-      [
-        JSON.stringify(r.request),
-        r.lifeCycleState,
-        r.resultState,
-        r.stateMessage,
-        r.userCancelledOrTimedout,
-        r.cancelRequested,
-        r.files === null ? null : JSON.stringify(r.files),
-        r.attempts,
-        r.createdAt,
-        r.startedAt,
-        r.endedAt,
-        r.updatedAt,
-      ],
-    );
-    return fromRow(rows[0]!);
+  async create(request: TierViewRequest, now: Date, options: CreateOptions = {}): Promise<RunRecord> {
+    const r = newRunRecord(0, request, now, options.ownerKeyId ?? null);
+    const client = await this.pool.connect();
+    try {
+      await client.query('BEGIN');
+      if (options.maxActive !== undefined) {
+        // Two creates of one owner would both count below the quota and both insert;
+        // a lock per owner, held to the commit, makes the second count after the first insert.
+        await client.query('SELECT pg_advisory_xact_lock(hashtext($1))', [
+          `tiergraph-run-quota:${this.tableName}:${r.ownerKeyId ?? ''}`,
+        ]);
+        const { rows } = await client.query<{ n: number }>(
+          `SELECT count(*)::int AS n FROM ${this.table}
+           WHERE owner_key_id IS NOT DISTINCT FROM $1 AND life_cycle_state IN ('PENDING', 'RUNNING')`,
+          [r.ownerKeyId],
+        );
+        if (rows[0]!.n >= options.maxActive) {
+          throw new RunQuotaExceeded(options.maxActive);
+        }
+      }
+      const { rows } = await client.query<RunRow>(
+        `INSERT INTO ${this.table}
+           (request, owner_key_id, life_cycle_state, result_state, state_message, user_cancelled_or_timedout,
+            cancel_requested, files, attempts, attempt_id, heartbeat_at, created_at, started_at, ended_at,
+            updated_at)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15)
+         RETURNING *`,
+        [
+          JSON.stringify(r.request),
+          r.ownerKeyId,
+          r.lifeCycleState,
+          r.resultState,
+          r.stateMessage,
+          r.userCancelledOrTimedout,
+          r.cancelRequested,
+          r.files === null ? null : JSON.stringify(r.files),
+          r.attempts,
+          r.attemptId,
+          r.heartbeatAt,
+          r.createdAt,
+          r.startedAt,
+          r.endedAt,
+          r.updatedAt,
+        ],
+      );
+      await client.query('COMMIT');
+      return fromRow(rows[0]!);
+    } catch (err) {
+      await client.query('ROLLBACK').catch(() => undefined);
+      throw err;
+    } finally {
+      client.release();
+    }
   }
 
   async get(runId: number): Promise<RunRecord | null> {
@@ -173,6 +228,7 @@ export class PostgresRunStore implements RunStore {
     from: readonly LifeCycleState[],
     patch: RunPatch,
     now: Date,
+    guard?: TransitionGuard,
   ): Promise<RunRecord | null> {
     const sets = ['updated_at = $3'];
     const params: unknown[] = [runId, [...from], now];
@@ -183,16 +239,29 @@ export class PostgresRunStore implements RunStore {
       params.push(json && value !== null ? JSON.stringify(value) : value);
       sets.push(`${column} = $${params.length}`);
     }
+    let attemptCheck = '';
+    if (guard) {
+      params.push(guard.attemptId);
+      attemptCheck = ` AND attempt_id IS NOT DISTINCT FROM $${params.length}`;
+    }
     // The state check and the write are one statement: under READ COMMITTED a racing
     // UPDATE waits for the row lock, then re-evaluates the WHERE against the new row
     // and matches nothing, so only one transition from a given state succeeds.
     const { rows } = await this.pool.query<RunRow>(
       `UPDATE ${this.table} SET ${sets.join(', ')}
-       WHERE run_id = $1 AND life_cycle_state = ANY($2::text[])
+       WHERE run_id = $1 AND life_cycle_state = ANY($2::text[])${attemptCheck}
        RETURNING *`,
       params,
     );
     return rows[0] ? fromRow(rows[0]) : null;
+  }
+
+  async listByOwner(ownerKeyId: string, limit: number, offset: number): Promise<RunRecord[]> {
+    const { rows } = await this.pool.query<RunRow>(
+      `SELECT * FROM ${this.table} WHERE owner_key_id = $1 ORDER BY run_id DESC LIMIT $2 OFFSET $3`,
+      [ownerKeyId, limit, offset],
+    );
+    return rows.map(fromRow);
   }
 
   async countPendingBefore(runId: number): Promise<number> {

@@ -1,12 +1,22 @@
 import { Redis } from 'ioredis';
+import type { TierViewRequest } from '../../domain/tierview';
 import {
   LIFE_CYCLE_STATES,
+  RunQuotaExceeded,
   fromRunDocument,
   newRunRecord,
   toPatchDocument,
   toRunDocument,
 } from '../run-store';
-import type { LifeCycleState, RunDocument, RunPatch, RunRecord, RunStore } from '../run-store';
+import type {
+  CreateOptions,
+  LifeCycleState,
+  RunDocument,
+  RunPatch,
+  RunRecord,
+  RunStore,
+  TransitionGuard,
+} from '../run-store';
 
 /** Where the store connects: a client the caller owns (and closes), or a URL it opens itself. */
 export type RedisRunStoreOptions = ({ client: Redis } | { url: string }) & {
@@ -15,6 +25,7 @@ export type RedisRunStoreOptions = ({ client: Redis } | { url: string }) & {
 };
 
 const TRANSITION_COMMAND = 'tiergraphRunTransition';
+const CREATE_COMMAND = 'tiergraphRunCreate';
 
 /**
  * Checks the state and writes in one step (Redis runs a script without
@@ -23,7 +34,8 @@ const TRANSITION_COMMAND = 'tiergraphRunTransition';
  *
  * KEYS: the run's hash, then one sorted set per life-cycle state.
  * ARGV: the states in the order of those KEYS (JSON), the allowed `from` states
- * (JSON), the fields to write (JSON object of field -> encoded value), the run id.
+ * (JSON), the fields to write (JSON object of field -> encoded value), the run id,
+ * and the required attempt id as stored (JSON text), or '' for no such condition.
  *
  * Every hash value is itself JSON, and the script decodes only state names and the
  * field map, whose values are strings: values pass through untouched, so Lua's
@@ -39,6 +51,7 @@ for _, s in ipairs(cjson.decode(ARGV[2])) do
   if s == state then allowed = true end
 end
 if not allowed then return nil end
+if ARGV[5] ~= '' and (redis.call('HGET', KEYS[1], 'attemptId') or 'null') ~= ARGV[5] then return nil end
 local args = {}
 for field, value in pairs(cjson.decode(ARGV[3])) do
   args[#args + 1] = field
@@ -54,6 +67,34 @@ if nextState ~= state then
 end
 return redis.call('HGETALL', KEYS[1])
 `;
+
+/**
+ * Allocates an id and stores a PENDING run, only while its owner has fewer than
+ * the quota of runs pending or running: the count and the write are one step.
+ *
+ * KEYS: the id counter, the owner's sorted set of runs, the PENDING and RUNNING sets.
+ * ARGV: the quota ('' for none), the key prefix of run hashes, the fields of the
+ * record without its id (JSON object of field -> encoded value).
+ * Returns the new id, or -1 when the quota is reached.
+ */
+const CREATE_LUA = `
+if ARGV[1] ~= '' then
+  local active = redis.call('ZINTERCARD', 2, KEYS[2], KEYS[3]) + redis.call('ZINTERCARD', 2, KEYS[2], KEYS[4])
+  if active >= tonumber(ARGV[1]) then return -1 end
+end
+local id = redis.call('INCR', KEYS[1])
+local args = {'runId', tostring(id)}
+for field, value in pairs(cjson.decode(ARGV[3])) do
+  args[#args + 1] = field
+  args[#args + 1] = value
+end
+redis.call('HSET', ARGV[2] .. id, unpack(args))
+redis.call('ZADD', KEYS[3], id, tostring(id))
+redis.call('ZADD', KEYS[2], id, tostring(id))
+return id
+`;
+
+type CreateCommand = (...keysAndArgs: string[]) => Promise<number>;
 
 type TransitionCommand = (...keysAndArgs: string[]) => Promise<string[] | null>;
 
@@ -105,6 +146,16 @@ export class RedisRunStore implements RunStore {
     return `${this.prefix}state:${state}`;
   }
 
+  /** The sorted set of an owner's runs; runs without an owner share one that nothing lists. */
+  private ownerKey(ownerKeyId: string | null): string {
+    return ownerKeyId === null ? `${this.prefix}unowned` : `${this.prefix}owner:${ownerKeyId}`;
+  }
+
+  private command<T>(name: string): T {
+    // defineCommand adds the method at run time; the type system cannot see it.
+    return (this.client as unknown as Record<string, T>)[name]!;
+  }
+
   async open(): Promise<void> {
     if (this.ownsClient && this.client.status === 'wait') await this.client.connect();
     // A client shared between stores gets the command once; ioredis then sends
@@ -114,6 +165,9 @@ export class RedisRunStore implements RunStore {
         numberOfKeys: 1 + LIFE_CYCLE_STATES.length,
         lua: TRANSITION_LUA,
       });
+    }
+    if (!(CREATE_COMMAND in this.client)) {
+      this.client.defineCommand(CREATE_COMMAND, { numberOfKeys: 4, lua: CREATE_LUA });
     }
     await this.client.ping();
   }
@@ -125,18 +179,21 @@ export class RedisRunStore implements RunStore {
     else this.client.disconnect();
   }
 
-  async create(request: Record<string, unknown>, now: Date): Promise<RunRecord> {
-    const runId = await this.client.incr(`${this.prefix}seq`);
-    const record = newRunRecord(runId, request, now);
-    // The record and its queue entry appear together; a crash after INCR only skips an id.
-    const results = await this.client
-      .multi()
-      .hset(this.runKey(runId), encodeFields(toRunDocument(record)))
-      .zadd(this.stateKey('PENDING'), runId, String(runId))
-      .exec();
-    const failed = results?.find(([err]) => err !== null);
-    if (!results || failed) throw failed?.[0] ?? new Error('redis transaction aborted');
-    return record;
+  async create(request: TierViewRequest, now: Date, options: CreateOptions = {}): Promise<RunRecord> {
+    const owner = options.ownerKeyId ?? null;
+    const { runId: _allocated, ...fields } = toRunDocument(newRunRecord(0, request, now, owner));
+    const runId = await this.command<CreateCommand>(CREATE_COMMAND).call(
+      this.client,
+      `${this.prefix}seq`,
+      this.ownerKey(owner),
+      this.stateKey('PENDING'),
+      this.stateKey('RUNNING'),
+      options.maxActive === undefined ? '' : String(options.maxActive),
+      `${this.prefix}run:`,
+      JSON.stringify(encodeFields(fields)),
+    );
+    if (runId < 0) throw new RunQuotaExceeded(options.maxActive!);
+    return newRunRecord(runId, request, now, owner);
   }
 
   async get(runId: number): Promise<RunRecord | null> {
@@ -149,10 +206,9 @@ export class RedisRunStore implements RunStore {
     from: readonly LifeCycleState[],
     patch: RunPatch,
     now: Date,
+    guard?: TransitionGuard,
   ): Promise<RunRecord | null> {
-    // defineCommand adds the method at run time; the type system cannot see it.
-    const command = (this.client as unknown as Record<string, TransitionCommand>)[TRANSITION_COMMAND]!;
-    const flat = await command.call(
+    const flat = await this.command<TransitionCommand>(TRANSITION_COMMAND).call(
       this.client,
       this.runKey(runId),
       ...LIFE_CYCLE_STATES.map((s) => this.stateKey(s)),
@@ -160,11 +216,27 @@ export class RedisRunStore implements RunStore {
       JSON.stringify(from),
       JSON.stringify(encodeFields(toPatchDocument(patch, now))),
       String(runId),
+      guard ? JSON.stringify(guard.attemptId) : '',
     );
     if (flat === null) return null;
     const hash: Record<string, string> = {};
     for (let i = 0; i + 1 < flat.length; i += 2) hash[flat[i]!] = flat[i + 1]!;
     return decodeFields(hash);
+  }
+
+  async listByOwner(ownerKeyId: string, limit: number, offset: number): Promise<RunRecord[]> {
+    const ids = await this.client.zrevrange(this.ownerKey(ownerKeyId), offset, offset + limit - 1);
+    if (ids.length === 0) return [];
+    const pipeline = this.client.pipeline();
+    for (const id of ids) pipeline.hgetall(this.runKey(Number(id)));
+    const results = (await pipeline.exec()) ?? [];
+    const runs: RunRecord[] = [];
+    for (const [err, hash] of results) {
+      if (err) throw err;
+      const h = hash as Record<string, string>;
+      if (Object.keys(h).length > 0) runs.push(decodeFields(h));
+    }
+    return runs;
   }
 
   async countPendingBefore(runId: number): Promise<number> {

@@ -1,14 +1,33 @@
 import type { Database } from 'better-sqlite3';
 import { SqliteConnection, checkIdentifier, settle } from '../backends/sqlite.backend';
 import type { SqliteConnectionOptions } from '../backends/sqlite.backend';
-import { applyRunPatch, fromRunDocument, newRunRecord, toRunDocument } from '../run-store';
-import type { LifeCycleState, RunDocument, RunPatch, RunRecord, RunStore } from '../run-store';
+import type { TierViewRequest } from '../../domain/tierview';
+import {
+  RunQuotaExceeded,
+  applyRunPatch,
+  fromRunDocument,
+  meetsConditions,
+  newRunRecord,
+  toRunDocument,
+} from '../run-store';
+import type {
+  CreateOptions,
+  LifeCycleState,
+  RunDocument,
+  RunPatch,
+  RunRecord,
+  RunStore,
+  TransitionGuard,
+} from '../run-store';
 
 /** Options of {@link SqliteRunStore}. */
 export type SqliteRunStoreOptions = SqliteConnectionOptions & {
   /** Name of the runs table; its index is named after it. Default `runs`. */
   tableName?: string;
 };
+
+/** The owner as an expression over the document, so tables made before owners existed need no new column. */
+const OWNER = `json_extract(document, '$.ownerKeyId')`;
 
 const parseRecord = (document: string): RunRecord => fromRunDocument(JSON.parse(document) as RunDocument);
 
@@ -41,6 +60,7 @@ export class SqliteRunStore implements RunStore {
           document TEXT NOT NULL
         );
         CREATE INDEX IF NOT EXISTS "${t}_state_idx" ON "${t}" (life_cycle_state, run_id);
+        CREATE INDEX IF NOT EXISTS "${t}_owner_idx" ON "${t}" (${OWNER}, run_id);
       `);
     });
   }
@@ -56,18 +76,29 @@ export class SqliteRunStore implements RunStore {
     return this.conn.get();
   }
 
-  create(request: Record<string, unknown>, now: Date): Promise<RunRecord> {
+  create(request: TierViewRequest, now: Date, options: CreateOptions = {}): Promise<RunRecord> {
     return settle(() => {
       const db = this.connection();
       const t = this.tableName;
-      // The document holds its own id, which is only known after the insert: both writes in one transaction.
+      const owner = options.ownerKeyId ?? null;
+      // The document holds its own id, which is only known after the insert: both writes in one
+      // transaction, which also holds the write lock from the quota count on.
       const stored = db
-        .transaction(() => {
+        .transaction((): string => {
+          if (options.maxActive !== undefined) {
+            const active = db
+              .prepare<[string | null], { n: number }>(
+                `SELECT COUNT(*) AS n FROM "${t}"
+                 WHERE ${OWNER} IS ? AND life_cycle_state IN ('PENDING', 'RUNNING')`,
+              )
+              .get(owner);
+            if ((active?.n ?? 0) >= options.maxActive) throw new RunQuotaExceeded(options.maxActive);
+          }
           const inserted = db
             .prepare(`INSERT INTO "${t}" (life_cycle_state, document) VALUES ('PENDING', '{}')`)
             .run();
           const runId = Number(inserted.lastInsertRowid);
-          const document = JSON.stringify(toRunDocument(newRunRecord(runId, request, now)));
+          const document = JSON.stringify(toRunDocument(newRunRecord(runId, request, now, owner)));
           db.prepare(`UPDATE "${t}" SET document = ? WHERE run_id = ?`).run(document, runId);
           return document;
         })
@@ -96,6 +127,7 @@ export class SqliteRunStore implements RunStore {
     from: readonly LifeCycleState[],
     patch: RunPatch,
     now: Date,
+    guard?: TransitionGuard,
   ): Promise<RunRecord | null> {
     return settle(() => {
       const db = this.connection();
@@ -107,7 +139,7 @@ export class SqliteRunStore implements RunStore {
             .get(runId);
           if (!row) return null;
           const current = parseRecord(row.document);
-          if (!from.includes(current.lifeCycleState)) return null;
+          if (!meetsConditions(current, from, guard)) return null;
           const updated = applyRunPatch(current, patch, now);
           db.prepare(`UPDATE "${t}" SET life_cycle_state = ?, document = ? WHERE run_id = ?`).run(
             updated.lifeCycleState,
@@ -118,6 +150,17 @@ export class SqliteRunStore implements RunStore {
         })
         .immediate();
     });
+  }
+
+  listByOwner(ownerKeyId: string, limit: number, offset: number): Promise<RunRecord[]> {
+    return settle(() =>
+      this.connection()
+        .prepare<[string, number, number], { document: string }>(
+          `SELECT document FROM "${this.tableName}" WHERE ${OWNER} = ? ORDER BY run_id DESC LIMIT ? OFFSET ?`,
+        )
+        .all(ownerKeyId, limit, offset)
+        .map((r) => parseRecord(r.document)),
+    );
   }
 
   /** Ids grow with creation time, so "created before" is "smaller id". */

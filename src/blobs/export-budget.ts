@@ -1,0 +1,16 @@
+import { AppError } from '../domain/errors';
+
+/**
+ * Export files would take more than the disk budget (EXPORT_MAX_BYTES). The run
+ * ends FAILED with this message instead of filling the disk; its files are removed.
+ */
+export class ExportBudgetExceeded extends AppError {
+  constructor(readonly maxBytes: number) {
+    super(
+      'UNAVAILABLE',
+      `The export was stopped: its files would pass the disk budget for exports ` +
+        `(EXPORT_MAX_BYTES, ${maxBytes.toLocaleString('en-US')} bytes in all). ` +
+        'Its files were removed; start it again once older exports have expired, or ask for fewer tiers.',
+    );
+  }
+}

@@ -1,0 +1,335 @@
+import { randomBytes } from 'node:crypto';
+import type { Job } from 'agenda';
+import { z } from 'zod';
+import type { BlobStore } from '../blobs/blob-store';
+import { AppError } from '../domain/errors';
+import type { TierViewRequest } from '../domain/tierview';
+import { walkDirection } from '../domain/tierview';
+import type { Logger } from '../logger';
+import { exportKeys } from '../services/tierview.service';
+import type { ExportProgress, ExportResult, TierViewService } from '../services/tierview.service';
+import type { RunRecord, RunStore } from './run-store';
+
+export const TIERVIEW_JOB = 'tierview';
+/** Tries of one export within an attempt before the run ends FAILED. */
+const EXPORT_ATTEMPTS = 3;
+
+/** What the queued job carries: only the run id; the request lives in the run record. */
+const TIERVIEW_JOB_INPUT = z.object({ run_id: z.number().int().positive() });
+export type TierViewJobInput = z.infer<typeof TIERVIEW_JOB_INPUT>;
+
+export interface TierViewJobOptions {
+  runs: RunStore;
+  blobs: BlobStore;
+  tierview: TierViewService;
+  log: Logger;
+  /** Runs at once in this worker. */
+  concurrency: number;
+  timeoutS: number;
+  /** Lock lifetime of the job, and how long a holder's heartbeat stays fresh. */
+  lockS: number;
+  now: () => Date;
+  /** Told of every run this job ends (completion callbacks). */
+  notify: (run: RunRecord) => Promise<void>;
+}
+
+/** Why a running export was stopped. */
+class StopReason extends Error {
+  constructor(readonly kind: 'CANCELED' | 'TIMEDOUT' | 'SUPERSEDED') {
+    super(
+      kind === 'CANCELED'
+        ? 'canceled by the user'
+        : kind === 'TIMEDOUT'
+          ? 'time limit reached'
+          : 'another attempt took the run over',
+    );
+  }
+}
+
+/** A fresh attempt id: a safe blob key segment, unique across processes. */
+const newAttemptId = () => `a${randomBytes(8).toString('hex')}`;
+
+const fmt = (n: number) => n.toLocaleString('en-US');
+
+/** The progress line a client reads while a run is RUNNING. */
+export function progressMessage(p: ExportProgress): string {
+  if (p.phase === 'companies') return `finding companies within ${p.tiers} tiers: ${fmt(p.companies)} so far`;
+  return `tier ${p.tier} of ${p.tiers}: ${fmt(p.companies)} companies, ${fmt(p.rows)} relationships written`;
+}
+
+/**
+ * The tier-view export as a job: typed input validated once, `perform`, retries
+ * of a failed export, and the run's end state. An export's effect happens once
+ * however often the job is started: each start is an attempt with an id of its
+ * own, its files are named after it, and only the attempt holding the run (a
+ * guarded transition in the run store) commits them.
+ */
+export class TierViewJob {
+  private readonly running = new Map<number, AbortController>();
+
+  constructor(private readonly o: TierViewJobOptions) {}
+
+  /** Agenda options: a worker locks no more runs than it runs (see JobQueue). */
+  get defineOptions(): { concurrency: number; lockLimit: number; lockLifetime: number } {
+    return {
+      concurrency: this.o.concurrency,
+      lockLimit: this.o.concurrency,
+      lockLifetime: this.o.lockS * 1000,
+    };
+  }
+
+  /** The job data of a run. */
+  static input(runId: number): TierViewJobInput {
+    return { run_id: runId };
+  }
+
+  /** Stops the run's attempt if this process holds it; returns whether it did. */
+  cancel(runId: number): boolean {
+    const c = this.running.get(runId);
+    c?.abort(new StopReason('CANCELED'));
+    return c !== undefined;
+  }
+
+  private now(): Date {
+    return this.o.now();
+  }
+
+  /** How long a holder's heartbeat stays fresh: past it, the holder is taken for dead. */
+  private get staleMs(): number {
+    return this.o.lockS * 1000;
+  }
+
+  /**
+   * Makes this attempt the holder of the run: a PENDING run is claimed, a RUNNING
+   * one is taken over only when its holder's heartbeat is stale; both guarded by
+   * the attempt id read, so of two attempts racing at most one holds the run.
+   * Returns the claimed record, or the time to look again (the holder is alive,
+   * or another attempt won the race), or null when there is nothing to do.
+   */
+  private async claim(runId: number, attemptId: string): Promise<RunRecord | Date | null> {
+    const before = await this.o.runs.get(runId);
+    if (!before || (before.lifeCycleState !== 'PENDING' && before.lifeCycleState !== 'RUNNING')) return null;
+    const now = this.now();
+    if (before.lifeCycleState === 'RUNNING' && before.heartbeatAt) {
+      const freshUntil = before.heartbeatAt.getTime() + this.staleMs;
+      if (freshUntil > now.getTime()) return new Date(freshUntil + 1000);
+    }
+    const claimed = await this.o.runs.transition(
+      runId,
+      [before.lifeCycleState],
+      {
+        lifeCycleState: 'RUNNING',
+        startedAt: before.startedAt ?? now,
+        attempts: before.attempts + 1,
+        attemptId,
+        heartbeatAt: now,
+        stateMessage: before.attempts > 0 ? 'resuming after an interrupted attempt' : 'starting',
+      },
+      now,
+      { attemptId: before.attemptId },
+    );
+    if (!claimed) return new Date(now.getTime() + this.staleMs);
+    if (before.attemptId !== null) {
+      // The holder taken over can no longer commit; what it wrote is of no use.
+      await this.deleteFiles(exportKeys(runId, before.attemptId, before.request.output_multiple_tables));
+    }
+    return claimed;
+  }
+
+  private async deleteFiles(files: Record<string, string>): Promise<void> {
+    for (const key of Object.values(files)) await this.o.blobs.delete(key).catch(() => undefined);
+  }
+
+  /**
+   * One start of the job: claims the run, exports it with retries, and ends it
+   * with the outcome (SUCCESS, FAILED, CANCELED, TIMEDOUT) unless another attempt
+   * took it over meanwhile. Never throws for an export's failure: the run records
+   * it, and Agenda has nothing to retry.
+   */
+  async perform(job: Job<unknown>): Promise<void> {
+    const input = TIERVIEW_JOB_INPUT.safeParse(job.attrs.data);
+    if (!input.success) {
+      this.o.log.error(
+        { data: job.attrs.data, job_id: String(job.attrs._id) },
+        'tier view job without a run id',
+      );
+      return;
+    }
+    const runId = input.data.run_id;
+    const attemptId = newAttemptId();
+    const log = this.o.log.child({ run_id: runId, attempt_id: attemptId });
+    const claimed = await this.claim(runId, attemptId);
+    if (claimed instanceof Date) {
+      // Another attempt holds the run. This start ends, but the job comes back then:
+      // were the holder to die, its run would otherwise never be taken up again.
+      log.info({ again_at: claimed.toISOString() }, 'run held by another attempt; checking again later');
+      job.attrs.nextRunAt = claimed;
+      return;
+    }
+    if (!claimed) return; // ended (canceled while it waited, or finished by another attempt)
+    const run = claimed;
+    // One line per attempt: a run started more than once shows as several.
+    log.info({ attempt: run.attempts }, 'tier view attempt started');
+    const start = this.now();
+    // The lock was taken by the scan that found the job: renew it from now.
+    await job.touch().catch(() => undefined);
+    const request = run.request;
+    const guard = { attemptId };
+    const controller = new AbortController();
+    this.running.set(runId, controller);
+    if (run.cancelRequested) controller.abort(new StopReason('CANCELED'));
+    const elapsed = start.getTime() - (run.startedAt ?? start).getTime();
+    const timer = setTimeout(
+      () => controller.abort(new StopReason('TIMEDOUT')),
+      Math.max(0, this.o.timeoutS * 1000 - elapsed),
+    );
+    // Renews the lock and shows the run store this attempt is alive; learns of a
+    // cancel made through another process, or of a takeover by another attempt.
+    const heartbeat = setInterval(
+      () => {
+        job.touch().catch((e: unknown) => log.warn({ err: e }, 'could not renew the job lock'));
+        this.o.runs
+          .transition(runId, ['RUNNING'], { heartbeatAt: this.now() }, this.now(), guard)
+          .then((r) => {
+            if (!r) controller.abort(new StopReason('SUPERSEDED'));
+            else if (r.cancelRequested) controller.abort(new StopReason('CANCELED'));
+          })
+          .catch((e: unknown) => log.warn({ err: e }, 'could not record the heartbeat'));
+      },
+      Math.max(200, this.staleMs / 3),
+    );
+    let lastWrite = 0;
+    let pendingWrite: Promise<unknown> = Promise.resolve();
+    const onProgress = (p: ExportProgress) => {
+      const t = Date.now();
+      if (t - lastWrite < 1000) return;
+      lastWrite = t;
+      pendingWrite = this.o.runs
+        .transition(runId, ['RUNNING'], { stateMessage: progressMessage(p) }, this.now(), guard)
+        .catch(() => undefined);
+    };
+    let final: RunRecord | null = null;
+    try {
+      const result = await this.exportWithRetries(
+        runId,
+        attemptId,
+        request,
+        onProgress,
+        controller.signal,
+        log,
+      );
+      await pendingWrite;
+      // The commit: only the holding attempt's transition applies, so a SUCCESS
+      // points at the files of exactly one complete attempt.
+      final = await this.o.runs.transition(
+        runId,
+        ['RUNNING'],
+        {
+          lifeCycleState: 'TERMINATED',
+          resultState: 'SUCCESS',
+          stateMessage: '',
+          files: result.files,
+          endedAt: this.now(),
+        },
+        this.now(),
+        guard,
+      );
+      if (!final) {
+        await this.deleteFiles(result.files);
+        log.warn('export finished after another attempt took the run over; its files were dropped');
+      } else {
+        log.info(
+          {
+            rows: result.rows,
+            companies: result.companies,
+            bytes: result.bytes,
+            ms: Date.now() - start.getTime(),
+            direction: walkDirection(request.direction),
+          },
+          'tier view exported',
+        );
+      }
+    } catch (e) {
+      await pendingWrite;
+      const reason = controller.signal.reason as unknown;
+      const stop = reason instanceof StopReason ? reason : e instanceof StopReason ? e : null;
+      if (stop?.kind === 'SUPERSEDED') {
+        log.warn('another attempt took the run over; this one stopped');
+      } else if (stop) {
+        final = await this.o.runs.transition(
+          runId,
+          ['RUNNING'],
+          {
+            lifeCycleState: 'TERMINATED',
+            resultState: stop.kind,
+            userCancelledOrTimedout: true,
+            stateMessage:
+              stop.kind === 'CANCELED'
+                ? 'canceled by the user'
+                : `stopped after the time limit of ${this.o.timeoutS} s`,
+            endedAt: this.now(),
+          },
+          this.now(),
+          guard,
+        );
+      } else {
+        const known = e instanceof AppError;
+        if (!known) log.error({ err: e }, 'tier view export failed');
+        final = await this.o.runs.transition(
+          runId,
+          ['RUNNING'],
+          {
+            lifeCycleState: known ? 'TERMINATED' : 'INTERNAL_ERROR',
+            resultState: 'FAILED',
+            stateMessage: known ? e.message : 'internal error while exporting; the error was logged',
+            endedAt: this.now(),
+          },
+          this.now(),
+          guard,
+        );
+      }
+    } finally {
+      clearTimeout(timer);
+      clearInterval(heartbeat);
+      if (this.running.get(runId) === controller) this.running.delete(runId);
+    }
+    if (final) await this.o.notify(final);
+  }
+
+  /**
+   * Runs the export, trying again (up to EXPORT_ATTEMPTS, with a growing pause)
+   * after an unexpected error such as the engine running short of memory under
+   * load; expected failures (unknown root) and stops are not retried.
+   */
+  private async exportWithRetries(
+    runId: number,
+    attemptId: string,
+    request: TierViewRequest,
+    onProgress: (p: ExportProgress) => void,
+    signal: AbortSignal,
+    log: Logger,
+  ): Promise<ExportResult> {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await this.o.tierview.export(runId, attemptId, request, onProgress, signal);
+      } catch (e) {
+        if (attempt >= EXPORT_ATTEMPTS || e instanceof AppError || signal.aborted) throw e;
+        log.warn({ err: e, attempt }, 'tier view export failed; trying again');
+        await this.o.runs
+          .transition(
+            runId,
+            ['RUNNING'],
+            { stateMessage: `retrying after an error (attempt ${attempt + 1} of ${EXPORT_ATTEMPTS})` },
+            this.now(),
+            { attemptId },
+          )
+          .catch(() => undefined);
+        await new Promise<void>((resolve) => {
+          const t = setTimeout(resolve, 1000 * 4 ** (attempt - 1));
+          signal.addEventListener('abort', () => (clearTimeout(t), resolve()), { once: true });
+        });
+        signal.throwIfAborted();
+      }
+    }
+  }
+}

@@ -1,0 +1,265 @@
+import { spawn } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+import type { LocalBlobStore } from '../../src/blobs/local/local.blob-store';
+import { TierViewService } from '../../src/services/tierview.service';
+import { DOWNLOAD_PREFIX } from '../../src/blobs/local/local.blob-store';
+import type { TierViewRequest } from '../../src/domain/tierview';
+import type { JobQueue, JobView } from '../../src/jobs/job-queue';
+import { splitStatements } from '../../src/store/cypher-files';
+import { EmbeddedGraphStore } from '../../src/store/embedded/embedded.store';
+import { CountingExport } from '../support/counting-export';
+import { makeQueue } from '../support/job-queue-harness';
+import { ROOT, readSeed, tempDir } from '../support/paths';
+
+const request: TierViewRequest = {
+  root_nodes: 'boeing',
+  num_tiers: 3,
+  direction: 'supplier',
+  min_evid_date: null,
+  output_multiple_tables: false,
+  callback_url: null,
+};
+
+const ended = (v: JobView) =>
+  v.state.life_cycle_state === 'TERMINATED' || v.state.life_cycle_state === 'INTERNAL_ERROR';
+
+async function untilEnded(queue: JobQueue, runId: number, ms = 60_000): Promise<JobView> {
+  const end = Date.now() + ms;
+  for (;;) {
+    const v = await queue.view(runId);
+    if (ended(v)) return v;
+    if (Date.now() > end) throw new Error(`run ${runId} did not end: ${JSON.stringify(v)}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+/** Follows each signed link of a finished run as the download route would; throws 410 GONE for a missing file. */
+function download(blobs: LocalBlobStore, view: JobView): Record<string, string> {
+  const out = view.output as { result: string };
+  const links = JSON.parse(out.result) as Record<string, string>;
+  const files: Record<string, string> = {};
+  for (const [name, link] of Object.entries(links)) {
+    const url = new URL(link);
+    const key = url.pathname.slice(DOWNLOAD_PREFIX.length);
+    const file = blobs.verify(key, url.searchParams.get('expires'), url.searchParams.get('signature'));
+    files[name] = fs.readFileSync(file, 'utf8');
+  }
+  return files;
+}
+
+/** Data rows in a stable order: rows of one tier come in the engine's order. */
+const sortedRows = (csv: string) =>
+  csv
+    .split('\r\n')
+    .filter((l) => l !== '')
+    .sort()
+    .join('\n');
+
+describe('exports take effect exactly once', () => {
+  let dir: string;
+  let store: EmbeddedGraphStore;
+  beforeAll(async () => {
+    dir = tempDir('exactly-once');
+    store = new EmbeddedGraphStore({ dir: path.join(dir, 'graph'), connections: 2, bufferPoolMb: 128 });
+    await store.open();
+    await store.runScript(splitStatements(readSeed('test-small.cypher')));
+  });
+  afterAll(async () => {
+    await store.close();
+    fs.rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('30 runs at once, waiting longer than the lock lifetime: each exported once, every file downloads', async () => {
+    let exporter: CountingExport | undefined;
+    const { queue, backend, blobs } = makeQueue(
+      dir,
+      store,
+      (b) => (exporter = new CountingExport(store, b, 250)),
+      { concurrency: 2, lockS: 1, pollMs: 100 },
+    );
+    await queue.start();
+    try {
+      const runs = await Promise.all(Array.from({ length: 30 }, () => queue.submit(request)));
+      const views = await Promise.all(runs.map((r) => untilEnded(queue, r.runId)));
+      expect(views.map((v) => v.state.result_state)).toEqual(runs.map(() => 'SUCCESS'));
+      const texts = views.map((v) => download(blobs, v).tierview_file!);
+      // header and the five relationships of boeing's three supplier tiers, in every file
+      expect(texts.map((t) => t.split('\r\n').filter((l) => l !== '').length)).toEqual(runs.map(() => 6));
+      const twice = [...exporter!.calls].filter(([, n]) => n > 1).map(([id]) => id);
+      expect(twice).toEqual([]);
+    } finally {
+      await queue.close();
+      await backend.close();
+    }
+  }, 120_000);
+  it('two workers on one queue: each run exported once, by one of them', async () => {
+    const shared = tempDir('exactly-once-two');
+    const exporters: CountingExport[] = [];
+    const workers = [0, 1].map(() =>
+      makeQueue(
+        shared,
+        store,
+        (b) => {
+          const e = new CountingExport(store, b, 150);
+          exporters.push(e);
+          return e;
+        },
+        { concurrency: 2, lockS: 1, pollMs: 100 },
+      ),
+    );
+    for (const w of workers) await w.queue.start();
+    const [a] = workers;
+    try {
+      const runs = await Promise.all(Array.from({ length: 20 }, () => a!.queue.submit(request)));
+      const views = await Promise.all(runs.map((r) => untilEnded(a!.queue, r.runId)));
+      expect(views.map((v) => v.state.result_state)).toEqual(runs.map(() => 'SUCCESS'));
+      for (const v of views) expect(download(a!.blobs, v).tierview_file).toContain('boeing');
+      const total = (id: number) => exporters.reduce((n, e) => n + (e.calls.get(id) ?? 0), 0);
+      expect(runs.map((r) => total(r.runId))).toEqual(runs.map(() => 1));
+      // Both took part.
+      expect(exporters.every((e) => e.calls.size > 0)).toBe(true);
+    } finally {
+      for (const w of workers) await w.queue.close();
+      for (const w of workers) await w.backend.close();
+      fs.rmSync(shared, { recursive: true, force: true });
+    }
+  }, 120_000);
+
+  it('kill -9 with runs running and queued: after a restart each ends SUCCESS once, files equal an uninterrupted run', async () => {
+    const crashDir = tempDir('exactly-once-crash');
+    // The rows an uninterrupted export of the same request writes.
+    const reference = makeQueue(tempDir('exactly-once-ref'), store, (b) => new TierViewService(store, b));
+    await reference.queue.start();
+    let expected: string;
+    try {
+      const run = await reference.queue.submit(request);
+      expected = sortedRows(
+        download(reference.blobs, await untilEnded(reference.queue, run.runId)).tierview_file!,
+      );
+    } finally {
+      await reference.queue.close();
+      await reference.backend.close();
+    }
+
+    const child = spawn(
+      process.execPath,
+      [
+        '-r',
+        path.join(ROOT, 'test/support/ts-register.js'),
+        path.join(ROOT, 'test/support/job-crash.child.ts'),
+        crashDir,
+        '8',
+      ],
+      { stdio: ['ignore', 'pipe', 'inherit'] },
+    );
+    let out = '';
+    await new Promise<void>((resolve, reject) => {
+      child.stdout.on('data', (d: Buffer) => {
+        out += d.toString();
+        if (out.includes('ready') && /runs [\d,]+\n/.test(out)) resolve();
+      });
+      child.once('exit', (code) => reject(new Error(`worker exited early (${code}): ${out}`)));
+    });
+    child.kill('SIGKILL');
+    await new Promise((r) => child.once('exit', r));
+    const ids = /runs ([\d,]+)/.exec(out)![1]!.split(',').map(Number);
+
+    let exporter: CountingExport | undefined;
+    const { queue, backend, blobs } = makeQueue(
+      crashDir,
+      store,
+      (b) => (exporter = new CountingExport(store, b, 400)),
+      { concurrency: 2, lockS: 1, pollMs: 100 },
+    );
+    await queue.start();
+    try {
+      const before = await Promise.all(ids.map((id) => queue.view(id)));
+      expect(before.filter((v) => v.state.life_cycle_state === 'RUNNING')).toHaveLength(2);
+      expect(before.filter((v) => v.state.life_cycle_state === 'PENDING')).toHaveLength(6);
+      const views = await Promise.all(ids.map((id) => untilEnded(queue, id)));
+      expect(views.map((v) => v.state.result_state)).toEqual(ids.map(() => 'SUCCESS'));
+      for (const v of views) expect(sortedRows(download(blobs, v).tierview_file!)).toBe(expected);
+      expect(ids.map((id) => exporter!.calls.get(id))).toEqual(ids.map(() => 1));
+      // One attempt's files per run remain: the crashed attempts' partial files are gone.
+      for (const id of ids) {
+        const left = fs.readdirSync(path.join(blobs.root, 'runs', String(id)), { recursive: true });
+        expect(left.filter((f) => String(f).endsWith('.csv') || String(f).endsWith('.partial'))).toHaveLength(
+          1,
+        );
+      }
+    } finally {
+      await queue.close();
+      await backend.close();
+      fs.rmSync(crashDir, { recursive: true, force: true });
+    }
+  }, 120_000);
+  it('a run whose files would pass EXPORT_MAX_BYTES ends FAILED with a clear message and leaves no file', async () => {
+    const budgetDir = tempDir('exactly-once-budget');
+    const { queue, backend, blobs } = makeQueue(budgetDir, store, (b) => new TierViewService(store, b));
+    // Room for the header and a row or two, not for the whole file: the write is stopped part-way.
+    blobs.limitBytes(700);
+    await queue.start();
+    try {
+      const run = await queue.submit(request);
+      const end = await untilEnded(queue, run.runId);
+      expect(end.state).toMatchObject({ life_cycle_state: 'TERMINATED', result_state: 'FAILED' });
+      expect(end.state.state_message).toContain('EXPORT_MAX_BYTES');
+      const left = fs.readdirSync(path.join(blobs.root, 'runs'), { recursive: true });
+      expect(left.filter((f) => /\.(csv|partial)$/.test(String(f)))).toEqual([]);
+      // The budget came back: with room again, the same request succeeds.
+      blobs.limitBytes(1_000_000);
+      const again = await untilEnded(queue, (await queue.submit(request)).runId);
+      expect(again.state.result_state).toBe('SUCCESS');
+    } finally {
+      await queue.close();
+      await backend.close();
+      fs.rmSync(budgetDir, { recursive: true, force: true });
+    }
+  }, 60_000);
+  it('a start of a run whose holder is alive backs off; once the holder is silent it takes over', async () => {
+    const holdDir = tempDir('exactly-once-hold');
+    let exporter: CountingExport | undefined;
+    const { queue, backend, blobs } = makeQueue(
+      holdDir,
+      store,
+      (b) => (exporter = new CountingExport(store, b, 0)),
+      { concurrency: 2, lockS: 1, pollMs: 100 },
+    );
+    try {
+      // Another process holds the run, with a fresh heartbeat, before this worker starts.
+      await backend.runs.open();
+      const run = await queue.submit(request);
+      const held = await backend.runs.transition(
+        run.runId,
+        ['PENDING'],
+        { lifeCycleState: 'RUNNING', attemptId: 'elsewhere', heartbeatAt: new Date(), attempts: 1 },
+        new Date(),
+      );
+      expect(held?.attemptId).toBe('elsewhere');
+      const keepAlive = setInterval(() => {
+        void backend.runs.transition(run.runId, ['RUNNING'], { heartbeatAt: new Date() }, new Date(), {
+          attemptId: 'elsewhere',
+        });
+      }, 200);
+      await queue.start();
+      await new Promise((r) => setTimeout(r, 2500));
+      expect(exporter!.calls.get(run.runId)).toBeUndefined();
+      expect((await backend.runs.get(run.runId))?.attemptId).toBe('elsewhere');
+      // The holder falls silent (it died): its heartbeat goes stale and this worker takes the run over.
+      clearInterval(keepAlive);
+      const end = await untilEnded(queue, run.runId);
+      expect(end.state.result_state).toBe('SUCCESS');
+      expect(exporter!.calls.get(run.runId)).toBe(1);
+      const after = await backend.runs.get(run.runId);
+      expect(after?.attempts).toBe(2);
+      expect(after?.attemptId).not.toBe('elsewhere');
+      expect(Object.values(after!.files!).every((k) => k.includes(`/${after!.attemptId}/`))).toBe(true);
+      expect(download(blobs, end).tierview_file).toContain('boeing');
+    } finally {
+      await queue.close();
+      await backend.close();
+      fs.rmSync(holdDir, { recursive: true, force: true });
+    }
+  }, 60_000);
+});
