@@ -105,6 +105,10 @@ const schema = z.object({
   GRAPHQL_MAX_DEPTH: intIn(2, 50).default(8),
   /** Largest estimated GraphQL query cost (list fields count as their `limit`). */
   GRAPHQL_MAX_COST: intIn(10, 10_000_000).default(20_000),
+  /** Largest GraphQL document in lexical tokens; a longer one is refused while it is parsed. */
+  GRAPHQL_MAX_TOKENS: intIn(100, 1_000_000).default(5_000),
+  /** Milliseconds validating one GraphQL document may take before it is refused. */
+  GRAPHQL_VALIDATE_MS: intIn(1, 60_000).default(100),
   /** Public base URL used in `next`/`previous` links; derived from the request when unset. */
   PUBLIC_URL: z.string().url().optional(),
   /** Secret that signs download links (32+ characters); generated and kept under DATA_DIR when unset. */

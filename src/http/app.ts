@@ -1,5 +1,6 @@
 import crypto from 'node:crypto';
 import { ApolloServer } from '@apollo/server';
+import { GraphQLError } from 'graphql';
 import type { GraphQLFormattedError } from 'graphql';
 import { unwrapResolverError } from '@apollo/server/errors';
 import { ApolloServerPluginLandingPageDisabled } from '@apollo/server/plugin/disabled';
@@ -13,7 +14,9 @@ import { AppError, ERROR_CODES, isAppError } from '../domain/errors';
 import type { Logger } from '../logger';
 import { createContext } from '../graphql/context';
 import type { GraphQLContext, Services } from '../graphql/context';
+import { knownOperationTypesRule } from '../graphql/known-operation-types';
 import { queryLimitRules } from '../graphql/limits';
+import type { QueryLimits } from '../graphql/limits';
 import { companiesRoutes } from '../rest/companies.routes';
 import { edgesRoutes } from '../rest/edges.routes';
 import { jobsRoutes } from '../rest/jobs.routes';
@@ -40,7 +43,7 @@ export interface AppOptions {
   keyHeader: string;
   /** `store`: shared counters (Redis) for several instances; unset: this process's memory. */
   rateLimit: { max: number; windowS: number; store?: Store };
-  graphqlLimits: { maxDepth: number; maxCost: number };
+  graphqlLimits: QueryLimits & { maxTokens: number };
   publicUrl?: string;
   trustProxy: number;
   /** Whether the store and search index can answer (readiness). */
@@ -142,7 +145,8 @@ export async function buildApp(o: AppOptions): Promise<BuiltApp> {
     schema: o.schema,
     introspection: true,
     includeStacktraceInErrorResponses: false,
-    validationRules: queryLimitRules(o.graphqlLimits.maxDepth, o.graphqlLimits.maxCost),
+    parseOptions: { maxTokens: o.graphqlLimits.maxTokens },
+    validationRules: [knownOperationTypesRule, ...queryLimitRules(o.graphqlLimits)],
     plugins: [ApolloServerPluginLandingPageDisabled()],
     formatError: (formatted, error) => formatGraphQLError(formatted, error, o.log),
   });
@@ -178,6 +182,12 @@ function restFieldNames(e: AppError, req: Request): AppError {
     field: f.field.includes('.') ? f.field : where(f.field),
   }));
   return new AppError(e.code, errors.map((f) => `${f.field}: ${f.reason}`).join('; '), errors);
+}
+
+function clientStatusOf(error: unknown): number | null {
+  if (!(error instanceof GraphQLError)) return null;
+  const status = (error.extensions.http as { status?: unknown } | undefined)?.status;
+  return typeof status === 'number' && status >= 400 && status < 500 ? status : null;
 }
 
 const PASS_THROUGH = new Set([
@@ -220,6 +230,10 @@ function formatGraphQLError(
       ...(formatted.locations ? { locations: formatted.locations } : {}),
       extensions: { code },
     };
+  }
+  // Apollo refuses some malformed requests (a persisted query whose hash does not match) with a 4xx and no code.
+  if (clientStatusOf(error) !== null) {
+    return { message: formatted.message, extensions: { code: 'BAD_REQUEST' } };
   }
   const errorId = crypto.randomUUID();
   log.error({ err: original, error_id: errorId }, 'unhandled GraphQL error');
