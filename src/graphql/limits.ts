@@ -13,7 +13,6 @@ import {
   SchemaMetaFieldDef,
   TypeMetaFieldDef,
   TypeNameMetaFieldDef,
-  validate,
 } from 'graphql';
 import type {
   ASTVisitor,
@@ -71,59 +70,65 @@ const INTROSPECTION_HEADROOM = 2;
 const LIMIT_ARG = 'limit';
 
 /**
- * Validation rules that refuse a query before it runs when it nests too deep,
- * would read too much, or takes too long to check. Cost: a field counts 1, a
- * field read from the store READ_COST; a field with a `limit` argument
- * multiplies what it selects by that limit (its declared default when not given).
- * Every alias and every root field is counted; each fragment is measured once,
- * so the work is linear in the document's size whatever its spreads expand to.
+ * Refuses a query before it runs when it nests too deep, would read too much,
+ * or takes too long to check. Cost: a field counts 1, a field read from the
+ * store READ_COST; a field with a `limit` argument multiplies what it selects
+ * by that limit (its declared default when not given). Every alias and every
+ * root field is counted; each fragment is measured once, so the work is linear
+ * in the document's size whatever its spreads expand to.
+ *
+ * Walks the document itself rather than through graphql-js's validation, which
+ * cannot be stopped midway and would first visit every node with type info.
  */
-export function queryLimitRules(limits: QueryLimits): ValidationRule[] {
-  return [
-    (context: ValidationContext): ASTVisitor => {
-      const started = performance.now();
-      const measurer = new Measurer(context.getSchema(), context.getDocument(), limits.maxPageSize);
-      let checkedFields = 0;
-      return {
-        Field() {
-          // The clock is read every few fields only: reading it costs more than visiting one.
-          if (++checkedFields % 64 === 0 && performance.now() - started > limits.validateMs) {
-            throw overBudget(limits.validateMs);
-          }
-        },
-        OperationDefinition(node) {
-          const m = measurer.selectionSet(node.selectionSet, rootType(context.getSchema(), node.operation));
-          const introspectionBudget = introspectionBudgetOf(context.getSchema(), limits.maxPageSize);
-          let message: string | null = null;
-          if (m.depth > limits.maxDepth) {
-            message = `Query depth ${m.depth} exceeds the limit of ${limits.maxDepth}.`;
-          } else if (m.cost > limits.maxCost) {
-            message = `Query cost ${formatCost(m.cost)} exceeds the limit of ${limits.maxCost}.`;
-          } else if (m.introspection > introspectionBudget) {
-            message = `Introspection cost ${formatCost(m.introspection)} exceeds the limit of ${introspectionBudget}.`;
-          }
-          if (message) {
-            context.reportError(
-              new GraphQLError(message, { nodes: [node], extensions: { code: 'QUERY_TOO_COMPLEX' } }),
-            );
-          }
-          if (performance.now() - started > limits.validateMs) throw overBudget(limits.validateMs);
-        },
-      };
-    },
-  ];
+export function checkLimits(
+  schema: GraphQLSchema,
+  document: DocumentNode,
+  limits: QueryLimits,
+): GraphQLError[] {
+  const measurer = new Measurer(schema, document, limits.maxPageSize, performance.now() + limits.validateMs);
+  const errors: GraphQLError[] = [];
+  try {
+    for (const d of document.definitions) {
+      if (d.kind !== Kind.OPERATION_DEFINITION) continue;
+      const m = measurer.selectionSet(d.selectionSet, rootType(schema, d.operation));
+      const message = overLimit(m, limits, introspectionBudgetOf(schema, limits.maxPageSize));
+      if (message)
+        errors.push(new GraphQLError(message, { nodes: [d], extensions: { code: 'QUERY_TOO_COMPLEX' } }));
+    }
+  } catch (e) {
+    if (!(e instanceof OverBudget)) throw e;
+    return [
+      new GraphQLError(`The query took more than ${limits.validateMs} ms to check; send a simpler one.`, {
+        extensions: { code: 'QUERY_TOO_COMPLEX' },
+      }),
+    ];
+  }
+  return errors;
 }
 
-/**
- * Thrown, not reported: graphql-js stops validating at once on an exception that
- * is not its own, while a reported error would let the other rules walk on.
- * Apollo answers it with the HTTP status given here.
- */
-function overBudget(ms: number): GraphQLError {
-  return new GraphQLError(`The query took more than ${ms} ms to check; send a simpler one.`, {
-    extensions: { code: 'QUERY_TOO_COMPLEX', http: { status: 400 } },
+/** The same limits as a graphql-js validation rule, without the time budget (a rule cannot stop validation). */
+export function queryLimitRule(limits: Omit<QueryLimits, 'validateMs'>): ValidationRule {
+  return (context: ValidationContext): ASTVisitor => ({
+    Document(node) {
+      for (const e of checkLimits(context.getSchema(), node, { ...limits, validateMs: Infinity })) {
+        context.reportError(e);
+      }
+      return false;
+    },
   });
 }
+
+function overLimit(m: Measure, limits: QueryLimits, introspectionBudget: number): string | null {
+  if (m.depth > limits.maxDepth) return `Query depth ${m.depth} exceeds the limit of ${limits.maxDepth}.`;
+  if (m.cost > limits.maxCost)
+    return `Query cost ${formatCost(m.cost)} exceeds the limit of ${limits.maxCost}.`;
+  if (m.introspection > introspectionBudget) {
+    return `Introspection cost ${formatCost(m.introspection)} exceeds the limit of ${introspectionBudget}.`;
+  }
+  return null;
+}
+
+class OverBudget extends Error {}
 
 function formatCost(cost: number): string {
   return Number.isFinite(cost) && cost < 1e15 ? String(Math.round(cost)) : 'beyond 1e15';
@@ -139,10 +144,13 @@ class Measurer {
   /** null: being measured (a cycle, which graphql-js's own rule reports). */
   private readonly measured = new Map<string, Measure | null>();
 
+  private fieldsSeen = 0;
+
   constructor(
     private readonly schema: GraphQLSchema,
     document: DocumentNode,
     private readonly variableLimit: number,
+    private readonly deadline = Infinity,
   ) {
     for (const d of document.definitions) {
       if (d.kind === Kind.FRAGMENT_DEFINITION) this.fragments.set(d.name.value, d);
@@ -181,6 +189,8 @@ class Measurer {
   }
 
   private field(node: FieldNode, parent: GraphQLNamedType | undefined): Measure {
+    // The clock is read every few hundred fields: reading it costs more than measuring one.
+    if (++this.fieldsSeen % 256 === 0 && performance.now() > this.deadline) throw new OverBudget();
     const def = fieldDef(this.schema, parent, node.name.value);
     const type = def ? getNamedType(def.type) : undefined;
     const child = node.selectionSet ? this.selectionSet(node.selectionSet, type) : ZERO;
@@ -263,13 +273,4 @@ function introspectionBudgetOf(schema: GraphQLSchema, variableLimit: number): nu
   const budget = Math.ceil(measured * INTROSPECTION_HEADROOM);
   introspectionBudgets.set(schema, budget);
   return budget;
-}
-
-/** Runs the rules alone over a document (tests and tools). */
-export function checkLimits(
-  schema: GraphQLSchema,
-  document: DocumentNode,
-  limits: QueryLimits,
-): readonly GraphQLError[] {
-  return validate(schema, document, queryLimitRules(limits));
 }

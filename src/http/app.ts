@@ -15,7 +15,7 @@ import type { Logger } from '../logger';
 import { createContext } from '../graphql/context';
 import type { GraphQLContext, Services } from '../graphql/context';
 import { knownOperationTypesRule } from '../graphql/known-operation-types';
-import { queryLimitRules } from '../graphql/limits';
+import { queryLimitRule } from '../graphql/limits';
 import type { QueryLimits } from '../graphql/limits';
 import { companiesRoutes } from '../rest/companies.routes';
 import { edgesRoutes } from '../rest/edges.routes';
@@ -27,6 +27,7 @@ import type { ApiKeyStore } from './api-keys';
 import { requireApiKey } from './auth';
 import { docsPage } from './docs-page';
 import { explorerPage, explorerStatic } from './explorer';
+import { graphqlAdmission } from './graphql-admission';
 import { errorHandler, sendProblem } from './problem';
 
 declare module 'express-serve-static-core' {
@@ -146,7 +147,9 @@ export async function buildApp(o: AppOptions): Promise<BuiltApp> {
     introspection: true,
     includeStacktraceInErrorResponses: false,
     parseOptions: { maxTokens: o.graphqlLimits.maxTokens },
-    validationRules: [knownOperationTypesRule, ...queryLimitRules(o.graphqlLimits)],
+    // Documents sent as text were checked, within the time budget, by graphqlAdmission; these rules
+    // catch a persisted query, which comes out of Apollo's cache, and cannot stop validation midway.
+    validationRules: [knownOperationTypesRule, queryLimitRule(o.graphqlLimits)],
     plugins: [ApolloServerPluginLandingPageDisabled()],
     formatError: (formatted, error) => formatGraphQLError(formatted, error, o.log),
   });
@@ -156,6 +159,7 @@ export async function buildApp(o: AppOptions): Promise<BuiltApp> {
     auth,
     limiter,
     express.json({ limit: '256kb' }),
+    graphqlAdmission(o.schema, o.graphqlLimits),
     expressMiddleware(apollo, { context: () => Promise.resolve(createContext(o.services)) }),
   );
 
