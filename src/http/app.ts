@@ -28,6 +28,7 @@ import { requireApiKey } from './auth';
 import { docsPage } from './docs-page';
 import { explorerPage, explorerStatic } from './explorer';
 import { graphqlAdmission } from './graphql-admission';
+import { methodNotAllowed } from './method-not-allowed';
 import { errorHandler, sendProblem } from './problem';
 
 declare module 'express-serve-static-core' {
@@ -133,6 +134,7 @@ export async function buildApp(o: AppOptions): Promise<BuiltApp> {
   v1.use(edgesRoutes(deps));
   v1.use(jobsRoutes(deps, () => o.services.jobs.maxTiers));
   for (const r of o.extraV1 ?? []) v1.use(r);
+  v1.use(methodNotAllowed(v1));
   v1.use((req, res) => {
     sendProblem(
       res,
@@ -163,6 +165,7 @@ export async function buildApp(o: AppOptions): Promise<BuiltApp> {
     expressMiddleware(apollo, { context: () => Promise.resolve(createContext(o.services)) }),
   );
 
+  app.use(methodNotAllowed(app.router));
   app.use((req, res) => {
     sendProblem(
       res,
