@@ -126,6 +126,11 @@ export async function startServer(config: Config, log: Logger): Promise<RunningS
         windowS: config.RATE_LIMIT_WINDOW_S,
         store: sharedLimits?.store,
       },
+      authFailures: {
+        max: config.AUTH_FAILURE_MAX,
+        windowS: config.AUTH_FAILURE_WINDOW_S,
+        store: sharedLimits?.authFailures,
+      },
       graphqlLimits: {
         maxDepth: config.GRAPHQL_MAX_DEPTH,
         maxCost: config.GRAPHQL_MAX_COST,

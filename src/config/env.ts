@@ -76,6 +76,10 @@ const schema = z.object({
    * load balancer share one limit per key; unset: each process counts on its own.
    */
   RATE_LIMIT_REDIS_URL: z.string().min(1).optional(),
+  /** Failed authentications (401, 403) a client address may make per window before all its requests get 429. */
+  AUTH_FAILURE_MAX: intIn(1, 1_000_000).default(30),
+  /** Window of AUTH_FAILURE_MAX in seconds. */
+  AUTH_FAILURE_WINDOW_S: intIn(1, 86_400).default(300),
   /** pino level: fatal, error, warn, info, debug, trace or silent. */
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   /** Load the generated demo dataset when the store is empty at start-up. */

@@ -25,6 +25,8 @@ import { openApiDocument } from '../rest/openapi';
 import type { RestDeps } from '../rest/rest-deps';
 import type { ApiKeyStore } from './api-keys';
 import { requireApiKey } from './auth';
+import { AuthFailureLimiter } from './auth-failures';
+import type { AuthFailureLimitOptions } from './auth-failures';
 import { docsPage } from './docs-page';
 import { explorerPage, explorerStatic } from './explorer';
 import { graphqlAdmission } from './graphql-admission';
@@ -45,6 +47,8 @@ export interface AppOptions {
   keyHeader: string;
   /** `store`: shared counters (Redis) for several instances; unset: this process's memory. */
   rateLimit: { max: number; windowS: number; store?: Store };
+  /** Failed authentications per client address; `store` as for `rateLimit`. */
+  authFailures: AuthFailureLimitOptions;
   graphqlLimits: QueryLimits & { maxTokens: number };
   publicUrl?: string;
   trustProxy: number;
@@ -96,7 +100,7 @@ export async function buildApp(o: AppOptions): Promise<BuiltApp> {
   });
   for (const r of o.open ?? []) app.use(r);
 
-  const auth = requireApiKey(o.keys, o.keyHeader);
+  const auth = requireApiKey(o.keys, o.keyHeader, new AuthFailureLimiter(o.authFailures, o.log));
   const limiter = rateLimit({
     windowMs: o.rateLimit.windowS * 1000,
     limit: o.rateLimit.max,
