@@ -10,7 +10,7 @@ import type { Express, Request } from 'express';
 import { rateLimit } from 'express-rate-limit';
 import type { Store } from 'express-rate-limit';
 import type { GraphQLSchema } from 'graphql';
-import { AppError, ERROR_CODES, isAppError } from '../domain/errors';
+import { AppError, ERROR_CODES, GRAPHQL_REQUEST_CODES, isAppError } from '../domain/errors';
 import type { Logger } from '../logger';
 import { createContext } from '../graphql/context';
 import type { GraphQLContext, Services } from '../graphql/context';
@@ -201,14 +201,9 @@ function clientStatusOf(error: unknown): number | null {
   return typeof status === 'number' && status >= 400 && status < 500 ? status : null;
 }
 
-const PASS_THROUGH = new Set([
-  'GRAPHQL_PARSE_FAILED',
-  'GRAPHQL_VALIDATION_FAILED',
-  'BAD_USER_INPUT',
+const PASS_THROUGH = new Set<string>([
+  ...Object.keys(GRAPHQL_REQUEST_CODES),
   'BAD_REQUEST',
-  'PERSISTED_QUERY_NOT_FOUND',
-  'PERSISTED_QUERY_NOT_SUPPORTED',
-  'OPERATION_RESOLUTION_FAILURE',
   'QUERY_TOO_COMPLEX',
 ]);
 

@@ -76,6 +76,16 @@ const problems = (...statuses: number[]) =>
       String(s),
       {
         description: Object.values(ERROR_CODES).find((c) => c.status === s)?.title ?? 'Error',
+        ...(s === 429
+          ? {
+              headers: {
+                'Retry-After': {
+                  schema: int,
+                  description: 'Seconds until the window that refused the request ends.',
+                },
+              },
+            }
+          : {}),
         content: { 'application/problem+json': { schema: ref('Problem') } },
       },
     ]),
@@ -207,7 +217,11 @@ export function openApiDocument(keyHeader: string): Json {
         `Every /v1 route needs an API key in the ${keyHeader} header (missing: 401, unknown or revoked: 403). ` +
         'Errors are RFC 9457 problem documents (application/problem+json). Requests are rate-limited per key ' +
         '(429 with Retry-After and the IETF RateLimit and RateLimit-Policy headers). Paths answer with and without a trailing slash. ' +
-        'Unknown or repeated query parameters are refused with 400 naming them. A company outside any cluster is a cluster of one: its cid_id is its vid.',
+        'Unknown or repeated query parameters are refused with 400 naming them, as are integers outside the documented range (and always outside -2147483648 to 2147483647). ' +
+        'A method a path does not list answers 405 (METHOD_NOT_ALLOWED) with an Allow header naming the methods it does. ' +
+        'Failed authentications (401, 403) are counted per client address: past AUTH_FAILURE_MAX (default 30) within AUTH_FAILURE_WINDOW_S (default 300 s), ' +
+        'every request from that address answers 429 with Retry-After until the window ends, a valid key included. ' +
+        'A company outside any cluster is a cluster of one: its cid_id is its vid.',
     },
     servers: [{ url: '/' }],
     security: [{ apiKey: [] }],
@@ -379,6 +393,14 @@ export function openApiDocument(keyHeader: string): Json {
     },
     components: {
       securitySchemes: { apiKey: { type: 'apiKey', in: 'header', name: keyHeader } },
+      responses: {
+        MethodNotAllowed: {
+          description:
+            'Answered for a method the path does not list (OpenAPI cannot attach it to an operation that does not exist).',
+          headers: { Allow: { schema: str, description: 'The methods the path accepts, e.g. GET, HEAD.' } },
+          content: { 'application/problem+json': { schema: ref('Problem') } },
+        },
+      },
       schemas: {
         CompanySearchResult: {
           type: 'object',
