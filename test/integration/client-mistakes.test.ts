@@ -77,6 +77,15 @@ describe('client mistakes are 4xx problems, never internal errors', () => {
         for (const m of documented) expect([path, allow]).toEqual([path, expect.arrayContaining([m])]);
       }
     }
+    // The open routes too, the explorer's files included.
+    for (const path of ['/healthz', '/openapi.json', '/docs', '/explorer', '/explorer/static/ruru.min.js']) {
+      const res = await fetch(`${t.base}${path}`, { method: 'POST' });
+      expect([path, (await problem(res, 405)).code, res.headers.get('allow')]).toEqual([
+        path,
+        'METHOD_NOT_ALLOWED',
+        'GET, HEAD',
+      ]);
+    }
     // A path that exists under no method stays a 404.
     expect((await problem(await t.get('/v1/no-such-thing/'), 404)).code).toBe('NOT_FOUND');
   });
