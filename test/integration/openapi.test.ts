@@ -85,10 +85,10 @@ describe('OpenAPI document', () => {
     expect(doc.info.description).toMatch(/AUTH_FAILURE_MAX/);
     for (const [path, methods] of Object.entries(doc.paths)) {
       for (const [method, op] of Object.entries(methods)) {
-        expect([path, method, op.responses['429']?.headers]).toEqual([
+        expect([path, method, Object.keys(op.responses['429']?.headers ?? {})]).toEqual([
           path,
           method,
-          expect.objectContaining({ 'Retry-After': expect.anything() }),
+          ['Retry-After'],
         ]);
       }
     }
