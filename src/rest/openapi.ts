@@ -61,12 +61,16 @@ const offsetParam = q(
   { ...int, minimum: 0, maximum: 10000, default: 0 },
   'Start position (MAX_OFFSET).',
 );
-const vidParam = { name: 'vid', in: 'path', required: true, schema: str, description: 'Company vid.' };
+/** What a path segment may hold (anything else answers 400). */
+const pathId = { ...str, minLength: 1, maxLength: 200, pattern: '^[^\\x00-\\x1f\\x7f]+$' };
+/** A search text: trimmed, it must be 1 to 200 characters. */
+const searchText = { ...str, minLength: 1, maxLength: 200, pattern: '\\S' };
+const vidParam = { name: 'vid', in: 'path', required: true, schema: pathId, description: 'Company vid.' };
 const runIdParam = {
   name: 'run_id',
   in: 'path',
   required: true,
-  schema: { ...int, minimum: 1 },
+  schema: { ...int, minimum: 1, maximum: Number.MAX_SAFE_INTEGER },
   description: 'Run id from the start response; anything but a positive integer answers 400.',
 };
 
@@ -236,7 +240,7 @@ export function openApiDocument(keyHeader: string): Json {
             'Without: by number of relationships. All criteria given must match. By default only cluster parents and companies outside any cluster are searched.',
           tags: ['companies'],
           parameters: [
-            q('name', str, 'Name or fragment; drives search_similarity.'),
+            q('name', searchText, 'Name or fragment; drives search_similarity.'),
             limitParam,
             offsetParam,
             q(
@@ -249,10 +253,14 @@ export function openApiDocument(keyHeader: string): Json {
               { ...num, exclusiveMinimum: 0, maximum: 1, default: 0.3 },
               'Similarity threshold (pg_trgm default 0.3).',
             ),
-            q('city', str, 'City of any address, case-insensitive.'),
-            q('country', str, 'Long-form ISO 3166 name of the country of domicile, case-insensitive.'),
-            q('website', str, 'Website or domain; scheme, www. and path are ignored.'),
-            q('identifier', str, 'Any identifier value: LEI, PermID, Wikidata Q-id, ISIN, Wikipedia title.'),
+            q('city', searchText, 'City of any address, case-insensitive.'),
+            q('country', searchText, 'Long-form ISO 3166 name of the country of domicile, case-insensitive.'),
+            q('website', searchText, 'Website or domain; scheme, www. and path are ignored.'),
+            q(
+              'identifier',
+              searchText,
+              'Any identifier value: LEI, PermID, Wikidata Q-id, ISIN, Wikipedia title.',
+            ),
           ],
           responses: { '200': ok(page('CompanySearchResult')), ...problems(400, 401, 403, 429) },
         },
@@ -280,7 +288,7 @@ export function openApiDocument(keyHeader: string): Json {
               name: 'edge_id',
               in: 'path',
               required: true,
-              schema: str,
+              schema: pathId,
               description: 'From edge_ids of a list item.',
             },
           ],

@@ -82,7 +82,9 @@ function describe(kind: ParamKind): string {
 
 /** Path segments: non-empty, bounded, printable. */
 export function checkPathId(name: string, value: string): string {
-  if (value.length === 0 || value.length > 200 || hasControlCharacter(value)) {
+  // Characters are counted as code points, as JSON Schema's maxLength counts them.
+  const length = [...value].length;
+  if (length === 0 || length > 200 || hasControlCharacter(value)) {
     throw badRequest([{ field: `path.${name}`, reason: 'must be 1 to 200 printable characters' }]);
   }
   return value;

@@ -85,3 +85,10 @@ describe('integers out of the range of GraphQL Int', () => {
     expect((e as AppError).fieldErrors.map((f) => f.field).sort()).toEqual(['limit', 'offset']);
   });
 });
+
+describe('path ids are measured in characters, as the OpenAPI document states them', () => {
+  it('accepts 200 characters outside the basic plane and refuses 201', () => {
+    expect(checkPathId('vid', '🙂'.repeat(200))).toBe('🙂'.repeat(200));
+    expect(() => checkPathId('vid', '🙂'.repeat(201))).toThrow(AppError);
+  });
+});
