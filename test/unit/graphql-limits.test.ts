@@ -22,14 +22,16 @@ describe('GraphQL query limits', () => {
   it('measures each fragment once: a 25-level fan-out is refused at once, by cost', () => {
     const started = performance.now();
     const errors = messages(fanOut(25));
-    expect(performance.now() - started).toBeLessThan(100);
+    // Loose enough for a busy machine; walking every expansion took seconds.
+    expect(performance.now() - started).toBeLessThan(500);
     expect(errors).toEqual([expect.stringMatching(/^Query cost \d+ exceeds the limit of 20000\.$/)]);
   });
 
   it('keeps the whole of validation linear, graphql-js rules included', () => {
     const started = performance.now();
     const errors = validate(schema, parse(fanOut(25)), [...specifiedRules, queryLimitRule(limits)]);
-    expect(performance.now() - started).toBeLessThan(100);
+    // Loose enough for a busy machine; walking every expansion took seconds.
+    expect(performance.now() - started).toBeLessThan(500);
     expect(errors.map((e) => e.extensions.code)).toContain('QUERY_TOO_COMPLEX');
   });
 
