@@ -168,7 +168,10 @@ export async function startServer(config: Config, log: Logger): Promise<RunningS
         (closing ??= (async () => {
           unfollow();
           server.closeIdleConnections();
+          // A client that never reads its response keeps the connection busy, and close would wait for it.
+          const force = setTimeout(() => server.closeAllConnections(), config.SHUTDOWN_GRACE_S * 1000);
           await new Promise<void>((resolve) => server.close(() => resolve()));
+          clearTimeout(force);
           await apollo.stop();
           await jobs.close();
           await jobsBackend.close();

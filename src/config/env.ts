@@ -117,6 +117,8 @@ const schema = z.object({
   PUBLIC_URL: z.string().url().optional(),
   /** Secret that signs download links (32+ characters); generated and kept under DATA_DIR when unset. */
   DOWNLOAD_SECRET: z.string().min(32, 'must be at least 32 characters').optional(),
+  /** Seconds a shutdown waits for responses still being sent before it closes their connections. */
+  SHUTDOWN_GRACE_S: intIn(0, 600).default(10),
   /** Trust X-Forwarded-* headers from this many proxy hops (express `trust proxy`). */
   TRUST_PROXY: intIn(0, 10).default(0),
   /**

@@ -258,3 +258,17 @@ describe('failed authentication is rate-limited per client address', () => {
     expect((await t.get('/v1/edges/e1', from(c))).status).toBe(200);
   });
 });
+
+describe('shutdown', () => {
+  it('does not wait on a client that leaves a large response unread', async () => {
+    const t = await startTestServer({ SHUTDOWN_GRACE_S: '1' }, null);
+    const html = await (await fetch(`${t.base}/explorer`)).text();
+    const assets = [...html.matchAll(/(?:src|href)="(\/explorer\/static\/[^"]+)"/g)].map((m) => m[1]!);
+    // Several megabytes of script each: more than the socket buffers hold, so each response stays in flight.
+    const unread = await Promise.all(assets.map((a) => fetch(`${t.base}${a}`)));
+    expect(unread.every((r) => r.status === 200)).toBe(true);
+    const started = performance.now();
+    await t.stop();
+    expect(performance.now() - started).toBeLessThan(10_000);
+  });
+});
