@@ -6,38 +6,38 @@ import { sendProblem } from './problem';
 interface Layer {
   route?: { methods: Record<string, boolean | undefined> };
   handle?: { stack?: Layer[] };
-  /** Mounted with `use()` and no path: sees every request. */
-  slash?: boolean;
-  match(path: string): unknown;
+  /** What of the path the layer matched (a router's mount point), or false. */
+  match(path: string): { path: string } | false;
 }
 
 /**
  * The methods a router's routes answer on a path, read from the router itself
- * so that a route added anywhere is covered without a list kept beside it.
- * Routers mounted under a path of their own are left to answer for themselves.
+ * (routers mounted in it included, at their mount points), so that a route
+ * added anywhere is covered without a list kept beside it.
  */
 export function allowedMethods(router: Router, path: string): string[] {
   const found = new Set<string>();
-  const walk = (stack: Layer[]) => {
+  const walk = (stack: Layer[], rest: string) => {
     for (const layer of stack) {
+      const matched = matchOf(layer, rest);
+      if (!matched) continue;
       if (layer.route) {
-        if (!matches(layer, path)) continue;
         for (const [method, on] of Object.entries(layer.route.methods)) {
           if (on && method !== '_all') found.add(method.toUpperCase());
         }
-      } else if (layer.slash && layer.handle?.stack) {
-        walk(layer.handle.stack);
+      } else if (layer.handle?.stack) {
+        walk(layer.handle.stack, rest.slice(matched.path.length) || '/');
       }
     }
   };
-  walk((router as unknown as { stack: Layer[] }).stack);
+  walk((router as unknown as { stack: Layer[] }).stack, path);
   if (found.has('GET')) found.add('HEAD');
   return [...found].sort();
 }
 
-function matches(layer: Layer, path: string): boolean {
+function matchOf(layer: Layer, path: string): { path: string } | false {
   try {
-    return Boolean(layer.match(path));
+    return layer.match(path);
   } catch {
     // A path the router cannot decode matches nothing; the router reports it.
     return false;
