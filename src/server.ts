@@ -138,7 +138,18 @@ export async function startServer(config: Config, log: Logger): Promise<RunningS
         windowS: config.RATE_LIMIT_WINDOW_S,
         store: sharedLimits?.store,
       },
-      graphqlLimits: { maxDepth: config.GRAPHQL_MAX_DEPTH, maxCost: config.GRAPHQL_MAX_COST },
+      authFailures: {
+        max: config.AUTH_FAILURE_MAX,
+        windowS: config.AUTH_FAILURE_WINDOW_S,
+        store: sharedLimits?.authFailures,
+      },
+      graphqlLimits: {
+        maxDepth: config.GRAPHQL_MAX_DEPTH,
+        maxCost: config.GRAPHQL_MAX_COST,
+        maxPageSize: config.MAX_PAGE_SIZE,
+        validateMs: config.GRAPHQL_VALIDATE_MS,
+        maxTokens: config.GRAPHQL_MAX_TOKENS,
+      },
       publicUrl: config.PUBLIC_URL,
       trustProxy: config.TRUST_PROXY,
       ready: () => search.ready,
@@ -169,7 +180,10 @@ export async function startServer(config: Config, log: Logger): Promise<RunningS
         (closing ??= (async () => {
           unfollow();
           server.closeIdleConnections();
+          // A client that never reads its response keeps the connection busy, and close would wait for it.
+          const force = setTimeout(() => server.closeAllConnections(), config.SHUTDOWN_GRACE_S * 1000);
           await new Promise<void>((resolve) => server.close(() => resolve()));
+          clearTimeout(force);
           await apollo.stop();
           await jobs.close();
           await jobsBackend.close();

@@ -76,6 +76,10 @@ const schema = z.object({
    * load balancer share one limit per key; unset: each process counts on its own.
    */
   RATE_LIMIT_REDIS_URL: z.string().min(1).optional(),
+  /** Failed authentications (401, 403) a client address may make per window before all its requests get 429. */
+  AUTH_FAILURE_MAX: intIn(1, 1_000_000).default(30),
+  /** Window of AUTH_FAILURE_MAX in seconds. */
+  AUTH_FAILURE_WINDOW_S: intIn(1, 86_400).default(300),
   /** pino level: fatal, error, warn, info, debug, trace or silent. */
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   /** Load the generated demo dataset when the store is empty at start-up. */
@@ -105,10 +109,16 @@ const schema = z.object({
   GRAPHQL_MAX_DEPTH: intIn(2, 50).default(8),
   /** Largest estimated GraphQL query cost (list fields count as their `limit`). */
   GRAPHQL_MAX_COST: intIn(10, 10_000_000).default(20_000),
+  /** Largest GraphQL document in lexical tokens; a longer one is refused while it is parsed. */
+  GRAPHQL_MAX_TOKENS: intIn(100, 1_000_000).default(5_000),
+  /** Milliseconds validating one GraphQL document may take before it is refused. */
+  GRAPHQL_VALIDATE_MS: intIn(1, 60_000).default(100),
   /** Public base URL used in `next`/`previous` links; derived from the request when unset. */
   PUBLIC_URL: z.string().url().optional(),
   /** Secret that signs download links (32+ characters); generated and kept under DATA_DIR when unset. */
   DOWNLOAD_SECRET: z.string().min(32, 'must be at least 32 characters').optional(),
+  /** Seconds a shutdown waits for responses still being sent before it closes their connections. */
+  SHUTDOWN_GRACE_S: intIn(0, 600).default(10),
   /** Trust X-Forwarded-* headers from this many proxy hops (express `trust proxy`). */
   TRUST_PROXY: intIn(0, 10).default(0),
   /**

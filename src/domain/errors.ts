@@ -20,6 +20,22 @@ export const ERROR_CODES = {
 
 export type ErrorCode = keyof typeof ERROR_CODES;
 
+/**
+ * Codes only GraphQL answers with, set by the GraphQL server for requests it
+ * cannot run; listed here so that the docs and the error formatter agree.
+ */
+export const GRAPHQL_REQUEST_CODES = {
+  GRAPHQL_PARSE_FAILED:
+    'The document is not valid GraphQL, or longer than GRAPHQL_MAX_TOKENS tokens (HTTP 400).',
+  GRAPHQL_VALIDATION_FAILED:
+    'The document does not fit the schema; subscriptions, which this service does not offer, included (HTTP 400).',
+  BAD_USER_INPUT: 'A variable does not fit its declared type (HTTP 400).',
+  PERSISTED_QUERY_NOT_FOUND:
+    'The hash of an automatic persisted query is not known yet: send the query with it (HTTP 200, as the protocol asks).',
+  PERSISTED_QUERY_NOT_SUPPORTED: 'Persisted queries are off on this server (HTTP 200, as the protocol asks).',
+  OPERATION_RESOLUTION_FAILURE: 'operationName names no operation of the document (HTTP 400).',
+} as const;
+
 /** One field-level problem, as in the `errors` member of a problem document. */
 export interface FieldError {
   /** Where the bad value was: `query.limit`, `path.vid`, `body.num_tiers`. */

@@ -1,5 +1,6 @@
 import crypto from 'node:crypto';
 import { ApolloServer } from '@apollo/server';
+import { GraphQLError } from 'graphql';
 import type { GraphQLFormattedError } from 'graphql';
 import { unwrapResolverError } from '@apollo/server/errors';
 import { ApolloServerPluginLandingPageDisabled } from '@apollo/server/plugin/disabled';
@@ -9,11 +10,13 @@ import type { Express, Request } from 'express';
 import { rateLimit } from 'express-rate-limit';
 import type { Store } from 'express-rate-limit';
 import type { GraphQLSchema } from 'graphql';
-import { AppError, ERROR_CODES, isAppError } from '../domain/errors';
+import { AppError, ERROR_CODES, GRAPHQL_REQUEST_CODES, isAppError } from '../domain/errors';
 import type { Logger } from '../logger';
 import { createContext } from '../graphql/context';
 import type { GraphQLContext, Services } from '../graphql/context';
-import { queryLimitRules } from '../graphql/limits';
+import { knownOperationTypesRule } from '../graphql/known-operation-types';
+import { queryLimitRule } from '../graphql/limits';
+import type { QueryLimits } from '../graphql/limits';
 import { companiesRoutes } from '../rest/companies.routes';
 import { edgesRoutes } from '../rest/edges.routes';
 import { jobsRoutes } from '../rest/jobs.routes';
@@ -22,8 +25,12 @@ import { openApiDocument } from '../rest/openapi';
 import type { RestDeps } from '../rest/rest-deps';
 import type { ApiKeyStore } from './api-keys';
 import { requireApiKey } from './auth';
+import { AuthFailureLimiter } from './auth-failures';
+import type { AuthFailureLimitOptions } from './auth-failures';
 import { docsPage } from './docs-page';
 import { explorerPage, explorerStatic } from './explorer';
+import { graphqlAdmission } from './graphql-admission';
+import { methodNotAllowed } from './method-not-allowed';
 import { errorHandler, sendProblem } from './problem';
 
 declare module 'express-serve-static-core' {
@@ -40,7 +47,9 @@ export interface AppOptions {
   keyHeader: string;
   /** `store`: shared counters (Redis) for several instances; unset: this process's memory. */
   rateLimit: { max: number; windowS: number; store?: Store };
-  graphqlLimits: { maxDepth: number; maxCost: number };
+  /** Failed authentications per client address; `store` as for `rateLimit`. */
+  authFailures: AuthFailureLimitOptions;
+  graphqlLimits: QueryLimits & { maxTokens: number };
   publicUrl?: string;
   trustProxy: number;
   /** Whether the store and search index can answer (readiness). */
@@ -91,7 +100,7 @@ export async function buildApp(o: AppOptions): Promise<BuiltApp> {
   });
   for (const r of o.open ?? []) app.use(r);
 
-  const auth = requireApiKey(o.keys, o.keyHeader);
+  const auth = requireApiKey(o.keys, o.keyHeader, new AuthFailureLimiter(o.authFailures, o.log));
   const limiter = rateLimit({
     windowMs: o.rateLimit.windowS * 1000,
     limit: o.rateLimit.max,
@@ -134,6 +143,7 @@ export async function buildApp(o: AppOptions): Promise<BuiltApp> {
   v1.use(edgesRoutes(deps));
   v1.use(jobsRoutes(deps, () => o.services.jobs.maxTiers));
   for (const r of o.extraV1 ?? []) v1.use(r);
+  v1.use(methodNotAllowed(v1));
   v1.use((req, res) => {
     sendProblem(
       res,
@@ -147,7 +157,10 @@ export async function buildApp(o: AppOptions): Promise<BuiltApp> {
     schema: o.schema,
     introspection: true,
     includeStacktraceInErrorResponses: false,
-    validationRules: queryLimitRules(o.graphqlLimits.maxDepth, o.graphqlLimits.maxCost),
+    parseOptions: { maxTokens: o.graphqlLimits.maxTokens },
+    // Documents sent as text were checked, within the time budget, by graphqlAdmission; these rules
+    // catch a persisted query, which comes out of Apollo's cache, and cannot stop validation midway.
+    validationRules: [knownOperationTypesRule, queryLimitRule(o.graphqlLimits)],
     plugins: [ApolloServerPluginLandingPageDisabled()],
     formatError: (formatted, error) => formatGraphQLError(formatted, error, o.log),
   });
@@ -157,11 +170,13 @@ export async function buildApp(o: AppOptions): Promise<BuiltApp> {
     auth,
     limiter,
     express.json({ limit: '256kb' }),
+    graphqlAdmission(o.schema, o.graphqlLimits),
     expressMiddleware(apollo, {
       context: ({ req }) => Promise.resolve(createContext(o.services, req.keyId ?? null)),
     }),
   );
 
+  app.use(methodNotAllowed(app.router));
   app.use((req, res) => {
     sendProblem(
       res,
@@ -187,14 +202,15 @@ function restFieldNames(e: AppError, req: Request): AppError {
   return new AppError(e.code, errors.map((f) => `${f.field}: ${f.reason}`).join('; '), errors);
 }
 
-const PASS_THROUGH = new Set([
-  'GRAPHQL_PARSE_FAILED',
-  'GRAPHQL_VALIDATION_FAILED',
-  'BAD_USER_INPUT',
+function clientStatusOf(error: unknown): number | null {
+  if (!(error instanceof GraphQLError)) return null;
+  const status = (error.extensions.http as { status?: unknown } | undefined)?.status;
+  return typeof status === 'number' && status >= 400 && status < 500 ? status : null;
+}
+
+const PASS_THROUGH = new Set<string>([
+  ...Object.keys(GRAPHQL_REQUEST_CODES),
   'BAD_REQUEST',
-  'PERSISTED_QUERY_NOT_FOUND',
-  'PERSISTED_QUERY_NOT_SUPPORTED',
-  'OPERATION_RESOLUTION_FAILURE',
   'QUERY_TOO_COMPLEX',
 ]);
 
@@ -227,6 +243,10 @@ function formatGraphQLError(
       ...(formatted.locations ? { locations: formatted.locations } : {}),
       extensions: { code },
     };
+  }
+  // Apollo refuses some malformed requests (a persisted query whose hash does not match) with a 4xx and no code.
+  if (clientStatusOf(error) !== null) {
+    return { message: formatted.message, extensions: { code: 'BAD_REQUEST' } };
   }
   const errorId = crypto.randomUUID();
   log.error({ err: original, error_id: errorId }, 'unhandled GraphQL error');

@@ -1,4 +1,4 @@
-import { ERROR_CODES } from '../domain/errors';
+import { ERROR_CODES, GRAPHQL_REQUEST_CODES } from '../domain/errors';
 
 const esc = (s: string) =>
   s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;');
@@ -34,11 +34,18 @@ export function docsPage(openapi: Json): string {
         `<tr id="error-${code.toLowerCase().replace(/_/g, '-')}"><td><code>${code}</code></td><td>${status}</td><td>${esc(title)}</td></tr>`,
     )
     .join('');
+  const graphqlErrors = Object.entries(GRAPHQL_REQUEST_CODES)
+    .map(
+      ([code, meaning]) =>
+        `<tr id="error-${code.toLowerCase().replace(/_/g, '-')}"><td><code>${code}</code></td><td>${esc(meaning)}</td></tr>`,
+    )
+    .join('');
   return `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>${esc(info.title)} API reference</title>
 <style>body{font:15px/1.5 system-ui,sans-serif;max-width:60rem;margin:2rem auto;padding:0 1rem;color:#222}code{background:#f3f3f3;padding:0 .2em}table{border-collapse:collapse;margin:.5rem 0}td,th{border:1px solid #ddd;padding:.2rem .5rem;text-align:left;vertical-align:top}.m{background:#2a6;color:#fff;padding:0 .4em;border-radius:3px;font-size:.85em}section{border-top:1px solid #eee;margin-top:1rem}</style></head>
 <body><h1>${esc(info.title)} API <small>${esc(info.version)}</small></h1><p>${esc(info.description)}</p>
 <p>Machine-readable: <a href="/openapi.json">/openapi.json</a> (OpenAPI 3.1). GraphQL: <a href="/explorer">explorer</a> at <code>/graphql</code>.</p>
 <h2>Routes</h2>${ops.join('')}
-<h2 id="errors">Error codes</h2><p>Problem documents carry <code>code</code>, <code>status</code>, <code>detail</code> and, for invalid input, <code>errors</code> with each field and reason. GraphQL errors carry the same code in <code>extensions.code</code>.</p><table><tr><th>code</th><th>status</th><th>meaning</th></tr>${errors}</table>
+<h2 id="errors">Error codes</h2><p>Problem documents carry <code>code</code>, <code>status</code>, <code>detail</code> and, for invalid input, <code>errors</code> with each field and reason. GraphQL errors carry the same code in <code>extensions.code</code>. A 405 names the methods the path accepts in <code>Allow</code>; a 429 says in <code>Retry-After</code> when to retry.</p><table><tr><th>code</th><th>status</th><th>meaning</th></tr>${errors}</table>
+<p>GraphQL requests the server cannot run answer with these codes besides:</p><table><tr><th>code</th><th>meaning</th></tr>${graphqlErrors}</table>
 </body></html>`;
 }

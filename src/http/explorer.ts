@@ -3,6 +3,7 @@ import type { RuruServerConfig } from 'ruru/server';
 import path from 'node:path';
 import express from 'express';
 import type { RequestHandler } from 'express';
+import { AppError } from '../domain/errors';
 
 const STATIC_PATH = '/explorer/static/';
 
@@ -38,5 +39,19 @@ query FindSuppliers {
 /** Serves the explorer's bundled assets from the installed package (no network needed). */
 export function explorerStatic(): RequestHandler {
   const dir = path.join(path.dirname(require.resolve('ruru/static')), '..', 'static');
-  return express.static(dir, { index: false, fallthrough: false, immutable: true, maxAge: '7d' });
+  const serve = express.static(dir, { index: false, fallthrough: false, immutable: true, maxAge: '7d' });
+  return (req, res, next) => {
+    // serve-static answers other methods with a bare 405 of its own; errors here are problem documents.
+    if (req.method !== 'GET' && req.method !== 'HEAD') {
+      res.setHeader('Allow', 'GET, HEAD');
+      next(
+        new AppError(
+          'METHOD_NOT_ALLOWED',
+          `${req.method} is not allowed on the explorer's files; use GET, HEAD.`,
+        ),
+      );
+      return;
+    }
+    serve(req, res, next);
+  };
 }

@@ -4,17 +4,24 @@ import type { Store } from 'express-rate-limit';
 
 /**
  * Rate-limit counters in Redis, shared by every instance that names the same
- * server, so a key's limit holds across a load balancer instead of per process.
+ * server, so a key's limit holds across a load balancer instead of per process:
+ * requests per key (`store`) and failed authentications per address (`authFailures`).
  */
-export function redisRateLimitStore(url: string): { store: Store; close: () => Promise<void> } {
+export function redisRateLimitStore(url: string): {
+  store: Store;
+  authFailures: Store;
+  close: () => Promise<void>;
+} {
   const client = new Redis(url, { maxRetriesPerRequest: 2, enableOfflineQueue: true });
-  const store = new RedisStore({
-    prefix: 'tiergraph:rl:',
-    sendCommand: (command: string, ...args: string[]) =>
-      client.call(command, ...args) as Promise<number | string | (number | string)[]>,
-  });
+  const storeWith = (prefix: string) =>
+    new RedisStore({
+      prefix,
+      sendCommand: (command: string, ...args: string[]) =>
+        client.call(command, ...args) as Promise<number | string | (number | string)[]>,
+    });
   return {
-    store,
+    store: storeWith('tiergraph:rl:'),
+    authFailures: storeWith('tiergraph:rl-auth:'),
     close: async () => {
       await client.quit().catch(() => client.disconnect());
     },

@@ -1,6 +1,6 @@
-import { execute } from 'graphql';
-import type { DocumentNode, GraphQLSchema } from 'graphql';
-import { AppError, ERROR_CODES, isAppError } from '../domain/errors';
+import { execute, Kind } from 'graphql';
+import type { DocumentNode, GraphQLError, GraphQLSchema } from 'graphql';
+import { AppError, badRequest, ERROR_CODES, isAppError } from '../domain/errors';
 import type { ErrorCode } from '../domain/errors';
 import type { GraphQLContext } from '../graphql/context';
 
@@ -17,6 +17,8 @@ export async function runOperation(
 ): Promise<Record<string, unknown>> {
   const result = await execute({ schema, document, variableValues: variables, contextValue: context });
   const first = result.errors?.[0];
+  // Without `data` execution never started: the variables, which come from the request, did not fit the operation.
+  if (first && !('data' in result)) throw variableErrors(result.errors ?? []);
   if (first) {
     const original = first.originalError;
     const app = findAppError(first);
@@ -28,6 +30,18 @@ export async function runOperation(
     throw original ?? first;
   }
   return result.data as Record<string, unknown>;
+}
+
+function variableErrors(errors: readonly GraphQLError[]): AppError {
+  const app = errors.map((e) => findAppError(e)).find((e) => e !== null);
+  if (app) return app;
+  return badRequest(
+    errors.map((e) => {
+      const node = e.nodes?.[0];
+      const field = node?.kind === Kind.VARIABLE_DEFINITION ? node.variable.name.value : '(request)';
+      return { field, reason: e.originalError?.message ?? e.message };
+    }),
+  );
 }
 
 /** graphql-js wraps errors thrown while coercing variables more than once; find ours underneath. */

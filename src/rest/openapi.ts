@@ -58,12 +58,16 @@ const offsetParam = q(
   { ...int, minimum: 0, maximum: 10000, default: 0 },
   'Start position (MAX_OFFSET).',
 );
-const vidParam = { name: 'vid', in: 'path', required: true, schema: str, description: 'Company vid.' };
+/** What a path segment may hold (anything else answers 400). */
+const pathId = { ...str, minLength: 1, maxLength: 200, pattern: '^[^\\x00-\\x1f\\x7f]+$' };
+/** A search text: trimmed, it must be 1 to 200 characters. */
+const searchText = { ...str, minLength: 1, maxLength: 200, pattern: '\\S' };
+const vidParam = { name: 'vid', in: 'path', required: true, schema: pathId, description: 'Company vid.' };
 const runIdParam = {
   name: 'run_id',
   in: 'path',
   required: true,
-  schema: { ...int, minimum: 1 },
+  schema: { ...int, minimum: 1, maximum: Number.MAX_SAFE_INTEGER },
   description: 'Run id from the start response; anything but a positive integer answers 400.',
 };
 
@@ -73,6 +77,16 @@ const problems = (...statuses: number[]) =>
       String(s),
       {
         description: Object.values(ERROR_CODES).find((c) => c.status === s)?.title ?? 'Error',
+        ...(s === 429
+          ? {
+              headers: {
+                'Retry-After': {
+                  schema: int,
+                  description: 'Seconds until the window that refused the request ends.',
+                },
+              },
+            }
+          : {}),
         content: { 'application/problem+json': { schema: ref('Problem') } },
       },
     ]),
@@ -205,7 +219,11 @@ export function openApiDocument(keyHeader: string): Json {
         `Every /v1 route needs an API key in the ${keyHeader} header (missing: 401, unknown or revoked: 403). ` +
         'Errors are RFC 9457 problem documents (application/problem+json). Requests are rate-limited per key ' +
         '(429 with Retry-After and the IETF RateLimit and RateLimit-Policy headers). Paths answer with and without a trailing slash. ' +
-        'Unknown or repeated query parameters are refused with 400 naming them. A company outside any cluster is a cluster of one: its cid_id is its vid.',
+        'Unknown or repeated query parameters are refused with 400 naming them, as are integers outside the documented range (and always outside -2147483648 to 2147483647). ' +
+        'A method a path does not list answers 405 (METHOD_NOT_ALLOWED) with an Allow header naming the methods it does. ' +
+        'Failed authentications (401, 403) are counted per client address: past AUTH_FAILURE_MAX (default 30) within AUTH_FAILURE_WINDOW_S (default 300 s), ' +
+        'every request from that address answers 429 with Retry-After until the window ends, a valid key included. ' +
+        'A company outside any cluster is a cluster of one: its cid_id is its vid.',
     },
     servers: [{ url: '/' }],
     security: [{ apiKey: [] }],
@@ -220,7 +238,7 @@ export function openApiDocument(keyHeader: string): Json {
             'Without: by number of relationships. All criteria given must match. By default only cluster parents and companies outside any cluster are searched.',
           tags: ['companies'],
           parameters: [
-            q('name', str, 'Name or fragment; drives search_similarity.'),
+            q('name', searchText, 'Name or fragment; drives search_similarity.'),
             limitParam,
             offsetParam,
             q(
@@ -233,10 +251,14 @@ export function openApiDocument(keyHeader: string): Json {
               { ...num, exclusiveMinimum: 0, maximum: 1, default: 0.3 },
               'Similarity threshold (pg_trgm default 0.3).',
             ),
-            q('city', str, 'City of any address, case-insensitive.'),
-            q('country', str, 'Long-form ISO 3166 name of the country of domicile, case-insensitive.'),
-            q('website', str, 'Website or domain; scheme, www. and path are ignored.'),
-            q('identifier', str, 'Any identifier value: LEI, PermID, Wikidata Q-id, ISIN, Wikipedia title.'),
+            q('city', searchText, 'City of any address, case-insensitive.'),
+            q('country', searchText, 'Long-form ISO 3166 name of the country of domicile, case-insensitive.'),
+            q('website', searchText, 'Website or domain; scheme, www. and path are ignored.'),
+            q(
+              'identifier',
+              searchText,
+              'Any identifier value: LEI, PermID, Wikidata Q-id, ISIN, Wikipedia title.',
+            ),
           ],
           responses: { '200': ok(page('CompanySearchResult')), ...problems(400, 401, 403, 429) },
         },
@@ -264,7 +286,7 @@ export function openApiDocument(keyHeader: string): Json {
               name: 'edge_id',
               in: 'path',
               required: true,
-              schema: str,
+              schema: pathId,
               description: 'From edge_ids of a list item.',
             },
           ],
@@ -391,6 +413,14 @@ export function openApiDocument(keyHeader: string): Json {
     },
     components: {
       securitySchemes: { apiKey: { type: 'apiKey', in: 'header', name: keyHeader } },
+      responses: {
+        MethodNotAllowed: {
+          description:
+            'Answered for a method the path does not list (OpenAPI cannot attach it to an operation that does not exist).',
+          headers: { Allow: { schema: str, description: 'The methods the path accepts, e.g. GET, HEAD.' } },
+          content: { 'application/problem+json': { schema: ref('Problem') } },
+        },
+      },
       schemas: {
         CompanySearchResult: {
           type: 'object',

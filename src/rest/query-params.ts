@@ -44,8 +44,11 @@ function parseValue(raw: string, kind: ParamKind): string | number | boolean | u
   switch (kind) {
     case 'string':
       return raw;
-    case 'int':
-      return /^-?\d{1,15}$/.test(raw) ? Number(raw) : undefined;
+    case 'int': {
+      if (!/^-?\d{1,15}$/.test(raw)) return undefined;
+      const n = Number(raw);
+      return n >= INT_MIN && n <= INT_MAX ? n : undefined;
+    }
     case 'number': {
       if (!/^-?(\d+\.?\d*|\.\d+)(e[-+]?\d+)?$/i.test(raw)) return undefined;
       const n = Number(raw);
@@ -60,10 +63,14 @@ function parseValue(raw: string, kind: ParamKind): string | number | boolean | u
   }
 }
 
+/** GraphQL's Int: the operations behind the routes take nothing wider. */
+const INT_MIN = -2_147_483_648;
+const INT_MAX = 2_147_483_647;
+
 function describe(kind: ParamKind): string {
   switch (kind) {
     case 'int':
-      return 'must be an integer';
+      return `must be an integer from ${INT_MIN} to ${INT_MAX}`;
     case 'number':
       return 'must be a number';
     case 'boolean':
@@ -75,7 +82,9 @@ function describe(kind: ParamKind): string {
 
 /** Path segments: non-empty, bounded, printable. */
 export function checkPathId(name: string, value: string): string {
-  if (value.length === 0 || value.length > 200 || hasControlCharacter(value)) {
+  // Characters are counted as code points, as JSON Schema's maxLength counts them.
+  const length = [...value].length;
+  if (length === 0 || length > 200 || hasControlCharacter(value)) {
     throw badRequest([{ field: `path.${name}`, reason: 'must be 1 to 200 printable characters' }]);
   }
   return value;

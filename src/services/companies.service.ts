@@ -27,7 +27,8 @@ const text = (field: string) =>
     .string()
     .trim()
     .min(1, `${field} must not be empty`)
-    .max(200, `${field} must be at most 200 characters`)
+    // Code points, as JSON Schema's maxLength counts them (zod's max counts UTF-16 units).
+    .refine((v) => [...v].length <= 200, `${field} must be at most 200 characters`)
     .optional();
 
 /** Company search and profiles. */

@@ -155,6 +155,7 @@ describe('GraphQL', () => {
     expect(scripts.length).toBeGreaterThan(0);
     for (const src of scripts) {
       const res = await fetch(new URL(src, t.base));
+      await res.arrayBuffer();
       expect([src, res.status]).toEqual([src, 200]);
     }
   });

@@ -1,4 +1,5 @@
 import type { Express } from 'express';
+import { ERROR_CODES, GRAPHQL_REQUEST_CODES } from '../../src/domain/errors';
 import { startTestServer } from '../support/server';
 import type { TestServer } from '../support/server';
 
@@ -63,10 +64,33 @@ describe('OpenAPI document', () => {
     for (const r of routes) expect([r, described.has(r)]).toEqual([r, true]);
   });
 
-  it('lists every error code on the docs page', async () => {
+  it('lists every error code on the docs page, those only GraphQL answers with included', async () => {
     const html = await (await fetch(`${t.base}/docs`)).text();
-    for (const code of ['not-found', 'bad-request', 'rate-limited', 'unauthenticated', 'forbidden']) {
-      expect(html).toContain(`id="error-${code}"`);
+    for (const code of [...Object.keys(ERROR_CODES), ...Object.keys(GRAPHQL_REQUEST_CODES)]) {
+      expect(html).toContain(`id="error-${code.toLowerCase().replace(/_/g, '-')}"`);
+    }
+  });
+
+  it('describes 405 with Allow and 429 with Retry-After', async () => {
+    const doc = (await (await fetch(`${t.base}/openapi.json`)).json()) as {
+      info: { description: string };
+      paths: Record<
+        string,
+        Record<string, { responses: Record<string, { headers?: Record<string, unknown> }> }>
+      >;
+      components: { responses: Record<string, { headers?: Record<string, unknown> }> };
+    };
+    expect(doc.components.responses.MethodNotAllowed?.headers).toHaveProperty('Allow');
+    expect(doc.info.description).toMatch(/405/);
+    expect(doc.info.description).toMatch(/AUTH_FAILURE_MAX/);
+    for (const [path, methods] of Object.entries(doc.paths)) {
+      for (const [method, op] of Object.entries(methods)) {
+        expect([path, method, Object.keys(op.responses['429']?.headers ?? {})]).toEqual([
+          path,
+          method,
+          ['Retry-After'],
+        ]);
+      }
     }
   });
 });

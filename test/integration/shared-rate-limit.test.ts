@@ -9,10 +9,16 @@ describeWithService('rate limits shared through Redis', testRedisUrl(), REDIS_HI
   beforeAll(async () => {
     const redis = new Redis(url);
     // Counters of earlier runs of this test would count against its key.
-    const stale = await redis.keys('tiergraph:rl:*');
+    const stale = [...(await redis.keys('tiergraph:rl:*')), ...(await redis.keys('tiergraph:rl-auth:*'))];
     if (stale.length > 0) await redis.del(...stale);
     await redis.quit();
-    const env = { RATE_LIMIT_MAX: '4', RATE_LIMIT_WINDOW_S: '60', RATE_LIMIT_REDIS_URL: url };
+    const env = {
+      RATE_LIMIT_MAX: '4',
+      RATE_LIMIT_WINDOW_S: '60',
+      RATE_LIMIT_REDIS_URL: url,
+      AUTH_FAILURE_MAX: '3',
+      TRUST_PROXY: '1',
+    };
     a = await startTestServer(env);
     b = await startTestServer(env);
   });
@@ -26,5 +32,12 @@ describeWithService('rate limits shared through Redis', testRedisUrl(), REDIS_HI
     for (const t of [a, b, a, b, a]) statuses.push((await t.get('/v1/edges/e1')).status);
     // Each instance alone saw at most 3 requests, below the limit of 4: only a shared count refuses the fifth.
     expect(statuses).toEqual([200, 200, 200, 200, 429]);
+  });
+
+  it('counts failed authentications of one address across both instances', async () => {
+    const bad = { 'X-SERVICE-KEY': 'wrong-key-wrong-key', 'X-Forwarded-For': '192.0.2.33' };
+    const statuses: number[] = [];
+    for (const t of [a, b, a, b]) statuses.push((await t.get('/v1/edges/e1', bad)).status);
+    expect(statuses).toEqual([403, 403, 403, 429]);
   });
 });

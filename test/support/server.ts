@@ -1,7 +1,9 @@
 import fs from 'node:fs';
+import pino from 'pino';
 import path from 'node:path';
 import { loadConfig } from '../../src/config/env';
 import { createLogger } from '../../src/logger';
+import type { Logger } from '../../src/logger';
 import { startServer } from '../../src/server';
 import type { RunningServer } from '../../src/server';
 import { splitStatements } from '../../src/store/cypher-files';
@@ -27,6 +29,7 @@ export interface TestServer {
 export async function startTestServer(
   env: Record<string, string> = {},
   seed: string | null = 'test-small.cypher',
+  log: Logger = createLogger('silent'),
 ): Promise<TestServer> {
   const dataDir = env.DATA_DIR ?? tempDir('http');
   const config = loadConfig({
@@ -40,7 +43,7 @@ export async function startTestServer(
     JOB_LOCK_S: '2',
     ...env,
   });
-  const running = await startServer(config, createLogger('silent'));
+  const running = await startServer(config, log);
   if (seed) {
     await running.store.runScript(splitStatements(readSeed(seed)));
     await running.search.rebuild();
@@ -64,3 +67,16 @@ export async function startTestServer(
     },
   };
 }
+
+/** A logger that keeps every line at `warn` and above, to check what a request logged. */
+export function recordingLogger(): { log: Logger; lines: { level: number; msg?: string }[] } {
+  const lines: { level: number; msg?: string }[] = [];
+  const log = pino(
+    { level: 'warn' },
+    { write: (line: string) => lines.push(JSON.parse(line) as { level: number }) },
+  );
+  return { log, lines };
+}
+
+/** pino's number for `error`. */
+export const ERROR_LEVEL = 50;

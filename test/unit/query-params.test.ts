@@ -1,5 +1,9 @@
 import { AppError } from '../../src/domain/errors';
 import { evidenceAfter, isoDate } from '../../src/domain/params';
+import type { GraphQLContext } from '../../src/graphql/context';
+import { buildSchema } from '../../src/graphql/schema';
+import { runOperation } from '../../src/rest/execute';
+import { OPERATIONS } from '../../src/rest/operations';
 import { checkPathId, parseQuery } from '../../src/rest/query-params';
 
 const spec = { name: 'string', limit: 'int', score: 'number', all: 'boolean' } as const;
@@ -56,5 +60,35 @@ describe('path ids and dates', () => {
   it('reads "later than a date" as from the start of the next day', () => {
     expect(evidenceAfter('2022-12-31')!.toISOString()).toBe('2023-01-01T00:00:00.000Z');
     expect(evidenceAfter(undefined)).toBeNull();
+  });
+});
+
+describe('integers out of the range of GraphQL Int', () => {
+  it('are refused by parseQuery with the range in the reason', () => {
+    for (const raw of ['2147483648', '999999999999999', '-2147483649']) {
+      expect(fieldsOf(() => parseQuery({ limit: raw }, spec))).toEqual(['query.limit']);
+    }
+    expect(parseQuery({ limit: '2147483647' }, spec)).toEqual({ limit: 2147483647 });
+    expect(parseQuery({ limit: '-2147483648' }, spec)).toEqual({ limit: -2147483648 });
+  });
+
+  it('are a 400 naming the variable, not an internal error, when they reach an operation', async () => {
+    const run = runOperation(
+      buildSchema(),
+      OPERATIONS.suppliers,
+      { vid: 'boeing', offset: 2147483648, limit: 999999999999999 },
+      {} as GraphQLContext,
+    );
+    const e: unknown = await run.catch((err: unknown) => err);
+    expect(e).toBeInstanceOf(AppError);
+    expect((e as AppError).code).toBe('BAD_REQUEST');
+    expect((e as AppError).fieldErrors.map((f) => f.field).sort()).toEqual(['limit', 'offset']);
+  });
+});
+
+describe('path ids are measured in characters, as the OpenAPI document states them', () => {
+  it('accepts 200 characters outside the basic plane and refuses 201', () => {
+    expect(checkPathId('vid', '🙂'.repeat(200))).toBe('🙂'.repeat(200));
+    expect(() => checkPathId('vid', '🙂'.repeat(201))).toThrow(AppError);
   });
 });

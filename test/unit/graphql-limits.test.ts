@@ -1,0 +1,135 @@
+import { getIntrospectionQuery, parse, specifiedRules, validate } from 'graphql';
+import { buildSchema } from '../../src/graphql/schema';
+import { knownOperationTypesRule } from '../../src/graphql/known-operation-types';
+import { checkLimits, queryLimitRule } from '../../src/graphql/limits';
+import type { QueryLimits } from '../../src/graphql/limits';
+
+const schema = buildSchema();
+const limits: QueryLimits = { maxDepth: 8, maxCost: 20_000, maxPageSize: 100, validateMs: 1000 };
+
+function messages(query: string, l: QueryLimits = limits): string[] {
+  return checkLimits(schema, parse(query), l).map((e) => e.message);
+}
+
+/** F0 spreads F1 twice, F1 spreads F2 twice, ...: 2^levels expansions from a document of a few hundred bytes. */
+function fanOut(levels: number): string {
+  let q = 'query { company(vid: "boeing") { ...F0 } }\n';
+  for (let i = 0; i < levels; i++) q += `fragment F${i} on Company { ...F${i + 1} ...F${i + 1} }\n`;
+  return `${q}fragment F${levels} on Company { name }`;
+}
+
+describe('GraphQL query limits', () => {
+  it('measures each fragment once: a 25-level fan-out is refused at once, by cost', () => {
+    const started = performance.now();
+    const errors = messages(fanOut(25));
+    // Loose enough for a busy machine; walking every expansion took seconds.
+    expect(performance.now() - started).toBeLessThan(500);
+    expect(errors).toEqual([expect.stringMatching(/^Query cost \d+ exceeds the limit of 20000\.$/)]);
+  });
+
+  it('keeps the whole of validation linear, graphql-js rules included', () => {
+    const started = performance.now();
+    const errors = validate(schema, parse(fanOut(25)), [...specifiedRules, queryLimitRule(limits)]);
+    // Loose enough for a busy machine; walking every expansion took seconds.
+    expect(performance.now() - started).toBeLessThan(500);
+    expect(errors.map((e) => e.extensions.code)).toContain('QUERY_TOO_COMPLEX');
+  });
+
+  it('survives fragment cycles, which the specified rules report', () => {
+    const q =
+      'query { company(vid: "x") { ...A } } fragment A on Company { name ...B } fragment B on Company { ...A }';
+    expect(messages(q)).toEqual([]);
+    expect(
+      validate(schema, parse(q))
+        .map((e) => e.message)
+        .join(),
+    ).toMatch(/Cannot spread fragment/);
+  });
+
+  it('counts every alias: 2,300 aliased page reads are refused though each is small', () => {
+    const fields = Array.from({ length: 2300 }, (_, i) => `a${i}: suppliers(limit: 1) { has_more }`).join(
+      ' ',
+    );
+    expect(messages(`{ company(vid: "boeing") { ${fields} } }`)).toEqual([
+      expect.stringMatching(/^Query cost \d+ exceeds/),
+    ]);
+    // The same number of plain fields reads nothing more from the store and stays within the cost.
+    const plain = Array.from({ length: 2300 }, (_, i) => `a${i}: name`).join(' ');
+    expect(messages(`{ company(vid: "boeing") { ${plain} } }`)).toEqual([]);
+  });
+
+  it('counts root fields as store reads', () => {
+    const roots = Array.from({ length: 2100 }, (_, i) => `e${i}: edge(edge_id: "e1") { edge_id }`).join(' ');
+    expect(messages(`{ ${roots} }`)).toEqual([expect.stringMatching(/^Query cost/)]);
+  });
+
+  it('multiplies by the page size: given, declared default, or the largest page for a variable', () => {
+    const inner = '{ results { supplier { vid name } } }';
+    expect(messages(`{ companies(limit: 100) { results { suppliers(limit: 100) ${inner} } } }`)).toEqual([
+      expect.stringMatching(/^Query cost/),
+    ]);
+    expect(messages(`{ companies(limit: 20) { results { suppliers ${inner} } } }`)).toEqual([]);
+    expect(
+      messages(`query($n: Int) { companies(limit: 100) { results { suppliers(limit: $n) ${inner} } } }`),
+    ).toEqual([expect.stringMatching(/^Query cost/)]);
+  });
+
+  it('still refuses depth, through fragments too', () => {
+    expect(
+      messages(
+        'fragment S on RelationshipPage { results { supplier { company { customers { results { customer { company { vid } } } } } } } } { company(vid: "boeing") { suppliers { ...S } } }',
+      ),
+    ).toEqual([expect.stringMatching(/^Query depth 10 exceeds/)]);
+  });
+
+  it('accepts the standard introspection query, with every option or none, even under a tight depth limit', () => {
+    const tight = { ...limits, maxDepth: 3 };
+    expect(messages(getIntrospectionQuery(), tight)).toEqual([]);
+    const everything = getIntrospectionQuery({
+      descriptions: true,
+      specifiedByUrl: true,
+      directiveIsRepeatable: true,
+      schemaDescription: true,
+      inputValueDeprecation: true,
+      oneOf: true,
+    });
+    expect(messages(everything, tight)).toEqual([]);
+    expect(
+      messages('{ __type(name: "Company") { name fields { name type { name kind ofType { name } } } } }'),
+    ).toEqual([]);
+  });
+
+  it('keeps a budget for introspection: nested type references and many copies are refused', () => {
+    const nested =
+      '{ __schema { types { fields { type { fields { type { fields { type { fields { name } } } } } } } } } }';
+    expect(messages(nested)).toEqual([expect.stringMatching(/^Introspection cost \d+ exceeds/)]);
+    const standard = getIntrospectionQuery();
+    const fragments = standard.slice(standard.indexOf('fragment FullType'));
+    const copy = (i: number) =>
+      `s${i}: __schema { types { ...FullType } directives { name args { ...InputValue } } }`;
+    const copies = (n: number) =>
+      `{ ${Array.from({ length: n }, (_, i) => copy(i)).join(' ')} } ${fragments}`;
+    expect(messages(copies(1))).toEqual([]);
+    expect(messages(copies(5))).toEqual([expect.stringMatching(/^Introspection cost \d+ exceeds/)]);
+  });
+
+  it('refuses a document that takes longer than its budget to check', () => {
+    const fields = Array.from({ length: 600 }, (_, i) => `a${i}: name`).join(' ');
+    const document = parse(`{ company(vid: "boeing") { ${fields} } }`);
+    expect(messages(`{ company(vid: "boeing") { ${fields} } }`)).toEqual([]);
+    const errors = checkLimits(schema, document, { ...limits, validateMs: -1 });
+    expect(errors.map((e) => [e.message, e.extensions.code])).toEqual([
+      ['The query took more than -1 ms to check; send a simpler one.', 'QUERY_TOO_COMPLEX'],
+    ]);
+  });
+
+  it('refuses subscriptions, which the schema does not define, at validation', () => {
+    const errors = validate(schema, parse('subscription { company(vid: "x") { vid } }'), [
+      knownOperationTypesRule,
+    ]);
+    expect(errors.map((e) => e.message)).toEqual(['This service does not support subscription operations.']);
+    expect(
+      validate(schema, parse('mutation { cancelJob(run_id: "1") { run_id } }'), [knownOperationTypesRule]),
+    ).toEqual([]);
+  });
+});
