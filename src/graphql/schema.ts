@@ -8,6 +8,7 @@ import { companies } from './resolvers/query.companies';
 import { company } from './resolvers/query.company';
 import { edge } from './resolvers/query.edge';
 import { job } from './resolvers/query.job';
+import { tierMap } from './resolvers/query.tiermap';
 import { cancelJob, startTierView } from './resolvers/mutation.tierview';
 import { cluster_customers, cluster_suppliers, customers, suppliers } from './resolvers/query.relationships';
 import { DateScalar, DateTimeScalar } from './scalars';
@@ -34,7 +35,17 @@ export function buildSchema(): GraphQLSchema {
     resolvers: {
       Date: DateScalar,
       DateTime: DateTimeScalar,
-      Query: { companies, company, edge, suppliers, customers, cluster_suppliers, cluster_customers, job },
+      Query: {
+        companies,
+        company,
+        edge,
+        suppliers,
+        customers,
+        cluster_suppliers,
+        cluster_customers,
+        job,
+        tierMap,
+      },
       Mutation: { startTierView, cancelJob },
       Company: CompanyFields,
       CompanySummary: CompanySummaryFields,
