@@ -22,8 +22,9 @@ import { openApiDocument } from '../rest/openapi';
 import type { RestDeps } from '../rest/rest-deps';
 import type { ApiKeyStore } from './api-keys';
 import { requireApiKey } from './auth';
-import { docsPage } from './docs-page';
+import { docsPage, docsStatic } from './docs-page';
 import { explorerPage, explorerStatic } from './explorer';
+import { webAppRoutes } from './web-app';
 import { errorHandler, sendProblem } from './problem';
 
 declare module 'express-serve-static-core' {
@@ -84,6 +85,7 @@ export async function buildApp(o: AppOptions): Promise<BuiltApp> {
   app.get('/docs', (_req, res) => {
     res.type('html').send(docs);
   });
+  app.use('/docs/static/', docsStatic());
   app.use('/explorer/static/', explorerStatic());
   const explorer = explorerPage(o.keyHeader);
   app.get('/explorer', (_req, res) => {
@@ -154,6 +156,7 @@ export async function buildApp(o: AppOptions): Promise<BuiltApp> {
     express.json({ limit: '256kb' }),
     expressMiddleware(apollo, { context: () => Promise.resolve(createContext(o.services)) }),
   );
+  app.use(webAppRoutes(o.keyHeader));
 
   app.use((req, res) => {
     sendProblem(

@@ -1,0 +1,2 @@
+// Vite turns CSS imports into injected styles.
+declare module '*.css';
