@@ -94,6 +94,25 @@ export class CompaniesService {
     if (!company) throw notFound('company', vid);
     return company;
   }
+
+  /** The vid of the parent of the company's cluster (its own vid outside any cluster). */
+  async clusterParent(vid: string): Promise<string> {
+    const parent = await this.cache.get(`cluster-parent:${vid}`, () => this.store.getClusterParent(vid));
+    if (parent === null) throw notFound('company', vid);
+    return parent;
+  }
+
+  /** One page of the members of the company's cluster, the parent first. */
+  async clusterMembers(vid: string, input: { limit?: number | null; offset?: number | null }) {
+    const p = check(
+      z.object({ limit: this.searchSchema.shape.limit, offset: this.searchSchema.shape.offset }),
+      dropNulls(input),
+    );
+    const parent = await this.clusterParent(vid);
+    return this.cache.get(`cluster-members:${parent}:${p.limit}:${p.offset}`, () =>
+      this.store.listClusterMembers(parent, p),
+    );
+  }
 }
 
 /** GraphQL passes explicit nulls for omitted nullable arguments; treat them as absent. */

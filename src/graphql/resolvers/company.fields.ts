@@ -38,6 +38,16 @@ export const CompanyFields = {
   customers: list('customers', 'company'),
   cluster_suppliers: list('suppliers', 'cluster'),
   cluster_customers: list('customers', 'cluster'),
+  cluster_parent: async (parent: Parent, _: unknown, ctx: GraphQLContext) =>
+    ctx.profile(await ctx.services.companies.clusterParent(parent.vid)),
+  cluster_members: async (
+    parent: Parent,
+    args: { limit?: number | null; offset?: number | null },
+    ctx: GraphQLContext,
+  ) => {
+    const page = await ctx.services.companies.clusterMembers(parent.vid, args);
+    return { results: page.items, has_more: page.hasMore };
+  },
 };
 
 /** Field resolvers of CompanySummary and Edge that reach a full company. */

@@ -11,6 +11,7 @@ import type {
 import { bindLiterals, cypherRoot, loadQuery, splitStatements } from '../cypher-files';
 import type { CypherQuery } from '../cypher-files';
 import type {
+  ClusterMember,
   GraphStore,
   Page,
   RelationshipQuery,
@@ -58,6 +59,7 @@ const QUERY_NAMES = [
   'company/get-core',
   'company/get-summary',
   'company/get-cluster-parent',
+  'company/list-cluster-members',
   'company/exists',
   'company/stats',
   'relationship/count',
@@ -222,6 +224,13 @@ export class EmbeddedGraphStore implements GraphStore {
 
   async getClusterParent(vid: string): Promise<string | null> {
     return this.reads.getClusterParent(vid);
+  }
+
+  async listClusterMembers(
+    parent: string,
+    page: { limit: number; offset: number },
+  ): Promise<Page<ClusterMember>> {
+    return this.reads.listClusterMembers(parent, page);
   }
 
   async companyExists(vid: string): Promise<boolean> {

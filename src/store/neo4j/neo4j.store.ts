@@ -12,6 +12,7 @@ import { cypherRoot, loadQuery, splitStatements } from '../cypher-files';
 import type { CypherQuery } from '../cypher-files';
 import { toNeo4jDialect } from '../dialect';
 import type {
+  ClusterMember,
   GraphStore,
   Page,
   RelationshipQuery,
@@ -48,6 +49,7 @@ export const NEO4J_QUERY_NAMES = [
   'company/get-cores',
   'company/get-summaries',
   'company/get-cluster-parent',
+  'company/list-cluster-members',
   'company/exists',
   'company/stats',
   'relationship/count',
@@ -189,6 +191,13 @@ export class Neo4jGraphStore implements GraphStore {
 
   async getClusterParent(vid: string): Promise<string | null> {
     return this.reads.getClusterParent(vid);
+  }
+
+  async listClusterMembers(
+    parent: string,
+    page: { limit: number; offset: number },
+  ): Promise<Page<ClusterMember>> {
+    return this.reads.listClusterMembers(parent, page);
   }
 
   async companyExists(vid: string): Promise<boolean> {
