@@ -133,6 +133,7 @@ suite('the web app in chromium', () => {
 
   it('shows the company with its suppliers, and a relationship with its evidence', async () => {
     await page.getByRole('heading', { name: 'Identifiers' }).waitFor();
+    await page.getByRole('list', { name: 'Cluster members' }).getByRole('listitem').first().waitFor();
     const suppliers = page.getByRole('region', { name: /Suppliers/ });
     await suppliers.getByRole('row').nth(1).waitFor();
     await shot('company');

@@ -19,6 +19,7 @@ interface Profile {
   is_freight_forwarder: boolean | null;
   hq_phone_number: string | null;
   is_cluster_parent: boolean;
+  cluster_parent: { vid: string; name: string };
   count_suppliers: number;
   count_customers: number;
   count_supplier_evidence: number;
@@ -39,6 +40,7 @@ const PROFILE = `query Company($vid: ID!) {
     vid cid_id name company_legal_name description domains websites
     domiciled_country incorporated_country incorporation_date ipo_date
     is_active is_public is_freight_forwarder hq_phone_number is_cluster_parent
+    cluster_parent { vid name }
     count_suppliers count_customers count_supplier_evidence count_customer_evidence
     identifiers { type value }
     addresses { address_line city region postal_code country type }
@@ -95,6 +97,17 @@ const EDGE = `query Edge($id: ID!) {
     evidences { id date type url domain }
   }
 }`;
+
+const MEMBERS = `query Members($vid: ID!, $offset: Int) {
+  company(vid: $vid) {
+    cluster_members(limit: 10, offset: $offset) { has_more results { vid name country is_cluster_parent } }
+  }
+}`;
+
+interface Members {
+  has_more: boolean;
+  results: { vid: string; name: string; country: string | null; is_cluster_parent: boolean }[];
+}
 
 const PAGE = 10;
 const yesNo = (b: boolean | null) => (b === null ? '—' : b ? 'yes' : 'no');
@@ -181,18 +194,7 @@ export async function companyView(main: HTMLElement, vid: string, _url: URL): Pr
               ),
             ),
         h('h2', {}, 'Cluster'),
-        h(
-          'p',
-          {},
-          c.is_cluster_parent ? 'Parent of cluster ' : 'Member of cluster ',
-          h('code', {}, c.cid_id),
-          '. ',
-          h(
-            'a',
-            { href: `/?subsidiaries=true&q=${encodeURIComponent(c.name.split(' ')[0] ?? '')}` },
-            'Related names',
-          ),
-        ),
+        clusterPanel(c),
       ),
     ),
     h(
@@ -325,6 +327,50 @@ function relationships(c: Profile, side: 'suppliers' | 'customers', evidence: HT
     h('h2', { id }, `${title} `, h('span', { class: 'count' }, total.toLocaleString())),
     form,
     body,
+  );
+}
+
+/** The company's cluster: its parent and its members, a page at a time. */
+function clusterPanel(c: Profile): HTMLElement {
+  const list = h('ul', { class: 'plain', 'aria-label': 'Cluster members' });
+  const more = h('button', { type: 'button', class: 'small', hidden: true }, 'More members');
+  let offset = 0;
+  const load = async () => {
+    const { company } = await gql<{ company: { cluster_members: Members } }>(MEMBERS, { vid: c.vid, offset });
+    const page = company.cluster_members;
+    for (const m of page.results) {
+      list.append(
+        h(
+          'li',
+          {},
+          m.vid === c.vid
+            ? h('strong', {}, m.name)
+            : h('a', { href: `/companies/${encodeURIComponent(m.vid)}` }, m.name),
+          m.country ? h('span', { class: 'muted small' }, ` · ${m.country}`) : null,
+          m.is_cluster_parent ? h('span', { class: 'tag' }, 'parent') : null,
+        ),
+      );
+    }
+    offset += page.results.length;
+    more.hidden = !page.has_more;
+  };
+  more.addEventListener('click', () => void load());
+  void load().catch((e: Error) => list.append(h('li', { role: 'alert' }, e.message)));
+  const parent = c.cluster_parent;
+  return h(
+    'div',
+    {},
+    h(
+      'p',
+      {},
+      c.is_cluster_parent
+        ? 'This company is the parent of its cluster.'
+        : parent.vid === c.vid
+          ? 'This company is not part of a larger cluster.'
+          : ['Parent: ', h('a', { href: `/companies/${encodeURIComponent(parent.vid)}` }, parent.name)],
+    ),
+    list,
+    more,
   );
 }
 
