@@ -1,4 +1,6 @@
 import crypto from 'node:crypto';
+import zlib from 'node:zlib';
+import compression from 'compression';
 import { ApolloServer } from '@apollo/server';
 import type { GraphQLFormattedError } from 'graphql';
 import { unwrapResolverError } from '@apollo/server/errors';
@@ -69,6 +71,8 @@ export async function buildApp(o: AppOptions): Promise<BuiltApp> {
     res.setHeader('X-Request-Id', req.id);
     next();
   });
+  // JSON, CSV downloads and the app's files compress well; brotli's default quality (11) costs too much CPU per export.
+  app.use(compression({ brotli: { params: { [zlib.constants.BROTLI_PARAM_QUALITY]: 4 } } }));
 
   app.get('/healthz', (_req, res) => {
     res.json({ status: 'ok' });

@@ -38,3 +38,15 @@ describe('the web app routes', () => {
     expect(res.headers.get('content-type')).toContain('application/problem+json');
   });
 });
+
+describe('compression', () => {
+  it('compresses JSON and the app for clients that accept it', async () => {
+    for (const encoding of ['gzip', 'br']) {
+      const res = await open('/openapi.json', { 'accept-encoding': encoding });
+      expect([encoding, res.headers.get('content-encoding')]).toEqual([encoding, encoding]);
+      expect(((await res.json()) as { openapi: string }).openapi).toBe('3.1.0');
+    }
+    const plain = await open('/openapi.json', { 'accept-encoding': 'identity' });
+    expect(plain.headers.get('content-encoding')).toBeNull();
+  });
+});
