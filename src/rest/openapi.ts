@@ -404,6 +404,11 @@ export function openApiDocument(keyHeader: string): Json {
             is_public: { type: ['boolean', 'null'] },
             hq_phone_number: strN,
             addresses: { type: 'array', items: ref('Address') },
+            is_cluster_parent: {
+              type: 'boolean',
+              description:
+                'Whether the company is the parent of its cluster (false for a company outside any cluster, as in GraphQL).',
+            },
           },
         },
         Identifier: {

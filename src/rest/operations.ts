@@ -55,6 +55,7 @@ export const OPERATIONS = {
       domiciled_country incorporated_country incorporation_date ipo_date
       is_active is_freight_forwarder is_public hq_phone_number
       addresses { address_line city region postal_code country type }
+      is_cluster_parent
     }
   }`),
   suppliers: listOperation('suppliers', 'supplier'),
