@@ -1,10 +1,10 @@
-// Members of a cluster by its parent's vid: the parent first, then by name; vid
-// breaks ties so that pages never overlap. Read for a profile page, not in bulk.
-// $parent: STRING
+// Members of a cluster by its id (cid_id): the parent first, then by name; vid
+// breaks ties so that pages never overlap. Read for one page of a cluster, not in bulk.
+// $cid_id: STRING
 // $skip: INT64
 // $limit: INT64
 MATCH (c:Company)
-WHERE c.cluster_parent_vid = $parent
+WHERE c.cid_id = $cid_id
 RETURN c.vid AS vid, c.name AS name, c.domiciled_country AS country, c.is_cluster_parent AS is_cluster_parent
 ORDER BY is_cluster_parent DESC, name, vid
 SKIP $skip

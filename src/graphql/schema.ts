@@ -9,6 +9,7 @@ import { company } from './resolvers/query.company';
 import { edge } from './resolvers/query.edge';
 import { job } from './resolvers/query.job';
 import { tierMap } from './resolvers/query.tiermap';
+import { cluster } from './resolvers/query.cluster';
 import { cancelJob, startTierView } from './resolvers/mutation.tierview';
 import { cluster_customers, cluster_suppliers, customers, suppliers } from './resolvers/query.relationships';
 import { DateScalar, DateTimeScalar } from './scalars';
@@ -45,6 +46,7 @@ export function buildSchema(): GraphQLSchema {
         cluster_customers,
         job,
         tierMap,
+        cluster,
       },
       Mutation: { startTierView, cancelJob },
       Company: CompanyFields,

@@ -18,6 +18,7 @@ import type { GraphQLContext, Services } from '../graphql/context';
 import { queryLimitRules } from '../graphql/limits';
 import { companiesRoutes } from '../rest/companies.routes';
 import { edgesRoutes } from '../rest/edges.routes';
+import { clustersRoutes } from '../rest/clusters.routes';
 import { jobsRoutes } from '../rest/jobs.routes';
 import { findAppError, runOperation } from '../rest/execute';
 import { openApiDocument } from '../rest/openapi';
@@ -133,6 +134,7 @@ export async function buildApp(o: AppOptions): Promise<BuiltApp> {
   v1.use(auth, limiter, express.json({ limit: '64kb' }));
   v1.use(companiesRoutes(deps));
   v1.use(edgesRoutes(deps));
+  v1.use(clustersRoutes(deps));
   v1.use(jobsRoutes(deps, () => o.services.jobs.maxTiers));
   for (const r of o.extraV1 ?? []) v1.use(r);
   v1.use((req, res) => {

@@ -74,6 +74,13 @@ export const OPERATIONS = {
   startTierView: parse(`mutation ($input: TierViewInput!) {
     startTierView(input: $input) { run_id }
   }`),
+  cluster: parse(`query ($cid_id: ID!, $limit: Int, $offset: Int) {
+    cluster(cid_id: $cid_id, limit: $limit, offset: $offset) {
+      cid_id
+      parent { vid name country is_cluster_parent }
+      members { has_more results { vid name country is_cluster_parent } }
+    }
+  }`),
   job: parse(`query ($run_id: ID!) { job(run_id: $run_id) { ${JOB} } }`),
   cancelJob: parse(`mutation ($run_id: ID!) { cancelJob(run_id: $run_id) { ${JOB} } }`),
 } as const;

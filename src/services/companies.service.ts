@@ -102,16 +102,21 @@ export class CompaniesService {
     return parent;
   }
 
-  /** One page of the members of the company's cluster, the parent first. */
-  async clusterMembers(vid: string, input: { limit?: number | null; offset?: number | null }) {
+  /** One page of the members of cluster `cidId` with its parent; NOT_FOUND for an unknown cluster. */
+  async cluster(cidId: string, input: { limit?: number | null; offset?: number | null }) {
     const p = check(
       z.object({ limit: this.searchSchema.shape.limit, offset: this.searchSchema.shape.offset }),
       dropNulls(input),
     );
-    const parent = await this.clusterParent(vid);
-    return this.cache.get(`cluster-members:${parent}:${p.limit}:${p.offset}`, () =>
-      this.store.listClusterMembers(parent, p),
-    );
+    const read = (page: { limit: number; offset: number }) =>
+      this.cache.get(`cluster-members:${cidId}:${page.limit}:${page.offset}`, () =>
+        this.store.listClusterMembers(cidId, page),
+      );
+    // The parent sorts first, so it is the first member of the first page.
+    const [first, members] = await Promise.all([read({ limit: 1, offset: 0 }), read(p)]);
+    const parent = first.items[0];
+    if (!parent) throw notFound('cluster', cidId);
+    return { cid_id: cidId, parent, members };
   }
 }
 

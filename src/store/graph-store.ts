@@ -107,8 +107,8 @@ export interface GraphStore {
   /** Parent of the cluster of `vid` (the company itself for a cluster of one); null when unknown. */
   getClusterParent(vid: string): Promise<string | null>;
   companyExists(vid: string): Promise<boolean>;
-  /** Members of the cluster whose parent is `parent` (the parent first, then by name); empty when unknown. */
-  listClusterMembers(parent: string, page: { limit: number; offset: number }): Promise<Page<ClusterMember>>;
+  /** Members of the cluster `cidId` (the parent first, then by name); empty when unknown. */
+  listClusterMembers(cidId: string, page: { limit: number; offset: number }): Promise<Page<ClusterMember>>;
   listRelationships(
     vid: string,
     direction: Direction,

@@ -43,11 +43,11 @@ export class PointReads {
   }
 
   async listClusterMembers(
-    parent: string,
+    cidId: string,
     page: { limit: number; offset: number },
   ): Promise<Page<ClusterMember>> {
     const rows = await this.run('company/list-cluster-members', {
-      parent,
+      cid_id: cidId,
       skip: page.offset,
       limit: page.limit + 1,
     });

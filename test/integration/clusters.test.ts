@@ -61,3 +61,43 @@ describe('GraphQL cluster fields', () => {
     expect(errors?.[0]?.extensions?.code).toBe('BAD_REQUEST');
   });
 });
+
+describe('GET /v1/clusters/{cid_id}/', () => {
+  it('answers the parent and a page of members with links', async () => {
+    const res = await t.get('/v1/clusters/K1/?limit=2');
+    expect(res.status).toBe(200);
+    const body = (await res.json()) as Record<string, unknown>;
+    expect(body).toEqual({
+      cid_id: 'K1',
+      parent: {
+        vid: 'acme-hold',
+        name: 'Acme Aerospace Holdings',
+        country: 'United Kingdom of Great Britain and Northern Ireland',
+        is_cluster_parent: true,
+      },
+      next: `${t.base}/v1/clusters/K1/?limit=2&offset=2`,
+      previous: null,
+      results: [
+        expect.objectContaining({ vid: 'acme-hold' }),
+        expect.objectContaining({ vid: 'acme-gmbh', is_cluster_parent: false }),
+      ],
+    });
+    const last = (await (await t.get('/v1/clusters/K1/?limit=2&offset=2')).json()) as {
+      results: { vid: string }[];
+      next: unknown;
+    };
+    expect([last.results.map((m) => m.vid), last.next]).toEqual([['acme-jp'], null]);
+  });
+
+  it('treats a company outside any cluster as a cluster of one, and refuses unknown clusters and parameters', async () => {
+    const one = (await (await t.get('/v1/clusters/boeing/')).json()) as {
+      parent: { vid: string };
+      results: unknown[];
+    };
+    expect([one.parent.vid, one.results.length]).toEqual(['boeing', 1]);
+    const unknown = await t.get('/v1/clusters/nope/');
+    expect(unknown.status).toBe(404);
+    expect(((await unknown.json()) as { code: string }).code).toBe('NOT_FOUND');
+    expect((await t.get('/v1/clusters/K1/?name=x')).status).toBe(400);
+  });
+});

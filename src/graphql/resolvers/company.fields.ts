@@ -45,8 +45,9 @@ export const CompanyFields = {
     args: { limit?: number | null; offset?: number | null },
     ctx: GraphQLContext,
   ) => {
-    const page = await ctx.services.companies.clusterMembers(parent.vid, args);
-    return { results: page.items, has_more: page.hasMore };
+    const { cid_id } = await ctx.profile(parent.vid);
+    const { members } = await ctx.services.companies.cluster(cid_id, args);
+    return { results: members.items, has_more: members.hasMore };
   },
 };
 

@@ -227,10 +227,10 @@ export class EmbeddedGraphStore implements GraphStore {
   }
 
   async listClusterMembers(
-    parent: string,
+    cidId: string,
     page: { limit: number; offset: number },
   ): Promise<Page<ClusterMember>> {
-    return this.reads.listClusterMembers(parent, page);
+    return this.reads.listClusterMembers(cidId, page);
   }
 
   async companyExists(vid: string): Promise<boolean> {
