@@ -130,6 +130,7 @@ export async function startServer(config: Config, log: Logger): Promise<RunningS
       publicUrl: config.PUBLIC_URL,
       trustProxy: config.TRUST_PROXY,
       ready: () => search.ready,
+      dataVersion: () => `${store.generation}.${search.generation}`,
       open: config.BLOB_STORE === 'local' ? [downloadsRoutes(local)] : [],
     });
     const server = await new Promise<Server>((resolve, reject) => {

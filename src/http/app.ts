@@ -28,6 +28,7 @@ import { requireApiKey } from './auth';
 import { docsPage, docsStatic } from './docs-page';
 import { explorerPage, explorerStatic } from './explorer';
 import { webAppRoutes } from './web-app';
+import { conditionalReads } from './conditional';
 import { errorHandler, sendProblem } from './problem';
 
 declare module 'express-serve-static-core' {
@@ -53,6 +54,8 @@ export interface AppOptions {
   extraV1?: express.Router[];
   /** Routers mounted before authentication (signed download links). */
   open?: express.Router[];
+  /** Changes whenever the data does (store and search index generations): the ETag of reads. */
+  dataVersion?: () => string;
 }
 
 export interface BuiltApp {
@@ -132,6 +135,7 @@ export async function buildApp(o: AppOptions): Promise<BuiltApp> {
 
   const v1 = express.Router();
   v1.use(auth, limiter, express.json({ limit: '64kb' }));
+  if (o.dataVersion) v1.use(conditionalReads(o.dataVersion));
   v1.use(companiesRoutes(deps));
   v1.use(edgesRoutes(deps));
   v1.use(clustersRoutes(deps));
