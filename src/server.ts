@@ -129,6 +129,7 @@ export async function startServer(config: Config, log: Logger): Promise<RunningS
       graphqlLimits: { maxDepth: config.GRAPHQL_MAX_DEPTH, maxCost: config.GRAPHQL_MAX_COST },
       publicUrl: config.PUBLIC_URL,
       trustProxy: config.TRUST_PROXY,
+      corsOrigins: config.CORS_ORIGINS,
       ready: () => search.ready,
       dataVersion: () => `${store.generation}.${search.generation}`,
       open: config.BLOB_STORE === 'local' ? [downloadsRoutes(local)] : [],

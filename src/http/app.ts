@@ -29,6 +29,7 @@ import { docsPage, docsStatic } from './docs-page';
 import { explorerPage, explorerStatic } from './explorer';
 import { webAppRoutes } from './web-app';
 import { conditionalReads } from './conditional';
+import { cors } from './cors';
 import { errorHandler, sendProblem } from './problem';
 
 declare module 'express-serve-static-core' {
@@ -54,6 +55,8 @@ export interface AppOptions {
   extraV1?: express.Router[];
   /** Routers mounted before authentication (signed download links). */
   open?: express.Router[];
+  /** Origins whose pages may call the API from another origin (none when empty or unset). */
+  corsOrigins?: string[];
   /** Changes whenever the data does (store and search index generations): the ETag of reads. */
   dataVersion?: () => string;
 }
@@ -77,6 +80,12 @@ export async function buildApp(o: AppOptions): Promise<BuiltApp> {
   });
   // JSON, CSV downloads and the app's files compress well; brotli's default quality (11) costs too much CPU per export.
   app.use(compression({ brotli: { params: { [zlib.constants.BROTLI_PARAM_QUALITY]: 4 } } }));
+
+  if (o.corsOrigins?.length) {
+    const allow = cors(o.corsOrigins, o.keyHeader);
+    app.use('/v1', allow);
+    app.use('/graphql', allow);
+  }
 
   app.get('/healthz', (_req, res) => {
     res.json({ status: 'ok' });
