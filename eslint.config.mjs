@@ -11,6 +11,7 @@ export default tseslint.config(
       'bench/results/**',
       '*.js',
       '*.mjs',
+      'web/*.mjs',
       'bench/**/*.mjs',
       'test/support/*.js',
     ],

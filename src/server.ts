@@ -152,7 +152,9 @@ export async function startServer(config: Config, log: Logger): Promise<RunningS
       },
       publicUrl: config.PUBLIC_URL,
       trustProxy: config.TRUST_PROXY,
+      corsOrigins: config.CORS_ORIGINS,
       ready: () => search.ready,
+      dataVersion: () => `${store.generation}.${search.generation}`,
       open: config.BLOB_STORE === 'local' ? [downloadsRoutes(local)] : [],
     });
     const server = await new Promise<Server>((resolve, reject) => {

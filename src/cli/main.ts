@@ -6,6 +6,7 @@ import { SingleBar } from 'cli-progress';
 import { ConfigError, loadConfig } from '../config/env';
 import type { Config } from '../config/env';
 import { createLogger } from '../logger';
+import { projectDir } from '../paths';
 import { startServer } from '../server';
 import { ApiKeyStore } from '../http/api-keys';
 import { generateDataset } from '../demo/generate';
@@ -37,8 +38,16 @@ const positiveInt = (v: string) => {
 const rate = (rows: number, ms: number) =>
   Math.round(rows / Math.max(ms / 1000, 0.001)).toLocaleString('en-US');
 
+/** The version of the installed package (package.json sits above src/ and dist/src/ alike). */
+const version = (
+  JSON.parse(fs.readFileSync(`${projectDir('', 'package.json')}/package.json`, 'utf8')) as {
+    version: string;
+  }
+).version;
+
 const program = new Command()
   .name('tiergraph')
+  .version(version, '-V, --version', 'print the version and exit')
   .description('Supply-chain relationship data service: serve, import, generate, seed, keys.');
 
 program

@@ -122,6 +122,23 @@ const schema = z.object({
   /** Trust X-Forwarded-* headers from this many proxy hops (express `trust proxy`). */
   TRUST_PROXY: intIn(0, 10).default(0),
   /**
+   * Comma-separated origins (`https://app.example.com`) whose browser pages may call
+   * /v1 and /graphql from another origin (CORS). Unset: none; the app at / needs none.
+   */
+  CORS_ORIGINS: z
+    .string()
+    .optional()
+    .transform((v) =>
+      (v ?? '')
+        .split(',')
+        .map((o) => o.trim())
+        .filter((o) => o.length > 0),
+    )
+    .refine(
+      (origins) => origins.every((o) => /^https?:\/\/[^/\s]+$/.test(o)),
+      'every origin must be scheme://host[:port], without a path',
+    ),
+  /**
    * Where export jobs and their run records live: `embedded` (a SQLite file under
    * DATA_DIR), `mongodb` (MONGODB_URI), `postgres` (POSTGRES_URL) or `redis` (REDIS_URL).
    */

@@ -8,6 +8,8 @@ import { companies } from './resolvers/query.companies';
 import { company } from './resolvers/query.company';
 import { edge } from './resolvers/query.edge';
 import { job, jobs } from './resolvers/query.job';
+import { tierMap } from './resolvers/query.tiermap';
+import { cluster } from './resolvers/query.cluster';
 import { cancelJob, startTierView } from './resolvers/mutation.tierview';
 import { cluster_customers, cluster_suppliers, customers, suppliers } from './resolvers/query.relationships';
 import { DateScalar, DateTimeScalar } from './scalars';
@@ -44,6 +46,8 @@ export function buildSchema(): GraphQLSchema {
         cluster_customers,
         job,
         jobs,
+        tierMap,
+        cluster,
       },
       Mutation: { startTierView, cancelJob },
       Company: CompanyFields,

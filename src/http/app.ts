@@ -1,4 +1,6 @@
 import crypto from 'node:crypto';
+import zlib from 'node:zlib';
+import compression from 'compression';
 import { ApolloServer } from '@apollo/server';
 import { GraphQLError } from 'graphql';
 import type { GraphQLFormattedError } from 'graphql';
@@ -19,6 +21,7 @@ import { queryLimitRule } from '../graphql/limits';
 import type { QueryLimits } from '../graphql/limits';
 import { companiesRoutes } from '../rest/companies.routes';
 import { edgesRoutes } from '../rest/edges.routes';
+import { clustersRoutes } from '../rest/clusters.routes';
 import { jobsRoutes } from '../rest/jobs.routes';
 import { findAppError, runOperation } from '../rest/execute';
 import { openApiDocument } from '../rest/openapi';
@@ -27,10 +30,13 @@ import type { ApiKeyStore } from './api-keys';
 import { requireApiKey } from './auth';
 import { AuthFailureLimiter } from './auth-failures';
 import type { AuthFailureLimitOptions } from './auth-failures';
-import { docsPage } from './docs-page';
+import { docsPage, docsStatic } from './docs-page';
 import { explorerPage, explorerStatic } from './explorer';
 import { graphqlAdmission } from './graphql-admission';
 import { methodNotAllowed } from './method-not-allowed';
+import { webAppRoutes } from './web-app';
+import { conditionalReads } from './conditional';
+import { cors } from './cors';
 import { errorHandler, sendProblem } from './problem';
 
 declare module 'express-serve-static-core' {
@@ -58,6 +64,10 @@ export interface AppOptions {
   extraV1?: express.Router[];
   /** Routers mounted before authentication (signed download links). */
   open?: express.Router[];
+  /** Origins whose pages may call the API from another origin (none when empty or unset). */
+  corsOrigins?: string[];
+  /** Changes whenever the data does (store and search index generations): the ETag of reads. */
+  dataVersion?: () => string;
 }
 
 export interface BuiltApp {
@@ -77,6 +87,14 @@ export async function buildApp(o: AppOptions): Promise<BuiltApp> {
     res.setHeader('X-Request-Id', req.id);
     next();
   });
+  // JSON, CSV downloads and the app's files compress well; brotli's default quality (11) costs too much CPU per export.
+  app.use(compression({ brotli: { params: { [zlib.constants.BROTLI_PARAM_QUALITY]: 4 } } }));
+
+  if (o.corsOrigins?.length) {
+    const allow = cors(o.corsOrigins, o.keyHeader);
+    app.use('/v1', allow);
+    app.use('/graphql', allow);
+  }
 
   app.get('/healthz', (_req, res) => {
     res.json({ status: 'ok' });
@@ -93,6 +111,7 @@ export async function buildApp(o: AppOptions): Promise<BuiltApp> {
   app.get('/docs', (_req, res) => {
     res.type('html').send(docs);
   });
+  app.use('/docs/static/', docsStatic());
   app.use('/explorer/static/', explorerStatic());
   const explorer = explorerPage(o.keyHeader);
   app.get('/explorer', (_req, res) => {
@@ -139,8 +158,10 @@ export async function buildApp(o: AppOptions): Promise<BuiltApp> {
 
   const v1 = express.Router();
   v1.use(auth, limiter, express.json({ limit: '64kb' }));
+  if (o.dataVersion) v1.use(conditionalReads(o.dataVersion));
   v1.use(companiesRoutes(deps));
   v1.use(edgesRoutes(deps));
+  v1.use(clustersRoutes(deps));
   v1.use(jobsRoutes(deps, () => o.services.jobs.maxTiers));
   for (const r of o.extraV1 ?? []) v1.use(r);
   v1.use(methodNotAllowed(v1));
@@ -175,6 +196,7 @@ export async function buildApp(o: AppOptions): Promise<BuiltApp> {
       context: ({ req }) => Promise.resolve(createContext(o.services, req.keyId ?? null)),
     }),
   );
+  app.use(webAppRoutes(o.keyHeader));
 
   app.use(methodNotAllowed(app.router));
   app.use((req, res) => {

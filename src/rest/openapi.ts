@@ -293,6 +293,21 @@ export function openApiDocument(keyHeader: string): Json {
           responses: { '200': ok(ref('Edge')), ...problems(400, 401, 403, 404, 429) },
         },
       },
+      '/v1/clusters/{cid_id}/': {
+        get: {
+          operationId: 'cluster',
+          summary: 'Cluster with its parent and members',
+          description:
+            'A cluster by its cid_id (a company outside any cluster is a cluster of one: its cid_id is its vid): the parent, and one page of members, the parent first, then by name.',
+          tags: ['companies'],
+          parameters: [
+            { name: 'cid_id', in: 'path', required: true, schema: str, description: 'cid_id of a company.' },
+            limitParam,
+            offsetParam,
+          ],
+          responses: { '200': ok(ref('Cluster')), ...problems(400, 401, 403, 404, 429) },
+        },
+      },
       '/v1/tierviewjob/': {
         post: {
           operationId: 'startTierView',
@@ -446,6 +461,25 @@ export function openApiDocument(keyHeader: string): Json {
             is_public: { type: ['boolean', 'null'] },
             hq_phone_number: strN,
             addresses: { type: 'array', items: ref('Address') },
+            is_cluster_parent: {
+              type: 'boolean',
+              description:
+                'Whether the company is the parent of its cluster (false for a company outside any cluster, as in GraphQL).',
+            },
+          },
+        },
+        ClusterMember: {
+          type: 'object',
+          required: ['vid', 'name', 'country', 'is_cluster_parent'],
+          properties: { vid: str, name: str, country: strN, is_cluster_parent: { type: 'boolean' } },
+        },
+        Cluster: {
+          type: 'object',
+          required: ['cid_id', 'parent', 'next', 'previous', 'results'],
+          properties: {
+            cid_id: str,
+            parent: ref('ClusterMember'),
+            ...page('ClusterMember').properties,
           },
         },
         Identifier: {

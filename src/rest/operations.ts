@@ -55,6 +55,7 @@ export const OPERATIONS = {
       domiciled_country incorporated_country incorporation_date ipo_date
       is_active is_freight_forwarder is_public hq_phone_number
       addresses { address_line city region postal_code country type }
+      is_cluster_parent
     }
   }`),
   suppliers: listOperation('suppliers', 'supplier'),
@@ -72,6 +73,13 @@ export const OPERATIONS = {
   }`),
   startTierView: parse(`mutation ($input: TierViewInput!) {
     startTierView(input: $input) { run_id }
+  }`),
+  cluster: parse(`query ($cid_id: ID!, $limit: Int, $offset: Int) {
+    cluster(cid_id: $cid_id, limit: $limit, offset: $offset) {
+      cid_id
+      parent { vid name country is_cluster_parent }
+      members { has_more results { vid name country is_cluster_parent } }
+    }
   }`),
   job: parse(`query ($run_id: ID!) { job(run_id: $run_id) { ${JOB} } }`),
   jobs: parse(`query ($limit: Int, $offset: Int) {

@@ -95,6 +95,30 @@ export class CompaniesService {
     if (!company) throw notFound('company', vid);
     return company;
   }
+
+  /** The vid of the parent of the company's cluster (its own vid outside any cluster). */
+  async clusterParent(vid: string): Promise<string> {
+    const parent = await this.cache.get(`cluster-parent:${vid}`, () => this.store.getClusterParent(vid));
+    if (parent === null) throw notFound('company', vid);
+    return parent;
+  }
+
+  /** One page of the members of cluster `cidId` with its parent; NOT_FOUND for an unknown cluster. */
+  async cluster(cidId: string, input: { limit?: number | null; offset?: number | null }) {
+    const p = check(
+      z.object({ limit: this.searchSchema.shape.limit, offset: this.searchSchema.shape.offset }),
+      dropNulls(input),
+    );
+    const read = (page: { limit: number; offset: number }) =>
+      this.cache.get(`cluster-members:${cidId}:${page.limit}:${page.offset}`, () =>
+        this.store.listClusterMembers(cidId, page),
+      );
+    // The parent sorts first, so it is the first member of the first page.
+    const [first, members] = await Promise.all([read({ limit: 1, offset: 0 }), read(p)]);
+    const parent = first.items[0];
+    if (!parent) throw notFound('cluster', cidId);
+    return { cid_id: cidId, parent, members };
+  }
 }
 
 /** GraphQL passes explicit nulls for omitted nullable arguments; treat them as absent. */

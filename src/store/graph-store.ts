@@ -2,6 +2,14 @@ import type { CompanyCore, CompanyProfile, Direction, EdgeRecord, RelationshipIt
 import type { SearchRow } from '../domain/search-row';
 import type { TierCompany, TierRelationship } from '../domain/tier-walk';
 
+/** A company of a cluster, as a cluster's member list shows it. */
+export interface ClusterMember {
+  vid: string;
+  name: string;
+  country: string | null;
+  is_cluster_parent: boolean;
+}
+
 /** Filters and page of a relationship list. */
 export interface RelationshipQuery {
   /** Only relationships at or above this confidence. */
@@ -57,6 +65,8 @@ export interface GraphStore {
   /** Parent of the cluster of `vid` (the company itself for a cluster of one); null when unknown. */
   getClusterParent(vid: string): Promise<string | null>;
   companyExists(vid: string): Promise<boolean>;
+  /** Members of the cluster `cidId` (the parent first, then by name); empty when unknown. */
+  listClusterMembers(cidId: string, page: { limit: number; offset: number }): Promise<Page<ClusterMember>>;
   listRelationships(
     vid: string,
     direction: Direction,

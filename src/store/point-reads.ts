@@ -4,8 +4,8 @@
  * driver session), so each adapter passes its runner in.
  */
 import type { CompanyProfile, Direction, EdgeRecord } from '../domain/model';
-import type { RelationshipQuery, StoreStats } from './graph-store';
-import { int, str, toEdge, toProfile } from './mappers';
+import type { ClusterMember, Page, RelationshipQuery, StoreStats } from './graph-store';
+import { bool, int, str, toEdge, toProfile } from './mappers';
 import type { Props } from './mappers';
 
 /** A relationship list query: plain or by cluster, towards suppliers or customers. */
@@ -17,6 +17,7 @@ export type PointQueryName =
   | 'relationship/count'
   | 'company/get-profile'
   | 'company/get-cluster-parent'
+  | 'company/list-cluster-members'
   | 'company/exists'
   | 'edge/get';
 
@@ -39,6 +40,26 @@ export class PointReads {
   async getClusterParent(vid: string): Promise<string | null> {
     const [row] = await this.run('company/get-cluster-parent', { vid });
     return row ? (str(row.parent) ?? vid) : null;
+  }
+
+  async listClusterMembers(
+    cidId: string,
+    page: { limit: number; offset: number },
+  ): Promise<Page<ClusterMember>> {
+    const rows = await this.run('company/list-cluster-members', {
+      cid_id: cidId,
+      skip: page.offset,
+      limit: page.limit + 1,
+    });
+    return {
+      items: rows.slice(0, page.limit).map((r) => ({
+        vid: str(r.vid) ?? '',
+        name: str(r.name) ?? '',
+        country: str(r.country),
+        is_cluster_parent: bool(r.is_cluster_parent) ?? false,
+      })),
+      hasMore: rows.length > page.limit,
+    };
   }
 
   async companyExists(vid: string): Promise<boolean> {

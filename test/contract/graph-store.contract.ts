@@ -179,6 +179,32 @@ export function graphStoreContract(
       await expect(store.getClusterParent('nope')).resolves.toBeNull();
     });
 
+    it('lists the members of a cluster, the parent first, then by name, page by page', async () => {
+      const first = await store.listClusterMembers('K1', { limit: 2, offset: 0 });
+      expect(first).toEqual({
+        items: [
+          {
+            vid: 'acme-hold',
+            name: 'Acme Aerospace Holdings',
+            country: 'United Kingdom of Great Britain and Northern Ireland',
+            is_cluster_parent: true,
+          },
+          { vid: 'acme-gmbh', name: 'Acme Aerospace GmbH', country: 'Germany', is_cluster_parent: false },
+        ],
+        hasMore: true,
+      });
+      const second = await store.listClusterMembers('K1', { limit: 2, offset: 2 });
+      expect(second.items.map((m) => m.vid)).toEqual(['acme-jp']);
+      expect(second.hasMore).toBe(false);
+      await expect(store.listClusterMembers('boeing', { limit: 10, offset: 0 })).resolves.toMatchObject({
+        items: [{ vid: 'boeing', is_cluster_parent: false }],
+      });
+      await expect(store.listClusterMembers('nope', { limit: 10, offset: 0 })).resolves.toEqual({
+        items: [],
+        hasMore: false,
+      });
+    });
+
     it('returns an edge with its evidence, newest first', async () => {
       const e = await store.getEdge('e4');
       expect(e).toMatchObject({

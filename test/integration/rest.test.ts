@@ -189,6 +189,7 @@ describe('GET /v1/companies/{vid}/', () => {
       'is_public',
       'hq_phone_number',
       'addresses',
+      'is_cluster_parent',
     ]);
     expect(body.identifiers).toEqual([
       { type: 'LEI', value: 'RVDPPPGHCGZ40J4BQ305' },

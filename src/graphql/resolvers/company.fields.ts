@@ -38,6 +38,17 @@ export const CompanyFields = {
   customers: list('customers', 'company'),
   cluster_suppliers: list('suppliers', 'cluster'),
   cluster_customers: list('customers', 'cluster'),
+  cluster_parent: async (parent: Parent, _: unknown, ctx: GraphQLContext) =>
+    ctx.profile(await ctx.services.companies.clusterParent(parent.vid)),
+  cluster_members: async (
+    parent: Parent,
+    args: { limit?: number | null; offset?: number | null },
+    ctx: GraphQLContext,
+  ) => {
+    const { cid_id } = await ctx.profile(parent.vid);
+    const { members } = await ctx.services.companies.cluster(cid_id, args);
+    return { results: members.items, has_more: members.hasMore };
+  },
 };
 
 /** Field resolvers of CompanySummary and Edge that reach a full company. */

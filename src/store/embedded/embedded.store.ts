@@ -13,6 +13,7 @@ import type { TierCompany, TierRelationship } from '../../domain/tier-walk';
 import { bindLiterals, cypherRoot, loadQuery, splitStatements } from '../cypher-files';
 import type { CypherQuery } from '../cypher-files';
 import type {
+  ClusterMember,
   GraphStore,
   Page,
   RelationshipQuery,
@@ -57,6 +58,7 @@ const QUERY_NAMES = [
   'company/get-core',
   'company/get-summary',
   'company/get-cluster-parent',
+  'company/list-cluster-members',
   'company/exists',
   'company/stats',
   'relationship/count',
@@ -221,6 +223,13 @@ export class EmbeddedGraphStore implements GraphStore {
 
   async getClusterParent(vid: string): Promise<string | null> {
     return this.reads.getClusterParent(vid);
+  }
+
+  async listClusterMembers(
+    cidId: string,
+    page: { limit: number; offset: number },
+  ): Promise<Page<ClusterMember>> {
+    return this.reads.listClusterMembers(cidId, page);
   }
 
   async companyExists(vid: string): Promise<boolean> {

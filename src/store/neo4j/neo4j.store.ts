@@ -14,6 +14,7 @@ import { cypherRoot, loadQuery, splitStatements } from '../cypher-files';
 import type { CypherQuery } from '../cypher-files';
 import { toNeo4jDialect } from '../dialect';
 import type {
+  ClusterMember,
   GraphStore,
   Page,
   RelationshipQuery,
@@ -47,6 +48,7 @@ export const NEO4J_QUERY_NAMES = [
   'company/get-cores',
   'company/get-summaries',
   'company/get-cluster-parent',
+  'company/list-cluster-members',
   'company/exists',
   'company/stats',
   'relationship/count',
@@ -188,6 +190,13 @@ export class Neo4jGraphStore implements GraphStore {
 
   async getClusterParent(vid: string): Promise<string | null> {
     return this.reads.getClusterParent(vid);
+  }
+
+  async listClusterMembers(
+    cidId: string,
+    page: { limit: number; offset: number },
+  ): Promise<Page<ClusterMember>> {
+    return this.reads.listClusterMembers(cidId, page);
   }
 
   async companyExists(vid: string): Promise<boolean> {

@@ -1,0 +1,30 @@
+import type { RequestHandler } from 'express';
+
+/** Read routes whose answers change only when the data does (not jobs, whose state moves on its own). */
+const DATA_READS = /^\/(companies|edges|clusters)(\/|$)/;
+
+/**
+ * ETag and 304 for the data reads. The data changes only on import, so the
+ * store generation (with the search index's) validates every read at once,
+ * without hashing bodies; the boot id makes a restart, possibly with new code,
+ * a new validator too. Only successful answers carry the tag.
+ */
+export function conditionalReads(dataVersion: () => string): RequestHandler {
+  const boot = Date.now().toString(36);
+  return (req, res, next) => {
+    if ((req.method !== 'GET' && req.method !== 'HEAD') || !DATA_READS.test(req.path)) return next();
+    const tag = `W/"${boot}-${dataVersion()}"`;
+    const sent = req.headers['if-none-match'];
+    if (sent && sent.split(',').some((t) => t.trim() === tag || t.trim() === '*')) {
+      res.setHeader('ETag', tag);
+      res.status(304).end();
+      return;
+    }
+    const json = res.json.bind(res);
+    res.json = (body: unknown) => {
+      if (res.statusCode === 200) res.setHeader('ETag', tag);
+      return json(body);
+    };
+    next();
+  };
+}

@@ -1,0 +1,34 @@
+import { Router } from 'express';
+import { OPERATIONS } from './operations';
+import { checkPathId, parseQuery } from './query-params';
+import { pageLinks } from './links';
+import type { RestDeps } from './rest-deps';
+
+interface ClusterData {
+  cid_id: string;
+  parent: unknown;
+  members: { has_more: boolean; results: unknown[] };
+}
+
+/** /v1/clusters/{cid_id}: a cluster's parent and a page of its members. */
+export function clustersRoutes(deps: RestDeps): Router {
+  const r = Router();
+  r.get('/clusters/:cid_id', async (req, res) => {
+    const cidId = checkPathId('cid_id', req.params.cid_id);
+    const q = parseQuery(req.query, { limit: 'int', offset: 'int' });
+    const data = await deps.run(OPERATIONS.cluster, { ...q, cid_id: cidId }, req);
+    const c = data.cluster as ClusterData;
+    const page = {
+      limit: typeof q.limit === 'number' ? q.limit : 10,
+      offset: typeof q.offset === 'number' ? q.offset : 0,
+      hasMore: c.members.has_more,
+    };
+    res.json({
+      cid_id: c.cid_id,
+      parent: c.parent,
+      ...pageLinks(req, deps.publicUrl, page),
+      results: c.members.results,
+    });
+  });
+  return r;
+}

@@ -1,0 +1,218 @@
+import { spawnSync } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+import { chromium } from 'playwright-core';
+import type { Browser, BrowserContext, Page } from 'playwright-core';
+import { startTestServer, TEST_KEY } from '../support/server';
+import type { TestServer } from '../support/server';
+import { ROOT } from '../support/paths';
+
+/**
+ * The analyst app in a real browser against a real server on the demo seed.
+ * The browser is Debian's chromium (never a download); CI installs it, and
+ * elsewhere the suite says how to get it instead of failing.
+ */
+const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
+const inCi = process.env.CI === 'true' || process.env.CI === '1';
+const haveBrowser = fs.existsSync(CHROMIUM);
+const ARTIFACTS = path.join(ROOT, 'test', 'e2e', 'artifacts');
+
+if (!haveBrowser && !inCi) {
+  process.stderr.write(
+    `test/e2e skipped: no browser at ${CHROMIUM}; install one with: apt-get install -y chromium\n`,
+  );
+}
+const suite = haveBrowser || inCi ? describe : describe.skip;
+
+suite('the web app in chromium', () => {
+  let server: TestServer;
+  let browser: Browser;
+  let context: BrowserContext;
+  let page: Page;
+  const consoleErrors: string[] = [];
+  const offsite: string[] = [];
+  let step = 0;
+  let base = '';
+
+  const shot = async (name: string) => {
+    step++;
+    await page.screenshot({
+      path: path.join(ARTIFACTS, `${String(step).padStart(2, '0')}-${name}.png`),
+      fullPage: true,
+    });
+  };
+
+  beforeAll(async () => {
+    if (!haveBrowser) throw new Error(`no browser at ${CHROMIUM}: apt-get install -y chromium`);
+    const built = spawnSync(
+      process.execPath,
+      [path.join(ROOT, 'node_modules/vite/bin/vite.js'), 'build', '--config', 'web/vite.config.mjs'],
+      {
+        cwd: ROOT,
+        encoding: 'utf8',
+      },
+    );
+    if (built.status !== 0) throw new Error(`web app build failed: ${built.stderr}`);
+    fs.mkdirSync(ARTIFACTS, { recursive: true });
+    server = await startTestServer({}, 'demo.cypher');
+    browser = await chromium.launch({
+      executablePath: CHROMIUM,
+      args: [
+        '--no-sandbox',
+        '--disable-gpu',
+        '--disable-background-networking',
+        '--disable-component-update',
+        '--disable-sync',
+        '--no-first-run',
+      ],
+    });
+    context = await browser.newContext({ viewport: { width: 1360, height: 900 }, acceptDownloads: true });
+    // Download links are signed for http://localhost:<port> (PUBLIC_URL unset), so the browser uses that origin.
+    base = `http://localhost:${server.running.port}`;
+    const origin = new URL(base).origin;
+    await context.route('**/*', (route) => {
+      const url = route.request().url();
+      if (url.startsWith('data:') || url.startsWith('blob:') || new URL(url).origin === origin)
+        return route.continue();
+      offsite.push(url);
+      return route.abort();
+    });
+    page = await context.newPage();
+    page.setDefaultTimeout(15_000);
+    page.on('console', (m) => {
+      if (m.type() === 'error') consoleErrors.push(m.text());
+    });
+    page.on('pageerror', (e) => consoleErrors.push(String(e)));
+  });
+
+  afterAll(async () => {
+    await browser?.close();
+    await server?.stop();
+  });
+
+  afterEach(() => {
+    // Every step must leave the console clean and keep every request on the server.
+    const errors = consoleErrors.splice(0);
+    const away = offsite.splice(0);
+    expect(errors).toEqual([]);
+    expect(away).toEqual([]);
+  });
+
+  /** The company with the most relationships in the demo seed: the map's hub. */
+  let hub: { vid: string; name: string };
+
+  it('asks for the API key once and keeps it', async () => {
+    const res = await server.get('/v1/companies/?limit=1');
+    hub = ((await res.json()) as { results: { vid: string; name: string }[] }).results[0]!;
+
+    await page.goto(`${base}/`);
+    await page.getByLabel('API key').fill(TEST_KEY);
+    await shot('api-key');
+    await page.getByRole('button', { name: 'Save key' }).click();
+    await page.getByRole('searchbox', { name: 'Search companies' }).waitFor();
+    expect(page.url()).not.toContain(TEST_KEY);
+    expect(await page.evaluate("localStorage.getItem('tiergraph.apiKey')")).toBe(TEST_KEY);
+  });
+
+  it('suggests while typing and lists ranked results with their counts', async () => {
+    const box = page.getByRole('searchbox', { name: 'Search companies' });
+    const word = hub.name.split(' ')[0]!;
+    await box.pressSequentially(word.slice(0, 5), { delay: 30 });
+    await page.locator('#suggestions:not([hidden]) a').first().waitFor();
+    await shot('suggestions');
+    await box.press('Enter');
+    const link = page.getByRole('link', { name: hub.name, exact: true });
+    await link.waitFor();
+    const row = page.getByRole('row').filter({ has: link });
+    await expect(row.getByRole('cell').count()).resolves.toBe(5);
+    await shot('results');
+    await link.click();
+    await page.getByRole('heading', { level: 1, name: hub.name }).waitFor();
+    expect(new URL(page.url()).pathname).toBe(`/companies/${hub.vid}`);
+  });
+
+  it('shows the company with its suppliers, and a relationship with its evidence', async () => {
+    await page.getByRole('heading', { name: 'Identifiers' }).waitFor();
+    await page.getByRole('list', { name: 'Cluster members' }).getByRole('listitem').first().waitFor();
+    const suppliers = page.getByRole('region', { name: /Suppliers/ });
+    await suppliers.getByRole('row').nth(1).waitFor();
+    await shot('company');
+    await suppliers
+      .getByRole('button', { name: /^Evidence: / })
+      .first()
+      .click();
+    const evidence = page.getByRole('region', { name: 'Evidence' });
+    await evidence.getByRole('listitem').first().waitFor();
+    expect(await evidence.getByRole('link').count()).toBeGreaterThan(0);
+    await shot('evidence');
+  });
+
+  it('survives a reload of the company address', async () => {
+    await page.reload();
+    await page.getByRole('heading', { level: 1, name: hub.name }).waitFor();
+  });
+
+  it('draws the tier map of the hub', async () => {
+    const clicked = Date.now();
+    await page.getByRole('link', { name: 'Tier map' }).click();
+    const figure = page.getByRole('figure', { name: 'Tier map' });
+    await figure.and(page.locator('[data-nodes]')).waitFor();
+    const drawnMs = Date.now() - clicked;
+    const nodes = Number(await figure.getAttribute('data-nodes'));
+    expect(nodes).toBeGreaterThan(1);
+    // Something other than the background was painted on the graph's canvas.
+    // Evaluated in the page (the tests are compiled without the DOM's types).
+    const painted = await page.evaluate(`[...document.querySelectorAll('[role=figure] canvas')].some((c) => {
+      const ctx = c.getContext('2d');
+      if (!ctx || c.width === 0) return false;
+      const data = ctx.getImageData(0, 0, c.width, c.height).data;
+      for (let i = 3; i < data.length; i += 4) if (data[i] !== 0) return true;
+      return false;
+    })`);
+    expect(painted).toBe(true);
+    await figure.hover({ position: { x: 10, y: 10 } });
+    await shot('tier-map');
+    process.stderr.write(`tier map of ${hub.name}: ${nodes} nodes drawn ${drawnMs} ms after the click\n`);
+
+    await page.getByLabel('Tiers').selectOption('1');
+    await page.waitForURL(/tiers=1/);
+    await figure.and(page.locator('[data-nodes]')).waitFor();
+    expect(Number(await figure.getAttribute('data-nodes'))).toBeLessThanOrEqual(nodes);
+  });
+
+  it('starts an export, follows it and downloads the file', async () => {
+    await page.goto(`${base}/companies/${hub.vid}`);
+    const panel = page.getByRole('region', { name: 'Export tier view' });
+    await panel.getByLabel('Tiers').selectOption('2');
+    await panel.getByRole('button', { name: 'Start export' }).click();
+    const link = panel.getByRole('link', { name: /^Download / });
+    await link.waitFor({ timeout: 30_000 });
+    await shot('export');
+    const [download] = await Promise.all([page.waitForEvent('download'), link.click()]);
+    const file = await download.path();
+    const text = fs.readFileSync(file, 'utf8');
+    expect(text.split('\r\n')[0]).toContain('root_node');
+    expect(text.split('\r\n').length).toBeGreaterThan(2);
+  });
+
+  it('opens the explorer with the stored key and loads the schema', async () => {
+    const introspection = page.waitForResponse(
+      (r) => r.url().endsWith('/graphql') && (r.request().postData() ?? '').includes('__schema'),
+    );
+    await page.goto(`${base}/explorer`);
+    const res = await introspection;
+    expect(res.status()).toBe(200);
+    const body = (await res.json()) as { data?: { __schema?: unknown }; errors?: unknown };
+    expect(body.errors).toBeUndefined();
+    expect(body.data?.__schema).toBeDefined();
+    expect(res.request().headers()['x-service-key']).toBe(TEST_KEY);
+    await page.getByText('FindSuppliers').first().waitFor();
+    await shot('explorer');
+  });
+
+  it('renders the API reference from the OpenAPI document', async () => {
+    await page.goto(`${base}/docs`);
+    await page.locator('.opblock').first().waitFor();
+    await shot('docs');
+  });
+});

@@ -1,0 +1,52 @@
+import { startTestServer } from '../support/server';
+import type { TestServer } from '../support/server';
+
+let t: TestServer;
+beforeAll(async () => {
+  t = await startTestServer({}, null);
+});
+afterAll(async () => {
+  await t.stop();
+});
+
+const html = { accept: 'text/html,application/xhtml+xml,*/*;q=0.8' };
+const open = (p: string, headers: Record<string, string> = {}) => fetch(`${t.base}${p}`, { headers });
+
+describe('the web app routes', () => {
+  it('serves the app at / and at its own addresses on reload, without a key', async () => {
+    for (const p of ['/', '/companies/boeing', '/companies/boeing/map?tiers=2']) {
+      const res = await open(p, html);
+      expect([p, res.status, res.headers.get('content-type')]).toEqual([p, 200, 'text/html; charset=utf-8']);
+      expect(await res.text()).toContain('tiergraph');
+    }
+  });
+
+  it('leaves the server paths to the server', async () => {
+    const v1 = await open('/v1/companies/boeing', html);
+    expect(v1.status).toBe(401);
+    expect(v1.headers.get('content-type')).toContain('application/problem+json');
+    for (const p of ['/explorer', '/docs']) {
+      expect(await (await open(p, html)).text()).not.toContain('id="main"');
+    }
+    expect((await open('/healthz', html)).headers.get('content-type')).toContain('application/json');
+    expect((await open('/downloads/nothing', html)).headers.get('content-type')).not.toContain('text/html');
+  });
+
+  it('answers API clients on unknown paths with a problem document', async () => {
+    const res = await open('/companies/boeing', { accept: 'application/json' });
+    expect(res.status).toBe(404);
+    expect(res.headers.get('content-type')).toContain('application/problem+json');
+  });
+});
+
+describe('compression', () => {
+  it('compresses JSON and the app for clients that accept it', async () => {
+    for (const encoding of ['gzip', 'br']) {
+      const res = await open('/openapi.json', { 'accept-encoding': encoding });
+      expect([encoding, res.headers.get('content-encoding')]).toEqual([encoding, encoding]);
+      expect(((await res.json()) as { openapi: string }).openapi).toBe('3.1.0');
+    }
+    const plain = await open('/openapi.json', { 'accept-encoding': 'identity' });
+    expect(plain.headers.get('content-encoding')).toBeNull();
+  });
+});

@@ -1,0 +1,96 @@
+/**
+ * Talks to the API of the server that serves the app. The key lives in this
+ * browser's localStorage (shared with the explorer and the API reference, which
+ * are served from the same origin) and travels only in a request header.
+ */
+export const KEY_STORAGE = 'tiergraph.apiKey';
+
+const keyHeader =
+  document
+    .querySelector<HTMLMetaElement>('meta[name="tiergraph-key-header"]')
+    ?.content.replace(/^%.*%$/, '') || 'X-SERVICE-KEY';
+
+export function storedKey(): string | null {
+  return localStorage.getItem(KEY_STORAGE);
+}
+
+export function saveKey(key: string): void {
+  localStorage.setItem(KEY_STORAGE, key);
+}
+
+export function forgetKey(): void {
+  localStorage.removeItem(KEY_STORAGE);
+}
+
+export class ApiError extends Error {
+  constructor(
+    message: string,
+    readonly status: number,
+    readonly code: string | null,
+  ) {
+    super(message);
+  }
+}
+
+/** Raised when the server refuses the stored key, so the app can ask for another. */
+export class KeyRefused extends ApiError {}
+
+function headers(extra: Record<string, string> = {}): Record<string, string> {
+  const key = storedKey();
+  return { ...(key ? { [keyHeader]: key } : {}), ...extra };
+}
+
+async function failure(res: Response): Promise<ApiError> {
+  let detail = res.statusText;
+  let code: string | null = null;
+  try {
+    const body = (await res.json()) as { detail?: string; code?: string; errors?: { message: string }[] };
+    detail = body.detail ?? body.errors?.[0]?.message ?? detail;
+    code = body.code ?? null;
+  } catch {
+    // Not JSON: keep the status text.
+  }
+  const Kind = res.status === 401 || res.status === 403 ? KeyRefused : ApiError;
+  return new Kind(detail, res.status, code);
+}
+
+export async function rest<T>(path: string, init: { method?: string; body?: unknown } = {}): Promise<T> {
+  const res = await fetch(path, {
+    method: init.method ?? 'GET',
+    headers: headers(init.body === undefined ? {} : { 'content-type': 'application/json' }),
+    body: init.body === undefined ? undefined : JSON.stringify(init.body),
+  });
+  if (!res.ok) throw await failure(res);
+  return (await res.json()) as T;
+}
+
+interface GqlResponse<T> {
+  data?: T | null;
+  errors?: { message: string; extensions?: { code?: string; status?: number } }[];
+}
+
+export async function gql<T>(query: string, variables: Record<string, unknown> = {}): Promise<T> {
+  const res = await fetch('/graphql', {
+    method: 'POST',
+    headers: headers({ 'content-type': 'application/json' }),
+    body: JSON.stringify({ query, variables }),
+  });
+  if (res.status === 401 || res.status === 403) throw await failure(res);
+  const body = (await res.json()) as GqlResponse<T>;
+  const first = body.errors?.[0];
+  if (first) {
+    throw new ApiError(first.message, first.extensions?.status ?? res.status, first.extensions?.code ?? null);
+  }
+  if (!body.data) throw new ApiError('The server returned no data.', res.status, null);
+  return body.data;
+}
+
+/** Checks a key before keeping it: the cheapest authenticated request there is. */
+export async function keyWorks(key: string): Promise<boolean> {
+  const res = await fetch('/graphql', {
+    method: 'POST',
+    headers: { [keyHeader]: key, 'content-type': 'application/json' },
+    body: JSON.stringify({ query: '{ __typename }' }),
+  });
+  return res.ok;
+}

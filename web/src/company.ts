@@ -1,0 +1,441 @@
+import { gql } from './api';
+import { day, h, pct, replace } from './dom';
+import { exportPanel } from './export';
+
+interface Profile {
+  vid: string;
+  cid_id: string;
+  name: string;
+  company_legal_name: string | null;
+  description: string | null;
+  domains: string[];
+  websites: string[];
+  domiciled_country: string | null;
+  incorporated_country: string | null;
+  incorporation_date: string | null;
+  ipo_date: string | null;
+  is_active: boolean | null;
+  is_public: boolean | null;
+  is_freight_forwarder: boolean | null;
+  hq_phone_number: string | null;
+  is_cluster_parent: boolean;
+  cluster_parent: { vid: string; name: string };
+  count_suppliers: number;
+  count_customers: number;
+  count_supplier_evidence: number;
+  count_customer_evidence: number;
+  identifiers: { type: string; value: string }[];
+  addresses: {
+    address_line: string | null;
+    city: string | null;
+    region: string | null;
+    postal_code: string | null;
+    country: string | null;
+    type: string | null;
+  }[];
+}
+
+const PROFILE = `query Company($vid: ID!) {
+  company(vid: $vid) {
+    vid cid_id name company_legal_name description domains websites
+    domiciled_country incorporated_country incorporation_date ipo_date
+    is_active is_public is_freight_forwarder hq_phone_number is_cluster_parent
+    cluster_parent { vid name }
+    count_suppliers count_customers count_supplier_evidence count_customer_evidence
+    identifiers { type value }
+    addresses { address_line city region postal_code country type }
+  }
+}`;
+
+interface Counterpart {
+  vid: string;
+  name: string;
+  country: string | null;
+  count_suppliers: number;
+  count_customers: number;
+}
+
+interface ListItem {
+  supplier: Counterpart | null;
+  customer: Counterpart | null;
+  relationship: { confidence_score: number; latest_relationship_date: string | null; edge_ids: string[] };
+  evidences: { evidence_types: string[] };
+}
+
+const list = (
+  field: string,
+  key: string,
+) => `query List($vid: ID!, $c: Float, $date: Date, $limit: Int, $offset: Int) {
+  page: ${field}(vid: $vid, confidence_score: $c, date: $date, limit: $limit, offset: $offset) {
+    has_more
+    results {
+      ${key} { vid name country count_suppliers count_customers }
+      relationship { confidence_score latest_relationship_date edge_ids }
+      evidences { evidence_types }
+    }
+  }
+}`;
+
+interface EdgeDetail {
+  edge_id: string;
+  status_code: number | null;
+  confidence_score: number;
+  latest_edge_date: string | null;
+  hs_codes: string[];
+  evidences: {
+    id: string;
+    date: string | null;
+    type: string | null;
+    url: string | null;
+    domain: string | null;
+  }[];
+}
+
+const EDGE = `query Edge($id: ID!) {
+  edge(edge_id: $id) {
+    edge_id status_code confidence_score latest_edge_date hs_codes
+    evidences { id date type url domain }
+  }
+}`;
+
+const MEMBERS = `query Members($vid: ID!, $offset: Int) {
+  company(vid: $vid) {
+    cluster_members(limit: 10, offset: $offset) { has_more results { vid name country is_cluster_parent } }
+  }
+}`;
+
+interface Members {
+  has_more: boolean;
+  results: { vid: string; name: string; country: string | null; is_cluster_parent: boolean }[];
+}
+
+const PAGE = 10;
+const yesNo = (b: boolean | null) => (b === null ? '—' : b ? 'yes' : 'no');
+
+export async function companyView(main: HTMLElement, vid: string, _url: URL): Promise<void> {
+  replace(main, h('p', { class: 'muted' }, 'Loading…'));
+  const { company: c } = await gql<{ company: Profile }>(PROFILE, { vid });
+  document.title = `${c.name} · tiergraph`;
+
+  const evidence = h('section', { class: 'card evidence', 'aria-label': 'Evidence', hidden: true });
+  const fields: [string, string | null][] = [
+    ['Legal name', c.company_legal_name],
+    ['Country of domicile', c.domiciled_country],
+    ['Country of incorporation', c.incorporated_country],
+    ['Incorporated', c.incorporation_date ? day(c.incorporation_date) : null],
+    ['IPO', c.ipo_date ? day(c.ipo_date) : null],
+    ['Active', yesNo(c.is_active)],
+    ['Public', yesNo(c.is_public)],
+    ['Freight forwarder', yesNo(c.is_freight_forwarder)],
+    ['Phone', c.hq_phone_number],
+    ['vid', c.vid],
+  ];
+  const mapLink = `/companies/${encodeURIComponent(c.vid)}/map`;
+
+  replace(
+    main,
+    h(
+      'div',
+      { class: 'company-head' },
+      h('div', {}, h('h1', {}, c.name), c.description ? h('p', { class: 'lead' }, c.description) : null),
+      h('a', { class: 'button primary', href: mapLink }, 'Tier map'),
+    ),
+    h(
+      'div',
+      { class: 'grid' },
+      h(
+        'section',
+        { class: 'card', 'aria-labelledby': 'profile-h' },
+        h('h2', { id: 'profile-h' }, 'Profile'),
+        h(
+          'dl',
+          { class: 'fields' },
+          fields.filter(([, v]) => v !== null).map(([k, v]) => [h('dt', {}, k), h('dd', {}, v)]),
+          c.websites.length > 0
+            ? [
+                h('dt', {}, 'Websites'),
+                h(
+                  'dd',
+                  {},
+                  c.websites.map((w, i) => [
+                    i > 0 ? ', ' : '',
+                    h('a', { href: w, rel: 'noopener noreferrer', target: '_blank' }, w),
+                  ]),
+                ),
+              ]
+            : null,
+        ),
+      ),
+      h(
+        'section',
+        { class: 'card', 'aria-labelledby': 'ids-h' },
+        h('h2', { id: 'ids-h' }, 'Identifiers'),
+        c.identifiers.length === 0
+          ? h('p', { class: 'muted' }, 'None recorded.')
+          : h(
+              'dl',
+              { class: 'fields' },
+              c.identifiers.map((i) => [h('dt', {}, i.type), h('dd', {}, h('code', {}, i.value))]),
+            ),
+        h('h2', {}, 'Addresses'),
+        c.addresses.length === 0
+          ? h('p', { class: 'muted' }, 'None recorded.')
+          : h(
+              'ul',
+              { class: 'plain' },
+              c.addresses.map((a) =>
+                h(
+                  'li',
+                  {},
+                  a.type ? h('span', { class: 'tag' }, a.type) : null,
+                  ' ',
+                  [a.address_line, a.city, a.region, a.postal_code, a.country].filter(Boolean).join(', '),
+                ),
+              ),
+            ),
+        h('h2', {}, 'Cluster'),
+        clusterPanel(c),
+      ),
+    ),
+    h(
+      'div',
+      { class: 'grid' },
+      relationships(c, 'suppliers', evidence),
+      relationships(c, 'customers', evidence),
+    ),
+    evidence,
+    exportPanel(c.vid, c.name),
+  );
+}
+
+function relationships(c: Profile, side: 'suppliers' | 'customers', evidence: HTMLElement): HTMLElement {
+  const key = side === 'suppliers' ? 'supplier' : 'customer';
+  const total = side === 'suppliers' ? c.count_suppliers : c.count_customers;
+  const title = side === 'suppliers' ? 'Suppliers' : 'Customers';
+  const id = `${side}-h`;
+  const minC = h('input', {
+    type: 'number',
+    min: 0,
+    max: 1,
+    step: 0.05,
+    value: 0,
+    id: `${side}-c`,
+    class: 'short',
+  });
+  const since = h('input', { type: 'date', id: `${side}-date` });
+  const body = h('div', {});
+  let offset = 0;
+
+  const load = async () => {
+    replace(body, h('p', { class: 'muted' }, 'Loading…'));
+    const data = await gql<{ page: { has_more: boolean; results: ListItem[] } }>(list(side, key), {
+      vid: c.vid,
+      c: Number(minC.value) || 0,
+      date: since.value || null,
+      limit: PAGE,
+      offset,
+    });
+    const rows = data.page.results;
+    replace(
+      body,
+      rows.length === 0
+        ? h('p', { class: 'muted' }, offset === 0 ? `No ${side} match these filters.` : 'No more.')
+        : h(
+            'table',
+            { class: 'list' },
+            h(
+              'thead',
+              {},
+              h(
+                'tr',
+                {},
+                h('th', { scope: 'col' }, 'Company'),
+                h('th', { scope: 'col', class: 'num' }, 'Confidence'),
+                h('th', { scope: 'col' }, 'Latest evidence'),
+                h('th', { scope: 'col' }, h('span', { class: 'sr-only' }, 'Evidence')),
+              ),
+            ),
+            h(
+              'tbody',
+              {},
+              rows.map((r) => {
+                const other = r[key]!;
+                const [s, cu] = side === 'suppliers' ? [other.name, c.name] : [c.name, other.name];
+                return h(
+                  'tr',
+                  {},
+                  h(
+                    'td',
+                    {},
+                    h('a', { href: `/companies/${encodeURIComponent(other.vid)}` }, other.name),
+                    other.country ? h('div', { class: 'muted small' }, other.country) : null,
+                  ),
+                  h('td', { class: 'num' }, confidenceBar(r.relationship.confidence_score)),
+                  h('td', {}, day(r.relationship.latest_relationship_date)),
+                  h(
+                    'td',
+                    {},
+                    h(
+                      'button',
+                      {
+                        type: 'button',
+                        class: 'small',
+                        'aria-label': `Evidence: ${s} supplies ${cu}`,
+                        onclick: () => void showEvidence(evidence, s, cu, r.relationship.edge_ids),
+                      },
+                      'Evidence',
+                    ),
+                  ),
+                );
+              }),
+            ),
+          ),
+      h(
+        'nav',
+        { class: 'pager', 'aria-label': `${title} pages` },
+        offset > 0
+          ? h('button', { type: 'button', onclick: () => go(Math.max(0, offset - PAGE)) }, 'Previous')
+          : null,
+        rows.length > 0 ? h('span', { class: 'muted' }, `${offset + 1}–${offset + rows.length}`) : null,
+        data.page.has_more ? h('button', { type: 'button', onclick: () => go(offset + PAGE) }, 'Next') : null,
+      ),
+    );
+  };
+  const go = (to: number) => {
+    offset = to;
+    load().catch((e: Error) => replace(body, h('p', { role: 'alert' }, e.message)));
+  };
+  const form = h(
+    'form',
+    {
+      class: 'filters',
+      onsubmit: (e: Event) => {
+        e.preventDefault();
+        go(0);
+      },
+    },
+    h('label', { for: minC.id }, 'Min. confidence'),
+    minC,
+    h('label', { for: since.id }, 'Evidence after'),
+    since,
+    h('button', { type: 'submit', class: 'small' }, 'Filter'),
+  );
+  go(0);
+  return h(
+    'section',
+    { class: 'card', 'aria-labelledby': id },
+    h('h2', { id }, `${title} `, h('span', { class: 'count' }, total.toLocaleString())),
+    form,
+    body,
+  );
+}
+
+/** The company's cluster: its parent and its members, a page at a time. */
+function clusterPanel(c: Profile): HTMLElement {
+  const list = h('ul', { class: 'plain', 'aria-label': 'Cluster members' });
+  const more = h('button', { type: 'button', class: 'small', hidden: true }, 'More members');
+  let offset = 0;
+  const load = async () => {
+    const { company } = await gql<{ company: { cluster_members: Members } }>(MEMBERS, { vid: c.vid, offset });
+    const page = company.cluster_members;
+    for (const m of page.results) {
+      list.append(
+        h(
+          'li',
+          {},
+          m.vid === c.vid
+            ? h('strong', {}, m.name)
+            : h('a', { href: `/companies/${encodeURIComponent(m.vid)}` }, m.name),
+          m.country ? h('span', { class: 'muted small' }, ` · ${m.country}`) : null,
+          m.is_cluster_parent ? h('span', { class: 'tag' }, 'parent') : null,
+        ),
+      );
+    }
+    offset += page.results.length;
+    more.hidden = !page.has_more;
+  };
+  more.addEventListener('click', () => void load());
+  void load().catch((e: Error) => list.append(h('li', { role: 'alert' }, e.message)));
+  const parent = c.cluster_parent;
+  return h(
+    'div',
+    {},
+    h(
+      'p',
+      {},
+      c.is_cluster_parent
+        ? 'This company is the parent of its cluster.'
+        : parent.vid === c.vid
+          ? 'This company is not part of a larger cluster.'
+          : ['Parent: ', h('a', { href: `/companies/${encodeURIComponent(parent.vid)}` }, parent.name)],
+    ),
+    list,
+    more,
+  );
+}
+
+function confidenceBar(x: number): HTMLElement {
+  return h(
+    'span',
+    { class: 'conf', title: `confidence ${x}` },
+    h(
+      'span',
+      { class: 'track', 'aria-hidden': 'true' },
+      h('span', { class: 'bar', style: `width:${Math.round(x * 100)}%` }),
+    ),
+    h('span', {}, pct(x)),
+  );
+}
+
+async function showEvidence(
+  panel: HTMLElement,
+  supplier: string,
+  customer: string,
+  edgeIds: string[],
+): Promise<void> {
+  panel.hidden = false;
+  replace(panel, h('h2', {}, `Evidence: ${supplier} → ${customer}`), h('p', { class: 'muted' }, 'Loading…'));
+  panel.scrollIntoView({ block: 'start' });
+  const edges = await Promise.all(
+    edgeIds.map((id) => gql<{ edge: EdgeDetail }>(EDGE, { id }).then((d) => d.edge)),
+  );
+  replace(
+    panel,
+    h(
+      'div',
+      { class: 'row spread' },
+      h('h2', {}, `Evidence: ${supplier} → ${customer}`),
+      h('button', { type: 'button', class: 'small', onclick: () => (panel.hidden = true) }, 'Close'),
+    ),
+    edges.map((e) =>
+      h(
+        'div',
+        { class: 'edge' },
+        h(
+          'p',
+          { class: 'muted' },
+          `Edge ${e.edge_id} · confidence ${pct(e.confidence_score)} · latest ${day(e.latest_edge_date)}`,
+          e.status_code !== null ? ` · status ${e.status_code}` : '',
+          e.hs_codes.length > 0 ? ` · HS ${e.hs_codes.join(', ')}` : '',
+        ),
+        h(
+          'ol',
+          { class: 'evidence-list' },
+          e.evidences.map((ev) =>
+            h(
+              'li',
+              {},
+              h('span', { class: 'date' }, day(ev.date)),
+              ev.type ? h('span', { class: 'tag' }, ev.type) : null,
+              ev.url
+                ? h('a', { href: ev.url, rel: 'noopener noreferrer', target: '_blank' }, ev.domain ?? ev.url)
+                : h('span', { class: 'muted' }, 'no link'),
+            ),
+          ),
+        ),
+      ),
+    ),
+  );
+  panel.querySelector('h2')?.setAttribute('tabindex', '-1');
+  (panel.querySelector('h2') as HTMLElement | null)?.focus();
+}

@@ -1,0 +1,128 @@
+import { rest } from './api';
+import { h, replace } from './dom';
+
+interface Job {
+  run_id: string;
+  state: { life_cycle_state: string; result_state?: string; state_message: string };
+  output: { result?: string | null; truncated?: boolean | null } | null;
+}
+
+const FILE_NAMES: Record<string, string> = {
+  tierview_file: 'Tier view (CSV)',
+  relationships_file: 'Relationships (CSV)',
+  tiers_file: 'Tiers (CSV)',
+  companies_file: 'Companies (CSV)',
+};
+
+/** Starts a tier-view export with the API's options, follows it, and offers its files. */
+export function exportPanel(vid: string, name: string): HTMLElement {
+  const direction = h(
+    'select',
+    { id: 'export-direction' },
+    h('option', { value: 'supplier' }, 'Suppliers'),
+    h('option', { value: 'customer' }, 'Customers'),
+  );
+  const tiers = h(
+    'select',
+    { id: 'export-tiers' },
+    [1, 2, 3, 4, 5, 6].map((n) => h('option', { value: n, selected: n === 2 }, String(n))),
+  );
+  const since = h('input', { type: 'date', id: 'export-date' });
+  const multiple = h('input', { type: 'checkbox', id: 'export-multiple' });
+  const status = h('div', { role: 'status', class: 'job' });
+  const start = h('button', { type: 'submit' }, 'Start export');
+
+  const follow = async (runId: string) => {
+    for (;;) {
+      const job = await rest<Job>(`/v1/jobs/${encodeURIComponent(runId)}/`);
+      const s = job.state;
+      if (s.life_cycle_state === 'PENDING' || s.life_cycle_state === 'RUNNING') {
+        replace(
+          status,
+          h(
+            'p',
+            {},
+            h('span', { class: 'spinner', 'aria-hidden': 'true' }),
+            `Run ${runId}: ${s.life_cycle_state.toLowerCase()}`,
+            s.state_message ? ` · ${s.state_message}` : '',
+          ),
+        );
+        await new Promise((r) => setTimeout(r, 700));
+        continue;
+      }
+      if (s.result_state !== 'SUCCESS') {
+        replace(
+          status,
+          h(
+            'p',
+            { class: 'error' },
+            `Run ${runId} ended ${s.result_state ?? s.life_cycle_state}: ${s.state_message}`,
+          ),
+        );
+        return;
+      }
+      const files = JSON.parse(job.output?.result ?? '{}') as Record<string, string>;
+      replace(
+        status,
+        h(
+          'p',
+          {},
+          `Run ${runId} finished${job.output?.truncated ? ' (truncated at the row limit)' : ''}. Links expire; download now:`,
+        ),
+        h(
+          'ul',
+          { class: 'plain downloads' },
+          Object.entries(files).map(([k, href]) =>
+            h('li', {}, h('a', { href, download: '', class: 'button' }, `Download ${FILE_NAMES[k] ?? k}`)),
+          ),
+        ),
+      );
+      return;
+    }
+  };
+
+  const form = h(
+    'form',
+    {
+      class: 'filters',
+      onsubmit: (e: Event) => {
+        e.preventDefault();
+        start.disabled = true;
+        replace(status, h('p', {}, 'Starting…'));
+        rest<{ run_id: number }>('/v1/tierviewjob/', {
+          method: 'POST',
+          body: {
+            root_nodes: vid,
+            num_tiers: Number(tiers.value),
+            direction: direction.value,
+            ...(since.value ? { min_evid_date: since.value } : {}),
+            output_multiple_tables: multiple.checked,
+          },
+        })
+          .then((r) => follow(String(r.run_id)))
+          .catch((err: Error) => replace(status, h('p', { class: 'error', role: 'alert' }, err.message)))
+          .finally(() => (start.disabled = false));
+      },
+    },
+    h('label', { for: direction.id }, 'Direction'),
+    direction,
+    h('label', { for: tiers.id }, 'Tiers'),
+    tiers,
+    h('label', { for: since.id }, 'Evidence after'),
+    since,
+    h('label', { class: 'check' }, multiple, ' Three files'),
+    start,
+  );
+  return h(
+    'section',
+    { class: 'card', 'aria-labelledby': 'export-h' },
+    h('h2', { id: 'export-h' }, 'Export tier view'),
+    h(
+      'p',
+      { class: 'muted' },
+      `Every supplier or customer of ${name}, tier by tier, as CSV. Large networks take a while; this page follows the run.`,
+    ),
+    form,
+    status,
+  );
+}

@@ -1,0 +1,92 @@
+import './style.css';
+import { KeyRefused, forgetKey, keyWorks, saveKey, storedKey } from './api';
+import { h, replace } from './dom';
+import { navigate, startRouter } from './router';
+import { companyView } from './company';
+import { searchView } from './search';
+import { tierMapView } from './tiermap';
+
+const main = document.getElementById('main')!;
+const forget = document.getElementById('forget-key')!;
+
+forget.addEventListener('click', () => {
+  forgetKey();
+  navigate('/', true);
+});
+
+function keyForm(message?: string): HTMLElement {
+  const input = h('input', {
+    id: 'api-key',
+    type: 'password',
+    autocomplete: 'off',
+    spellcheck: 'false',
+    required: true,
+    minlength: 16,
+  });
+  const status = h('p', { role: 'alert', class: 'error' }, message ?? '');
+  const form = h(
+    'form',
+    {
+      class: 'card key-form',
+      onsubmit: (e: Event) => {
+        e.preventDefault();
+        const key = input.value.trim();
+        replace(status, 'Checking…');
+        keyWorks(key).then(
+          (ok) => {
+            if (!ok) return replace(status, 'The server does not accept this key.');
+            saveKey(key);
+            void route(new URL(location.href));
+          },
+          () => replace(status, 'The server did not answer; try again.'),
+        );
+      },
+    },
+    h('h1', {}, 'Supply-chain relationships'),
+    h(
+      'p',
+      {},
+      'Enter your API key to search companies, read their suppliers and customers with evidence, and draw their supply network. ',
+      'The key stays in this browser (never in an address) until you forget it.',
+    ),
+    h('label', { for: 'api-key' }, 'API key'),
+    h('div', { class: 'row' }, input, h('button', { type: 'submit' }, 'Save key')),
+    status,
+  );
+  return form;
+}
+
+async function route(url: URL): Promise<void> {
+  const key = storedKey();
+  forget.hidden = key === null;
+  if (!key) {
+    document.title = 'API key · tiergraph';
+    replace(main, keyForm());
+    main.querySelector('input')?.focus();
+    return;
+  }
+  const parts = url.pathname.split('/').filter(Boolean).map(decodeURIComponent);
+  try {
+    if (parts[0] === 'companies' && parts[1] && parts[2] === 'map') await tierMapView(main, parts[1], url);
+    else if (parts[0] === 'companies' && parts[1]) await companyView(main, parts[1], url);
+    else await searchView(main, url);
+  } catch (e) {
+    if (e instanceof KeyRefused) {
+      forgetKey();
+      forget.hidden = true;
+      replace(main, keyForm(`The server refused the stored key (${e.message}). Enter another one.`));
+      return;
+    }
+    replace(
+      main,
+      h(
+        'div',
+        { class: 'card' },
+        h('h1', {}, 'Something went wrong'),
+        h('p', { role: 'alert' }, (e as Error).message),
+      ),
+    );
+  }
+}
+
+startRouter(route);

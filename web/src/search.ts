@@ -1,0 +1,245 @@
+import { ApiError, gql, rest } from './api';
+import { h, replace } from './dom';
+import { navigate } from './router';
+
+interface Suggestion {
+  vid: string;
+  name: string;
+  country: string | null;
+}
+
+interface SearchHit {
+  vid: string;
+  name: string;
+  domiciled_country: string | null;
+  search_similarity: number | null;
+  count_suppliers: number;
+  count_customers: number;
+}
+
+const SEARCH = `query Search($name: String, $country: String, $subs: Boolean, $limit: Int, $offset: Int, $min: Float) {
+  companies(name: $name, country: $country, include_subsidiaries: $subs, limit: $limit, offset: $offset, min_similarity: $min) {
+    has_more
+    results { vid name domiciled_country search_similarity count_suppliers count_customers }
+  }
+}`;
+
+const PAGE = 20;
+/**
+ * Whether the server has the suggest route, read once from its OpenAPI document:
+ * asking the route itself and falling back on a 404 would log an error in the
+ * browser's console on every server without it.
+ */
+let suggestRoute: Promise<boolean> | null = null;
+
+function hasSuggestRoute(): Promise<boolean> {
+  suggestRoute ??= fetch('/openapi.json')
+    .then((r) => (r.ok ? (r.json() as Promise<{ paths?: Record<string, unknown> }>) : { paths: {} }))
+    .then((doc) => Object.keys(doc.paths ?? {}).some((p) => p.replace(/\/$/, '') === '/v1/companies/suggest'))
+    .catch(() => false);
+  return suggestRoute;
+}
+
+/**
+ * Suggestions come from the suggest route where the server has one, and from
+ * a small name search otherwise; the answer is read in either shape.
+ */
+async function suggest(q: string, country: string, subs: boolean): Promise<Suggestion[]> {
+  if (await hasSuggestRoute()) {
+    // Only `q`: the route's other parameters are its own business.
+    const params = new URLSearchParams({ q });
+    try {
+      const body = await rest<unknown>(`/v1/companies/suggest/?${params}`);
+      const rows = Array.isArray(body) ? body : ((body as { results?: unknown[] }).results ?? []);
+      return (rows as Record<string, unknown>[]).map((r) => ({
+        vid: String(r.vid),
+        name: String(r.name),
+        country: (r.country ?? r.domiciled_country ?? null) as string | null,
+      }));
+    } catch (e) {
+      // A route that refuses the filters still leaves the search to suggest from.
+      if (!(e instanceof ApiError) || e.status >= 500 || e.status === 401 || e.status === 403) throw e;
+    }
+  }
+  const data = await gql<{ companies: { results: SearchHit[] } }>(SEARCH, {
+    name: q,
+    country: country || null,
+    subs,
+    limit: 6,
+    offset: 0,
+    // A few typed letters share few trigrams with a long name: suggest loosely, rank by similarity.
+    min: 0.1,
+  });
+  return data.companies.results.map((c) => ({ vid: c.vid, name: c.name, country: c.domiciled_country }));
+}
+
+export async function searchView(main: HTMLElement, url: URL): Promise<void> {
+  const q = url.searchParams.get('q') ?? '';
+  const country = url.searchParams.get('country') ?? '';
+  const subs = url.searchParams.get('subsidiaries') === 'true';
+  const offset = Number(url.searchParams.get('offset') ?? '0') || 0;
+  document.title = q ? `${q} · search · tiergraph` : 'Search · tiergraph';
+
+  const box = h('input', {
+    type: 'search',
+    id: 'search-box',
+    name: 'q',
+    'aria-label': 'Search companies',
+    placeholder: 'Company name, e.g. acme',
+    value: q,
+    autocomplete: 'off',
+    'aria-controls': 'suggestions',
+  });
+  const countryBox = h('input', {
+    id: 'country',
+    name: 'country',
+    value: country,
+    placeholder: 'e.g. Germany',
+  });
+  const subsBox = h('input', { id: 'subs', type: 'checkbox', name: 'subsidiaries', checked: subs });
+  const suggestions = h('ul', {
+    id: 'suggestions',
+    class: 'suggestions',
+    'aria-label': 'Suggestions',
+    hidden: true,
+  });
+  const results = h('section', { 'aria-label': 'Results', 'aria-live': 'polite' });
+
+  let timer = 0;
+  let asked = 0;
+  box.addEventListener('input', () => {
+    window.clearTimeout(timer);
+    const text = box.value.trim();
+    if (text.length < 2) {
+      suggestions.hidden = true;
+      return;
+    }
+    timer = window.setTimeout(() => {
+      const mine = ++asked;
+      suggest(text, countryBox.value.trim(), subsBox.checked).then(
+        (rows) => {
+          if (mine !== asked) return;
+          replace(
+            suggestions,
+            rows.map((s) =>
+              h(
+                'li',
+                {},
+                h('a', { href: `/companies/${encodeURIComponent(s.vid)}` }, s.name),
+                s.country ? h('span', { class: 'muted' }, ` · ${s.country}`) : null,
+              ),
+            ),
+          );
+          suggestions.hidden = rows.length === 0;
+        },
+        () => {
+          suggestions.hidden = true;
+        },
+      );
+    }, 150);
+  });
+  box.addEventListener('keydown', (e) => {
+    if (e.key === 'Escape') suggestions.hidden = true;
+  });
+
+  const form = h(
+    'form',
+    {
+      role: 'search',
+      class: 'card search',
+      onsubmit: (e: Event) => {
+        e.preventDefault();
+        const p = new URLSearchParams();
+        if (box.value.trim()) p.set('q', box.value.trim());
+        if (countryBox.value.trim()) p.set('country', countryBox.value.trim());
+        if (subsBox.checked) p.set('subsidiaries', 'true');
+        navigate(`/?${p}`);
+      },
+    },
+    h('h1', {}, 'Find a company'),
+    h('div', { class: 'searchbar' }, box, h('button', { type: 'submit' }, 'Search'), suggestions),
+    h(
+      'div',
+      { class: 'filters' },
+      h('label', { for: 'country' }, 'Country'),
+      countryBox,
+      h('label', { class: 'check' }, subsBox, ' Include subsidiaries'),
+    ),
+  );
+  replace(main, form, results);
+  if (!url.searchParams.has('q') && !country) {
+    box.focus();
+    replace(
+      results,
+      h(
+        'p',
+        { class: 'muted' },
+        'Type a name to see suggestions; press Enter for ranked results with their counts.',
+      ),
+    );
+    return;
+  }
+
+  replace(results, h('p', { class: 'muted' }, 'Searching…'));
+  const data = await gql<{ companies: { has_more: boolean; results: SearchHit[] } }>(SEARCH, {
+    name: q || null,
+    country: country || null,
+    subs,
+    limit: PAGE,
+    offset,
+    min: 0.1,
+  });
+  const page = data.companies;
+  const pageLink = (to: number, label: string) => {
+    const p = new URLSearchParams(url.searchParams);
+    p.set('offset', String(to));
+    return h('a', { href: `/?${p}`, class: 'button' }, label);
+  };
+  replace(
+    results,
+    page.results.length === 0
+      ? h('p', {}, 'No company matches. Try fewer letters, another country, or include subsidiaries.')
+      : h(
+          'table',
+          { class: 'list' },
+          h(
+            'thead',
+            {},
+            h(
+              'tr',
+              {},
+              h('th', { scope: 'col' }, 'Company'),
+              h('th', { scope: 'col' }, 'Country'),
+              h('th', { scope: 'col', class: 'num' }, 'Similarity'),
+              h('th', { scope: 'col', class: 'num' }, 'Suppliers'),
+              h('th', { scope: 'col', class: 'num' }, 'Customers'),
+            ),
+          ),
+          h(
+            'tbody',
+            {},
+            page.results.map((c) =>
+              h(
+                'tr',
+                {},
+                h('td', {}, h('a', { href: `/companies/${encodeURIComponent(c.vid)}` }, c.name)),
+                h('td', {}, c.domiciled_country ?? '—'),
+                h(
+                  'td',
+                  { class: 'num' },
+                  c.search_similarity === null ? '—' : c.search_similarity.toFixed(2),
+                ),
+                h('td', { class: 'num' }, c.count_suppliers.toLocaleString()),
+                h('td', { class: 'num' }, c.count_customers.toLocaleString()),
+              ),
+            ),
+          ),
+        ),
+    h(
+      'nav',
+      { class: 'pager', 'aria-label': 'Result pages' },
+      offset > 0 ? pageLink(Math.max(0, offset - PAGE), 'Previous') : null,
+      page.has_more ? pageLink(offset + PAGE, 'Next') : null,
+    ),
+  );
+}
