@@ -12,6 +12,7 @@ export default tseslint.config(
       '*.js',
       '*.mjs',
       'bench/**/*.mjs',
+      'test/fixtures/*.mjs',
       'test/support/*.js',
     ],
   },
