@@ -56,6 +56,30 @@ export function countryCode(value: string): string | null {
     const code = countries.alpha3ToAlpha2(v.toUpperCase());
     if (code) return code;
   }
-  const key = keyOf(v);
-  return key === '' ? null : (NAMES.get(key) ?? null);
+  for (const form of nameForms(v)) {
+    const key = keyOf(form);
+    const code = key === '' ? undefined : NAMES.get(key);
+    if (code) return code;
+  }
+  return null;
+}
+
+/**
+ * Ways of writing the same name, tried in order: as given; ISO's inverted long form turned round
+ * ("Congo, The Democratic Republic of the" is "Democratic Republic of the Congo"); the short name
+ * before the comma ("Bolivia, Plurinational State of"); the name before " of " ("United Kingdom of
+ * Great Britain and Northern Ireland"). The looser forms come last so they never win over an exact name.
+ */
+function nameForms(value: string): string[] {
+  const forms = [value];
+  const comma = value.indexOf(',');
+  if (comma > 0) {
+    const head = value.slice(0, comma).trim();
+    const tail = value.slice(comma + 1).trim();
+    const turned = `${tail} ${head}`;
+    forms.push(turned, turned.replace(/^the\s+/i, ''), head);
+  }
+  const of = value.search(/\sof\s/i);
+  if (of > 0 && comma < 0) forms.push(value.slice(0, of));
+  return forms;
 }
