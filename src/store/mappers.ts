@@ -267,6 +267,10 @@ export function toSearchRow(r: Props): SearchRow {
     vid: str(r.vid) ?? '',
     name: str(r.name) ?? '',
     searchedByDefault: r.searched_by_default === true,
+    isClusterParent: r.is_cluster_parent === true,
+    // Read when the scan returns them; the import does not store these properties yet.
+    aliases: strings(r.aliases),
+    industry: str(r.industry),
     degree: int(r.degree),
     country: str(r.country),
     hosts: hostsOf([...strings(r.domains), ...strings(r.websites)]),
