@@ -4,7 +4,7 @@ import { projectDir } from '../paths';
 import { makeExecutableSchema } from '@graphql-tools/schema';
 import type { GraphQLSchema } from 'graphql';
 import { CompanyFields, CompanySummaryFields, EdgeFields } from './resolvers/company.fields';
-import { companies } from './resolvers/query.companies';
+import { companies, suggest_companies } from './resolvers/query.companies';
 import { company } from './resolvers/query.company';
 import { edge } from './resolvers/query.edge';
 import { job } from './resolvers/query.job';
@@ -34,7 +34,17 @@ export function buildSchema(): GraphQLSchema {
     resolvers: {
       Date: DateScalar,
       DateTime: DateTimeScalar,
-      Query: { companies, company, edge, suppliers, customers, cluster_suppliers, cluster_customers, job },
+      Query: {
+        companies,
+        suggest_companies,
+        company,
+        edge,
+        suppliers,
+        customers,
+        cluster_suppliers,
+        cluster_customers,
+        job,
+      },
       Mutation: { startTierView, cancelJob },
       Company: CompanyFields,
       CompanySummary: CompanySummaryFields,

@@ -1,4 +1,6 @@
 import { ERROR_CODES } from '../domain/errors';
+import { RELEVANCE_FORMULA } from '../search/relevance';
+import { MAX_SUGGESTIONS } from '../services/companies.service';
 import { COMPANY_COLUMNS, RELATIONSHIP_COLUMNS, TIER_COLUMNS, TIERVIEW_COLUMNS } from '../domain/tierview';
 import {
   CALLBACK_DELIVERY_HEADER,
@@ -218,8 +220,11 @@ export function openApiDocument(keyHeader: string): Json {
           operationId: 'searchCompanies',
           summary: 'Search companies',
           description:
-            'With `name`: companies whose name has PostgreSQL pg_trgm similarity >= min_similarity to it, by similarity then by number of relationships. ' +
-            'Without: by number of relationships. All criteria given must match. By default only cluster parents and companies outside any cluster are searched.',
+            'With `name` and sort=relevance (the default): candidates are the companies whose name has PostgreSQL pg_trgm similarity >= min_similarity to it, ' +
+            'and those whose name, alias or acronym holds at least half of its words as words, word beginnings or typos; ordered by relevance, then similarity, then number of relationships. ' +
+            `${RELEVANCE_FORMULA} ` +
+            'With sort=similarity: the specified order, companies whose name has pg_trgm similarity >= min_similarity, by similarity then by number of relationships. ' +
+            'Without `name`: by number of relationships. All criteria given must match. By default only cluster parents and companies outside any cluster are searched.',
           tags: ['companies'],
           parameters: [
             q('name', str, 'Name or fragment; drives search_similarity.'),
@@ -236,11 +241,58 @@ export function openApiDocument(keyHeader: string): Json {
               'Similarity threshold (pg_trgm default 0.3).',
             ),
             q('city', str, 'City of any address, case-insensitive.'),
-            q('country', str, 'Long-form ISO 3166 name of the country of domicile, case-insensitive.'),
+            q(
+              'country',
+              str,
+              'Country of domicile: ISO 3166 alpha-2 or alpha-3 code, long-form or common English short name (CN, CHN, China; KR, South Korea, "Korea, Republic of"), ' +
+                'or the name in German, French, Spanish, Italian, Dutch or Portuguese; case- and accent-insensitive. A value naming no country matches only that exact text.',
+            ),
             q('website', str, 'Website or domain; scheme, www. and path are ignored.'),
             q('identifier', str, 'Any identifier value: LEI, PermID, Wikidata Q-id, ISIN, Wikipedia title.'),
+            q(
+              'sort',
+              { ...str, enum: ['relevance', 'similarity'], default: 'relevance' },
+              'Order of a name search: relevance (see above) or similarity (the specified pure pg_trgm similarity order).',
+            ),
           ],
           responses: { '200': ok(page('CompanySearchResult')), ...problems(400, 401, 403, 429) },
+        },
+      },
+      '/v1/companies/suggest/': {
+        get: {
+          operationId: 'suggestCompanies',
+          summary: 'Suggestions for a search box',
+          description:
+            'The most relevant companies (relevance as in the search) whose name, alias or acronym holds the typed words, the last one possibly cut short ' +
+            '(robert bo: Robert Bosch GmbH), a typo allowed in words of five letters or more. Answered from the in-process index only. Not paged.',
+          tags: ['companies'],
+          parameters: [
+            {
+              name: 'q',
+              in: 'query',
+              required: true,
+              schema: { ...str, minLength: 1, maxLength: 200 },
+              description: 'What was typed so far.',
+            },
+            q(
+              'limit',
+              { ...int, minimum: 1, maximum: MAX_SUGGESTIONS, default: 5 },
+              'Most suggestions returned.',
+            ),
+            q(
+              'include_subsidiaries',
+              { type: 'boolean', default: false },
+              'Suggest every company, not only cluster parents and unclustered companies.',
+            ),
+          ],
+          responses: {
+            '200': ok({
+              type: 'object',
+              required: ['results'],
+              properties: { results: { type: 'array', items: ref('CompanySuggestion') } },
+            }),
+            ...problems(400, 401, 403, 429),
+          },
         },
       },
       '/v1/companies/{vid}/': {
@@ -387,7 +439,26 @@ export function openApiDocument(keyHeader: string): Json {
               ...num,
               description: 'pg_trgm similarity to name (float4); present only when name is given.',
             },
+            word_similarity: {
+              ...num,
+              description:
+                'pg_trgm word_similarity(name parameter, company name) (float4); present only when name is given.',
+            },
+            matched_name: {
+              ...str,
+              description:
+                'The company name, alias or derived acronym (initials of the significant words, such as TSMC) the query matched best; present only when name is given.',
+            },
             ...companyCore,
+          },
+        },
+        CompanySuggestion: {
+          type: 'object',
+          required: ['vid', 'name', 'matched_name'],
+          properties: {
+            vid: str,
+            name: str,
+            matched_name: { ...str, description: 'The name, alias or acronym the typed words matched.' },
           },
         },
         CompanyProfile: {

@@ -218,7 +218,7 @@ export class CompanySearchIndex {
    * the typed words, the last one as a beginning. Only word postings are read, with a small budget, so
    * the answer takes about the same time whatever the size of the index.
    */
-  suggest(query: string, limit: number, includeSubsidiaries: boolean): SearchHit[] {
+  suggest(query: string, limit: number, includeSubsidiaries: boolean): (SearchHit & { name: string })[] {
     const text = query.trim();
     const plan = planQuery(text, this.words);
     if (plan.significant.length === 0) return [];
@@ -231,7 +231,7 @@ export class CompanySearchIndex {
     }
     return this.order(scored)
       .slice(0, limit)
-      .map((s) => this.hitOf(s));
+      .map((s) => ({ ...this.hitOf(s), name: this.names_[s.doc]! }));
   }
 
   /** Relevance order over trigram candidates and word candidates (see relevance.ts). */

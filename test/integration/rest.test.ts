@@ -50,6 +50,29 @@ describe('authentication', () => {
   });
 });
 
+describe('GET /v1/companies/suggest/', () => {
+  it('suggests by word beginnings, allowing the last word to be cut short', async () => {
+    const res = await t.get('/v1/companies/suggest/?q=acme%20aero');
+    expect(res.status).toBe(200);
+    expect(await res.json()).toEqual({
+      results: [
+        { vid: 'acme-hold', name: 'Acme Aerospace Holdings', matched_name: 'Acme Aerospace Holdings' },
+      ],
+    });
+    const subs = (await (
+      await t.get('/v1/companies/suggest?q=acme&include_subsidiaries=true&limit=2')
+    ).json()) as {
+      results: { vid: string }[];
+    };
+    expect(subs.results.map((r) => r.vid).sort()).toEqual(['acme-gmbh', 'acme-hold']);
+  });
+
+  it('refuses a missing q and an out-of-range limit', async () => {
+    expect((await problem(await t.get('/v1/companies/suggest/'), 400)).errors?.[0]?.field).toBe('query.q');
+    expect((await t.get('/v1/companies/suggest/?q=a&limit=21')).status).toBe(400);
+  });
+});
+
 describe('GET /v1/companies/', () => {
   it('ranks by pg_trgm similarity and reports it', async () => {
     const res = await t.get('/v1/companies/?name=boeing');
@@ -63,6 +86,8 @@ describe('GET /v1/companies/', () => {
     expect(body.next).toBeNull();
     expect(body.results[0]).toEqual({
       search_similarity: 0.7,
+      word_similarity: 1,
+      matched_name: 'Boeing Co',
       vid: 'boeing',
       cid_id: 'boeing',
       name: 'Boeing Co',
@@ -132,12 +157,62 @@ describe('GET /v1/companies/', () => {
     expect(await vids('country=Atlantis')).toEqual([]);
   });
 
+  it('takes a country as an ISO code or a short name as well as the long form', async () => {
+    const vids = async (q: string) =>
+      ((await (await t.get(`/v1/companies/?${q}`)).json()) as { results: { vid: string }[] }).results.map(
+        (r) => r.vid,
+      );
+    for (const country of ['DE', 'deu', 'Deutschland', 'germany']) {
+      expect([country, (await vids(`country=${country}&include_subsidiaries=1`)).sort()]).toEqual([
+        country,
+        ['acme-gmbh', 'mueller'],
+      ]);
+    }
+    for (const country of ['GB', 'UK', 'United%20Kingdom', 'GBR']) {
+      expect([country, await vids(`country=${country}`)]).toEqual([country, ['acme-hold']]);
+    }
+    expect(await vids('country=US&name=boeing')).toEqual(['boeing']);
+  });
+
+  it('finds names holding the query as a word below the similarity threshold, unless sort=similarity', async () => {
+    const search = async (q: string) =>
+      (
+        (await (await t.get(`/v1/companies/?${q}`)).json()) as {
+          results: {
+            vid: string;
+            search_similarity: number;
+            word_similarity: number;
+            matched_name: string;
+          }[];
+        }
+      ).results;
+    const relevant = await search('name=acme');
+    expect(relevant[0]).toMatchObject({
+      vid: 'acme-hold',
+      word_similarity: 1,
+      matched_name: 'Acme Aerospace Holdings',
+    });
+    expect(relevant[0]!.search_similarity).toBeLessThan(0.3);
+    expect(await search('name=acme&sort=similarity')).toEqual([]);
+    const res = await t.get('/v1/companies/?name=acme&sort=best');
+    expect(res.status).toBe(400);
+  });
+
+  it('matches an acronym of the significant words and says so', async () => {
+    const body = (await (await t.get('/v1/companies/?name=AAH')).json()) as {
+      results: { vid: string; matched_name: string }[];
+    };
+    expect(body.results[0]).toMatchObject({ vid: 'acme-hold', matched_name: 'AAH' });
+  });
+
   it('omits search_similarity when no name is given and orders by relationships', async () => {
     const body = (await (await t.get('/v1/companies/?limit=3')).json()) as {
       results: Record<string, unknown>[];
     };
     expect(body.results[0]!.vid).toBe('boeing');
     expect(body.results[0]).not.toHaveProperty('search_similarity');
+    expect(body.results[0]).not.toHaveProperty('word_similarity');
+    expect(body.results[0]).not.toHaveProperty('matched_name');
   });
 
   it('answers with and without the trailing slash', async () => {
