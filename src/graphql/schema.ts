@@ -8,6 +8,7 @@ import { companies, suggest_companies } from './resolvers/query.companies';
 import { company } from './resolvers/query.company';
 import { edge } from './resolvers/query.edge';
 import { job } from './resolvers/query.job';
+import { paths } from './resolvers/query.paths';
 import { cancelJob, startTierView } from './resolvers/mutation.tierview';
 import { cluster_customers, cluster_suppliers, customers, suppliers } from './resolvers/query.relationships';
 import { DateScalar, DateTimeScalar } from './scalars';
@@ -44,6 +45,7 @@ export function buildSchema(): GraphQLSchema {
         cluster_suppliers,
         cluster_customers,
         job,
+        paths,
       },
       Mutation: { startTierView, cancelJob },
       Company: CompanyFields,

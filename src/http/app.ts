@@ -15,6 +15,7 @@ import { createContext } from '../graphql/context';
 import type { GraphQLContext, Services } from '../graphql/context';
 import { queryLimitRules } from '../graphql/limits';
 import { companiesRoutes } from '../rest/companies.routes';
+import { pathsRoutes } from '../rest/paths.routes';
 import { edgesRoutes } from '../rest/edges.routes';
 import { jobsRoutes } from '../rest/jobs.routes';
 import { findAppError, runOperation } from '../rest/execute';
@@ -76,7 +77,7 @@ export async function buildApp(o: AppOptions): Promise<BuiltApp> {
     const ready = o.ready();
     res.status(ready ? 200 : 503).json({ status: ready ? 'ready' : 'starting' });
   });
-  const openapi = openApiDocument(o.keyHeader);
+  const openapi = openApiDocument(o.keyHeader, o.services.jobs.maxTiers);
   app.get('/openapi.json', (_req, res) => {
     res.json(openapi);
   });
@@ -127,6 +128,7 @@ export async function buildApp(o: AppOptions): Promise<BuiltApp> {
   v1.use(auth, limiter, express.json({ limit: '64kb' }));
   v1.use(companiesRoutes(deps));
   v1.use(edgesRoutes(deps));
+  v1.use(pathsRoutes(deps));
   v1.use(jobsRoutes(deps, () => o.services.jobs.maxTiers));
   for (const r of o.extraV1 ?? []) v1.use(r);
   v1.use((req, res) => {

@@ -1,6 +1,7 @@
 import { ERROR_CODES } from '../domain/errors';
 import { RELEVANCE_FORMULA } from '../search/relevance';
 import { MAX_SUGGESTIONS } from '../services/companies.service';
+import { MAX_PATHS } from '../services/paths.service';
 import { COMPANY_COLUMNS, RELATIONSHIP_COLUMNS, TIER_COLUMNS, TIERVIEW_COLUMNS } from '../domain/tierview';
 import {
   CALLBACK_DELIVERY_HEADER,
@@ -198,7 +199,7 @@ const jobResponses = {
  * The OpenAPI 3.1 description of every /v1 route. Choices the interface
  * specification leaves open are stated here, where API users read them.
  */
-export function openApiDocument(keyHeader: string): Json {
+export function openApiDocument(keyHeader: string, maxTiers = 6): Json {
   return {
     openapi: '3.1.0',
     info: {
@@ -308,6 +309,52 @@ export function openApiDocument(keyHeader: string): Json {
       '/v1/companies/{vid}/customers/': listOperation('customers', false),
       '/v1/companies/{vid}/cluster_suppliers/': listOperation('suppliers', true),
       '/v1/companies/{vid}/cluster_customers/': listOperation('customers', true),
+      '/v1/paths/': {
+        get: {
+          operationId: 'findPaths',
+          summary: 'How two companies are connected',
+          description:
+            'The shortest supplier chains between two companies. direction=supplier (default): chains by which `to` supplies `from` through suppliers of suppliers; ' +
+            'direction=customer: chains by which `from` supplies `to`. Ordered by length, then by the weakest confidence of a chain (strongest first), then by relationship ids. ' +
+            'A chain never passes a company twice; companies and hops are listed from `from` to `to`. Not paged.',
+          tags: ['relationships'],
+          parameters: [
+            {
+              name: 'from',
+              in: 'query',
+              required: true,
+              schema: str,
+              description: 'vid of the company the chains start from; unknown: 404.',
+            },
+            {
+              name: 'to',
+              in: 'query',
+              required: true,
+              schema: str,
+              description: 'vid of the company the chains lead to; unknown: 404.',
+            },
+            q(
+              'max_tiers',
+              { ...int, minimum: 1, maximum: maxTiers, default: Math.min(3, maxTiers) },
+              'Most hops in a chain (MAX_TIERS).',
+            ),
+            q(
+              'direction',
+              { ...str, enum: ['supplier', 'customer'], default: 'supplier' },
+              'supplier: walk towards suppliers; customer: towards customers.',
+            ),
+            q('limit', { ...int, minimum: 1, maximum: MAX_PATHS, default: 10 }, 'Most chains returned.'),
+          ],
+          responses: {
+            '200': ok({
+              type: 'object',
+              required: ['results'],
+              properties: { results: { type: 'array', items: ref('SupplyChain') } },
+            }),
+            ...problems(400, 401, 403, 404, 429),
+          },
+        },
+      },
       '/v1/edges/{edge_id}/': {
         get: {
           operationId: 'edge',
@@ -450,6 +497,46 @@ export function openApiDocument(keyHeader: string): Json {
                 'The company name, alias or derived acronym (initials of the significant words, such as TSMC) the query matched best; present only when name is given.',
             },
             ...companyCore,
+          },
+        },
+        SupplyChain: {
+          type: 'object',
+          required: ['length', 'weakest_confidence', 'companies', 'hops'],
+          properties: {
+            length: { ...int, description: 'Number of hops.' },
+            weakest_confidence: {
+              type: ['number', 'null'],
+              description: "Lowest confidence of the chain's hops.",
+            },
+            companies: {
+              type: 'array',
+              description: 'From `from` to `to`.',
+              items: { type: 'object', required: ['vid', 'name'], properties: { vid: str, name: str } },
+            },
+            hops: {
+              type: 'array',
+              description: 'The relationships, from `from` to `to`.',
+              items: {
+                type: 'object',
+                required: [
+                  'relationship_id',
+                  'supplier_vid',
+                  'customer_vid',
+                  'confidence_score',
+                  'latest_evidence_date',
+                ],
+                properties: {
+                  relationship_id: {
+                    ...str,
+                    description: 'Edge id; GET /v1/edges/{edge_id}/ has its evidence.',
+                  },
+                  supplier_vid: str,
+                  customer_vid: str,
+                  confidence_score: { type: ['number', 'null'] },
+                  latest_evidence_date: dt,
+                },
+              },
+            },
           },
         },
         CompanySuggestion: {

@@ -54,6 +54,13 @@ export const OPERATIONS = {
       vid name matched_name
     }
   }`),
+  paths: parse(`query ($from: ID!, $to: ID!, $max_tiers: Int, $direction: String, $limit: Int) {
+    paths(from: $from, to: $to, max_tiers: $max_tiers, direction: $direction, limit: $limit) {
+      length weakest_confidence
+      companies { vid name }
+      hops { relationship_id supplier_vid customer_vid confidence_score latest_evidence_date }
+    }
+  }`),
   companyProfile: parse(`query ($vid: ID!) {
     company(vid: $vid) {
       ${COMPANY_CORE}

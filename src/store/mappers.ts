@@ -9,7 +9,7 @@ import type {
   RelationshipItem,
 } from '../domain/model';
 import { hostsOf } from '../domain/hosts';
-import type { SearchRow, TierCompany, TierRelationship } from './graph-store';
+import type { SearchRow, StoredPath, TierCompany, TierRelationship } from './graph-store';
 import { EVIDENCE_FIELDS } from './tables';
 
 /**
@@ -276,5 +276,20 @@ export function toSearchRow(r: Props): SearchRow {
     hosts: hostsOf([...strings(r.domains), ...strings(r.websites)]),
     cities: jsonList(r.addresses).flatMap((a) => (typeof a.city === 'string' ? [a.city] : [])),
     identifierValues: jsonList(r.identifiers).flatMap((i) => (typeof i.value === 'string' ? [i.value] : [])),
+  };
+}
+
+/** A `path/find` row as a chain from source to target. */
+export function toStoredPath(r: Props, source: string, target: string): StoredPath {
+  const edgeIds = Array.isArray(r.edge_ids) ? r.edge_ids : [];
+  const confidences = Array.isArray(r.confidences) ? (r.confidences as unknown[]) : [];
+  const dates = Array.isArray(r.evidence_dates) ? (r.evidence_dates as unknown[]) : [];
+  return {
+    vids: [source, ...strings(r.inner_vids), target],
+    hops: edgeIds.map((id, k) => ({
+      edge_id: str(id) ?? '',
+      confidence_score: num(confidences[k]),
+      latest_evidence_date: iso(dates[k]),
+    })),
   };
 }

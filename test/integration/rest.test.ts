@@ -50,6 +50,66 @@ describe('authentication', () => {
   });
 });
 
+describe('GET /v1/paths/', () => {
+  it('lists supplier chains from a company to one of its indirect suppliers, shortest first', async () => {
+    const res = await t.get('/v1/paths/?from=boeing&to=delta&max_tiers=2');
+    expect(res.status).toBe(200);
+    const body = (await res.json()) as {
+      results: {
+        length: number;
+        weakest_confidence: number;
+        companies: { vid: string }[];
+        hops: unknown[];
+      }[];
+    };
+    expect(body.results.map((c) => [c.length, c.weakest_confidence, c.companies.map((x) => x.vid)])).toEqual([
+      [1, 0.5, ['boeing', 'delta']],
+      [2, 0.6, ['boeing', 'bolt', 'delta']],
+    ]);
+    expect(body.results[1]!.hops).toEqual([
+      {
+        relationship_id: 'e1',
+        supplier_vid: 'bolt',
+        customer_vid: 'boeing',
+        confidence_score: 0.9,
+        latest_evidence_date: '2023-06-15T00:00:00.000Z',
+      },
+      {
+        relationship_id: 'e5',
+        supplier_vid: 'delta',
+        customer_vid: 'bolt',
+        confidence_score: 0.6,
+        latest_evidence_date: '2020-07-07T00:00:00.000Z',
+      },
+    ]);
+    expect(body.results[0]!.companies[0]).toEqual({ vid: 'boeing', name: 'Boeing Co' });
+  });
+
+  it('walks towards customers, never through a company twice', async () => {
+    const down = (await (
+      await t.get('/v1/paths?from=delta&to=boeing&direction=customer&max_tiers=4')
+    ).json()) as {
+      results: { companies: { vid: string }[] }[];
+    };
+    expect(down.results.map((c) => c.companies.map((x) => x.vid))).toEqual([
+      ['delta', 'boeing'],
+      ['delta', 'bolt', 'boeing'],
+    ]);
+    const none = (await (await t.get('/v1/paths/?from=boeing&to=delta&direction=customer')).json()) as {
+      results: unknown[];
+    };
+    expect(none.results).toEqual([]);
+  });
+
+  it('answers 404 for an unknown company and 400 for bad parameters', async () => {
+    expect((await problem(await t.get('/v1/paths/?from=boeing&to=nobody'), 404)).code).toBe('NOT_FOUND');
+    expect((await t.get('/v1/paths/?from=boeing')).status).toBe(400);
+    expect((await t.get('/v1/paths/?from=boeing&to=delta&max_tiers=99')).status).toBe(400);
+    expect((await t.get('/v1/paths/?from=boeing&to=delta&direction=up')).status).toBe(400);
+    expect((await t.get('/v1/paths/?from=boeing&to=boeing')).status).toBe(400);
+  });
+});
+
 describe('GET /v1/companies/suggest/', () => {
   it('suggests by word beginnings, allowing the last word to be cut short', async () => {
     const res = await t.get('/v1/companies/suggest/?q=acme%20aero');
