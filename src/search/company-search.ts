@@ -2,7 +2,7 @@ import type { Logger } from '../logger';
 import type { GraphStore } from '../store/graph-store';
 import { countryCode } from '../domain/countries';
 import { hostsOf } from '../domain/hosts';
-import { similarity, wordSimilarity } from '../domain/trigram';
+import { similarityOfSets, trigramSet, wordSimilarity } from '../domain/trigram';
 import { importanceOf, matchEntry, planQuery, relevanceOf } from './relevance';
 import type { QueryPlan } from './relevance';
 import { TrigramIndexBuilder } from './trigram-index';
@@ -49,15 +49,11 @@ const fold = (s: string) => s.trim().toLowerCase();
 const countryKey = (value: string) => countryCode(value) ?? fold(value);
 
 /** Candidates per query word taken from word postings in a search, most important companies first. */
-const SEARCH_BUDGET = 1500;
+const SEARCH_BUDGET = 500;
 /** The same for suggestions, which must answer in a few milliseconds. */
-const SUGGEST_BUDGET = 200;
+const SUGGEST_BUDGET = 150;
 /** Extra trigram matches read beyond the page, for relevance to reorder. */
 const TRIGRAM_EXTRA = 100;
-/** A prefix spanning more vocabulary words than this is matched by scanning companies by importance. */
-const PREFIX_WORDS = 64;
-/** Companies scanned, most important first, for a short prefix. */
-const PREFIX_SCAN = 200_000;
 
 interface Scored {
   doc: number;
@@ -89,6 +85,8 @@ export class CompanySearchIndex {
     private readonly names_: string[],
     private readonly parent: Uint8Array,
     private readonly maxDegree: number,
+    /** Place of each doc in importance order (byDegree), 0 first. */
+    private readonly rank: Uint32Array,
   ) {}
 
   get size(): number {
@@ -160,6 +158,7 @@ export class CompanySearchIndex {
       names,
       Uint8Array.from(parents),
       maxDegree,
+      rank,
     );
     log?.info({ companies: vids.length, ms: Date.now() - started }, 'search index built');
     return index;
@@ -224,12 +223,9 @@ export class CompanySearchIndex {
     if (plan.significant.length === 0) return [];
     const byDefault = this.byDefault;
     const accept = (doc: number) => includeSubsidiaries || byDefault[doc] === 1;
-    const scored: Scored[] = [];
-    for (const doc of this.wordCandidates(plan, accept, SUGGEST_BUDGET)) {
-      const s = this.score(plan, doc, null, 0);
-      if (s) scored.push(s);
-    }
-    return this.order(scored)
+    const candidates = new Map<number, number | null>();
+    for (const doc of this.wordCandidates(plan, accept, SUGGEST_BUDGET)) candidates.set(doc, null);
+    return this.best(plan, candidates, 0, limit)
       .slice(0, limit)
       .map((s) => ({ ...this.hitOf(s), name: this.names_[s.doc]! }));
   }
@@ -260,12 +256,7 @@ export class CompanySearchIndex {
         }
       }
     }
-    const scored: Scored[] = [];
-    for (const [doc, sim] of candidates) {
-      const s = this.score(plan, doc, sim, c.minSimilarity);
-      if (s) scored.push(s);
-    }
-    const ordered = this.order(scored);
+    const ordered = this.best(plan, candidates, c.minSimilarity, c.offset + c.limit + 1);
     return {
       hits: ordered.slice(c.offset, c.offset + c.limit).map((s) => this.hitOf(s)),
       hasMore: ordered.length > c.offset + c.limit,
@@ -273,37 +264,72 @@ export class CompanySearchIndex {
   }
 
   /**
-   * Scores one candidate; null when it is no match: neither its name's similarity reaches the threshold
-   * nor do its names cover at least half of the query's words.
+   * The `count` most relevant matches among the candidates, in order. A candidate matches when its
+   * name's similarity reaches the threshold or its names cover at least half of the query's words.
+   * Word matching is cheap and bounds relevance from above (taking both trigram scores as 1), so
+   * candidates are scored fully in order of that bound, and scoring stops once the bound falls below
+   * the count-th best relevance found: the answer is the same as scoring every candidate.
    */
-  private score(plan: QueryPlan, doc: number, knownSim: number | null, threshold: number): Scored | null {
-    const name = this.names_[doc]!;
-    const sim = knownSim ?? similarity(plan.text, name);
-    const [first, end] = this.words.entriesOf(doc);
-    let best = -1;
-    let bestMatch = -1;
-    let coverage = 0;
-    for (let e = first; e < end; e++) {
-      const m = matchEntry(plan, this.words, e);
-      if (m.match > bestMatch) {
-        best = e;
-        bestMatch = m.match;
-        coverage = m.coverage;
+  private best(
+    plan: QueryPlan,
+    candidates: Map<number, number | null>,
+    threshold: number,
+    count: number,
+  ): Scored[] {
+    const querySet = trigramSet(plan.text);
+    const bounded: {
+      doc: number;
+      knownSim: number | null;
+      entry: number;
+      match: number;
+      coverage: number;
+      bound: number;
+      importance: number;
+    }[] = [];
+    for (const [doc, knownSim] of candidates) {
+      const [first, end] = this.words.entriesOf(doc);
+      let entry = -1;
+      let match = -1;
+      let coverage = 0;
+      for (let e = first; e < end; e++) {
+        const m = matchEntry(plan, this.words, e);
+        if (m.match > match) {
+          entry = e;
+          match = m.match;
+          coverage = m.coverage;
+        }
+      }
+      if (entry < 0) continue;
+      // A candidate covering too few words can only match through its similarity.
+      if (coverage < 0.5 && (threshold <= 0 || (knownSim !== null && knownSim < threshold))) continue;
+      const sim = knownSim ?? similarityOfSets(querySet, trigramSet(this.names_[doc]!));
+      if (coverage < 0.5 && !(sim >= threshold && sim > 0)) continue;
+      const importance = importanceOf(this.degree[doc]!, this.maxDegree, this.parent[doc] === 1);
+      const bound = relevanceOf(match, 1, sim, importance);
+      bounded.push({ doc, knownSim: sim, entry, match, coverage, bound, importance });
+    }
+    bounded.sort((a, b) => b.bound - a.bound);
+    const top: Scored[] = [];
+    for (const c of bounded) {
+      if (top.length >= count && c.bound < top[count - 1]!.relevance) break;
+      const name = this.names_[c.doc]!;
+      const sim = c.knownSim!;
+      const wsName = wordSimilarity(plan.text, name);
+      const matched = this.words.entryText[c.entry]!;
+      const wsMatched = matched === name ? wsName : wordSimilarity(plan.text, matched);
+      top.push({
+        doc: c.doc,
+        similarity: sim,
+        wordSimilarity: wsName,
+        entry: c.entry,
+        relevance: relevanceOf(c.match, Math.max(wsName, wsMatched), sim, c.importance),
+      });
+      if (top.length >= count) {
+        this.order(top);
+        top.length = Math.min(top.length, count);
       }
     }
-    const passes = (threshold > 0 && sim >= threshold && sim > 0) || coverage >= 0.5;
-    if (!passes || best < 0) return null;
-    const wsName = wordSimilarity(plan.text, name);
-    const matched = this.words.entryText[best]!;
-    const wsMatched = matched === name ? wsName : wordSimilarity(plan.text, matched);
-    const importance = importanceOf(this.degree[doc]!, this.maxDegree, this.parent[doc] === 1);
-    return {
-      doc,
-      similarity: sim,
-      wordSimilarity: wsName,
-      entry: best,
-      relevance: relevanceOf(bestMatch, Math.max(wsName, wsMatched), sim, importance),
-    };
+    return this.order(top);
   }
 
   private order(scored: Scored[]): Scored[] {
@@ -335,41 +361,98 @@ export class CompanySearchIndex {
   private wordCandidates(plan: QueryPlan, accept: (doc: number) => boolean, budget: number): Set<number> {
     const out = new Set<number>();
     const words = this.words;
-    const last = plan.significant.length - 1;
-    plan.significant.forEach((q, i) => {
+    const n = plan.significant.length;
+    const last = n - 1;
+    // Rarest words first, sharing one budget: a rare word names few companies and those are the likely
+    // answers, while a common word ("systems") would only spend the budget on the most important of many.
+    // Every word still gets a share, so two common words ("general motors") both bring candidates.
+    const order = plan.significant
+      .map((_, i) => i)
+      .sort((a, b) => this.frequencyOf(plan, a) - this.frequencyOf(plan, b) || a - b);
+    const floor = Math.ceil(budget / (2 * n));
+    let spent = 0;
+    for (const i of order) {
+      const allowance = Math.max(floor, budget - spent);
       let taken = 0;
+      // Filters may refuse most postings; reading stops after a bounded number of them.
+      let reads = 0;
+      const maxReads = 20 * allowance;
+      const offer = (doc: number) => {
+        reads++;
+        if (out.has(doc) || !accept(doc)) return false;
+        out.add(doc);
+        taken++;
+        return true;
+      };
       const take = (postings: Uint32Array) => {
-        for (let k = 0; k < postings.length && taken < budget; k++) {
-          const doc = words.entryDoc[postings[k]!]!;
-          if (out.has(doc) || !accept(doc)) continue;
-          out.add(doc);
-          taken++;
+        for (let k = 0; k < postings.length && taken < allowance && reads < maxReads; k++) {
+          offer(words.entryDoc[postings[k]!]!);
         }
       };
       if (plan.exactIds[i]! >= 0) take(words.postingsOf(plan.exactIds[i]!));
       for (const id of plan.typos[i]!) take(words.postingsOf(id));
-      if (i !== last || taken >= budget) return;
-      const [from, to] = words.prefixRange(q);
-      if (to - from <= PREFIX_WORDS) {
-        for (let id = from; id < to; id++) take(words.postingsOf(id));
-        return;
+      if (i === last && taken < allowance && reads < maxReads) {
+        const [from, to] = words.prefixRange(plan.significant[i]!);
+        this.mergeByImportance(from, to, allowance - taken, maxReads - reads, offer);
       }
-      // A short beginning such as "s" spans thousands of words: scan companies most important first.
-      const scanned = Math.min(this.byDegree.length, PREFIX_SCAN);
-      for (let k = 0; k < scanned && taken < budget; k++) {
-        const doc = this.byDegree[k]!;
-        if (out.has(doc) || !accept(doc)) continue;
-        const [first, end] = words.entriesOf(doc);
-        for (let e = first; e < end; e++) {
-          if (words.wordsOfEntry(e).some((w) => w.startsWith(q))) {
-            out.add(doc);
-            taken++;
-            break;
-          }
-        }
-      }
-    });
+      spent += taken;
+    }
     return out;
+  }
+
+  /** Names holding a query word exactly (0 for a word no name has). */
+  private frequencyOf(plan: QueryPlan, i: number): number {
+    const id = plan.exactIds[i]!;
+    return id >= 0 ? this.words.frequency(id) : 0;
+  }
+
+  /**
+   * Walks the postings of vocabulary words [from, to) merged most important company first, offering each
+   * company to `take` until it has accepted `budget`: a short beginning such as "s" spans thousands of
+   * words, of which only the companies that matter most are wanted.
+   */
+  private mergeByImportance(
+    from: number,
+    to: number,
+    budget: number,
+    maxReads: number,
+    take: (doc: number) => boolean,
+  ): void {
+    const words = this.words;
+    const rank = this.rank;
+    const lists: Uint32Array[] = [];
+    for (let id = from; id < to; id++) lists.push(words.postingsOf(id));
+    const pos = new Uint32Array(lists.length);
+    const rankAt = (k: number) => rank[words.entryDoc[lists[k]![pos[k]!]!]!]!;
+    // A binary min-heap of list numbers keyed by the rank of their next company.
+    const heap: number[] = [];
+    const less = (a: number, b: number) => rankAt(heap[a]!) < rankAt(heap[b]!);
+    const down = (i: number) => {
+      for (;;) {
+        const l = 2 * i + 1;
+        if (l >= heap.length) return;
+        const m = l + 1 < heap.length && less(l + 1, l) ? l + 1 : l;
+        if (!less(m, i)) return;
+        [heap[i], heap[m]] = [heap[m]!, heap[i]!];
+        i = m;
+      }
+    };
+    lists.forEach((list, k) => {
+      if (list.length > 0) heap.push(k);
+    });
+    for (let i = (heap.length >>> 1) - 1; i >= 0; i--) down(i);
+    let taken = 0;
+    let reads = 0;
+    while (heap.length > 0 && taken < budget && reads++ < maxReads) {
+      const k = heap[0]!;
+      if (take(words.entryDoc[lists[k]![pos[k]!]!]!)) taken++;
+      pos[k]!++;
+      if (pos[k]! >= lists[k]!.length) {
+        heap[0] = heap[heap.length - 1]!;
+        heap.pop();
+      }
+      down(0);
+    }
   }
 
   /** Names ranked exactly among a small set of candidates from the key filters. */
