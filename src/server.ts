@@ -17,14 +17,15 @@ import { openStore } from './store/open-store';
 import { redisRateLimitStore } from './http/rate-limit-store';
 import { LocalBlobStore } from './blobs/local/local.blob-store';
 import { downloadsRoutes } from './blobs/local/downloads.routes';
-import { importDirectory } from './importer/import-directory';
-import { generateDataset } from './importer/generate';
+import { importDirectory, removeStaleStaging, stagingRoot } from './import/import-directory';
+import { generateDataset } from './demo/generate';
 import type { BlobStore } from './blobs/blob-store';
 import { GcsBlobStore } from './blobs/gcs/gcs.blob-store';
 import { TierViewService } from './services/tierview.service';
 import { JobQueue } from './jobs/job-queue';
 import { createJobsBackend } from './jobs/jobs-backend';
-import { CallbackSender, parseCallbackHosts } from './jobs/callbacks';
+import { parseCallbackHosts } from './domain/callback-hosts';
+import { CallbackSender } from './jobs/callbacks';
 import { loadOrCreateSecret } from './secrets';
 
 export interface RunningServer {
@@ -44,6 +45,12 @@ export interface RunningServer {
  */
 export async function startServer(config: Config, log: Logger): Promise<RunningServer> {
   fs.mkdirSync(config.dataDir, { recursive: true });
+  // Imports killed mid-way leave their staging files behind (earlier builds staged
+  // CLI imports straight under DATA_DIR, so that is looked at too).
+  for (const workDir of [stagingRoot(config.dataDir), config.dataDir]) {
+    for (const dir of removeStaleStaging(workDir))
+      log.info({ dir }, 'removed staging files of an interrupted import');
+  }
   const store = await openStore(config, log);
   try {
     const { companies } = await store.stats();
@@ -101,7 +108,9 @@ export async function startServer(config: Config, log: Logger): Promise<RunningS
           rules.length > 0
             ? new CallbackSender({
                 secret: config.CALLBACK_SECRET ?? loadOrCreateSecret(config.dataDir, 'callback-secret'),
-                log: log.child({ module: 'callbacks' }),
+                maxAttempts: config.CALLBACK_MAX_ATTEMPTS,
+                baseDelayMs: config.CALLBACK_RETRY_BASE_S * 1000,
+                maxDelayMs: config.CALLBACK_RETRY_MAX_S * 1000,
               })
             : null,
       },
@@ -180,7 +189,7 @@ async function loadDemo(config: Config, store: GraphStore, log: Logger): Promise
   fs.rmSync(dir, { recursive: true, force: true });
   log.info({ companies: config.DEMO_COMPANIES }, 'store is empty: loading the demo dataset');
   await generateDataset({ companies: config.DEMO_COMPANIES, seed: 1, outDir: dir });
-  const result = await importDirectory(store, dir, { workDir: path.join(config.dataDir, 'staging') });
+  const result = await importDirectory(store, dir, { workDir: stagingRoot(config.dataDir) });
   fs.rmSync(dir, { recursive: true, force: true });
   log.info({ ...result.counts, ...result.items, ms: Date.now() - started }, 'demo dataset loaded');
 }

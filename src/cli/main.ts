@@ -1,5 +1,6 @@
 #!/usr/bin/env node
 import fs from 'node:fs';
+import path from 'node:path';
 import { Command, InvalidArgumentError } from 'commander';
 import { SingleBar } from 'cli-progress';
 import { ConfigError, loadConfig } from '../config/env';
@@ -7,10 +8,10 @@ import type { Config } from '../config/env';
 import { createLogger } from '../logger';
 import { startServer } from '../server';
 import { ApiKeyStore } from '../http/api-keys';
-import { generateDataset } from '../importer/generate';
-import { importDirectory } from '../importer/import-directory';
-import { DEFAULT_MAX_REJECTED, ImportAbortedError } from '../importer/stage';
-import type { RejectedRow } from '../importer/stage';
+import { generateDataset } from '../demo/generate';
+import { importDirectory, stagingRoot } from '../import/import-directory';
+import { DEFAULT_MAX_REJECTED, ImportAbortedError } from '../import/stage-result';
+import type { RejectedRow } from '../import/stage-result';
 import { splitStatements } from '../store/cypher-files';
 import type { GraphStore } from '../store/graph-store';
 import { embeddedStore, neo4jStore, openStore } from '../store/open-store';
@@ -66,21 +67,30 @@ program
   .argument('<dir>', 'directory with the import CSV files (docs/import-format.md)')
   .option(
     '--max-rejected <n>',
-    'abort when more rows than this are rejected',
+    'import anyway when at most this many rows are rejected (default 0: any rejected row aborts)',
     positiveInt,
     DEFAULT_MAX_REJECTED,
   )
-  .option('--report <file>', 'write every rejected row (file, line, reason) to this CSV file')
-  .description(
-    'validate and bulk-load a dataset, replacing the graph; a running server switches over when done',
+  .option(
+    '--report <file>',
+    'write every rejected row (file, line, reason) to this CSV file (default: a file under DATA_DIR/reports)',
   )
-  .action(async (dir: string, opts: { maxRejected: number; report?: string }) => {
+  .option('--dry-run', 'validate every row and report, without touching the store')
+  .description(
+    'validate and bulk-load a dataset, replacing the graph; a running server switches over when done. ' +
+      'Exit status: 0 imported cleanly, 1 aborted (nothing changed), 3 imported with rejected rows or a dry run found some',
+  )
+  .action(async (dir: string, opts: { maxRejected: number; report?: string; dryRun?: boolean }) => {
     const cfg = config();
     const log = createLogger(cfg.LOG_LEVEL);
+    const reportFile = opts.report ?? defaultReportFile(cfg.dataDir);
     // Embedded: the store is not opened; the new graph is built beside the live one,
     // which may be in use by a server. Neo4j: the database is migrated, then upserted.
-    let store: GraphStore;
-    if (cfg.STORE === 'neo4j') {
+    // A dry run never opens the store.
+    let store: GraphStore | null = null;
+    if (opts.dryRun) {
+      // nothing to open
+    } else if (cfg.STORE === 'neo4j') {
       store = neo4jStore(cfg, log, true);
       await store.open();
     } else {
@@ -105,8 +115,10 @@ program
     const loadUnit = cfg.STORE === 'neo4j' ? 'rows' : 'tables';
     try {
       const outcome = await importDirectory(store, dir, {
-        workDir: cfg.dataDir,
-        maxRejected: opts.maxRejected,
+        workDir: stagingRoot(cfg.dataDir),
+        // A dry run reads every row, so that its report lists every rejection.
+        maxRejected: opts.dryRun ? Number.MAX_SAFE_INTEGER : opts.maxRejected,
+        dryRun: opts.dryRun,
         onProgress: (p) => {
           const now = Date.now();
           if (`${p.phase}:${p.file ?? ''}` !== step || p.rows < lastRows) {
@@ -133,40 +145,65 @@ program
       const rows =
         Object.values(outcome.counts).reduce((a, b) => a + b, 0) + evidence + identifiers + addresses;
       const ms = Date.now() - started;
+      const verb = outcome.applied ? 'Imported' : 'Dry run: validated';
       process.stdout.write(
-        `Imported ${rows.toLocaleString('en-US')} rows in ${(ms / 1000).toFixed(1)} s (${rate(rows, ms)} rows/s; validate+derive ${(outcome.stageMs / 1000).toFixed(1)} s, load ${(outcome.loadMs / 1000).toFixed(1)} s).\n`,
+        `${verb} ${rows.toLocaleString('en-US')} rows in ${(ms / 1000).toFixed(1)} s (${rate(rows, ms)} rows/s; validate+derive ${(outcome.stageMs / 1000).toFixed(1)} s${outcome.applied ? `, load ${(outcome.loadMs / 1000).toFixed(1)} s` : ''}).\n`,
       );
       const lines: Record<string, number> = { ...outcome.counts, evidence, identifiers, addresses };
       for (const [what, n] of Object.entries(lines))
         process.stdout.write(`  ${what}: ${n.toLocaleString('en-US')}\n`);
-      reportRejected(outcome.rejected, opts.report);
+      reportRejected(outcome.rejected, reportFile);
+      if (!outcome.applied) {
+        const n = outcome.rejected.length;
+        process.stdout.write(
+          n === 0
+            ? 'Dry run: no row rejected; the store was not touched.\n'
+            : n > opts.maxRejected
+              ? `Dry run: an import would abort (${n} rejected rows, more than --max-rejected ${opts.maxRejected}); the store was not touched.\n`
+              : `Dry run: an import would go through with ${n} rejected rows (--max-rejected ${opts.maxRejected}); the store was not touched.\n`,
+        );
+      }
+      // Rejected rows are a problem a script must notice, even when the rest went in.
+      if (outcome.rejected.length > 0) process.exitCode = EXIT_REJECTED;
     } catch (e) {
       bar.stop();
       if (e instanceof ImportAbortedError) {
         process.stderr.write(`Import aborted, nothing was changed: ${e.message}\n`);
-        reportRejected(e.rejected, opts.report);
-        process.exit(1);
+        reportRejected(e.rejected, reportFile);
+        if (e.rejected.length > 0)
+          process.stderr.write(
+            `Fix the rows listed in ${reportFile}, or pass --max-rejected N to import the rest without them` +
+              ` (--dry-run reports every rejected row without importing).\n`,
+          );
+        process.exitCode = 1;
+        return;
       }
       throw e;
     } finally {
-      await store.close();
+      await store?.close();
     }
   });
 
-function reportRejected(rows: readonly RejectedRow[], file?: string): void {
+/** Exit status of an import that loaded the graph (or a dry run) with rejected rows. */
+const EXIT_REJECTED = 3;
+
+function defaultReportFile(dataDir: string): string {
+  const stamp = new Date().toISOString().replace(/[:.]/g, '-');
+  return path.join(dataDir, 'reports', `import-${stamp}-rejected.csv`);
+}
+
+function reportRejected(rows: readonly RejectedRow[], file: string): void {
   if (rows.length === 0) return;
   process.stderr.write(`${rows.length} row(s) rejected:\n`);
   for (const r of rows.slice(0, 20)) process.stderr.write(`  ${r.file}:${r.line}: ${r.reason}\n`);
-  if (rows.length > 20)
-    process.stderr.write(`  ... and ${rows.length - 20} more${file ? '' : ' (use --report FILE for all)'}\n`);
-  if (file) {
-    const q = (s: string) => `"${s.replace(/"/g, '""')}"`;
-    fs.writeFileSync(
-      file,
-      ['file,line,reason', ...rows.map((r) => `${q(r.file)},${r.line},${q(r.reason)}`)].join('\n') + '\n',
-    );
-    process.stderr.write(`Rejected rows written to ${file}\n`);
-  }
+  if (rows.length > 20) process.stderr.write(`  ... and ${rows.length - 20} more\n`);
+  const q = (s: string) => `"${s.replace(/"/g, '""')}"`;
+  fs.mkdirSync(path.dirname(file), { recursive: true });
+  fs.writeFileSync(
+    file,
+    ['file,line,reason', ...rows.map((r) => `${q(r.file)},${r.line},${q(r.reason)}`)].join('\n') + '\n',
+  );
+  process.stderr.write(`Every rejected row (file, line, reason): ${file}\n`);
 }
 
 program

@@ -1,6 +1,6 @@
 import path from 'node:path';
 import { z } from 'zod';
-import { parseCallbackHosts } from '../jobs/callbacks';
+import { parseCallbackHosts } from '../domain/callback-hosts';
 
 const bool = z
   .enum(['true', 'false', '1', '0', 'yes', 'no'])
@@ -158,6 +158,12 @@ const schema = z.object({
   CALLBACK_ALLOW_HTTP: bool.default(false),
   /** Secret that signs callbacks (32+ characters); generated and kept under DATA_DIR when unset. */
   CALLBACK_SECRET: z.string().min(32, 'must be at least 32 characters').optional(),
+  /** Attempts per callback delivery, the first included; retries are queued jobs and outlive restarts. */
+  CALLBACK_MAX_ATTEMPTS: intIn(1, 50).default(10),
+  /** Wait after the first failed callback attempt, in seconds; it doubles per failure; the wait is between half and all of that bound. */
+  CALLBACK_RETRY_BASE_S: intIn(1, 86_400).default(10),
+  /** Longest wait between callback attempts, in seconds, a receiver's Retry-After included. */
+  CALLBACK_RETRY_MAX_S: intIn(1, 604_800).default(3600),
 });
 
 export type Config = z.infer<typeof schema> & { dataDir: string };
@@ -203,6 +209,3 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   if (missing.length > 0) throw new ConfigError(missing);
   return { ...c, dataDir: path.resolve(c.DATA_DIR) };
 }
-
-/** Names of all settings, for docs and tests. */
-export const SETTING_NAMES = Object.keys(schema.shape);

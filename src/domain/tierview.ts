@@ -1,7 +1,7 @@
-import type { TierCompany, TierRelationship } from '../store/graph-store';
 import { badRequest } from './errors';
 import type { FieldError } from './errors';
 import type { Direction } from './model';
+import type { TierCompany, TierRelationship } from './tier-walk';
 
 /** A validated tier-view request (spec 4.5). */
 export interface TierViewRequest {

@@ -1,17 +1,16 @@
 /**
  * Completion callbacks of tier-view export jobs. A client that passes
  * `callback_url` when it starts a job gets one signed POST when the run ends,
- * instead of polling `run_id`. Three concerns live here:
+ * instead of polling `run_id`. Which URLs are acceptable is decided in
+ * `domain/callback-hosts.ts`; two concerns live here:
  *
- * - which URLs are acceptable: the service makes outbound requests on a
- *   client's behalf, so only hosts an operator listed are reachable (otherwise
- *   any API key holder could probe the internal network);
  * - how a receiver knows the notification is genuine and fresh: an HMAC over
  *   a timestamp and the body;
- * - how delivery copes with a receiver that is briefly down: bounded retries
- *   with backoff, stoppable at shutdown.
+ * - one delivery attempt and what its outcome means (delivered, refused,
+ *   worth retrying), and the schedule of retries. The attempts themselves are
+ *   queued as jobs (`callback.job.ts`), so a retry survives a restart.
  */
-import { createHmac, randomUUID, timingSafeEqual } from 'node:crypto';
+import { createHmac, timingSafeEqual } from 'node:crypto';
 
 /** Request header carrying `t=<unix seconds>,v1=<hex HMAC-SHA256>`. */
 export const CALLBACK_SIGNATURE_HEADER = 'Tiergraph-Signature';
@@ -22,193 +21,6 @@ export const CALLBACK_SIGNATURE_HEADER = 'Tiergraph-Signature';
  * recognise the retry and skip it.
  */
 export const CALLBACK_DELIVERY_HEADER = 'Tiergraph-Delivery';
-
-/** Longest callback URL accepted; keeps stored run requests and logs bounded. */
-export const MAX_CALLBACK_URL_LENGTH = 2048;
-
-/** One entry of the callback host allow-list. */
-export interface HostRule {
-  /**
-   * Normalised host: lower case, IDN in punycode, IPv4 in dotted decimal, IPv6
-   * in brackets, no trailing dot. For a wildcard rule, the parent domain.
-   */
-  host: string;
-  /** Written as `*.host`: matches any subdomain of `host`, never `host` itself. */
-  wildcard: boolean;
-  /** Port the URL must use (explicit or the scheme's default); null accepts any port. */
-  port: number | null;
-}
-
-// Labels after normalisation by the URL parser (IDN already in punycode). The
-// underscore is tolerated because some internal DNS names carry one.
-const DNS_NAME = /^[a-z0-9_](?:[a-z0-9_-]*[a-z0-9_])?(?:\.[a-z0-9_](?:[a-z0-9_-]*[a-z0-9_])?)*$/;
-// What the WHATWG URL parser turns any IPv4 form (hex, short, ...) into.
-const IPV4 = /^\d{1,3}(?:\.\d{1,3}){3}$/;
-
-/**
- * Normalises a host the way the URL parser does, so that a rule and a URL
- * that name the same host compare equal as plain strings (`EXAMPLE.com.`,
- * `bücher.example`, `0x7f.1`, `[0:0::1]` all have one spelling afterwards).
- * Returns null when the text is not a host.
- */
-function normaliseHost(text: string): string | null {
-  // Anything that would make the parser read a path, userinfo, port or query
-  // into the text is not a bare host.
-  if (text === '' || /[\s/\\?#@*%]/.test(text)) return null;
-  let parsed: URL;
-  try {
-    parsed = new URL(`https://${text}/`);
-  } catch {
-    return null;
-  }
-  if (parsed.port !== '' || parsed.pathname !== '/') return null;
-  return stripTrailingDot(parsed.hostname);
-}
-
-// `example.com.` is the fully qualified spelling of `example.com`; both reach the same server.
-function stripTrailingDot(host: string): string {
-  return host.endsWith('.') ? host.slice(0, -1) : host;
-}
-
-function isIpLiteral(host: string): boolean {
-  return host.startsWith('[') || IPV4.test(host);
-}
-
-function parsePort(text: string, entry: string): number {
-  if (!/^\d{1,5}$/.test(text) || Number(text) < 1 || Number(text) > 65535) {
-    throw new Error(`callback host "${entry}": port must be a number from 1 to 65535`);
-  }
-  return Number(text);
-}
-
-const HOST_PATTERN_HINT = 'expected a host name, *.domain, IPv4 or [IPv6] address, optionally with :port';
-
-function parseHostRule(entry: string): HostRule {
-  // A scheme, path, query or userinfo means a URL was pasted where a host belongs.
-  if (/[\s/\\?#@]/.test(entry)) throw new Error(`callback host "${entry}": ${HOST_PATTERN_HINT}`);
-  let rest = entry.toLowerCase();
-  let wildcard = false;
-  if (rest.startsWith('*.')) {
-    wildcard = true;
-    rest = rest.slice(2);
-  }
-
-  let hostText: string;
-  let port: number | null = null;
-  if (rest.startsWith('[')) {
-    const close = rest.indexOf(']');
-    if (close < 0) throw new Error(`callback host "${entry}": IPv6 address lacks its closing bracket`);
-    hostText = rest.slice(0, close + 1);
-    const after = rest.slice(close + 1);
-    if (after.startsWith(':')) port = parsePort(after.slice(1), entry);
-    else if (after !== '')
-      throw new Error(`callback host "${entry}": unexpected text after the IPv6 address`);
-  } else {
-    const colons = rest.split(':').length - 1;
-    // A bare IPv6 address is ambiguous with host:port, so brackets are required.
-    if (colons > 1) throw new Error(`callback host "${entry}": write IPv6 addresses in brackets`);
-    const colon = rest.indexOf(':');
-    hostText = colon < 0 ? rest : rest.slice(0, colon);
-    if (colon >= 0) port = parsePort(rest.slice(colon + 1), entry);
-  }
-
-  const host = normaliseHost(hostText);
-  if (host === null || (!host.startsWith('[') && !DNS_NAME.test(host))) {
-    throw new Error(`callback host "${entry}": ${HOST_PATTERN_HINT}`);
-  }
-  if (wildcard && isIpLiteral(host)) {
-    throw new Error(`callback host "${entry}": wildcards apply to domain names, not IP addresses`);
-  }
-  return { host, wildcard, port };
-}
-
-/**
- * Parses the callback host allow-list setting: comma-separated patterns, each
- * an exact host (`hooks.example.com`), a subdomain wildcard
- * (`*.example.com`, which leaves out `example.com` itself), an IPv4 address or
- * a bracketed IPv6 address, any of them optionally followed by `:port` (no
- * port: any port). Matching ignores case. Blank entries are skipped; an empty
- * list means callbacks are disabled.
- *
- * @throws Error naming the first malformed entry, so a bad setting stops start-up
- *   rather than silently rejecting every callback.
- */
-export function parseCallbackHosts(text: string): HostRule[] {
-  return text
-    .split(',')
-    .map((entry) => entry.trim())
-    .filter((entry) => entry.length > 0)
-    .map(parseHostRule);
-}
-
-function effectivePort(url: URL): number {
-  if (url.port !== '') return Number(url.port);
-  return url.protocol === 'http:' ? 80 : 443;
-}
-
-function ruleMatches(rule: HostRule, host: string, port: number): boolean {
-  if (rule.port !== null && rule.port !== port) return false;
-  if (!rule.wildcard) return host === rule.host;
-  // An IP address never belongs to a domain, whatever its digits look like.
-  if (isIpLiteral(host)) return false;
-  const suffix = `.${rule.host}`;
-  return host.length > suffix.length && host.endsWith(suffix) && !host.startsWith('.');
-}
-
-/**
- * Decides whether a client-supplied callback URL may be used. On refusal the
- * reason is one sentence meant for the client (it is reported as a field
- * error on `body.callback_url`).
- *
- * @param opts.allowHttp accept plain `http:` as well as `https:` (for local
- *   development and receivers inside a trusted network).
- */
-export function checkCallbackUrl(
-  url: string,
-  rules: HostRule[],
-  opts: { allowHttp: boolean },
-): { ok: true; url: URL } | { ok: false; reason: string } {
-  if (rules.length === 0) return { ok: false, reason: 'Callbacks are not enabled on this server.' };
-  if (url.length > MAX_CALLBACK_URL_LENGTH) {
-    return { ok: false, reason: `The callback URL is longer than ${MAX_CALLBACK_URL_LENGTH} characters.` };
-  }
-  let parsed: URL;
-  try {
-    parsed = new URL(url);
-  } catch {
-    return { ok: false, reason: 'The callback URL is not a valid absolute URL.' };
-  }
-  // Percent-encoding can make the normalised form longer than what was sent.
-  if (parsed.href.length > MAX_CALLBACK_URL_LENGTH) {
-    return { ok: false, reason: `The callback URL is longer than ${MAX_CALLBACK_URL_LENGTH} characters.` };
-  }
-  if (parsed.protocol !== 'https:' && !(opts.allowHttp && parsed.protocol === 'http:')) {
-    return {
-      ok: false,
-      reason: opts.allowHttp
-        ? 'The callback URL must use https or http.'
-        : 'The callback URL must use https.',
-    };
-  }
-  // Credentials in a URL end up in logs and run records; receivers authenticate by the signature instead.
-  if (parsed.username !== '' || parsed.password !== '') {
-    return { ok: false, reason: 'The callback URL must not contain a user name or password.' };
-  }
-  // A fragment is never sent to the server, so it can only be a mistake. `url.hash` is empty
-  // for a bare trailing `#`, hence the look at the serialised form.
-  if (parsed.href.includes('#')) {
-    return { ok: false, reason: 'The callback URL must not contain a fragment (#...).' };
-  }
-  const host = stripTrailingDot(parsed.hostname);
-  const port = effectivePort(parsed);
-  if (!rules.some((rule) => ruleMatches(rule, host, port))) {
-    return {
-      ok: false,
-      reason: `The callback host ${parsed.host} is not in this server's list of allowed callback hosts.`,
-    };
-  }
-  return { ok: true, url: parsed };
-}
 
 function hmacHex(secret: string, timestamp: number, body: string): string {
   return createHmac('sha256', secret).update(`${timestamp}.${body}`).digest('hex');
@@ -265,70 +77,39 @@ export function verifyCallbackSignature(
   return valid;
 }
 
-/** Logger subset the sender needs (pino's Logger satisfies it). */
-export interface CallbackLog {
-  info(obj: object, msg: string): void;
-  warn(obj: object, msg: string): void;
-}
-
 /** Options of {@link CallbackSender}. */
 export interface CallbackSenderOptions {
   /** HMAC key for {@link signCallback}; receivers verify with the same value. */
   secret: string;
-  /** Attempts per delivery, the first included (default 6). */
+  /** Attempts per delivery, the first included (default 10). */
   maxAttempts?: number;
-  /** Backoff scale: attempt n waits up to baseDelayMs * 2^(n-1) (default 1 s). */
+  /** Backoff scale: the wait after failed attempt n is bounded by baseDelayMs * 2^(n-1) (default 10 s). */
   baseDelayMs?: number;
-  /** Upper bound of any wait between attempts, Retry-After included (default 5 min). */
+  /** Upper bound of any wait between attempts, Retry-After included (default 1 h). */
   maxDelayMs?: number;
   /** Time allowed for one attempt to get response headers (default 10 s). */
   timeoutMs?: number;
   /** HTTP client; the global fetch when omitted. */
   fetch?: typeof fetch;
-  log?: CallbackLog;
-  /** Waits between attempts; must return early when `signal` aborts. */
-  sleep?: (ms: number, signal?: AbortSignal) => Promise<void>;
+  /** Source of jitter in [0, 1); Math.random when omitted. */
+  random?: () => number;
 }
 
-/** Outcome of {@link CallbackSender.deliver}. */
-export interface CallbackDeliveryResult {
-  /** A 2xx response was received. */
-  delivered: boolean;
-  /** Requests made (0 when the sender was stopped before the first). */
-  attempts: number;
-  /** HTTP status of the last attempt; null when it got no response. */
-  lastStatus: number | null;
-  /** Why the last attempt failed; null when delivered. */
-  lastError: string | null;
-}
+/** Outcome of one {@link CallbackSender.attempt}. */
+export type AttemptOutcome =
+  | { kind: 'delivered'; status: number }
+  /** The receiver answered in a way a retry cannot change (4xx other than the passing ones, 3xx). */
+  | { kind: 'refused'; status: number; error: string }
+  | { kind: 'retry'; status: number | null; error: string; retryAfterMs: number | null };
 
-const DEFAULT_MAX_ATTEMPTS = 6;
-const DEFAULT_BASE_DELAY_MS = 1000;
-const DEFAULT_MAX_DELAY_MS = 5 * 60 * 1000;
+const DEFAULT_MAX_ATTEMPTS = 10;
+const DEFAULT_BASE_DELAY_MS = 10 * 1000;
+const DEFAULT_MAX_DELAY_MS = 60 * 60 * 1000;
 const DEFAULT_TIMEOUT_MS = 10 * 1000;
 
 // 408 Request Timeout, 409 Conflict, 425 Too Early and 429 Too Many Requests
 // describe a passing condition on the receiver's side, unlike other 4xx.
 const RETRYABLE_4XX = new Set([408, 409, 425, 429]);
-
-const noopLog: CallbackLog = { info: () => undefined, warn: () => undefined };
-
-function defaultSleep(ms: number, signal?: AbortSignal): Promise<void> {
-  return new Promise((resolve) => {
-    if (signal?.aborted) {
-      resolve();
-      return;
-    }
-    const done = (): void => {
-      clearTimeout(timer);
-      signal?.removeEventListener('abort', done);
-      resolve();
-    };
-    // Not unref'd: a pending retry is work the process should finish unless close() is called.
-    const timer = setTimeout(done, ms);
-    signal?.addEventListener('abort', done, { once: true });
-  });
-}
 
 /**
  * Milliseconds a Retry-After value asks for (delta-seconds or an HTTP date),
@@ -343,12 +124,13 @@ function retryAfterMs(value: string | null, nowMs: number): number | null {
   return Math.max(0, date - nowMs);
 }
 
-// Query strings of callback URLs may carry the receiver's own tokens; logs get the rest.
-function urlForLog(url: URL): string {
+/** Query strings of callback URLs may carry the receiver's own tokens; logs get the rest. */
+export function urlForLog(url: URL): string {
   return `${url.origin}${url.pathname}`;
 }
 
-function describeError(error: unknown): string {
+/** One line for a log: the system error behind a failed fetch where there is one. */
+export function describeError(error: unknown): string {
   // Duck-typed rather than `instanceof Error`: fetch's errors may come from another realm (vm, test sandboxes).
   const { message, cause } = (typeof error === 'object' && error !== null ? error : {}) as {
     message?: unknown;
@@ -372,28 +154,23 @@ class AttemptTimeout extends Error {
   }
 }
 
-type AttemptOutcome =
-  | { kind: 'delivered'; status: number }
-  | { kind: 'permanent'; status: number; error: string }
-  | { kind: 'retry'; status: number | null; error: string; retryAfterMs: number | null }
-  | { kind: 'stopped' };
-
 /**
- * Posts completion notifications to callback URLs. One instance serves the
- * whole process; {@link CallbackSender.close} stops every pending delivery
- * at shutdown. URLs are expected to have passed {@link checkCallbackUrl}.
+ * Posts signed completion notifications, one attempt at a time, and says how
+ * long to wait before the next. One instance serves the whole process;
+ * {@link CallbackSender.close} aborts attempts in flight at shutdown. URLs are
+ * expected to have passed `checkCallbackUrl`.
  */
 export class CallbackSender {
+  /** Attempts per delivery, the first included. */
+  readonly maxAttempts: number;
+  /** Time allowed for one attempt to get response headers. */
+  readonly timeoutMs: number;
   private readonly secret: string;
-  private readonly maxAttempts: number;
   private readonly baseDelayMs: number;
   private readonly maxDelayMs: number;
-  private readonly timeoutMs: number;
   private readonly fetchFn: typeof fetch;
-  private readonly log: CallbackLog;
-  private readonly sleep: (ms: number, signal?: AbortSignal) => Promise<void>;
+  private readonly random: () => number;
   private readonly closing = new AbortController();
-  private readonly pending = new Set<Promise<CallbackDeliveryResult>>();
 
   constructor(options: CallbackSenderOptions) {
     if (options.secret === '') throw new Error('CallbackSender needs a non-empty secret');
@@ -403,145 +180,42 @@ export class CallbackSender {
     this.maxDelayMs = Math.max(0, options.maxDelayMs ?? DEFAULT_MAX_DELAY_MS);
     this.timeoutMs = Math.max(1, options.timeoutMs ?? DEFAULT_TIMEOUT_MS);
     this.fetchFn = options.fetch ?? fetch;
-    this.log = options.log ?? noopLog;
-    this.sleep = options.sleep ?? defaultSleep;
+    this.random = options.random ?? Math.random;
   }
 
-  /**
-   * Sends `payload` as JSON to `url`, retrying transient failures, and
-   * resolves with the outcome. Never rejects: a receiver that is down is the
-   * receiver's problem, not the job's, so failures are logged and reported in
-   * the result only.
-   *
-   * Retried: network errors, timeouts, 5xx, 408, 409, 425 and 429, with
-   * exponential backoff and full jitter, or the server's Retry-After when
-   * given (capped by maxDelayMs). Final: 2xx (delivered), any other 4xx, and
-   * 3xx, since following a redirect could lead outside the allow-list.
-   *
-   * @param signal aborts pending and future attempts of this delivery.
-   */
-  deliver(url: URL, payload: object, signal?: AbortSignal): Promise<CallbackDeliveryResult> {
-    const run = this.run(url, payload, signal);
-    this.pending.add(run);
-    void run.finally(() => this.pending.delete(run));
-    return run;
-  }
-
-  /**
-   * Stops all pending deliveries (in-flight requests are aborted, waits end)
-   * and refuses new ones; resolves once every delivery has settled.
-   */
-  async close(): Promise<void> {
+  /** Aborts attempts in flight; later attempts fail at once as retryable. */
+  close(): Promise<void> {
     this.closing.abort();
-    await Promise.all([...this.pending]);
-  }
-
-  private async run(url: URL, payload: object, signal?: AbortSignal): Promise<CallbackDeliveryResult> {
-    const deliveryId = randomUUID();
-    const logFields = { url: urlForLog(url), deliveryId };
-    const result: CallbackDeliveryResult = {
-      delivered: false,
-      attempts: 0,
-      lastStatus: null,
-      lastError: null,
-    };
-
-    // One signal for "stop this delivery": the sender closing or the caller aborting.
-    const stop = new AbortController();
-    const onStop = (): void => stop.abort();
-    this.closing.signal.addEventListener('abort', onStop, { once: true });
-    signal?.addEventListener('abort', onStop, { once: true });
-    if (this.closing.signal.aborted || signal?.aborted) stop.abort();
-
-    try {
-      let body: string;
-      try {
-        body = JSON.stringify(payload);
-      } catch (error) {
-        result.lastError = `payload is not serialisable: ${describeError(error)}`;
-        this.log.warn({ ...logFields, err: result.lastError }, 'callback not sent');
-        return result;
-      }
-
-      while (result.attempts < this.maxAttempts) {
-        if (stop.signal.aborted) return this.stopped(result, logFields);
-        result.attempts += 1;
-        const outcome = await this.attempt(url, body, deliveryId, stop.signal);
-        if (outcome.kind === 'stopped') {
-          result.lastStatus = null;
-          return this.stopped(result, logFields);
-        }
-        result.lastStatus = outcome.status;
-        if (outcome.kind === 'delivered') {
-          result.delivered = true;
-          result.lastError = null;
-          this.log.info(
-            { ...logFields, attempts: result.attempts, status: outcome.status },
-            'callback delivered',
-          );
-          return result;
-        }
-        result.lastError = outcome.error;
-        if (outcome.kind === 'permanent') {
-          this.log.warn(
-            { ...logFields, attempts: result.attempts, status: outcome.status, err: outcome.error },
-            'callback refused by receiver; not retrying',
-          );
-          return result;
-        }
-        if (result.attempts >= this.maxAttempts) break;
-        const delayMs = this.delayBeforeRetry(result.attempts, outcome.retryAfterMs);
-        this.log.info(
-          { ...logFields, attempts: result.attempts, status: outcome.status, err: outcome.error, delayMs },
-          'callback attempt failed; retrying',
-        );
-        await this.sleep(delayMs, stop.signal);
-      }
-      this.log.warn(
-        { ...logFields, attempts: result.attempts, status: result.lastStatus, err: result.lastError },
-        'callback not delivered; giving up',
-      );
-      return result;
-    } catch (error) {
-      // Only an injected fetch or sleep misbehaving gets here; the contract is still to resolve.
-      result.lastError = describeError(error);
-      this.log.warn(
-        { ...logFields, attempts: result.attempts, err: result.lastError },
-        'callback delivery failed',
-      );
-      return result;
-    } finally {
-      this.closing.signal.removeEventListener('abort', onStop);
-      signal?.removeEventListener('abort', onStop);
-    }
-  }
-
-  private stopped(result: CallbackDeliveryResult, logFields: object): CallbackDeliveryResult {
-    result.lastError = 'delivery stopped before it succeeded';
-    this.log.warn({ ...logFields, attempts: result.attempts }, 'callback delivery stopped');
-    return result;
+    return Promise.resolve();
   }
 
   /**
-   * Wait before attempt `failed + 1`. Full jitter (uniform between zero and
-   * the exponential bound) spreads out the retries of many jobs that failed
-   * against the same receiver at the same moment.
+   * Wait before attempt `failed + 1`: the receiver's Retry-After when it gave
+   * one, otherwise an exponential bound (baseDelayMs doubling per failure) of
+   * which a random half is waited on top of the other half. The jitter spreads
+   * the retries of many runs that failed against one receiver at the same
+   * moment; the fixed half keeps a receiver that is down from being hit again
+   * at once. Both are capped by maxDelayMs.
    */
-  private delayBeforeRetry(failed: number, requestedMs: number | null): number {
+  retryDelayMs(failed: number, requestedMs: number | null): number {
     if (requestedMs !== null) return Math.min(this.maxDelayMs, requestedMs);
-    const bound = Math.min(this.maxDelayMs, this.baseDelayMs * 2 ** (failed - 1));
-    return Math.floor(Math.random() * bound);
+    const bound = Math.min(this.maxDelayMs, this.baseDelayMs * 2 ** Math.max(0, failed - 1));
+    return Math.floor(bound / 2 + (this.random() * bound) / 2);
   }
 
-  private async attempt(
-    url: URL,
-    body: string,
-    deliveryId: string,
-    stop: AbortSignal,
-  ): Promise<AttemptOutcome> {
+  /**
+   * One POST of `body` (JSON text) to `url`, signed now, carrying `deliveryId`.
+   * Never rejects.
+   *
+   * Retry: network errors, timeouts, 5xx, 408, 409, 425 and 429 (with the
+   * server's Retry-After when given). Refused: any other 4xx, and 3xx, since
+   * following a redirect could lead outside the allow-list.
+   */
+  async attempt(url: URL, body: string, deliveryId: string): Promise<AttemptOutcome> {
     const controller = new AbortController();
-    const onStop = (): void => controller.abort();
-    stop.addEventListener('abort', onStop, { once: true });
+    const onClose = (): void => controller.abort(new Error('the server is shutting down'));
+    if (this.closing.signal.aborted) onClose();
+    else this.closing.signal.addEventListener('abort', onClose, { once: true });
     const timer = setTimeout(() => controller.abort(new AttemptTimeout(this.timeoutMs)), this.timeoutMs);
     try {
       const response = await this.fetchFn(url, {
@@ -570,19 +244,15 @@ export class CallbackSender {
         };
       }
       if (status >= 300 && status < 400) {
-        return { kind: 'permanent', status, error: `HTTP ${status} redirect not followed` };
+        return { kind: 'refused', status, error: `HTTP ${status} redirect not followed` };
       }
-      return { kind: 'permanent', status, error: `HTTP ${status}` };
+      return { kind: 'refused', status, error: `HTTP ${status}` };
     } catch (error) {
-      if (stop.aborted) return { kind: 'stopped' };
-      const reason: unknown = controller.signal.reason;
-      if (controller.signal.aborted && reason instanceof AttemptTimeout) {
-        return { kind: 'retry', status: null, error: reason.message, retryAfterMs: null };
-      }
-      return { kind: 'retry', status: null, error: describeError(error), retryAfterMs: null };
+      const reason: unknown = controller.signal.aborted ? controller.signal.reason : error;
+      return { kind: 'retry', status: null, error: describeError(reason), retryAfterMs: null };
     } finally {
       clearTimeout(timer);
-      stop.removeEventListener('abort', onStop);
+      this.closing.signal.removeEventListener('abort', onClose);
     }
   }
 }

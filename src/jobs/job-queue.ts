@@ -7,8 +7,10 @@ import { walkDirection } from '../domain/tierview';
 import type { Logger } from '../logger';
 import type { ExportProgress, ExportResult, TierViewService } from '../services/tierview.service';
 import type { GraphStore } from '../store/graph-store';
-import type { CallbackSender, HostRule } from './callbacks';
-import { checkCallbackUrl } from './callbacks';
+import type { HostRule } from '../domain/callback-hosts';
+import { checkCallbackUrl } from '../domain/callback-hosts';
+import { CALLBACK_CONCURRENCY, CallbackJob } from './callback.job';
+import type { CallbackSender } from './callbacks';
 import type { LifeCycleState, RunRecord, RunStore } from './run-store';
 
 export const TIERVIEW_JOB = 'tierview';
@@ -72,6 +74,7 @@ export class JobQueue {
   readonly agenda: Agenda;
   private readonly running = new Map<number, AbortController>();
   private readonly now: () => Date;
+  private readonly callbackJob: CallbackJob;
   private started = false;
 
   constructor(private readonly o: JobQueueOptions) {
@@ -79,7 +82,8 @@ export class JobQueue {
     this.agenda = new Agenda({
       backend: o.backend,
       processEvery: o.pollMs,
-      maxConcurrency: o.concurrency,
+      // Room beside the exports, so a callback never waits for a long export to end.
+      maxConcurrency: o.concurrency + CALLBACK_CONCURRENCY + 1,
       defaultConcurrency: o.concurrency,
       defaultLockLifetime: o.lockS * 1000,
     });
@@ -91,6 +95,15 @@ export class JobQueue {
       });
       this.agenda.define(CLEANUP_JOB, () => this.cleanup(), { concurrency: 1 });
     }
+    this.callbackJob = new CallbackJob({
+      ...o.callbacks,
+      log: o.log.child({ module: 'callbacks' }),
+      payload: async (runId) => {
+        const run = await o.runs.get(runId);
+        return run && this.toView(run);
+      },
+    });
+    if (o.worker) this.callbackJob.define(this.agenda);
   }
 
   async start(): Promise<void> {
@@ -197,7 +210,7 @@ export class JobQueue {
     );
     if (canceled) {
       await this.agenda.cancel({ name: TIERVIEW_JOB, data: { run_id: runId } }).catch(() => 0);
-      this.notify(canceled);
+      await this.notify(canceled);
       return this.toView(canceled);
     }
     const flagged = await this.o.runs.transition(runId, ['RUNNING'], { cancelRequested: true }, now);
@@ -360,7 +373,7 @@ export class JobQueue {
       clearInterval(heartbeat);
       this.running.delete(runId);
     }
-    if (final) this.notify(final);
+    if (final) await this.notify(final);
   }
 
   /**
@@ -398,14 +411,13 @@ export class JobQueue {
     }
   }
 
-  /** Sends the completion callback, if the run asked for one, without holding the worker. */
-  private notify(run: RunRecord): void {
+  /** Queues the completion callback, if the run asked for one; a worker delivers it, here or elsewhere. */
+  private async notify(run: RunRecord): Promise<void> {
     const url = (run.request as unknown as TierViewRequest).callback_url;
-    const sender = this.o.callbacks.sender;
-    if (!url || !sender) return;
-    void this.toView(run)
-      .then((view) => sender.deliver(new URL(url), view))
-      .catch((e: unknown) => this.o.log.warn({ err: e, run_id: run.runId }, 'callback not sent'));
+    if (!url || !this.o.callbacks.sender) return;
+    await this.callbackJob
+      .enqueue(this.agenda, run.runId, url)
+      .catch((e: unknown) => this.o.log.warn({ err: e, run_id: run.runId }, 'callback not queued'));
   }
 
   private async cleanup(): Promise<void> {

@@ -3,11 +3,8 @@ import { RELEVANCE_FORMULA } from '../search/relevance';
 import { MAX_SUGGESTIONS } from '../services/companies.service';
 import { MAX_PATHS } from '../services/paths.service';
 import { COMPANY_COLUMNS, RELATIONSHIP_COLUMNS, TIER_COLUMNS, TIERVIEW_COLUMNS } from '../domain/tierview';
-import {
-  CALLBACK_DELIVERY_HEADER,
-  CALLBACK_SIGNATURE_HEADER,
-  MAX_CALLBACK_URL_LENGTH,
-} from '../jobs/callbacks';
+import { MAX_CALLBACK_URL_LENGTH } from '../domain/callback-hosts';
+import { CALLBACK_DELIVERY_HEADER, CALLBACK_SIGNATURE_HEADER } from '../jobs/callbacks';
 
 type Json = Record<string, unknown>;
 
@@ -133,11 +130,12 @@ const csvLayout =
 
 const callbackDoc =
   'With callback_url, one POST goes to it when the run ends, whatever the result (a run canceled before it started included). ' +
-  'Its body is the run exactly as GET /v1/jobs/{run_id}/ shows it (application/json). ' +
+  'Its body is the run exactly as GET /v1/jobs/{run_id}/ shows it at the time of the attempt (application/json; download links signed afresh). ' +
   `Header ${CALLBACK_SIGNATURE_HEADER}: t=<unix seconds>,v1=<hex HMAC-SHA256 of "<t>.<body>">, keyed with the server's CALLBACK_SECRET; ` +
   'verify it by computing the HMAC over the raw body bytes as received, comparing in constant time, and refusing a t more than 5 minutes away from your clock. ' +
   `Header ${CALLBACK_DELIVERY_HEADER}: the delivery id, the same on every attempt of one delivery, to recognise a retry. ` +
-  'Any 2xx is success. Network errors, timeouts (10 s), 5xx, 408, 409, 425 and 429 are retried, up to 6 attempts, with exponential backoff or the Retry-After asked for; ' +
+  'Any 2xx is success. Network errors, timeouts (10 s), 5xx, 408, 409, 425 and 429 are retried, up to CALLBACK_MAX_ATTEMPTS attempts (10 unless set), ' +
+  'with exponential backoff or the Retry-After asked for; pending retries survive a restart of the server. ' +
   'other answers, redirects included (never followed), end the delivery.';
 
 const tierViewRequest: Json = {

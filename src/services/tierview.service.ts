@@ -13,7 +13,8 @@ import {
   walkDirection,
 } from '../domain/tierview';
 import type { CsvRecord, TierViewRequest } from '../domain/tierview';
-import type { GraphStore, TierCompany, TierRelationship } from '../store/graph-store';
+import type { TierCompany, TierRelationship } from '../domain/tier-walk';
+import type { GraphStore } from '../store/graph-store';
 
 export interface ExportProgress {
   phase: 'companies' | 'relationships';

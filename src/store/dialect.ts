@@ -1,9 +1,35 @@
+import { TABLES } from './tables';
+
+/**
+ * Properties that hold lists of strings. The embedded schema keeps them as the
+ * staged list literal `[a,b]` in a STRING column; Neo4j stores real lists, so that
+ * users' own Cypher (`'x' IN c.domains`) works there. The mappers read both forms.
+ */
+export const LIST_PROPERTIES: ReadonlySet<string> = new Set(
+  Object.values(TABLES).flatMap((t) =>
+    t.columns.filter(([, type]) => type === 'STRING[]').map(([name]) => name),
+  ),
+);
+
+/**
+ * A staged list literal (`[a,b]`, `[]` for none) as the list Neo4j stores. Elements
+ * never hold commas or brackets (the staging contract), so splitting is exact.
+ */
+export function neo4jList(staged: string): string[] {
+  if (!staged.startsWith('[') || !staged.endsWith(']'))
+    throw new Error(`not a staged list literal: ${JSON.stringify(staged)}`);
+  return staged.length === 2 ? [] : staged.slice(1, -1).split(',');
+}
+
 /**
  * The one place where a statement written for the embedded engine is turned into
  * Neo4j's dialect (seed files only; queries keep a `.neo4j.cypher` variant instead).
- * The embedded engine spells a timestamp literal `timestamp('2021-03-04T00:00:00Z')`,
- * where Neo4j's `timestamp()` takes no argument and the same value is
- * `datetime('2021-03-04T00:00:00Z')`. Text inside other string literals is left alone.
+ * - The embedded engine spells a timestamp literal `timestamp('2021-03-04T00:00:00Z')`,
+ *   where Neo4j's `timestamp()` takes no argument and the same value is
+ *   `datetime('2021-03-04T00:00:00Z')`.
+ * - A list property (LIST_PROPERTIES) written as its text literal, `domains: '[a,b]'`
+ *   or `c.domains = '[a,b]'`, becomes the list `['a', 'b']`.
+ * Text inside other string literals is left alone.
  */
 export function toNeo4jDialect(statement: string): string {
   let out = '';
@@ -12,7 +38,16 @@ export function toNeo4jDialect(statement: string): string {
     const ch = statement[i]!;
     if (ch === "'" || ch === '"') {
       const end = stringEnd(statement, i);
-      out += statement.slice(i, end);
+      const literal = statement.slice(i, end);
+      const key = /([A-Za-z_][A-Za-z0-9_]*)\s*[:=]\s*$/.exec(out)?.[1];
+      const text = literal.slice(1, -1);
+      if (key !== undefined && LIST_PROPERTIES.has(key) && /^\[[^'"\\[\]]*\]$/.test(text)) {
+        out += `[${neo4jList(text)
+          .map((e) => `'${e}'`)
+          .join(', ')}]`;
+      } else {
+        out += literal;
+      }
       i = end;
       continue;
     }

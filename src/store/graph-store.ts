@@ -1,4 +1,6 @@
 import type { CompanyCore, CompanyProfile, Direction, EdgeRecord, RelationshipItem } from '../domain/model';
+import type { SearchRow } from '../domain/search-row';
+import type { TierCompany, TierRelationship } from '../domain/tier-walk';
 
 /** Filters and page of a relationship list. */
 export interface RelationshipQuery {
@@ -15,32 +17,6 @@ export interface Page<T> {
   hasMore: boolean;
 }
 
-/** One company as the search index needs it, streamed at index build time. */
-export interface SearchRow {
-  vid: string;
-  name: string;
-  /** Cluster parents and companies in a cluster of one are searched by default. */
-  searchedByDefault: boolean;
-  /** Parent of a cluster of several companies: part of a company's importance in relevance order. */
-  isClusterParent: boolean;
-  /**
-   * Other names the company is known by (former and trading names, tickers, abbreviations), matched like
-   * the name. Empty until the import format carries them (an `aliases` company property).
-   */
-  aliases: string[];
-  /** Free-text industry, for the industry filter once imports carry it; null until then. */
-  industry: string | null;
-  /** Relationships of the company (suppliers + customers): the tie-break of search order. */
-  degree: number;
-  country: string | null;
-  /** Lower-cased hosts of the company's domains and websites. */
-  hosts: string[];
-  /** Cities of the company's addresses. */
-  cities: string[];
-  /** Values of the company's identifiers. */
-  identifierValues: string[];
-}
-
 /** A tier walk: every company within `tiers` steps of `root`, towards suppliers or customers. */
 export interface TierWalkRequest {
   root: string;
@@ -49,33 +25,6 @@ export interface TierWalkRequest {
   tiers: number;
   /** Only relationships whose latest evidence is on or after this day (`YYYY-MM-DD`) are walked; null: all. */
   evidenceFrom: string | null;
-}
-
-/** A company reached by a walk, with the fields every export row needs. */
-export interface TierCompany {
-  vid: string;
-  tier: number;
-  name: string;
-  company_legal_name: string | null;
-  cid_id: string;
-  domiciled_country: string | null;
-  websites: string[];
-  is_public: boolean | null;
-  count_suppliers: number;
-  count_customers: number;
-}
-
-/** One relationship between a company of tier k and one of tier k + 1, with both companies. */
-export interface TierRelationship {
-  supplier: TierCompany;
-  customer: TierCompany;
-  edge_id: string;
-  confidence_score: number | null;
-  status_code: number | null;
-  hs_codes: string[];
-  evidence_types: string[];
-  latest_evidence_date: string | null;
-  cluster_edge_id: string | null;
 }
 
 /** Receives a walk's results; the store awaits each call, so a slow writer slows the walk instead of piling up rows. */

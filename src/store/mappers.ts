@@ -9,7 +9,9 @@ import type {
   RelationshipItem,
 } from '../domain/model';
 import { hostsOf } from '../domain/hosts';
-import type { SearchRow, StoredPath, TierCompany, TierRelationship } from './graph-store';
+import type { SearchRow } from '../domain/search-row';
+import type { TierCompany, TierRelationship } from '../domain/tier-walk';
+import type { StoredPath } from './graph-store';
 import { EVIDENCE_FIELDS } from './tables';
 
 /**

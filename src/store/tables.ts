@@ -197,6 +197,12 @@ export function encodeJson(value: unknown): string {
   return JSON.stringify(value);
 }
 
+/**
+ * Written into a staging directory once every staging file is complete, with
+ * the row counts; adapters refuse a directory without it.
+ */
+export const SUCCESS_MARKER = '_SUCCESS';
+
 /** Staging file name of a table inside a staging directory. */
 export function stagingFile(table: TableName): string {
   return `${table}.tsv`;

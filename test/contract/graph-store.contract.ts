@@ -1,4 +1,6 @@
-import type { GraphStore, SearchRow, TierRelationship, TierWalkRequest } from '../../src/store/graph-store';
+import type { SearchRow } from '../../src/domain/search-row';
+import type { TierRelationship } from '../../src/domain/tier-walk';
+import type { GraphStore, TierWalkRequest } from '../../src/store/graph-store';
 import { splitStatements } from '../../src/store/cypher-files';
 import { readSeed } from '../support/paths';
 
@@ -357,39 +359,6 @@ export function graphStoreContract(
         expect(Array.isArray(e3.evidence_types)).toBe(true);
       });
 
-      it('keeps both rows of a diamond and drops a relationship back towards the root', async () => {
-        // A and B (tier 1) both buy from D (tier 2); E sells to the root and to D.
-        const diamond = await openEmpty();
-        try {
-          const company = (v: string) =>
-            `CREATE (:Company {vid: '${v}', name: '${v.toUpperCase()}', cid_id: '${v}', cluster_parent_vid: '${v}', cluster_size: 1})`;
-          const supplies = (id: string, s: string, c: string) =>
-            `MATCH (s:Company {vid: '${s}'}), (c:Company {vid: '${c}'}) CREATE (s)-[:SUPPLIES {edge_id: '${id}', confidence_score: 0.5, latest_edge_date: timestamp('2024-01-01T00:00:00Z')}]->(c)`;
-          await diamond.runScript([
-            ...['r', 'a', 'b', 'd', 'e'].map(company),
-            supplies('x1', 'a', 'r'),
-            supplies('x2', 'b', 'r'),
-            supplies('x3', 'd', 'a'),
-            supplies('x4', 'd', 'b'),
-            supplies('x5', 'e', 'd'),
-            supplies('x6', 'e', 'r'),
-          ]);
-          const tiers: Record<string, number> = {};
-          const rows: string[] = [];
-          await diamond.walkTiers(
-            { root: 'r', direction: 'suppliers', tiers: 3, evidenceFrom: null },
-            {
-              companies: (b) => b.forEach((c) => (tiers[c.vid] = c.tier)),
-              relationships: (_t, b) => b.forEach((x) => rows.push(x.edge_id)),
-            },
-          );
-          expect(tiers).toEqual({ r: 0, a: 1, b: 1, e: 1, d: 2 });
-          expect(rows.sort()).toEqual(['x1', 'x2', 'x3', 'x4', 'x6']);
-        } finally {
-          await dispose(diamond);
-        }
-      });
-
       it('answers false for an unknown root and reports a company with no relationships alone', async () => {
         await expect(
           store.walkTiers(
@@ -400,6 +369,43 @@ export function graphStoreContract(
         const r = await walk({ root: 'lonely', direction: 'customers', tiers: 6, evidenceFrom: null });
         expect(r).toEqual({ found: true, companies: { lonely: 0 }, rows: [] });
       });
+    });
+  });
+
+  // A graph of its own, after the seeded one is disposed: an adapter whose stores
+  // share one database (Neo4j community edition) cannot hold both at once.
+  describe(`GraphStore contract: ${engineName}, a graph of its own`, () => {
+    it('keeps both rows of a diamond and drops a relationship back towards the root', async () => {
+      // A and B (tier 1) both buy from D (tier 2); E sells to the root and to D.
+      const diamond = await openEmpty();
+      try {
+        const company = (v: string) =>
+          `CREATE (:Company {vid: '${v}', name: '${v.toUpperCase()}', cid_id: '${v}', cluster_parent_vid: '${v}', cluster_size: 1})`;
+        const supplies = (id: string, s: string, c: string) =>
+          `MATCH (s:Company {vid: '${s}'}), (c:Company {vid: '${c}'}) CREATE (s)-[:SUPPLIES {edge_id: '${id}', confidence_score: 0.5, latest_edge_date: timestamp('2024-01-01T00:00:00Z')}]->(c)`;
+        await diamond.runScript([
+          ...['r', 'a', 'b', 'd', 'e'].map(company),
+          supplies('x1', 'a', 'r'),
+          supplies('x2', 'b', 'r'),
+          supplies('x3', 'd', 'a'),
+          supplies('x4', 'd', 'b'),
+          supplies('x5', 'e', 'd'),
+          supplies('x6', 'e', 'r'),
+        ]);
+        const tiers: Record<string, number> = {};
+        const rows: string[] = [];
+        await diamond.walkTiers(
+          { root: 'r', direction: 'suppliers', tiers: 3, evidenceFrom: null },
+          {
+            companies: (b) => b.forEach((c) => (tiers[c.vid] = c.tier)),
+            relationships: (_t, b) => b.forEach((x) => rows.push(x.edge_id)),
+          },
+        );
+        expect(tiers).toEqual({ r: 0, a: 1, b: 1, e: 1, d: 2 });
+        expect(rows.sort()).toEqual(['x1', 'x2', 'x3', 'x4', 'x6']);
+      } finally {
+        await dispose(diamond);
+      }
     });
   });
 }

@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import { generateDataset } from '../../src/importer/generate';
-import { importDirectory } from '../../src/importer/import-directory';
+import { generateDataset } from '../../src/demo/generate';
+import { importDirectory } from '../../src/import/import-directory';
 import { splitStatements } from '../../src/store/cypher-files';
 import { EmbeddedGraphStore } from '../../src/store/embedded/embedded.store';
 import { readSeed, tempDir } from '../support/paths';

@@ -4,22 +4,26 @@ import { pipeline } from 'node:stream/promises';
 import { GcsBlobStore, emulatorEndpoint } from '../../src/blobs/gcs/gcs.blob-store';
 
 /**
- * Runs the GCS blob store against a Cloud Storage emulator. Chosen at load time: without
- * STORAGE_EMULATOR_HOST the suite is skipped, with a note saying how to run it.
+ * Runs the GCS blob store against a Cloud Storage emulator (fake-gcs-server, which
+ * `.ci/services.sh` starts). Chosen at load time: without STORAGE_EMULATOR_HOST the
+ * suite is skipped with a note saying how to run it, except under CI=true, where
+ * the emulator is part of the test services and its absence is a failure.
  */
 const EMULATOR = process.env.STORAGE_EMULATOR_HOST?.trim() ?? '';
-const BUCKET = process.env.GCS_EMULATOR_BUCKET ?? 'tiergraph-it';
+const BUCKET = process.env.GCS_BUCKET ?? process.env.GCS_EMULATOR_BUCKET ?? 'tiergraph-it';
+const GCS_HINT =
+  'STORAGE_EMULATOR_HOST is not set: run `source .ci/services.sh` (starts fake-gcs-server on 127.0.0.1:4443)';
+if (EMULATOR === '' && (process.env.CI === 'true' || process.env.CI === '1'))
+  throw new Error(`the Cloud Storage emulator is required under CI=true: ${GCS_HINT}`);
 const suite = EMULATOR === '' ? describe.skip : describe;
 
 if (EMULATOR === '') {
   // Written to stderr directly: jest drops console output of a file whose tests are all skipped.
   process.stderr.write(
     [
-      'gcs-emulator.test.ts skipped: STORAGE_EMULATOR_HOST is not set.',
-      'To run it against fake-gcs-server:',
-      '  docker run --rm -p 4443:4443 fsouza/fake-gcs-server -scheme http',
-      '  STORAGE_EMULATOR_HOST=http://localhost:4443 npx jest test/integration/gcs-emulator.test.ts',
-      `(bucket "${BUCKET}" is created when missing; set GCS_EMULATOR_BUCKET to use another)`,
+      `gcs-emulator.test.ts skipped: ${GCS_HINT},`,
+      '  then: npx jest test/integration/gcs-emulator.test.ts',
+      `(bucket "${BUCKET}" is created when missing; GCS_BUCKET names another)`,
     ].join('\n') + '\n',
   );
 }

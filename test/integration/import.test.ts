@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import { importDirectory } from '../../src/importer/import-directory';
-import { ImportAbortedError } from '../../src/importer/stage';
+import { importDirectory } from '../../src/import/import-directory';
+import { ImportAbortedError } from '../../src/import/stage-result';
 import { CompanySearchIndex } from '../../src/search/company-search';
 import { EmbeddedGraphStore } from '../../src/store/embedded/embedded.store';
 import { ROOT, tempDir } from '../support/paths';

@@ -1,11 +1,7 @@
 import { spawn } from 'node:child_process';
 import http from 'node:http';
-import {
-  CALLBACK_SIGNATURE_HEADER,
-  CallbackSender,
-  parseCallbackHosts,
-  verifyCallbackSignature,
-} from '../../src/jobs/callbacks';
+import { parseCallbackHosts } from '../../src/domain/callback-hosts';
+import { CALLBACK_SIGNATURE_HEADER, CallbackSender, verifyCallbackSignature } from '../../src/jobs/callbacks';
 import fs from 'node:fs';
 import path from 'node:path';
 import type { TierViewRequest } from '../../src/domain/tierview';

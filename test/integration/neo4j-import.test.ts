@@ -1,11 +1,18 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import neo4j from 'neo4j-driver';
-import { importDirectory } from '../../src/importer/import-directory';
+import { importDirectory } from '../../src/import/import-directory';
 import { EmbeddedGraphStore } from '../../src/store/embedded/embedded.store';
 import type { Neo4jGraphStore } from '../../src/store/neo4j/neo4j.store';
 import { ROOT, tempDir } from '../support/paths';
-import { NEO4J_HINT, emptyNeo4j, neo4jAvailability, openNeo4jStore, startNeo4j } from '../support/neo4j';
+import {
+  NEO4J_HINT,
+  TEST_MARK_LABEL,
+  emptyNeo4j,
+  neo4jAvailability,
+  openNeo4jStore,
+  startNeo4j,
+} from '../support/neo4j';
 import type { Neo4jTarget } from '../support/neo4j';
 
 const fixture = path.join(ROOT, 'test', 'fixtures', 'import', 'tiny');
@@ -16,7 +23,7 @@ async function dump(t: Neo4jTarget): Promise<string[]> {
   const session = driver.session({ database: t.database });
   try {
     const nodes = await session.run(
-      'MATCH (n) WHERE NOT n:TiergraphMeta RETURN labels(n) AS l, properties(n) AS p',
+      `MATCH (n) WHERE NOT n:TiergraphMeta AND NOT n:${TEST_MARK_LABEL} RETURN labels(n) AS l, properties(n) AS p`,
     );
     const rels = await session.run(
       'MATCH (a)-[r]->(b) RETURN type(r) AS t, properties(r) AS p, elementId(a) = elementId(b) AS loop',
@@ -95,6 +102,30 @@ if (neo4jAvailability() === null) {
       expect(before.length).toBeGreaterThan(0);
       await importDirectory(store, fixture, { workDir: work });
       expect(await dump(target)).toEqual(before);
+    });
+
+    it("stores lists of strings as real lists, so users' own Cypher can test membership", async () => {
+      const driver = neo4j.driver(target.uri, neo4j.auth.basic(target.user, target.password));
+      const session = driver.session({ database: target.database });
+      try {
+        const res = await session.run(
+          `CALL () { MATCH (c:Company) UNWIND [c.domains, c.websites] AS v RETURN valueType(v) AS t
+             UNION ALL MATCH ()-[r:SUPPLIES]->() UNWIND [r.hs_codes, r.evidence_types] AS v RETURN valueType(v) AS t
+             UNION ALL MATCH ()-[r:CLUSTER_SUPPLIES]->() UNWIND [r.edge_ids, r.evidence_types] AS v RETURN valueType(v) AS t
+             UNION ALL MATCH (e:Edge) RETURN valueType(e.hs_codes) AS t }
+           RETURN t, count(*) AS n ORDER BY t`,
+        );
+        const types = res.records.map((r) => r.get('t') as string);
+        expect(types.length).toBeGreaterThan(0);
+        expect(types.filter((t) => !t.startsWith('LIST'))).toEqual([]);
+        const member = await session.run(
+          'MATCH ()-[r:SUPPLIES]->() WHERE size(r.hs_codes) > 0 WITH r LIMIT 1 MATCH ()-[x:SUPPLIES]->() WHERE r.hs_codes[0] IN x.hs_codes RETURN count(x) AS n',
+        );
+        expect(Number(member.records[0]!.get('n'))).toBeGreaterThan(0);
+      } finally {
+        await session.close();
+        await driver.close();
+      }
     });
 
     it('makes identifiers and addresses findable by their indexes', async () => {

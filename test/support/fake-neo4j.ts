@@ -29,6 +29,8 @@ function record(row: Record<string, unknown>) {
  */
 export class FakeNeo4jDriver {
   readonly runs: RecordedRun[] = [];
+  /** The configuration of every session opened, in order. */
+  readonly sessions: Record<string, unknown>[] = [];
   opened = 0;
   closed = 0;
 
@@ -48,6 +50,7 @@ export class FakeNeo4jDriver {
 
   session(config: { database: string; defaultAccessMode: string }) {
     this.opened++;
+    this.sessions.push(config);
     const runOne = (
       text: string,
       params: Record<string, unknown>,

@@ -5,8 +5,8 @@ import { ROOT } from './paths';
  * Where the integration tests find their database servers. Each URL comes from the
  * environment; for PostgreSQL and Redis a server on the default loopback address
  * (as `.ci/services.sh` sets it up) is used when one answers there. MongoDB has no
- * default: it cannot run on this project's machines, so it is only tested when a
- * developer points MONGODB_URI at one.
+ * default: MONGODB_URI names it (`.ci/services.sh` exports the mongo-java-server stand-in it
+ * starts).
  */
 
 /** The role, password and database that `.ci/services.sh` creates. */
@@ -19,9 +19,9 @@ export const POSTGRES_HINT =
 export const REDIS_HINT =
   'no Redis: set TEST_REDIS_URL=redis://host:port/db, or run `source .ci/services.sh` as root';
 export const MONGO_HINT =
-  'no MongoDB: set MONGODB_URI=mongodb://host:port to run these tests (no server can be installed here)';
+  'no MongoDB: run `source .ci/services.sh` (starts a MongoDB-wire server on 127.0.0.1:27017), or set MONGODB_URI=mongodb://host:port';
 
-/** CI installs PostgreSQL and Redis, so there their absence is a failure, not a reason to skip. */
+/** CI starts every service, so there a missing one is a failure, not a reason to skip. */
 const inCi = (): boolean => process.env.CI === 'true' || process.env.CI === '1';
 
 // The probes run in a child process because test files register their suites
@@ -86,9 +86,12 @@ export function testRedisUrl(): string | null {
   return requiredService('TEST_REDIS_URL', DEFAULT_REDIS_URL, REDIS_PROBE, 'Redis');
 }
 
-/** MONGODB_URI, or null: MongoDB tests are optional everywhere, CI included. */
+/** MONGODB_URI, or null (throws under CI=true, where .ci/services.sh sets it). */
 export function testMongoUrl(): string | null {
-  return process.env.MONGODB_URI || null;
+  const url = process.env.MONGODB_URI || null;
+  if (url === null && inCi())
+    throw new Error(`MongoDB is required under CI=true but MONGODB_URI is unset; ${MONGO_HINT}`);
+  return url;
 }
 
 /**

@@ -72,6 +72,38 @@ describe('docker-compose.yml (parsed; no Docker engine runs here)', () => {
   });
 });
 
+describe('docker-compose.yml and the Dockerfile name the versions CI tests', () => {
+  const pom = fs.readFileSync(path.join(ROOT, '.ci', 'neo4j', 'pom.xml'), 'utf8');
+  const servicesScript = fs.readFileSync(path.join(ROOT, '.ci', 'services.sh'), 'utf8');
+  const minor = (v: string) => v.split('.').slice(0, 2).join('.');
+
+  it('Neo4j: the LTS line of the test server', () => {
+    const tested = /<neo4j\.version>([\d.]+)<\/neo4j\.version>/.exec(pom)?.[1];
+    expect(tested).toMatch(/^5\.26\./);
+    expect(services.neo4j?.image).toBe(`neo4j:${minor(tested!)}-community`);
+  });
+
+  it('fake-gcs-server: the release the tests build', () => {
+    const tested = /gcs_version=v([\d.]+)/.exec(servicesScript)?.[1];
+    expect(tested).toBeDefined();
+    expect(services.gcs?.image).toBe(`fsouza/fake-gcs-server:${tested!}`);
+  });
+
+  it('MongoDB: a major version the Node.js driver supports, and the Node.js major of CI', () => {
+    // CI has no mongod (only a wire-compatible stand-in); driver 6.x supports MongoDB 4.2 to 8.
+    expect(services.mongo?.image).toBe('mongo:7');
+    const dockerfile = fs.readFileSync(path.join(ROOT, 'Dockerfile'), 'utf8');
+    const nodeMajor = process.versions.node.split('.')[0]!;
+    for (const from of dockerfile.split('\n').filter((l) => /^FROM\s/.test(l)))
+      expect(from).toMatch(new RegExp(`^FROM node:${nodeMajor}[-.]`));
+  });
+
+  it('signs emulator download links with a key the compose stack makes', () => {
+    expect(appEnv.GCS_KEY_FILE).toBe('/keys/emulator-key.json');
+    expect(services.app?.depends_on?.['gcs-key']?.condition).toBe('service_completed_successfully');
+  });
+});
+
 describe('Dockerfile', () => {
   const dockerfile = fs.readFileSync(path.join(ROOT, 'Dockerfile'), 'utf8');
   const stages = dockerfile.split('\n').filter((l) => /^FROM\s/.test(l));

@@ -38,4 +38,21 @@ describe('loadConfig', () => {
     const fields = (error as ConfigError).issues.map((i) => i.split(':')[0]);
     expect(fields.sort()).toEqual(['API_KEYS', 'API_KEY_HEADER', 'LOG_LEVEL', 'PORT', 'STORE']);
   });
+
+  it('reads the callback retry schedule, refusing no attempts at all', () => {
+    expect(loadConfig({})).toMatchObject({
+      CALLBACK_MAX_ATTEMPTS: 10,
+      CALLBACK_RETRY_BASE_S: 10,
+      CALLBACK_RETRY_MAX_S: 3600,
+    });
+    expect(loadConfig({ CALLBACK_MAX_ATTEMPTS: '3', CALLBACK_RETRY_MAX_S: '60' })).toMatchObject({
+      CALLBACK_MAX_ATTEMPTS: 3,
+      CALLBACK_RETRY_MAX_S: 60,
+    });
+    expect(() => loadConfig({ CALLBACK_MAX_ATTEMPTS: '0' })).toThrow(/CALLBACK_MAX_ATTEMPTS/);
+  });
+
+  it('refuses a malformed callback host list at start-up', () => {
+    expect(() => loadConfig({ CALLBACK_HOSTS: 'https://hooks.example.com' })).toThrow(/CALLBACK_HOSTS/);
+  });
 });

@@ -170,3 +170,18 @@ describe('Neo4j import upserts', () => {
     }
   });
 });
+
+describe('seed statements in the Neo4j dialect', () => {
+  it('turns a list property written as its text literal into a real list, and nothing else', () => {
+    expect(
+      toNeo4jDialect(
+        "CREATE (:Company {vid: 'v', domains: '[a.example,b.example]', websites: '[]', description: '[not a list]'})",
+      ),
+    ).toBe(
+      "CREATE (:Company {vid: 'v', domains: ['a.example', 'b.example'], websites: [], description: '[not a list]'})",
+    );
+    expect(toNeo4jDialect("MATCH ()-[r:SUPPLIES]->() SET r.hs_codes = '[8708]'")).toBe(
+      "MATCH ()-[r:SUPPLIES]->() SET r.hs_codes = ['8708']",
+    );
+  });
+});

@@ -2,9 +2,9 @@ import { createHash } from 'node:crypto';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { parseCsvText } from '../../src/importer/csv';
-import { generateDataset } from '../../src/importer/generate';
-import { stageImport } from '../../src/importer/stage';
+import { parseCsvText } from '../../src/import/csv';
+import { generateDataset } from '../../src/demo/generate';
+import { stageImport } from '../../src/import/stage';
 
 let work: string;
 beforeAll(async () => {

@@ -9,8 +9,8 @@ import {
   csvField,
   parseCsvText,
   readCsvFile,
-} from '../../src/importer/csv';
-import type { CsvSink } from '../../src/importer/csv';
+} from '../../src/import/csv';
+import type { CsvSink } from '../../src/import/csv';
 
 interface Got {
   rows: { line: number; fields: string[]; suspect: boolean }[];

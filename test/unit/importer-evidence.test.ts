@@ -3,7 +3,7 @@ import { mkdtemp, readFile, readdir, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import ts from 'typescript';
-import { ChunkWriter, TextBuffer } from '../../src/importer/csv';
+import { ChunkWriter, TextBuffer } from '../../src/import/csv';
 import {
   bucketCount,
   bucketOf,
@@ -11,8 +11,8 @@ import {
   evidenceRecord,
   jsonString,
   openEvidenceSink,
-} from '../../src/importer/evidence-buckets';
-import type * as EvidenceBuckets from '../../src/importer/evidence-buckets';
+} from '../../src/import/evidence-buckets';
+import type * as EvidenceBuckets from '../../src/import/evidence-buckets';
 import { encodeJson } from '../../src/store/tables';
 
 let work: string;
@@ -144,7 +144,7 @@ type EvidenceModule = typeof EvidenceBuckets;
  */
 function compiledEvidenceModule(dir: string): EvidenceModule {
   const src = join(__dirname, '..', '..', 'src');
-  for (const f of ['importer/evidence-worker', 'importer/evidence-buckets', 'importer/csv', 'store/tables']) {
+  for (const f of ['import/evidence-worker', 'import/evidence-buckets', 'import/csv', 'store/tables']) {
     const out = ts.transpileModule(readFileSync(join(src, `${f}.ts`), 'utf8'), {
       compilerOptions: { module: ts.ModuleKind.CommonJS, target: ts.ScriptTarget.ES2022 },
     }).outputText;
@@ -152,7 +152,7 @@ function compiledEvidenceModule(dir: string): EvidenceModule {
     writeFileSync(join(dir, `${f}.js`), out);
   }
   // eslint-disable-next-line @typescript-eslint/no-require-imports -- loads the module compiled just above
-  return require(join(dir, 'importer', 'evidence-buckets.js')) as EvidenceModule;
+  return require(join(dir, 'import', 'evidence-buckets.js')) as EvidenceModule;
 }
 
 /** Runs evidence records through a sink (with a discarded first pass) and returns the Edge file it writes. */

@@ -20,9 +20,9 @@ import {
   parseConfidence,
   parseIsoDate,
   urlHost,
-} from '../../src/importer/format';
-import { Rng, base32, feistel, opaqueId, permute30 } from '../../src/importer/random';
-import { AsciiIndex, StringIndex, fingerprint } from '../../src/importer/string-index';
+} from '../../src/import/format';
+import { Rng, base32, feistel, opaqueId, permute30 } from '../../src/demo/random';
+import { AsciiIndex, StringIndex, fingerprint } from '../../src/import/string-index';
 
 describe('dates', () => {
   it('parses plain dates and ISO date-times with zones to UTC', () => {

@@ -2,10 +2,18 @@ import { existsSync } from 'node:fs';
 import { cp, mkdir, mkdtemp, readFile, readdir, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { generateDataset } from '../../src/importer/generate';
-import { ImportAbortedError, SUCCESS_MARKER, stageImport } from '../../src/importer/stage';
-import type { RejectedRow } from '../../src/importer/stage';
-import { EVIDENCE_FIELDS, STAGING_DELIMITER, TABLES, encodeJson, stagingFile } from '../../src/store/tables';
+import { generateDataset } from '../../src/demo/generate';
+import { stageImport } from '../../src/import/stage';
+import { ImportAbortedError } from '../../src/import/stage-result';
+import type { RejectedRow } from '../../src/import/stage-result';
+import {
+  EVIDENCE_FIELDS,
+  STAGING_DELIMITER,
+  SUCCESS_MARKER,
+  TABLES,
+  encodeJson,
+  stagingFile,
+} from '../../src/store/tables';
 import type { TableName } from '../../src/store/tables';
 
 const FIXTURES = join(__dirname, '..', 'fixtures', 'import');
@@ -318,7 +326,7 @@ describe('stageImport on a dataset with bad rows', () => {
   let result: Awaited<ReturnType<typeof stageImport>>;
   beforeAll(async () => {
     out = join(work, 'bad-staging');
-    result = await stageImport(join(FIXTURES, 'bad'), out);
+    result = await stageImport(join(FIXTURES, 'bad'), out, { maxRejected: 1000 });
   });
 
   it('rejects each bad row with its file, physical line and reason', () => {
@@ -521,7 +529,7 @@ describe('stageImport list and JSON values', () => {
       ].join('\n'),
     );
     out = join(work, 'lists-staging');
-    result = await stageImport(dir, out);
+    result = await stageImport(dir, out, { maxRejected: 1000 });
   });
 
   it('rejects list elements that a staged list cannot hold, with the reason', () => {

@@ -1,4 +1,4 @@
-import type { TierCompany } from '../../src/store/graph-store';
+import type { TierCompany } from '../../src/domain/tier-walk';
 import { evidenceItems, toEdge, toTierRelationship } from '../../src/store/mappers';
 
 const company = (vid: string, cid: string): TierCompany => ({

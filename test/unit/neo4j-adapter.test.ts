@@ -1,6 +1,6 @@
 import neo4j from 'neo4j-driver';
 import { AppError } from '../../src/domain/errors';
-import type { TierCompany, TierRelationship } from '../../src/store/graph-store';
+import type { TierCompany, TierRelationship } from '../../src/domain/tier-walk';
 import { NEO4J_QUERY_NAMES, Neo4jGraphStore } from '../../src/store/neo4j/neo4j.store';
 import { FakeNeo4jDriver, driverDateTime, driverError } from '../support/fake-neo4j';
 import type { RecordedRun, Responder } from '../support/fake-neo4j';
@@ -233,6 +233,26 @@ describe('Neo4j adapter, against a recording driver', () => {
     });
     expect(fake.runs[1]).toMatchObject({ query: 'graph/bump-generation', mode: neo4j.session.WRITE });
     expect(store.generation).toBe(before + 1);
+  });
+
+  it('never lets the driver run a seed statement a second time', async () => {
+    const { fake, store } = storeWith(() => []);
+    await store.runScript(["CREATE (:Company {vid: 'x'})"]);
+    expect(fake.runs[0]?.query).toBe('seed');
+    // The first session is the seed's; a retried CREATE whose first commit went through duplicates nodes.
+    expect(fake.sessions[0]).toMatchObject({ disableAutoCommitRetries: true });
+  });
+
+  it('links every session through one bookmark manager, so a read sees the writes before it', async () => {
+    const { fake, store } = storeWith((run) =>
+      run.query === 'graph/bump-generation' ? [{ generation: 1 }] : [],
+    );
+    await store.runScript(["CREATE (:Company {vid: 'x'})"]);
+    await store.getCompany('x');
+    expect(fake.sessions.length).toBeGreaterThanOrEqual(3);
+    const managers = new Set(fake.sessions.map((s) => s.bookmarkManager));
+    expect(managers.size).toBe(1);
+    expect([...managers][0]).toBeDefined();
   });
 
   it('labels every query it loads with its own name', () => {

@@ -1,4 +1,5 @@
-import type { GraphStore, SearchRow } from '../../src/store/graph-store';
+import type { SearchRow } from '../../src/domain/search-row';
+import type { GraphStore } from '../../src/store/graph-store';
 import { SearchIndexHolder } from '../../src/search/search-index-holder';
 
 /** Just enough of a store for the index: its rows and its generation, and a gate to hold a scan. */

@@ -3,7 +3,8 @@ import { join } from 'node:path';
 import { parse } from 'csv-parse/sync';
 import { CompanySearchIndex } from '../../src/search/company-search';
 import type { SearchSort } from '../../src/search/company-search';
-import type { GraphStore, SearchRow } from '../../src/store/graph-store';
+import type { SearchRow } from '../../src/domain/search-row';
+import type { GraphStore } from '../../src/store/graph-store';
 
 interface Labelled {
   query: string;

@@ -20,6 +20,8 @@ interface Counter {
 
 const COUNTER_ID = 'run_id';
 const DUPLICATE_KEY = 11000;
+/** Draws of a run id before create gives up (only a non-atomic counter needs more than one). */
+const MAX_ID_DRAWS = 20;
 
 function fromStored(doc: StoredRun): RunRecord {
   const { _id: _ignored, ...rest } = doc;
@@ -73,15 +75,26 @@ export class MongoRunStore implements RunStore {
   }
 
   async create(request: Record<string, unknown>, now: Date): Promise<RunRecord> {
-    const counter = await this.counters.findOneAndUpdate(
-      { _id: COUNTER_ID },
-      { $inc: { seq: 1 } },
-      { upsert: true, returnDocument: 'after' },
-    );
-    if (!counter) throw new Error('run id counter upsert returned no document');
-    const record = newRunRecord(counter.seq, request, now);
-    await this.runs.insertOne({ _id: record.runId, ...toRunDocument(record) });
-    return record;
+    // MongoDB returns the value of its own atomic increment, so an id is taken at most
+    // once. Wire-compatible servers may not: mongo-java-server replies with the live
+    // document after a concurrent increment, FerretDB 1.x reads and then writes. Two
+    // callers can then get one id; the run's primary key refuses the second insert,
+    // and that caller draws again.
+    for (let attempt = 1; ; attempt++) {
+      const counter = await this.counters.findOneAndUpdate(
+        { _id: COUNTER_ID },
+        { $inc: { seq: 1 } },
+        { upsert: true, returnDocument: 'after' },
+      );
+      if (!counter) throw new Error('run id counter upsert returned no document');
+      const record = newRunRecord(counter.seq, request, now);
+      try {
+        await this.runs.insertOne({ _id: record.runId, ...toRunDocument(record) });
+        return record;
+      } catch (err) {
+        if ((err as { code?: unknown }).code !== DUPLICATE_KEY || attempt >= MAX_ID_DRAWS) throw err;
+      }
+    }
   }
 
   async get(runId: number): Promise<RunRecord | null> {

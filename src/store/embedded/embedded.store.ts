@@ -8,6 +8,8 @@ import type {
   EdgeRecord,
   RelationshipItem,
 } from '../../domain/model';
+import type { SearchRow } from '../../domain/search-row';
+import type { TierCompany, TierRelationship } from '../../domain/tier-walk';
 import { bindLiterals, cypherRoot, loadQuery, splitStatements } from '../cypher-files';
 import type { CypherQuery } from '../cypher-files';
 import type {
@@ -15,11 +17,8 @@ import type {
   Page,
   RelationshipQuery,
   PathQuery,
-  SearchRow,
   StoredPath,
   StoreStats,
-  TierCompany,
-  TierRelationship,
   TierWalkRequest,
   TierWalkSink,
 } from '../graph-store';
@@ -34,7 +33,7 @@ import {
   toTierRelationship,
 } from '../mappers';
 import { PointReads, relationshipListQuery } from '../point-reads';
-import { LOAD_ORDER, STAGING_DELIMITER, stagingFile } from '../tables';
+import { LOAD_ORDER, STAGING_DELIMITER, SUCCESS_MARKER, stagingFile } from '../tables';
 import type { TableName } from '../tables';
 import { ConnectionPool } from './connection-pool';
 import type { EngineRow } from './connection-pool';
@@ -371,8 +370,8 @@ export class EmbeddedGraphStore implements GraphStore {
     onProgress?: (table: string, done: number, total: number) => void,
   ): Promise<void> {
     fs.mkdirSync(this.options.dir, { recursive: true });
-    if (!fs.existsSync(path.join(stagingDir, '_SUCCESS'))) {
-      throw new Error(`staging directory ${stagingDir} is incomplete (no _SUCCESS marker)`);
+    if (!fs.existsSync(path.join(stagingDir, SUCCESS_MARKER))) {
+      throw new Error(`staging directory ${stagingDir} is incomplete (no ${SUCCESS_MARKER} marker)`);
     }
     const next = nextGenerationName(this.currentFile());
     const nextPath = path.join(this.options.dir, next);

@@ -11,7 +11,7 @@ import { checkParams } from '../cypher-files';
 import { isDate } from '../mappers';
 import type { CypherQuery } from '../cypher-files';
 
-export type { Driver, Session, ManagedTransaction } from 'neo4j-driver';
+export type { BookmarkManager, Driver, Session, ManagedTransaction } from 'neo4j-driver';
 
 export interface Neo4jConnectionOptions {
   uri: string;
@@ -32,6 +32,11 @@ export function createDriver(o: Neo4jConnectionOptions): Driver {
     disableLosslessIntegers: true,
     userAgent: 'tiergraph',
   });
+}
+
+/** Links the sessions that share it: each waits for the writes the others committed. */
+export function createBookmarkManager(): ReturnType<typeof neo4j.bookmarkManager> {
+  return neo4j.bookmarkManager();
 }
 
 export const READ = neo4j.session.READ;

@@ -1,6 +1,6 @@
 import type { CypherQuery } from '../cypher-files';
-import { READ, WRITE, mapDriverError, toDriverParams, toRow } from './driver';
-import type { Driver, Session } from './driver';
+import { READ, WRITE, createBookmarkManager, mapDriverError, toDriverParams, toRow } from './driver';
+import type { BookmarkManager, Driver, Session } from './driver';
 
 export type Row = Record<string, unknown>;
 
@@ -16,16 +16,28 @@ export interface ExecutorOptions {
  * (visible in `SHOW TRANSACTIONS` and the query log), and closes the session in
  * `finally`. READ sessions on a `neo4j://` URI are routed to followers and read
  * replicas; WRITE sessions to the leader.
+ *
+ * All sessions share one bookmark manager: a read that follows a write of this
+ * process (the generation read after a migration, the search-index rebuild after
+ * an import) waits on the replica it is routed to until that write is there,
+ * instead of reading what the replica had before.
  */
 export class Neo4jExecutor {
+  private readonly bookmarks: BookmarkManager = createBookmarkManager();
+
   constructor(
     private readonly driver: Driver,
     private readonly options: ExecutorOptions,
   ) {}
 
   // READ and WRITE are both the driver's access-mode strings.
-  private session(mode: typeof READ): Session {
-    return this.driver.session({ database: this.options.database, defaultAccessMode: mode });
+  private session(mode: typeof READ, extra: { disableAutoCommitRetries?: boolean } = {}): Session {
+    return this.driver.session({
+      database: this.options.database,
+      defaultAccessMode: mode,
+      bookmarkManager: this.bookmarks,
+      ...extra,
+    });
   }
 
   private txConfig(name: string, timeoutMs = this.options.queryTimeoutMs) {
@@ -106,11 +118,20 @@ export class Neo4jExecutor {
 
   /**
    * Runs a statement in an auto-commit transaction: schema statements, seed
-   * scripts and `CALL { ... } IN TRANSACTIONS`, which Neo4j refuses inside an
+   * scripts and `CALL (…) { … } IN TRANSACTIONS`, which Neo4j refuses inside an
    * explicit transaction. `name` labels it; values still travel as parameters.
+   *
+   * The driver runs an auto-commit statement a second time after some failures;
+   * `once` turns that off for statements that must not run twice (a seed's CREATE
+   * whose commit went through but whose reply was lost would write its nodes twice).
    */
-  async autoCommit(name: string, text: string, params: Record<string, unknown> = {}): Promise<Row[]> {
-    const session = this.session(WRITE);
+  async autoCommit(
+    name: string,
+    text: string,
+    params: Record<string, unknown> = {},
+    { once = false }: { once?: boolean } = {},
+  ): Promise<Row[]> {
+    const session = this.session(WRITE, once ? { disableAutoCommitRetries: true } : {});
     try {
       const result = await session.run(text, params, this.txConfig(name, 0));
       return result.records.map(toRow);

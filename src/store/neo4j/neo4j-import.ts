@@ -4,8 +4,9 @@ import path from 'node:path';
 import { splitStatements } from '../cypher-files';
 import { readStagingFile } from '../staging-file';
 import type { CypherQuery } from '../cypher-files';
-import { LOAD_ORDER, TABLES, stagingFile } from '../tables';
+import { LOAD_ORDER, SUCCESS_MARKER, TABLES, stagingFile } from '../tables';
 import type { ColumnType, TableName } from '../tables';
+import { neo4jList } from '../dialect';
 import { integer, utcDateTime } from './driver';
 import type { Neo4jExecutor } from './executor';
 
@@ -24,13 +25,11 @@ export interface Neo4jImportResult {
   rows: Record<TableName, number>;
 }
 
-const SUCCESS_MARKER = '_SUCCESS';
-
 /**
  * One staged value as the driver should send it: empty fields are null (which
  * `SET +=` turns into "no property"), timestamps UTC datetimes, INT64 Neo4j
- * integers. Lists and JSON stay in their staged text, as on the embedded engine,
- * so that every query and mapper reads both engines alike.
+ * integers, lists of strings real lists (see LIST_PROPERTIES). JSON stays in its
+ * staged text, as on the embedded engine.
  */
 export function stagedValue(type: ColumnType, raw: string): unknown {
   if (raw === '') return null;
@@ -46,6 +45,8 @@ export function stagedValue(type: ColumnType, raw: string): unknown {
       return Number(raw);
     case 'BOOLEAN':
       return raw === 'true';
+    case 'STRING[]':
+      return neo4jList(raw);
     default:
       return raw;
   }
@@ -130,7 +131,7 @@ export async function importIntoNeo4j(
 ): Promise<Neo4jImportResult> {
   const marker = path.join(stagingDir, SUCCESS_MARKER);
   if (!existsSync(marker))
-    throw new Error(`staging directory ${stagingDir} is incomplete (no _SUCCESS marker)`);
+    throw new Error(`staging directory ${stagingDir} is incomplete (no ${SUCCESS_MARKER} marker)`);
   const counts = (JSON.parse(readFileSync(marker, 'utf8')) as { counts?: Partial<Record<TableName, number>> })
     .counts;
   const importId = await stagingDigest(stagingDir);

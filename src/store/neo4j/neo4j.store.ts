@@ -8,6 +8,8 @@ import type {
   EdgeRecord,
   RelationshipItem,
 } from '../../domain/model';
+import type { SearchRow } from '../../domain/search-row';
+import type { TierCompany, TierRelationship } from '../../domain/tier-walk';
 import { bindLiterals, cypherRoot, loadQuery, splitStatements } from '../cypher-files';
 import type { CypherQuery } from '../cypher-files';
 import { toNeo4jDialect } from '../dialect';
@@ -16,11 +18,8 @@ import type {
   Page,
   RelationshipQuery,
   PathQuery,
-  SearchRow,
   StoredPath,
   StoreStats,
-  TierCompany,
-  TierRelationship,
   TierWalkRequest,
   TierWalkSink,
 } from '../graph-store';
@@ -345,11 +344,14 @@ export class Neo4jGraphStore implements GraphStore {
     return () => clearInterval(timer);
   }
 
-  /** Runs seed statements, written for the embedded engine's dialect or portable, each auto-committed. */
+  /**
+   * Runs seed statements, written for the embedded engine's dialect or portable, each
+   * auto-committed and never retried: a seed's CREATE is not idempotent.
+   */
   async runScript(statements: readonly string[]): Promise<number> {
     let n = 0;
     for (const s of statements) {
-      await this.exec.autoCommit('seed', toNeo4jDialect(s));
+      await this.exec.autoCommit('seed', toNeo4jDialect(s), {}, { once: true });
       n++;
     }
     await this.changed();

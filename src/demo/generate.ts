@@ -8,9 +8,9 @@ import { mkdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import { Worker } from 'node:worker_threads';
-import { ChunkWriter, csvField } from './csv';
-import { INPUT_FILES, INPUT_ORDER, isinCheckDigit, leiCheckDigits } from './format';
-import type { InputFileName } from './format';
+import { ChunkWriter, csvField } from '../import/csv';
+import { INPUT_FILES, INPUT_ORDER, isinCheckDigit, leiCheckDigits } from '../import/format';
+import type { InputFileName } from '../import/format';
 import {
   BRANDS,
   COUNTRIES,
@@ -27,8 +27,8 @@ import {
   SECTORS,
   SHORT_NAME_PARTS,
   STREETS,
-} from './names';
-import type { Country, Sector } from './names';
+} from './reference-names';
+import type { Country, Sector } from './reference-names';
 import {
   Rng,
   WeightedPicker,
@@ -41,7 +41,7 @@ import {
   permute30,
   unitHash,
 } from './random';
-import type { ImportProgress } from './stage';
+import type { ImportProgress } from '../import/stage-result';
 
 export interface GenerateOptions {
   /** Number of companies; relationships and evidence scale with it (about 5 and 10 per company). */

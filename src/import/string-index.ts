@@ -1,22 +1,66 @@
 /**
+ * The open-addressing table both indexes share: pairs of (hash, number + 1),
+ * number + 1 = 0 marking an empty slot. Each index probes it with its own key
+ * comparison; claiming a slot and growing are the same for both.
+ */
+abstract class HashSlots {
+  protected table: Int32Array;
+  protected mask: number;
+  protected pendingSlot = -1;
+  protected pendingHash = 0;
+
+  constructor(expected: number) {
+    let cap = 1024;
+    while (cap < expected * 2) cap *= 2;
+    this.table = new Int32Array(cap * 2);
+    this.mask = cap - 1;
+  }
+
+  /** The slot the last failed get() stopped at; throws when there was none. */
+  protected takePendingSlot(): number {
+    const slot = this.pendingSlot;
+    if (slot < 0) throw new Error(`${this.constructor.name}.commit without a failed get`);
+    this.pendingSlot = -1;
+    return slot;
+  }
+
+  /** Puts number i into `slot` and grows the table once `count` keys fill half of it. */
+  protected place(slot: number, i: number, count: number): void {
+    this.table[2 * slot] = this.pendingHash;
+    this.table[2 * slot + 1] = i + 1;
+    if (count * 2 > this.mask + 1) this.grow();
+  }
+
+  private grow(): void {
+    const cap = (this.mask + 1) * 2;
+    const table = new Int32Array(cap * 2);
+    const mask = cap - 1;
+    const old = this.table;
+    for (let k = 0; k < old.length; k += 2) {
+      const v = old[k + 1] as number;
+      if (v === 0) continue;
+      const h = old[k] as number;
+      let slot = h & mask;
+      while (table[2 * slot + 1] !== 0) slot = (slot + 1) & mask;
+      table[2 * slot] = h;
+      table[2 * slot + 1] = v;
+    }
+    this.table = table;
+    this.mask = mask;
+  }
+}
+
+/**
  * Dense numbering of distinct strings (ids) with an open-addressing hash table.
  * A plain Map stops at 2^24 entries and costs far more memory per key; imports
  * of tens of millions of evidence ids need neither limit. The table keeps each
  * key's hash next to its number, so probing rarely touches the strings.
  */
-export class StringIndex {
+export class StringIndex extends HashSlots {
   private readonly keys: string[] = [];
-  /** Pairs of (hash, number + 1); number + 1 = 0 marks an empty slot. */
-  private table: Int32Array;
-  private mask: number;
-  private pendingSlot = -1;
-  private pendingHash = 0;
 
   constructor(expected = 1024) {
-    let cap = 1024;
-    while (cap < expected * 2) cap *= 2;
-    this.table = new Int32Array(cap * 2);
-    this.mask = cap - 1;
+    super(expected);
   }
 
   /** Number of distinct strings added. */
@@ -52,14 +96,10 @@ export class StringIndex {
 
   /** Adds s, which the last get() reported missing; returns its number. */
   commit(s: string): number {
-    const slot = this.pendingSlot;
-    if (slot < 0) throw new Error('StringIndex.commit without a failed get');
-    this.pendingSlot = -1;
+    const slot = this.takePendingSlot();
     this.keys.push(s);
     const n = this.keys.length;
-    this.table[2 * slot] = this.pendingHash;
-    this.table[2 * slot + 1] = n;
-    if (n * 2 > this.mask + 1) this.grow();
+    this.place(slot, n - 1, n);
     return n - 1;
   }
 
@@ -67,24 +107,6 @@ export class StringIndex {
   add(s: string): number {
     const i = this.get(s);
     return i >= 0 ? i : this.commit(s);
-  }
-
-  private grow(): void {
-    const cap = (this.mask + 1) * 2;
-    const table = new Int32Array(cap * 2);
-    const mask = cap - 1;
-    const old = this.table;
-    for (let k = 0; k < old.length; k += 2) {
-      const v = old[k + 1] as number;
-      if (v === 0) continue;
-      const h = old[k] as number;
-      let slot = h & mask;
-      while (table[2 * slot + 1] !== 0) slot = (slot + 1) & mask;
-      table[2 * slot] = h;
-      table[2 * slot + 1] = v;
-    }
-    this.table = table;
-    this.mask = mask;
   }
 }
 
@@ -104,21 +126,14 @@ function hash(s: string): number {
  * small strings kept for the whole import would make every full garbage
  * collection walk them all.
  */
-export class AsciiIndex {
+export class AsciiIndex extends HashSlots {
   private bytes: Buffer = Buffer.allocUnsafe(1 << 20);
   private used = 0;
   private start = new Float64Array(1024);
   private n = 0;
-  private table: Int32Array;
-  private mask: number;
-  private pendingSlot = -1;
-  private pendingHash = 0;
 
   constructor(expected = 1024) {
-    let cap = 1024;
-    while (cap < expected * 2) cap *= 2;
-    this.table = new Int32Array(cap * 2);
-    this.mask = cap - 1;
+    super(expected);
   }
 
   /** Number of distinct keys added. */
@@ -177,9 +192,7 @@ export class AsciiIndex {
 
   /** Adds s, which the last get() reported missing; returns its number. */
   commit(s: string): number {
-    const slot = this.pendingSlot;
-    if (slot < 0) throw new Error('AsciiIndex.commit without a failed get');
-    this.pendingSlot = -1;
+    const slot = this.takePendingSlot();
     if (this.used + s.length > this.bytes.length) {
       const b = Buffer.allocUnsafe(Math.max(this.bytes.length * 2, this.used + s.length));
       this.bytes.copy(b, 0, 0, this.used);
@@ -194,28 +207,8 @@ export class AsciiIndex {
       this.start = st;
     }
     this.start[i + 1] = this.used;
-    this.table[2 * slot] = this.pendingHash;
-    this.table[2 * slot + 1] = i + 1;
-    if (this.n * 2 > this.mask + 1) this.grow();
+    this.place(slot, i, this.n);
     return i;
-  }
-
-  private grow(): void {
-    const cap = (this.mask + 1) * 2;
-    const table = new Int32Array(cap * 2);
-    const mask = cap - 1;
-    const old = this.table;
-    for (let k = 0; k < old.length; k += 2) {
-      const v = old[k + 1] as number;
-      if (v === 0) continue;
-      const h = old[k] as number;
-      let slot = h & mask;
-      while (table[2 * slot + 1] !== 0) slot = (slot + 1) & mask;
-      table[2 * slot] = h;
-      table[2 * slot + 1] = v;
-    }
-    this.table = table;
-    this.mask = mask;
   }
 }
 

@@ -144,9 +144,6 @@ export function base32x6(v: number): string {
   );
 }
 
-/** The largest number of ids of one kind that opaqueId can tell apart. */
-export const MAX_OPAQUE_IDS = MASK30 + 1;
-
 /**
  * Deterministic opaque id: a one-letter kind prefix and six base32 characters,
  * e.g. `c4k9m2x`. Unique per (prefix, index) for a given key.

@@ -1,0 +1,58 @@
+package tiergraph.ci;
+
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.concurrent.CountDownLatch;
+import org.neo4j.configuration.GraphDatabaseSettings;
+import org.neo4j.configuration.connectors.BoltConnector;
+import org.neo4j.configuration.connectors.HttpConnector;
+import org.neo4j.configuration.connectors.HttpsConnector;
+import org.neo4j.configuration.helpers.SocketAddress;
+import org.neo4j.harness.Neo4j;
+import org.neo4j.harness.Neo4jBuilders;
+
+/**
+ * A Neo4j server for tests: Bolt only, on loopback, auth off, data in a directory
+ * of its own. Runs until killed; prints "neo4j: ready bolt://..." once Bolt accepts
+ * connections, which is what .ci/services.sh waits for.
+ *
+ * Arguments: working directory, Bolt port.
+ */
+public final class Neo4jTestServer {
+  private Neo4jTestServer() {}
+
+  public static void main(String[] args) throws Exception {
+    if (args.length != 2) {
+      System.err.println("usage: Neo4jTestServer <work-dir> <bolt-port>");
+      System.exit(2);
+    }
+    Path work = Path.of(args[0]).toAbsolutePath();
+    int port = Integer.parseInt(args[1]);
+    Files.createDirectories(work);
+
+    Neo4j server =
+        Neo4jBuilders.newInProcessBuilder(work)
+            .withDisabledServer() // no HTTP: the driver speaks Bolt only
+            .withConfig(BoltConnector.enabled, true)
+            .withConfig(BoltConnector.listen_address, new SocketAddress("127.0.0.1", port))
+            .withConfig(BoltConnector.advertised_address, new SocketAddress("127.0.0.1", port))
+            .withConfig(HttpConnector.enabled, false)
+            .withConfig(HttpsConnector.enabled, false)
+            .withConfig(GraphDatabaseSettings.auth_enabled, false)
+            // A bounded page cache: the server shares a small machine with the tests.
+            .withConfig(GraphDatabaseSettings.pagecache_memory, 512L * 1024 * 1024)
+            .build();
+
+    CountDownLatch stopped = new CountDownLatch(1);
+    Runtime.getRuntime()
+        .addShutdownHook(
+            new Thread(
+                () -> {
+                  server.close();
+                  stopped.countDown();
+                }));
+    System.out.println("neo4j: ready " + server.boltURI());
+    System.out.flush();
+    stopped.await();
+  }
+}

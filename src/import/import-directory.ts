@@ -1,0 +1,113 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import type { GraphStore } from '../store/graph-store';
+import type { TableName } from '../store/tables';
+import { stageImport } from './stage';
+import type { ImportProgress, RejectedRow, StageResult } from './stage-result';
+
+export interface ImportOutcome {
+  counts: Record<TableName, number>;
+  items: StageResult['items'];
+  rejected: RejectedRow[];
+  stageMs: number;
+  loadMs: number;
+  /** False for a dry run: the files were validated and staged, the store left alone. */
+  applied: boolean;
+}
+
+/** Where imports stage their files under a data directory. */
+export function stagingRoot(dataDir: string): string {
+  return path.join(dataDir, 'staging');
+}
+
+const STAGING_DIR = /^staging-(\d+)-(\d+)$/;
+/**
+ * A staging directory older than this is stale even when its process id is in
+ * use: ids are reused (a restarted container starts from the same few), and no
+ * import stages for two days.
+ */
+const STALE_AFTER_MS = 48 * 3600_000;
+
+function processAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (e) {
+    // EPERM: the process exists but belongs to someone else.
+    return (e as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+/**
+ * Removes the staging directories of imports that no longer run (killed, or
+ * crashed before their own clean-up), which would otherwise hold hundreds of
+ * megabytes forever. A directory whose process still runs is left alone, unless
+ * it is older than any import takes. Returns the directories removed.
+ */
+export function removeStaleStaging(
+  workDir: string,
+  opts: { now?: number; isAlive?: (pid: number) => boolean } = {},
+): string[] {
+  const now = opts.now ?? Date.now();
+  const isAlive = opts.isAlive ?? processAlive;
+  let names: string[];
+  try {
+    names = fs.readdirSync(workDir);
+  } catch {
+    return [];
+  }
+  const removed: string[] = [];
+  for (const name of names) {
+    const m = STAGING_DIR.exec(name);
+    if (!m) continue;
+    const pid = Number(m[1]);
+    const started = Number(m[2]);
+    if (isAlive(pid) && now - started < STALE_AFTER_MS) continue;
+    const dir = path.join(workDir, name);
+    fs.rmSync(dir, { recursive: true, force: true });
+    removed.push(dir);
+  }
+  return removed;
+}
+
+/**
+ * Validates and stages an import directory, then replaces the store's graph
+ * with it (not with `dryRun`, which needs no store). The live graph is untouched until the new one is
+ * complete. Staging directories that earlier, killed imports left in `workDir`
+ * are removed first.
+ */
+export async function importDirectory(
+  store: GraphStore | null,
+  inputDir: string,
+  opts: {
+    workDir: string;
+    maxRejected?: number;
+    dryRun?: boolean;
+    onProgress?: (p: ImportProgress) => void;
+    onLoad?: (table: string, done: number, total: number) => void;
+  },
+): Promise<ImportOutcome> {
+  if (!store && !opts.dryRun) throw new Error('an import that is not a dry run needs a store');
+  removeStaleStaging(opts.workDir);
+  const stagingDir = path.join(opts.workDir, `staging-${process.pid}-${Date.now()}`);
+  fs.mkdirSync(stagingDir, { recursive: true });
+  try {
+    const t0 = Date.now();
+    const staged = await stageImport(inputDir, stagingDir, {
+      maxRejected: opts.maxRejected,
+      onProgress: opts.onProgress,
+    });
+    const t1 = Date.now();
+    if (store && !opts.dryRun) await store.replaceAll(stagingDir, opts.onLoad);
+    return {
+      counts: staged.counts,
+      items: staged.items,
+      rejected: staged.rejected,
+      stageMs: t1 - t0,
+      loadMs: Date.now() - t1,
+      applied: !opts.dryRun,
+    };
+  } finally {
+    fs.rmSync(stagingDir, { recursive: true, force: true });
+  }
+}

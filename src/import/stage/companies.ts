@@ -1,0 +1,108 @@
+/** companies.csv: one row per company; the other files refer to companies by vid. */
+import { stagedText } from '../../store/tables';
+import {
+  DATE_RANGE,
+  OLD_DATE_RANGE,
+  ValueError,
+  checkId,
+  checkName,
+  checkPhone,
+  checkText,
+  isId,
+  isoOf,
+  normBoolean,
+  normDomain,
+  normList,
+  normWebsite,
+} from '../format';
+import { need, readInputFile, val } from './read-file';
+import type { RowHandler } from './read-file';
+import type { StageState } from './state';
+import { EMPTY_LIST, listField } from './values';
+
+export async function stageCompanies(state: StageState): Promise<void> {
+  await readInputFile(state, 'companies', (ix) => companyHandler(state, ix));
+}
+
+function companyHandler(state: StageState, ix: (c: string) => number): RowHandler {
+  const cVid = ix('vid');
+  const cName = ix('name');
+  const cLegal = ix('company_legal_name');
+  const cDesc = ix('description');
+  const cDomains = ix('domains');
+  const cWebsites = ix('websites');
+  const cDom = ix('domiciled_country');
+  const cInc = ix('incorporated_country');
+  const cIncDate = ix('incorporation_date');
+  const cIpo = ix('ipo_date');
+  const cActive = ix('is_active');
+  const cPublic = ix('is_public');
+  const cFf = ix('is_freight_forwarder');
+  const cPhone = ix('hq_phone_number');
+  let vid = '';
+  const h: RowHandler = {
+    at: '',
+    row: (f, line) => {
+      vid = '';
+      h.at = 'vid';
+      const v = checkId(need(f, cVid));
+      const first = state.vids.get(v);
+      if (first >= 0) {
+        h.at = '';
+        throw new ValueError(`duplicate vid "${v}" (first at line ${state.companyLine.get(first)})`);
+      }
+      vid = v;
+      h.at = 'name';
+      const name = checkName(need(f, cName));
+      h.at = 'company_legal_name';
+      const legal = checkName(val(f, cLegal));
+      h.at = 'description';
+      const desc = checkText(val(f, cDesc));
+      h.at = 'domains';
+      let s = val(f, cDomains);
+      const domains = s === '' ? EMPTY_LIST : listField(normList(s, normDomain));
+      h.at = 'websites';
+      s = val(f, cWebsites);
+      const websites = s === '' ? EMPTY_LIST : listField(normList(s, normWebsite));
+      h.at = 'domiciled_country';
+      s = val(f, cDom);
+      const dom = s === '' ? '' : state.country(s);
+      h.at = 'incorporated_country';
+      s = val(f, cInc);
+      const inc = s === '' ? '' : state.country(s);
+      h.at = 'incorporation_date';
+      s = val(f, cIncDate);
+      const incDate = s === '' ? '' : isoOf(state.dates.parse(s, OLD_DATE_RANGE));
+      h.at = 'ipo_date';
+      s = val(f, cIpo);
+      const ipo = s === '' ? '' : isoOf(state.dates.parse(s, DATE_RANGE));
+      h.at = 'is_active';
+      s = val(f, cActive);
+      const active = s === '' ? '' : normBoolean(s);
+      h.at = 'is_public';
+      s = val(f, cPublic);
+      const pub = s === '' ? '' : normBoolean(s);
+      h.at = 'is_freight_forwarder';
+      s = val(f, cFf);
+      const ff = s === '' ? '' : normBoolean(s);
+      h.at = 'hq_phone_number';
+      s = val(f, cPhone);
+      const phone = s === '' ? '' : checkPhone(s);
+      h.at = '';
+      state.vids.commit(v);
+      state.companyLine.push(line);
+      state.companyMid.push(
+        `${stagedText(name)}\t${stagedText(legal)}\t${stagedText(desc)}\t${domains}\t${websites}\t${dom}\t${inc}\t${incDate}\t${ipo}\t${active}\t${pub}\t${ff}\t${stagedText(phone)}`,
+      );
+    },
+    onReject: (line) => {
+      if (vid !== '' && !state.rejectedCompanies.has(vid)) state.rejectedCompanies.set(vid, line);
+    },
+    onRejectRaw: (f, line) => {
+      const v = val(f, cVid);
+      if (isId(v) && state.vids.get(v) < 0 && !state.rejectedCompanies.has(v))
+        state.rejectedCompanies.set(v, line);
+    },
+  };
+  return h;
+}

@@ -1,0 +1,158 @@
+/**
+ * Everything one staging run shares: what each input file leaves for the files
+ * read after it and for the derive step, the writers of the staging files, and
+ * the rejected rows. Each input file's module fills its own part in file order.
+ */
+import { TABLES } from '../../store/tables';
+import type { TableName } from '../../store/tables';
+import { ByteStore } from '../csv';
+import type { ChunkWriter } from '../csv';
+import type { EvidenceSink } from '../evidence-buckets';
+import {
+  DateParser,
+  INPUT_FILES,
+  ValueError,
+  checkCountry,
+  checkListElement,
+  checkToken,
+  excerpt,
+  memoize,
+  normDomain,
+  normInteger,
+} from '../format';
+import { ImportAbortedError } from '../stage-result';
+import type { ImportProgress, RejectedRow, StagedItems } from '../stage-result';
+import { AsciiIndex, StringIndex } from '../string-index';
+import { EdgeStore, IntList } from './columns';
+
+/** Rows between two progress reports. */
+export const PROGRESS_EVERY = 50000;
+/** Rows written between two awaits of the writers in the derive and write steps. */
+export const BATCH = 4096;
+
+const FILE_RANK: Record<string, number> = {};
+Object.values(INPUT_FILES).forEach((f, i) => (FILE_RANK[f.file] = i));
+
+export class StageState {
+  readonly rejected: RejectedRow[] = [];
+  readonly inputRows: Record<string, number> = {};
+  readonly counts = {} as Record<TableName, number>;
+  readonly items: StagedItems = { evidence: 0, identifiers: 0, addresses: 0 };
+  readonly writers = new Map<TableName, ChunkWriter>();
+  /** Takes the evidence items, then writes the Edge rows with them (see evidence-buckets.ts). */
+  evidence: EvidenceSink | null = null;
+  nBuckets = 0;
+  readonly dates = new DateParser();
+  // Values that repeat across millions of rows are checked once each.
+  readonly country = memoize(checkCountry);
+  readonly token = memoize(checkToken);
+  readonly integer = memoize(normInteger);
+  readonly domain = memoize(normDomain);
+  /** Evidence types end up in lists (evidence_types). */
+  readonly evidenceType = memoize((v) => checkListElement(checkToken(v)));
+
+  // companies.csv
+  readonly vids = new StringIndex(1 << 16);
+  readonly companyLine = new IntList();
+  /** Per company, its staged columns between cid_id and the derived ones, tab-separated. */
+  readonly companyMid = new ByteStore();
+  readonly rejectedCompanies = new Map<string, number>();
+
+  // clusters.csv
+  /** Per company, the number of the clusters.csv cluster it was listed in, or -1. */
+  memberOf = new Int32Array(0);
+  /** Per company, its cluster in the numbering below, singletons included. */
+  clusterOf = new Int32Array(0);
+  clusterCid: string[] = [];
+  clusterParent = new Int32Array(0);
+  clusterSize = new Int32Array(0);
+  /** Clusters named in clusters.csv come first; the rest are companies on their own. */
+  realClusters = 0;
+
+  // identifiers.csv
+  /** Distinct `type:value` keys, so that an identifier shared by companies is kept once. */
+  readonly identifierKeys = new StringIndex(1 << 16);
+  /** Per company, a linked list of its identifiers (key number, line): duplicate checks, then its JSON. */
+  identifierHead = new Int32Array(0);
+  readonly identifierNext = new IntList();
+  readonly identifierKeyNo = new IntList();
+  readonly identifierLine = new IntList();
+
+  // addresses.csv
+  /** Per company, a linked list of its addresses in file order; their values live in `addresses`. */
+  addressHead = new Int32Array(0);
+  addressTail = new Int32Array(0);
+  readonly addressNext = new IntList();
+  readonly addresses = new ByteStore();
+
+  // relationships.csv
+  readonly edgeIds = new AsciiIndex(1 << 16);
+  readonly edges = new EdgeStore();
+  readonly rejectedEdges = new Map<string, number>();
+  readonly labels = new StringIndex();
+
+  // evidence.csv
+  /**
+   * Evidence ids are checked for duplicates by sorting 52-bit fingerprints once
+   * the file is read; only when two fingerprints match is the file read again
+   * with every id kept (exact mode), which is what gives line numbers.
+   */
+  evidenceExact = false;
+  evidenceIds = new StringIndex();
+  evidenceLine = new IntList();
+  evidenceFp = new Float64Array(1 << 16);
+  evidenceFpCount = 0;
+  /** Evidence types numbered by first sight: the first 30 are bits of EdgeStore.evTypes. */
+  readonly typeBits = new StringIndex();
+  /** Types past the first 30, per edge. */
+  readonly extraTypes = new Map<number, Set<string>>();
+  readonly typesCache = new Map<number, string>();
+
+  constructor(
+    readonly inputDir: string,
+    readonly stagingDir: string,
+    private readonly maxRejected: number,
+    private readonly onProgress: ((p: ImportProgress) => void) | undefined,
+  ) {
+    for (const t of Object.keys(TABLES) as TableName[]) this.counts[t] = 0;
+  }
+
+  sortedRejected(): RejectedRow[] {
+    return [...this.rejected].sort(
+      (a, b) => (FILE_RANK[a.file] ?? 99) - (FILE_RANK[b.file] ?? 99) || a.line - b.line,
+    );
+  }
+
+  reject(file: string, line: number, reason: string): void {
+    this.rejected.push({ file, line, reason });
+    if (this.rejected.length > this.maxRejected) {
+      throw new ImportAbortedError(
+        `import aborted: more than ${this.maxRejected} rejected rows (last: ${file} line ${line}: ${reason})`,
+        this.sortedRejected(),
+      );
+    }
+  }
+
+  progress(p: ImportProgress): void {
+    this.onProgress?.(p);
+  }
+
+  writer(t: TableName): ChunkWriter {
+    return this.writers.get(t) as ChunkWriter;
+  }
+
+  async flushAll(force = false): Promise<void> {
+    for (const w of this.writers.values()) if (force || w.full) await w.flush(force);
+    await this.evidence?.flush();
+  }
+
+  /** Index of a company a row refers to, or a ValueError naming why it cannot be used. */
+  company(vid: string): number {
+    const i = this.vids.get(vid);
+    if (i >= 0) return i;
+    const line = this.rejectedCompanies.get(vid);
+    if (line !== undefined)
+      throw new ValueError(`company "${vid}" was rejected (companies.csv line ${line})`);
+    throw new ValueError(`unknown company ${excerpt(vid)}`);
+  }
+}

@@ -1,0 +1,135 @@
+/**
+ * Writes the Company, SUPPLIES and Edge rows once the derive step is done, in
+ * the columns of the staging contract (src/store/tables.ts).
+ */
+import { STAGING_DELIMITER, TABLES } from '../../store/tables';
+import type { TableName } from '../../store/tables';
+import { TextBuffer } from '../csv';
+import { bucketStart } from '../evidence-buckets';
+import type { EvidenceSink } from '../evidence-buckets';
+import { addressesField } from './addresses';
+import type { Derived } from './derive';
+import { typesField } from './evidence';
+import { identifiersField } from './identifiers';
+import { BATCH, PROGRESS_EVERY } from './state';
+import type { StageState } from './state';
+import { iso, num } from './values';
+
+/**
+ * The columns this module writes, per table, in order. Checked against the
+ * staging contract before anything is written, so a change there fails loudly
+ * instead of shifting values into the wrong columns.
+ */
+const WRITTEN_COLUMNS: Record<TableName, string> = {
+  Company:
+    'vid,cid_id,name,company_legal_name,description,domains,websites,domiciled_country,incorporated_country,incorporation_date,ipo_date,is_active,is_public,is_freight_forwarder,hq_phone_number,is_cluster_parent,cluster_parent_vid,cluster_size,count_suppliers,count_customers,count_supplier_evidence,count_customer_evidence,identifiers,addresses',
+  Edge: 'edge_id,supplier_id,customer_id,label,status_code,latest_edge_date,latest_finalized_edge_date,last_modified_on,confidence_score,hs_codes,evidences',
+  SUPPLIES: 'from,to,edge_id,confidence_score,latest_edge_date,status_code,evidence_types,hs_codes',
+  CLUSTER_SUPPLIES: 'from,to,relationship_id,edge_ids,confidence_score,latest_edge_date,evidence_types',
+};
+
+/** The columns of a staging file, in order. */
+function fileColumns(table: TableName): string[] {
+  const spec = TABLES[table];
+  const cols = spec.columns.map((c) => c[0]);
+  return spec.kind === 'rel' ? ['from', 'to', ...cols] : cols;
+}
+
+export function header(table: TableName): string {
+  return `${fileColumns(table).join(STAGING_DELIMITER)}\n`;
+}
+
+/** Throws when the staging contract's columns are no longer WRITTEN_COLUMNS. */
+export function checkWrittenColumns(): void {
+  for (const t of Object.keys(TABLES) as TableName[]) {
+    const h = fileColumns(t).join(',');
+    if (h !== WRITTEN_COLUMNS[t]) {
+      throw new Error(
+        `staging contract changed for ${t}: expected columns ${WRITTEN_COLUMNS[t]}, contract has ${h}`,
+      );
+    }
+  }
+}
+
+/** Writes the Company rows, then the SUPPLIES rows with their Edge rows, and flushes every staging file. */
+export async function writeTables(state: StageState, d: Derived): Promise<void> {
+  const n = d.n;
+  const nc = state.vids.size;
+  const cw = state.writer('Company');
+  for (let i = 0; i < nc; i += BATCH) {
+    writeCompanies(state, d, i, Math.min(nc, i + BATCH));
+    if (cw.full) await cw.flush();
+    if (i % PROGRESS_EVERY < BATCH)
+      state.progress({ phase: 'write', file: 'Company', rows: i, totalRowsHint: nc });
+  }
+  state.counts.Company = nc;
+
+  const sw = state.writer('SUPPLIES');
+  const sink = state.evidence as EvidenceSink;
+  await sink.startEdges(state.writer('Edge'));
+  state.writers.delete('Edge');
+  let reported = 0;
+  const nb = state.nBuckets;
+  const prefixes = new TextBuffer();
+  for (let b = 0; b < nb; b++) {
+    const lo = bucketStart(b, nb, n);
+    const hi = bucketStart(b + 1, nb, n);
+    for (let e = lo; e < hi; e += BATCH) {
+      writeEdges(state, d, e, Math.min(hi, e + BATCH), prefixes);
+      if (sw.full) await sw.flush();
+      if (e - reported >= PROGRESS_EVERY) {
+        reported = e;
+        state.progress({ phase: 'write', file: 'Edge', rows: e, totalRowsHint: n });
+      }
+    }
+    await sink.writeEdges(b, lo, hi, prefixes.take());
+  }
+  await sink.finish();
+  state.counts.Edge = n;
+  state.counts.SUPPLIES = n;
+  state.progress({ phase: 'write', file: 'Edge', rows: n, totalRowsHint: n });
+  await state.flushAll(true);
+}
+
+/** Writes the Company rows of companies [from, to). */
+function writeCompanies(state: StageState, d: Derived, from: number, to: number): void {
+  const cw = state.writer('Company');
+  const { countSup, countCus, evSup, evCus } = d;
+  const clusterOf = state.clusterOf;
+  const clusterSize = state.clusterSize;
+  const clusterParent = state.clusterParent;
+  const realClusters = state.realClusters;
+  for (let i = from; i < to; i++) {
+    const k = clusterOf[i] as number;
+    cw.write(`${state.vids.key(i)}\t${state.clusterCid[k] as string}\t`);
+    state.companyMid.writeTo(cw, i);
+    cw.write(
+      `\t${k < realClusters && clusterParent[k] === i}\t${state.vids.key(clusterParent[k] as number)}\t${clusterSize[k] as number}\t${countSup[i] as number}\t${countCus[i] as number}\t${evSup[i] as number}\t${evCus[i] as number}\t${identifiersField(state, i)}\t${addressesField(state, i)}\n`,
+    );
+  }
+}
+
+/**
+ * Writes the SUPPLIES rows of edges [from, to) and collects their Edge rows up
+ * to the evidence, which the Edge row sink completes.
+ */
+function writeEdges(state: StageState, d: Derived, from: number, to: number, prefixes: TextBuffer): void {
+  const E = state.edges;
+  const { sup, cus, latest, latestFin } = d;
+  const sw = state.writer('SUPPLIES');
+  for (let e = from; e < to; e++) {
+    const id = state.edgeIds.key(e);
+    const s = state.vids.key(sup[e] as number);
+    const c = state.vids.key(cus[e] as number);
+    const label = state.labels.key(E.label[e] as number);
+    const status = num(E.status[e] as number);
+    const ld = iso(latest[e] as number);
+    const lf = iso(latestFin[e] as number);
+    const lm = iso(E.lastMod[e] as number);
+    const conf = String(E.conf[e]);
+    const hs = E.hs[e] as string;
+    const types = typesField(state, E.evTypes[e] as number, state.extraTypes.get(e));
+    prefixes.write(`${id}\t${s}\t${c}\t${label}\t${status}\t${ld}\t${lf}\t${lm}\t${conf}\t${hs}\n`);
+    sw.write(`${s}\t${c}\t${id}\t${conf}\t${ld}\t${status}\t${types}\t${hs}\n`);
+  }
+}

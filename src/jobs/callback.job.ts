@@ -1,0 +1,148 @@
+/**
+ * Delivery of one completion callback as a job of its own, in the same jobs
+ * backend as the runs. Each attempt is one run of the job; a failed attempt
+ * ends with the next attempt's time stored as the job's next run, so a restart
+ * or a crash between attempts loses nothing, and a worker that died during an
+ * attempt leaves a lock that lapses and lets another worker make it again. The
+ * delivery id is chosen once, when the job is queued, and sent on every attempt.
+ */
+import { randomUUID } from 'node:crypto';
+import type { Agenda, Job } from 'agenda';
+import { z } from 'zod';
+import type { HostRule } from '../domain/callback-hosts';
+import { MAX_CALLBACK_URL_LENGTH, checkCallbackUrl } from '../domain/callback-hosts';
+import type { Logger } from '../logger';
+import type { CallbackSender } from './callbacks';
+import { describeError, urlForLog } from './callbacks';
+
+export const CALLBACK_JOB = 'callback';
+
+/** Deliveries one worker makes at once. */
+export const CALLBACK_CONCURRENCY = 4;
+
+const inputSchema = z.object({
+  run_id: z.number().int().positive(),
+  url: z.string().min(1).max(MAX_CALLBACK_URL_LENGTH),
+  delivery_id: z.uuid(),
+});
+
+/** What a queued delivery stores: which run to report, where, and under which delivery id. */
+export type CallbackJobInput = z.infer<typeof inputSchema>;
+
+/** The stored input of a job, or null when it is not one this version can deliver. */
+export function parseCallbackJobInput(data: unknown): CallbackJobInput | null {
+  const parsed = inputSchema.safeParse(data);
+  return parsed.success ? parsed.data : null;
+}
+
+export interface CallbackJobOptions {
+  /** Null when callbacks are off; deliveries queued earlier are then dropped with a warning. */
+  sender: CallbackSender | null;
+  /** The allow-list as configured now: a URL accepted at submission must still pass it. */
+  rules: HostRule[];
+  allowHttp: boolean;
+  /** The body to post for a run as it is at the time of the attempt; null when the run is gone. */
+  payload: (runId: number) => Promise<object | null>;
+  log: Logger;
+}
+
+/** Thrown by an attempt that should be made again after `delayMs`; Agenda stores the time. */
+class RetryLater extends Error {
+  constructor(
+    message: string,
+    readonly delayMs: number,
+  ) {
+    super(message);
+    this.name = 'RetryLater';
+  }
+}
+
+/** The callback job: queued by {@link CallbackJob.enqueue}, run by the workers that {@link CallbackJob.define} it. */
+export class CallbackJob {
+  constructor(private readonly o: CallbackJobOptions) {}
+
+  /** Registers the job with a worker's Agenda. */
+  define(agenda: Agenda): void {
+    const timeoutMs = this.o.sender?.timeoutMs ?? 10_000;
+    agenda.define(CALLBACK_JOB, (job: Job<unknown>) => this.perform(job), {
+      concurrency: CALLBACK_CONCURRENCY,
+      // Longer than any attempt, so a live attempt keeps its lock; short enough that one lost in a crash is soon remade.
+      lockLifetime: 2 * timeoutMs + 5000,
+      // The attempt decided the wait; anything else thrown is not worth another attempt.
+      backoff: ({ error }) => (error instanceof RetryLater ? error.delayMs : null),
+      removeOnComplete: true,
+    });
+  }
+
+  /** Queues the delivery of `runId`'s callback to `url`, with a new delivery id. */
+  async enqueue(agenda: Agenda, runId: number, url: string): Promise<CallbackJobInput> {
+    const input: CallbackJobInput = { run_id: runId, url, delivery_id: randomUUID() };
+    await agenda.now(CALLBACK_JOB, input);
+    return input;
+  }
+
+  /**
+   * One attempt. Returns when the delivery is over (delivered, refused, given
+   * up, or impossible); throws {@link RetryLater} when another attempt is due.
+   * Nothing here is an error of the service: a receiver that stays down is
+   * reported as a warning.
+   */
+  async perform(job: Job<unknown>): Promise<void> {
+    const input = parseCallbackJobInput(job.attrs.data);
+    if (!input) {
+      this.o.log.warn({ job: String(job.attrs._id) }, 'callback job with unreadable data dropped');
+      return;
+    }
+    const attempt = (job.attrs.failCount ?? 0) + 1;
+    const check = checkCallbackUrl(input.url, this.o.rules, { allowHttp: this.o.allowHttp });
+    const fields = {
+      run_id: input.run_id,
+      deliveryId: input.delivery_id,
+      url: check.ok ? urlForLog(check.url) : undefined,
+      attempts: attempt,
+    };
+    const sender = this.o.sender;
+    if (!check.ok || !sender) {
+      this.o.log.warn({ ...fields, err: check.ok ? 'callbacks are off' : check.reason }, 'callback not sent');
+      return;
+    }
+    const giveUpOr = (error: string, delayMs: number, status: number | null = null): void => {
+      if (attempt >= sender.maxAttempts) {
+        this.o.log.warn({ ...fields, status, err: error }, 'callback not delivered; giving up');
+        return;
+      }
+      this.o.log.info({ ...fields, status, err: error, delayMs }, 'callback attempt failed; retrying');
+      throw new RetryLater(error, delayMs);
+    };
+
+    let body: string;
+    try {
+      const payload = await this.o.payload(input.run_id);
+      if (payload === null) {
+        this.o.log.warn(fields, 'callback not sent: the run no longer exists');
+        return;
+      }
+      body = JSON.stringify(payload);
+    } catch (e) {
+      // The run store or blob store being briefly unreachable is worth another attempt.
+      return giveUpOr(
+        `could not build the notification: ${describeError(e)}`,
+        sender.retryDelayMs(attempt, null),
+      );
+    }
+
+    const outcome = await sender.attempt(check.url, body, input.delivery_id);
+    if (outcome.kind === 'delivered') {
+      this.o.log.info({ ...fields, status: outcome.status }, 'callback delivered');
+      return;
+    }
+    if (outcome.kind === 'refused') {
+      this.o.log.warn(
+        { ...fields, status: outcome.status, err: outcome.error },
+        'callback refused by receiver; not retrying',
+      );
+      return;
+    }
+    return giveUpOr(outcome.error, sender.retryDelayMs(attempt, outcome.retryAfterMs), outcome.status);
+  }
+}

@@ -1,0 +1,154 @@
+import { spawnSync } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+import { removeStaleStaging, stagingRoot } from '../../src/import/import-directory';
+import { EmbeddedGraphStore } from '../../src/store/embedded/embedded.store';
+import { companyRow, relationshipRow, writeImportDir } from '../support/factories';
+import { ROOT, tempDir } from '../support/paths';
+import { startTestServer } from '../support/server';
+
+/** Runs the `tiergraph` command from the sources with DATA_DIR set. */
+function cli(dataDir: string, ...args: string[]) {
+  const r = spawnSync(
+    process.execPath,
+    ['-r', path.join(ROOT, 'test/support/ts-register.js'), path.join(ROOT, 'src/cli/main.ts'), ...args],
+    {
+      cwd: ROOT,
+      encoding: 'utf8',
+      timeout: 60_000,
+      env: { ...process.env, DATA_DIR: dataDir, STORE: 'embedded', LOG_LEVEL: 'warn' },
+    },
+  );
+  return { status: r.status, out: r.stdout, err: r.stderr };
+}
+
+async function companyCount(dataDir: string): Promise<number> {
+  const store = new EmbeddedGraphStore({
+    dir: path.join(dataDir, 'graph'),
+    connections: 1,
+    bufferPoolMb: 64,
+  });
+  await store.open();
+  try {
+    return (await store.stats()).companies;
+  } finally {
+    await store.close();
+  }
+}
+
+describe('tiergraph import: safety of a replacing import', () => {
+  let root: string;
+  let dataDir: string;
+  let good: string;
+  let mostlyBad: string;
+
+  beforeAll(() => {
+    root = tempDir('import-cli');
+    dataDir = path.join(root, 'data');
+    good = writeImportDir(path.join(root, 'good'), {
+      companies: [companyRow({ vid: 'a' }), companyRow({ vid: 'b' }), companyRow({ vid: 'c' })],
+      relationships: [relationshipRow('a', 'b')],
+    });
+    // Seven companies, six of them rejected (bad ids, missing names, a bad date).
+    mostlyBad = writeImportDir(path.join(root, 'mostly-bad'), {
+      companies: [
+        companyRow({ vid: 'ok' }),
+        companyRow({ vid: 'bad 1' }),
+        companyRow({ vid: 'bad 2' }),
+        companyRow({ vid: 'x3', name: '' }),
+        companyRow({ vid: 'x4', name: '' }),
+        companyRow({ vid: 'x5', incorporation_date: '2023-02-30' }),
+        companyRow({ vid: 'x6', incorporation_date: 'soon' }),
+      ],
+    });
+  });
+  afterAll(() => fs.rmSync(root, { recursive: true, force: true }));
+
+  it('imports a clean file set with exit status 0', async () => {
+    const r = cli(dataDir, 'import', good);
+    expect(r.err).not.toMatch(/rejected/);
+    expect(r.status).toBe(0);
+    expect(r.out).toMatch(/^Imported /);
+    expect(await companyCount(dataDir)).toBe(3);
+  });
+
+  it('refuses a mostly rejected file set by default, leaves the graph as it was and names the report', async () => {
+    const r = cli(dataDir, 'import', mostlyBad);
+    expect(r.status).toBe(1);
+    expect(r.err).toMatch(/Import aborted, nothing was changed/);
+    const named = /Every rejected row \(file, line, reason\): (\S+)/.exec(r.err);
+    expect(named).not.toBeNull();
+    expect(fs.readFileSync(named![1]!, 'utf8')).toMatch(/^file,line,reason\n"companies.csv",3,/);
+    expect(r.err).toMatch(/--max-rejected N/);
+    expect(await companyCount(dataDir)).toBe(3);
+  });
+
+  it('dry run: reports every rejected row, says an import would abort, and leaves the store alone', async () => {
+    const report = path.join(root, 'dry.csv');
+    const r = cli(dataDir, 'import', mostlyBad, '--dry-run', '--report', report);
+    expect(r.status).toBe(3);
+    expect(r.out).toMatch(/Dry run: validated/);
+    expect(r.out).toMatch(/an import would abort \(6 rejected rows, more than --max-rejected 0\)/);
+    expect(fs.readFileSync(report, 'utf8').trim().split('\n')).toHaveLength(7);
+    expect(await companyCount(dataDir)).toBe(3);
+  });
+
+  it('imports the rest when told to tolerate the rejected rows, with a non-zero exit status', async () => {
+    const r = cli(dataDir, 'import', mostlyBad, '--max-rejected', '6');
+    expect(r.status).toBe(3);
+    expect(r.out).toMatch(/^Imported /);
+    expect(r.err).toMatch(/6 row\(s\) rejected/);
+    expect(await companyCount(dataDir)).toBe(1);
+  });
+
+  it('removes the staging directory a killed import left behind at the next import', () => {
+    const staging = stagingRoot(dataDir);
+    // A process id that cannot be running (above the kernel's maximum).
+    const stale = path.join(staging, `staging-99999999-${Date.now()}`);
+    fs.mkdirSync(stale, { recursive: true });
+    fs.writeFileSync(path.join(stale, 'Company.tsv'), 'x');
+    const r = cli(dataDir, 'import', good, '--dry-run');
+    expect(r.status).toBe(0);
+    expect(fs.existsSync(stale)).toBe(false);
+    expect(fs.readdirSync(staging)).toEqual([]);
+  });
+});
+
+describe('removeStaleStaging', () => {
+  it('keeps the directories of running imports and removes dead or ancient ones', () => {
+    const dir = tempDir('stale-staging');
+    try {
+      const now = Date.now();
+      const names = [
+        `staging-100-${now - 1000}`, // running
+        `staging-200-${now - 1000}`, // its process is gone
+        `staging-100-${now - 72 * 3600_000}`, // process id reused, far too old to be an import
+        'staging-not-ours',
+        'graph',
+      ];
+      for (const n of names) fs.mkdirSync(path.join(dir, n));
+      const removed = removeStaleStaging(dir, { now, isAlive: (pid) => pid === 100 });
+      expect(removed.map((d) => path.basename(d)).sort()).toEqual([names[2], names[1]].sort());
+      expect(fs.readdirSync(dir).sort()).toEqual([names[0], 'graph', 'staging-not-ours'].sort());
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
+
+describe('server start', () => {
+  it('removes the staging files of an import that was killed, in both places imports have staged', async () => {
+    const dataDir = tempDir('stale-at-start');
+    const stale = [
+      path.join(stagingRoot(dataDir), `staging-99999999-${Date.now()}`),
+      path.join(dataDir, `staging-99999998-${Date.now()}`),
+    ];
+    for (const d of stale) fs.mkdirSync(d, { recursive: true });
+    const t = await startTestServer({ DATA_DIR: dataDir }, null);
+    try {
+      expect(stale.filter((d) => fs.existsSync(d))).toEqual([]);
+    } finally {
+      await t.stop();
+    }
+  });
+});

@@ -1,0 +1,124 @@
+import neo4j from 'neo4j-driver';
+import type { Driver } from 'neo4j-driver';
+import fs from 'node:fs';
+import path from 'node:path';
+import { cypherRoot, loadQuery, splitStatements } from '../../src/store/cypher-files';
+import { NEO4J_QUERY_NAMES, NEO4J_SCRIPTS } from '../../src/store/neo4j/neo4j.store';
+import type { Neo4jGraphStore } from '../../src/store/neo4j/neo4j.store';
+import { readSeed } from '../support/paths';
+import { NEO4J_HINT, emptyNeo4j, neo4jAvailability, openNeo4jStore, startNeo4j } from '../support/neo4j';
+import type { Neo4jTarget } from '../support/neo4j';
+
+/**
+ * What only a real Neo4j 5 server can tell: how it plans every query we send it,
+ * and what the seeds leave in the database.
+ */
+if (neo4jAvailability() === null) {
+  process.stderr.write(`skipping "Neo4j server checks": ${NEO4J_HINT}\n`);
+  describe.skip(`Neo4j server checks (skipped: ${NEO4J_HINT})`, () => {
+    it('runs against Neo4j', () => undefined);
+  });
+} else {
+  describe('Neo4j server checks', () => {
+    jest.setTimeout(180_000);
+    let target: Neo4jTarget;
+    let store: Neo4jGraphStore;
+    let driver: Driver;
+
+    beforeAll(async () => {
+      target = await startNeo4j();
+      await emptyNeo4j(target);
+      store = await openNeo4jStore(target);
+      driver = neo4j.driver(target.uri, neo4j.auth.basic(target.user, target.password), {
+        disableLosslessIntegers: true,
+      });
+    });
+    afterAll(async () => {
+      await driver?.close();
+      await store?.close();
+      if (target) await emptyNeo4j(target);
+      await target?.stop();
+    });
+
+    async function run(text: string, params: Record<string, unknown> = {}) {
+      return driver.executeQuery(text, params, { database: target.database });
+    }
+
+    it('plans every query and script statement the adapter sends without a deprecation notice', async () => {
+      const statements: [string, string][] = [
+        ...NEO4J_QUERY_NAMES.map((n): [string, string] => [n, loadQuery(n, 'neo4j').text]),
+        ...NEO4J_SCRIPTS.flatMap((n) =>
+          splitStatements(fs.readFileSync(path.join(cypherRoot(), `${n}.neo4j.cypher`), 'utf8')).map(
+            (s): [string, string] => [n, s],
+          ),
+        ),
+      ];
+      const deprecated: string[] = [];
+      for (const [name, text] of statements) {
+        // Schema statements cannot be explained; they are checked by running them (migration).
+        if (/^\s*(CREATE|DROP)\s+(CONSTRAINT|INDEX|FULLTEXT|RANGE|TEXT|POINT|VECTOR)/im.test(strip(text)))
+          continue;
+        const res = await run(`EXPLAIN ${strip(text)}`);
+        for (const n of res.summary.notifications)
+          if (/deprecat/i.test(`${n.code} ${n.title}`))
+            deprecated.push(`${name}: ${n.title} ${n.description}`);
+      }
+      expect(statements.length).toBeGreaterThan(NEO4J_QUERY_NAMES.length);
+      expect(deprecated).toEqual([]);
+    });
+
+    describe('after the demo seed', () => {
+      beforeAll(async () => {
+        await store.runScript(splitStatements(readSeed('demo.cypher')));
+      });
+
+      it('writes every confidence score as a FLOAT, as imports do', async () => {
+        const res = await run(
+          `CALL () { MATCH ()-[r:SUPPLIES|CLUSTER_SUPPLIES]->() RETURN r.confidence_score AS v
+             UNION ALL MATCH (e:Edge) RETURN e.confidence_score AS v }
+           RETURN valueType(v) AS t, count(*) AS n ORDER BY t`,
+        );
+        const types = Object.fromEntries(
+          res.records.map((r) => [r.get('t') as string, r.get('n') as number]),
+        );
+        expect(Object.keys(types)).toEqual(['FLOAT NOT NULL']);
+      });
+
+      it('stores domains, websites, hs_codes, evidence types and edge ids as real lists', async () => {
+        const res = await run(
+          `CALL () { MATCH (c:Company) UNWIND [c.domains, c.websites] AS v RETURN v
+             UNION ALL MATCH ()-[r:SUPPLIES]->() UNWIND [r.hs_codes, r.evidence_types] AS v RETURN v
+             UNION ALL MATCH ()-[r:CLUSTER_SUPPLIES]->() UNWIND [r.edge_ids, r.evidence_types] AS v RETURN v }
+           WITH v WHERE v IS NOT NULL
+           RETURN valueType(v) STARTS WITH 'LIST' AS list, count(*) AS n`,
+        );
+        const byKind = Object.fromEntries(
+          res.records.map((r) => [String(r.get('list')), r.get('n') as number]),
+        );
+        expect(byKind).toEqual({ true: expect.any(Number) as number });
+        const [first] = (
+          await run(
+            'MATCH (c:Company) WHERE size(c.domains) > 0 RETURN c.vid AS vid, c.domains[0] AS d LIMIT 1',
+          )
+        ).records;
+        const found = await run('MATCH (c:Company) WHERE $d IN c.domains RETURN collect(c.vid) AS vids', {
+          d: first!.get('d') as string,
+        });
+        expect(found.records[0]!.get('vids')).toContain(first!.get('vid'));
+        // What the API reads back is the same list.
+        const profile = await store.getCompany(first!.get('vid') as string);
+        expect(profile!.domains).toContain(first!.get('d'));
+      });
+    });
+  });
+}
+
+/** The statement without its comment lines. */
+function strip(text: string): string {
+  return text
+    .split('\n')
+    .filter((l) => !l.trim().startsWith('//'))
+    .join('\n')
+    .trim()
+    .replace(/;$/, '');
+}
