@@ -219,7 +219,7 @@ export class CompanySearchIndex {
    */
   suggest(query: string, limit: number, includeSubsidiaries: boolean): (SearchHit & { name: string })[] {
     const text = query.trim();
-    const plan = planQuery(text, this.words);
+    const plan = planQuery(text, this.words, true);
     if (plan.significant.length === 0) return [];
     const byDefault = this.byDefault;
     const accept = (doc: number) => includeSubsidiaries || byDefault[doc] === 1;

@@ -47,9 +47,21 @@ export interface QueryPlan {
   typos: Set<number>[];
 }
 
-export function planQuery(text: string, words: WordIndex): QueryPlan {
+/**
+ * `typing`: the query is being typed, so a last word that begins some name word is taken as such a
+ * beginning and not looked up as a typo (the lookup is the costly part of a suggestion).
+ */
+export function planQuery(text: string, words: WordIndex, typing = false): QueryPlan {
   const all = wordsOf(text);
   const significant = significantWords(all);
+  const last = significant.length - 1;
+  const typosOf = (w: string, i: number) => {
+    if (typing && i === last) {
+      const [from, to] = words.prefixRange(w);
+      if (to > from) return new Set<number>();
+    }
+    return new Set(words.typoWords(w));
+  };
   const onlyLegal = significant.length > 0 && significant.every((w) => LEGAL_FORMS.has(w));
   return {
     text,
@@ -58,7 +70,7 @@ export function planQuery(text: string, words: WordIndex): QueryPlan {
     onlyLegal,
     legal: onlyLegal ? [] : all.filter((w) => LEGAL_FORMS.has(w)),
     exactIds: significant.map((w) => words.idOf(w)),
-    typos: significant.map((w) => new Set(words.typoWords(w))),
+    typos: significant.map(typosOf),
   };
 }
 
