@@ -52,6 +52,13 @@ const countryKey = (value: string) => countryCode(value) ?? fold(value);
 const SEARCH_BUDGET = 500;
 /** The same for suggestions, which must answer in a few milliseconds. */
 const SUGGEST_BUDGET = 150;
+/**
+ * A beginning spanning more vocabulary words than this ("co" spans tens of thousands at a million
+ * companies) is matched by reading companies most important first rather than by merging postings.
+ */
+const MERGE_WORDS = 1000;
+/** Companies read, most important first, for such a beginning. */
+const SCAN_LIMIT = 50_000;
 /** Extra trigram matches read beyond the page, for relevance to reorder. */
 const TRIGRAM_EXTRA = 100;
 
@@ -392,12 +399,35 @@ export class CompanySearchIndex {
       if (plan.exactIds[i]! >= 0) take(words.postingsOf(plan.exactIds[i]!));
       for (const id of plan.typos[i]!) take(words.postingsOf(id));
       if (i === last && taken < allowance && reads < maxReads) {
-        const [from, to] = words.prefixRange(plan.significant[i]!);
-        this.mergeByImportance(from, to, allowance - taken, maxReads - reads, offer);
+        const q = plan.significant[i]!;
+        const [from, to] = words.prefixRange(q);
+        if (to - from <= MERGE_WORDS)
+          this.mergeByImportance(from, to, allowance - taken, maxReads - reads, offer);
+        else this.scanByImportance(q, allowance - taken, offer);
       }
       spent += taken;
     }
     return out;
+  }
+
+  /**
+   * Offers the companies whose names have a word beginning with `prefix`, most important first, until
+   * `budget` are taken: for a short beginning they are common, so few companies are read.
+   */
+  private scanByImportance(prefix: string, budget: number, take: (doc: number) => boolean): void {
+    const words = this.words;
+    const scanned = Math.min(this.byDegree.length, SCAN_LIMIT);
+    let taken = 0;
+    for (let k = 0; k < scanned && taken < budget; k++) {
+      const doc = this.byDegree[k]!;
+      const [first, end] = words.entriesOf(doc);
+      for (let e = first; e < end; e++) {
+        if (words.wordIdsOfEntry(e).some((id) => words.word(id).startsWith(prefix))) {
+          if (take(doc)) taken++;
+          break;
+        }
+      }
+    }
   }
 
   /** Names holding a query word exactly (0 for a word no name has). */
