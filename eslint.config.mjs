@@ -13,6 +13,7 @@ export default tseslint.config(
       '*.mjs',
       'web/*.mjs',
       'bench/**/*.mjs',
+      'test/fixtures/*.mjs',
       'test/support/*.js',
     ],
   },

@@ -14,6 +14,7 @@
 #   GCS_BUCKET             tiergraph-test, created when the emulator starts
 #   GCS_KEY_FILE, GCS_PROJECT_ID
 #                          a throwaway service-account key that signs download links
+# and installs Debian's chromium (/usr/bin/chromium) for the browser tests.
 #
 # As root with apt it installs the Debian packages when missing; the launchers of
 # Neo4j and of the MongoDB-wire server (.ci/neo4j, .ci/mongo) are built with Maven
@@ -89,6 +90,8 @@ _tg_services() (
     command -v mvn >/dev/null || missing+=(maven)
   fi
   [ "$want_gcs" = 0 ] || command -v go >/dev/null || missing+=(golang-go)
+  # The browser tests drive Debian's chromium through playwright-core (no browser download).
+  [ -n "${CHROMIUM_PATH:-}" ] || [ -x /usr/bin/chromium ] || missing+=(chromium)
   if [ "${#missing[@]}" -gt 0 ]; then
     if am_root && command -v apt-get >/dev/null; then
       say "installing ${missing[*]} with apt"

@@ -9,6 +9,7 @@ import { ApiKeyStore } from './http/api-keys';
 import { SearchIndexHolder } from './search/search-index-holder';
 import { CompaniesService } from './services/companies.service';
 import { EdgesService } from './services/edges.service';
+import { PathsService } from './services/paths.service';
 import { RelationshipsService } from './services/relationships.service';
 import { ReadCache } from './services/read-cache';
 import type { GraphStore } from './store/graph-store';
@@ -122,6 +123,7 @@ export async function startServer(config: Config, log: Logger): Promise<RunningS
       companies: new CompaniesService(store, search, limits, cache),
       relationships: new RelationshipsService(store, limits, cache),
       edges: new EdgesService(store, cache),
+      paths: new PathsService(store, cache, config.MAX_TIERS),
       jobs,
     };
     const sharedLimits = config.RATE_LIMIT_REDIS_URL

@@ -4,6 +4,15 @@ export interface SearchRow {
   name: string;
   /** Cluster parents and companies in a cluster of one are searched by default. */
   searchedByDefault: boolean;
+  /** Parent of a cluster of several companies: part of a company's importance in relevance order. */
+  isClusterParent: boolean;
+  /**
+   * Other names the company is known by (former and trading names, tickers, abbreviations), matched like
+   * the name. Empty until the import format carries them (an `aliases` company property).
+   */
+  aliases: string[];
+  /** Free-text industry, for the industry filter once imports carry it; null until then. */
+  industry: string | null;
   /** Relationships of the company (suppliers + customers): the tie-break of search order. */
   degree: number;
   country: string | null;

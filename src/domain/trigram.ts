@@ -247,6 +247,28 @@ function emitWord(wordLen: number, count: number): number {
  * Text without letters or digits has no trigrams.
  */
 export function trigramSet(text: string): Uint32Array {
+  const count = collectTrigrams(text);
+  if (count === 0) return new Uint32Array(0);
+
+  const all = trigramBuf.subarray(0, count);
+  all.sort();
+  let unique = 1;
+  for (let i = 1; i < count; i++) {
+    if (all[i] !== all[unique - 1]) all[unique++] = all[i]!;
+  }
+  return all.slice(0, unique);
+}
+
+/**
+ * Every trigram of `text` in the order pg_trgm generates them (word by word, left to right), repeats kept:
+ * the positional form `word_similarity` scans.
+ */
+export function trigramSequence(text: string): Uint32Array {
+  return trigramBuf.slice(0, collectTrigrams(text));
+}
+
+/** Fills `trigramBuf` with the trigrams of `text` in generation order; returns how many. */
+function collectTrigrams(text: string): number {
   let count = 0;
   let wordLen = 0;
   for (let i = 0; i < text.length;) {
@@ -265,15 +287,7 @@ export function trigramSet(text: string): Uint32Array {
     }
   }
   if (wordLen > 0) count = emitWord(wordLen, count);
-  if (count === 0) return new Uint32Array(0);
-
-  const all = trigramBuf.subarray(0, count);
-  all.sort();
-  let unique = 1;
-  for (let i = 1; i < count; i++) {
-    if (all[i] !== all[unique - 1]) all[unique++] = all[i]!;
-  }
-  return all.slice(0, unique);
+  return count;
 }
 
 /**
@@ -315,6 +329,96 @@ export function float4Ratio(count: number, union: number): number {
  */
 export function similarity(a: string, b: string): number {
   return similarityOfSets(trigramSet(a), trigramSet(b));
+}
+
+/**
+ * pg_trgm `word_similarity(query, text)` (the plain, non-strict form): the greatest similarity between the
+ * query's trigram set and the trigrams of any contiguous stretch of `text`'s trigram sequence, where a
+ * stretch starts and ends on a trigram the query has. Like pg it grows the stretch to the right one
+ * trigram at a time and, at each query trigram, tries moving its left end rightwards, keeping the left end
+ * that scored best so far; so this is pg's greedy answer, not always the global best stretch, and it is
+ * that answer that must be matched. Returned as the exact JavaScript number of the float4.
+ */
+export function wordSimilarity(query: string, text: string): number {
+  const q = trigramSet(query);
+  const ulen1 = q.length;
+  if (ulen1 === 0) return 0;
+  const seq = trigramSequence(text);
+  const len2 = seq.length;
+  if (len2 === 0) return 0;
+  // Dense numbers for the distinct trigrams of the text, and which of them the query has.
+  const numbers = new Map<number, number>();
+  const indexes = new Uint32Array(len2);
+  const foundList: boolean[] = [];
+  for (let i = 0; i < len2; i++) {
+    const id = seq[i]!;
+    let n = numbers.get(id);
+    if (n === undefined) {
+      n = numbers.size;
+      numbers.set(id, n);
+      foundList.push(hasId(q, id));
+    }
+    indexes[i] = n;
+  }
+  const found = Uint8Array.from(foundList, (f) => (f ? 1 : 0));
+  const lastpos = new Int32Array(numbers.size).fill(-1);
+  let ulen2 = 0;
+  let count = 0;
+  let lower = -1;
+  let best = 0;
+  for (let i = 0; i < len2; i++) {
+    const t = indexes[i]!;
+    if (lower >= 0 || found[t] === 1) {
+      if (lastpos[t]! < 0) {
+        ulen2++;
+        if (found[t] === 1) count++;
+      }
+      lastpos[t] = i;
+    }
+    if (found[t] !== 1) continue;
+    if (lower === -1) {
+      lower = i;
+      ulen2 = 1;
+    }
+    let current = float4Ratio(count, ulen1 + ulen2 - count);
+    let tmpCount = count;
+    let tmpUlen2 = ulen2;
+    const prevLower = lower;
+    for (let tmpLower = prevLower; tmpLower <= i; tmpLower++) {
+      const candidate = float4Ratio(tmpCount, ulen1 + tmpUlen2 - tmpCount);
+      if (candidate > current) {
+        current = candidate;
+        ulen2 = tmpUlen2;
+        lower = tmpLower;
+        count = tmpCount;
+      }
+      const tt = indexes[tmpLower]!;
+      if (lastpos[tt] === tmpLower) {
+        tmpUlen2--;
+        if (found[tt] === 1) tmpCount--;
+      }
+    }
+    if (current > best) best = current;
+    // Trigrams whose last occurrence now lies left of the stretch are no longer in it.
+    for (let tmpLower = prevLower; tmpLower < lower; tmpLower++) {
+      const tt = indexes[tmpLower]!;
+      if (lastpos[tt] === tmpLower) lastpos[tt] = -1;
+    }
+  }
+  return best;
+}
+
+function hasId(sorted: Uint32Array, id: number): boolean {
+  let lo = 0;
+  let hi = sorted.length - 1;
+  while (lo <= hi) {
+    const mid = (lo + hi) >>> 1;
+    const v = sorted[mid]!;
+    if (v < id) lo = mid + 1;
+    else if (v > id) hi = mid - 1;
+    else return true;
+  }
+  return false;
 }
 
 /** A non-negative rational number num / den with BigInt parts, for exact decimal-versus-binary comparisons. */

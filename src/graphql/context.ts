@@ -2,12 +2,14 @@ import type { CompanyProfile } from '../domain/model';
 import type { CompaniesService } from '../services/companies.service';
 import type { EdgesService } from '../services/edges.service';
 import type { JobQueue } from '../jobs/job-queue';
+import type { PathsService } from '../services/paths.service';
 import type { RelationshipsService } from '../services/relationships.service';
 
 export interface Services {
   companies: CompaniesService;
   relationships: RelationshipsService;
   edges: EdgesService;
+  paths: PathsService;
   jobs: JobQueue;
 }
 

@@ -4,12 +4,13 @@ import { projectDir } from '../paths';
 import { makeExecutableSchema } from '@graphql-tools/schema';
 import type { GraphQLSchema } from 'graphql';
 import { CompanyFields, CompanySummaryFields, EdgeFields } from './resolvers/company.fields';
-import { companies } from './resolvers/query.companies';
+import { companies, suggest_companies } from './resolvers/query.companies';
 import { company } from './resolvers/query.company';
 import { edge } from './resolvers/query.edge';
 import { job, jobs } from './resolvers/query.job';
 import { tierMap } from './resolvers/query.tiermap';
 import { cluster } from './resolvers/query.cluster';
+import { paths } from './resolvers/query.paths';
 import { cancelJob, startTierView } from './resolvers/mutation.tierview';
 import { cluster_customers, cluster_suppliers, customers, suppliers } from './resolvers/query.relationships';
 import { DateScalar, DateTimeScalar } from './scalars';
@@ -38,6 +39,7 @@ export function buildSchema(): GraphQLSchema {
       DateTime: DateTimeScalar,
       Query: {
         companies,
+        suggest_companies,
         company,
         edge,
         suppliers,
@@ -48,6 +50,7 @@ export function buildSchema(): GraphQLSchema {
         jobs,
         tierMap,
         cluster,
+        paths,
       },
       Mutation: { startTierView, cancelJob },
       Company: CompanyFields,

@@ -20,6 +20,7 @@ import { knownOperationTypesRule } from '../graphql/known-operation-types';
 import { queryLimitRule } from '../graphql/limits';
 import type { QueryLimits } from '../graphql/limits';
 import { companiesRoutes } from '../rest/companies.routes';
+import { pathsRoutes } from '../rest/paths.routes';
 import { edgesRoutes } from '../rest/edges.routes';
 import { clustersRoutes } from '../rest/clusters.routes';
 import { jobsRoutes } from '../rest/jobs.routes';
@@ -103,7 +104,7 @@ export async function buildApp(o: AppOptions): Promise<BuiltApp> {
     const ready = o.ready();
     res.status(ready ? 200 : 503).json({ status: ready ? 'ready' : 'starting' });
   });
-  const openapi = openApiDocument(o.keyHeader);
+  const openapi = openApiDocument(o.keyHeader, o.services.jobs.maxTiers);
   app.get('/openapi.json', (_req, res) => {
     res.json(openapi);
   });
@@ -162,6 +163,7 @@ export async function buildApp(o: AppOptions): Promise<BuiltApp> {
   v1.use(companiesRoutes(deps));
   v1.use(edgesRoutes(deps));
   v1.use(clustersRoutes(deps));
+  v1.use(pathsRoutes(deps));
   v1.use(jobsRoutes(deps, () => o.services.jobs.maxTiers));
   for (const r of o.extraV1 ?? []) v1.use(r);
   v1.use(methodNotAllowed(v1));

@@ -1,6 +1,7 @@
 import { Router } from 'express';
 import type { Request } from 'express';
 import type { DocumentNode } from 'graphql';
+import { badRequest } from '../domain/errors';
 import { OPERATIONS } from './operations';
 import { checkPathId, parseQuery } from './query-params';
 import { pageLinks } from './links';
@@ -16,7 +17,10 @@ const SEARCH_PARAMS = {
   country: 'string',
   website: 'string',
   identifier: 'string',
+  sort: 'string',
 } as const;
+
+const SUGGEST_PARAMS = { q: 'string', limit: 'int', include_subsidiaries: 'boolean' } as const;
 
 const LIST_PARAMS = { confidence_score: 'number', date: 'string', limit: 'int', offset: 'int' } as const;
 
@@ -37,10 +41,20 @@ export function companiesRoutes(deps: RestDeps): Router {
     const q = parseQuery(req.query, SEARCH_PARAMS);
     const data = await deps.run(OPERATIONS.searchCompanies, q, req);
     const page = data.companies as PageData<Record<string, unknown>>;
-    // search_similarity is returned when a name is given (spec 2.1).
+    // search_similarity is returned when a name is given (spec 2.1); so are the scores beside it.
     const results =
-      q.name === undefined ? page.results.map(({ search_similarity: _s, ...c }) => c) : page.results;
+      q.name === undefined
+        ? page.results.map(({ search_similarity: _s, word_similarity: _w, matched_name: _m, ...c }) => c)
+        : page.results;
     res.json({ ...pageLinks(req, deps.publicUrl, { ...pageOf(q), hasMore: page.has_more }), results });
+  });
+
+  // Before /companies/:vid, which would otherwise take "suggest" for a vid.
+  r.get('/companies/suggest', async (req, res) => {
+    const q = parseQuery(req.query, SUGGEST_PARAMS);
+    if (q.q === undefined) throw badRequest([{ field: 'query.q', reason: 'required' }]);
+    const data = await deps.run(OPERATIONS.suggestCompanies, q, req);
+    res.json({ results: data.suggestions });
   });
 
   r.get('/companies/:vid', async (req, res) => {

@@ -1,4 +1,7 @@
 import { ERROR_CODES } from '../domain/errors';
+import { RELEVANCE_FORMULA } from '../search/relevance';
+import { MAX_SUGGESTIONS } from '../services/companies.service';
+import { MAX_PATHS } from '../services/paths.service';
 import { COMPANY_COLUMNS, RELATIONSHIP_COLUMNS, TIER_COLUMNS, TIERVIEW_COLUMNS } from '../domain/tierview';
 import { MAX_CALLBACK_URL_LENGTH } from '../domain/callback-hosts';
 import { CALLBACK_DELIVERY_HEADER, CALLBACK_SIGNATURE_HEADER } from '../jobs/callbacks';
@@ -208,7 +211,7 @@ const jobResponses = {
  * The OpenAPI 3.1 description of every /v1 route. Choices the interface
  * specification leaves open are stated here, where API users read them.
  */
-export function openApiDocument(keyHeader: string): Json {
+export function openApiDocument(keyHeader: string, maxTiers = 6): Json {
   return {
     openapi: '3.1.0',
     info: {
@@ -234,8 +237,11 @@ export function openApiDocument(keyHeader: string): Json {
           operationId: 'searchCompanies',
           summary: 'Search companies',
           description:
-            'With `name`: companies whose name has PostgreSQL pg_trgm similarity >= min_similarity to it, by similarity then by number of relationships. ' +
-            'Without: by number of relationships. All criteria given must match. By default only cluster parents and companies outside any cluster are searched.',
+            'With `name` and sort=relevance (the default): candidates are the companies whose name has PostgreSQL pg_trgm similarity >= min_similarity to it, ' +
+            'and those whose name, alias or acronym holds at least half of its words as words, word beginnings or typos; ordered by relevance, then similarity, then number of relationships. ' +
+            `${RELEVANCE_FORMULA} ` +
+            'With sort=similarity: the specified order, companies whose name has pg_trgm similarity >= min_similarity, by similarity then by number of relationships. ' +
+            'Without `name`: by number of relationships. All criteria given must match. By default only cluster parents and companies outside any cluster are searched.',
           tags: ['companies'],
           parameters: [
             q('name', searchText, 'Name or fragment; drives search_similarity.'),
@@ -252,15 +258,62 @@ export function openApiDocument(keyHeader: string): Json {
               'Similarity threshold (pg_trgm default 0.3).',
             ),
             q('city', searchText, 'City of any address, case-insensitive.'),
-            q('country', searchText, 'Long-form ISO 3166 name of the country of domicile, case-insensitive.'),
+            q(
+              'country',
+              searchText,
+              'Country of domicile: ISO 3166 alpha-2 or alpha-3 code, long-form or common English short name (CN, CHN, China; KR, South Korea, "Korea, Republic of"), ' +
+                'or the name in German, French, Spanish, Italian, Dutch or Portuguese; case- and accent-insensitive. A value naming no country matches only that exact text.',
+            ),
             q('website', searchText, 'Website or domain; scheme, www. and path are ignored.'),
             q(
               'identifier',
               searchText,
               'Any identifier value: LEI, PermID, Wikidata Q-id, ISIN, Wikipedia title.',
             ),
+            q(
+              'sort',
+              { ...str, enum: ['relevance', 'similarity'], default: 'relevance' },
+              'Order of a name search: relevance (see above) or similarity (the specified pure pg_trgm similarity order).',
+            ),
           ],
           responses: { '200': ok(page('CompanySearchResult')), ...problems(400, 401, 403, 429) },
+        },
+      },
+      '/v1/companies/suggest/': {
+        get: {
+          operationId: 'suggestCompanies',
+          summary: 'Suggestions for a search box',
+          description:
+            'The most relevant companies (relevance as in the search) whose name, alias or acronym holds the typed words, the last one possibly cut short ' +
+            '(robert bo: Robert Bosch GmbH), a typo allowed in words of five letters or more. Answered from the in-process index only. Not paged.',
+          tags: ['companies'],
+          parameters: [
+            {
+              name: 'q',
+              in: 'query',
+              required: true,
+              schema: { ...str, minLength: 1, maxLength: 200 },
+              description: 'What was typed so far.',
+            },
+            q(
+              'limit',
+              { ...int, minimum: 1, maximum: MAX_SUGGESTIONS, default: 5 },
+              'Most suggestions returned.',
+            ),
+            q(
+              'include_subsidiaries',
+              { type: 'boolean', default: false },
+              'Suggest every company, not only cluster parents and unclustered companies.',
+            ),
+          ],
+          responses: {
+            '200': ok({
+              type: 'object',
+              required: ['results'],
+              properties: { results: { type: 'array', items: ref('CompanySuggestion') } },
+            }),
+            ...problems(400, 401, 403, 429),
+          },
         },
       },
       '/v1/companies/{vid}/': {
@@ -276,6 +329,52 @@ export function openApiDocument(keyHeader: string): Json {
       '/v1/companies/{vid}/customers/': listOperation('customers', false),
       '/v1/companies/{vid}/cluster_suppliers/': listOperation('suppliers', true),
       '/v1/companies/{vid}/cluster_customers/': listOperation('customers', true),
+      '/v1/paths/': {
+        get: {
+          operationId: 'findPaths',
+          summary: 'How two companies are connected',
+          description:
+            'The shortest supplier chains between two companies. direction=supplier (default): chains by which `to` supplies `from` through suppliers of suppliers; ' +
+            'direction=customer: chains by which `from` supplies `to`. Ordered by length, then by the weakest confidence of a chain (strongest first), then by relationship ids. ' +
+            'A chain never passes a company twice; companies and hops are listed from `from` to `to`. Not paged.',
+          tags: ['relationships'],
+          parameters: [
+            {
+              name: 'from',
+              in: 'query',
+              required: true,
+              schema: str,
+              description: 'vid of the company the chains start from; unknown: 404.',
+            },
+            {
+              name: 'to',
+              in: 'query',
+              required: true,
+              schema: str,
+              description: 'vid of the company the chains lead to; unknown: 404.',
+            },
+            q(
+              'max_tiers',
+              { ...int, minimum: 1, maximum: maxTiers, default: Math.min(3, maxTiers) },
+              'Most hops in a chain (MAX_TIERS).',
+            ),
+            q(
+              'direction',
+              { ...str, enum: ['supplier', 'customer'], default: 'supplier' },
+              'supplier: walk towards suppliers; customer: towards customers.',
+            ),
+            q('limit', { ...int, minimum: 1, maximum: MAX_PATHS, default: 10 }, 'Most chains returned.'),
+          ],
+          responses: {
+            '200': ok({
+              type: 'object',
+              required: ['results'],
+              properties: { results: { type: 'array', items: ref('SupplyChain') } },
+            }),
+            ...problems(400, 401, 403, 404, 429),
+          },
+        },
+      },
       '/v1/edges/{edge_id}/': {
         get: {
           operationId: 'edge',
@@ -444,7 +543,66 @@ export function openApiDocument(keyHeader: string): Json {
               ...num,
               description: 'pg_trgm similarity to name (float4); present only when name is given.',
             },
+            word_similarity: {
+              ...num,
+              description:
+                'pg_trgm word_similarity(name parameter, company name) (float4); present only when name is given.',
+            },
+            matched_name: {
+              ...str,
+              description:
+                'The company name, alias or derived acronym (initials of the significant words, such as TSMC) the query matched best; present only when name is given.',
+            },
             ...companyCore,
+          },
+        },
+        SupplyChain: {
+          type: 'object',
+          required: ['length', 'weakest_confidence', 'companies', 'hops'],
+          properties: {
+            length: { ...int, description: 'Number of hops.' },
+            weakest_confidence: {
+              type: ['number', 'null'],
+              description: "Lowest confidence of the chain's hops.",
+            },
+            companies: {
+              type: 'array',
+              description: 'From `from` to `to`.',
+              items: { type: 'object', required: ['vid', 'name'], properties: { vid: str, name: str } },
+            },
+            hops: {
+              type: 'array',
+              description: 'The relationships, from `from` to `to`.',
+              items: {
+                type: 'object',
+                required: [
+                  'relationship_id',
+                  'supplier_vid',
+                  'customer_vid',
+                  'confidence_score',
+                  'latest_evidence_date',
+                ],
+                properties: {
+                  relationship_id: {
+                    ...str,
+                    description: 'Edge id; GET /v1/edges/{edge_id}/ has its evidence.',
+                  },
+                  supplier_vid: str,
+                  customer_vid: str,
+                  confidence_score: { type: ['number', 'null'] },
+                  latest_evidence_date: dt,
+                },
+              },
+            },
+          },
+        },
+        CompanySuggestion: {
+          type: 'object',
+          required: ['vid', 'name', 'matched_name'],
+          properties: {
+            vid: str,
+            name: str,
+            matched_name: { ...str, description: 'The name, alias or acronym the typed words matched.' },
           },
         },
         CompanyProfile: {

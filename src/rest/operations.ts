@@ -38,14 +38,27 @@ function listOperation(field: string, key: 'supplier' | 'customer'): DocumentNod
 export const OPERATIONS = {
   searchCompanies: parse(`query (
     $name: String, $limit: Int, $offset: Int, $include_subsidiaries: Boolean, $min_similarity: Float,
-    $city: String, $country: String, $website: String, $identifier: String
+    $city: String, $country: String, $website: String, $identifier: String, $sort: String
   ) {
     companies(
       name: $name, limit: $limit, offset: $offset, include_subsidiaries: $include_subsidiaries,
-      min_similarity: $min_similarity, city: $city, country: $country, website: $website, identifier: $identifier
+      min_similarity: $min_similarity, city: $city, country: $country, website: $website, identifier: $identifier,
+      sort: $sort
     ) {
       has_more
-      results { search_similarity ${COMPANY_CORE} }
+      results { search_similarity word_similarity matched_name ${COMPANY_CORE} }
+    }
+  }`),
+  suggestCompanies: parse(`query ($q: String!, $limit: Int, $include_subsidiaries: Boolean) {
+    suggestions: suggest_companies(q: $q, limit: $limit, include_subsidiaries: $include_subsidiaries) {
+      vid name matched_name
+    }
+  }`),
+  paths: parse(`query ($from: ID!, $to: ID!, $max_tiers: Int, $direction: String, $limit: Int) {
+    paths(from: $from, to: $to, max_tiers: $max_tiers, direction: $direction, limit: $limit) {
+      length weakest_confidence
+      companies { vid name }
+      hops { relationship_id supplier_vid customer_vid confidence_score latest_evidence_date }
     }
   }`),
   companyProfile: parse(`query ($vid: ID!) {

@@ -1,8 +1,13 @@
 import type { Logger } from '../logger';
 import type { GraphStore } from '../store/graph-store';
+import { countryCode } from '../domain/countries';
 import { hostsOf } from '../domain/hosts';
+import { similarityOfSets, trigramSet, wordSimilarity } from '../domain/trigram';
+import { importanceOf, matchEntry, planQuery, relevanceOf } from './relevance';
+import type { QueryPlan } from './relevance';
 import { TrigramIndexBuilder } from './trigram-index';
 import type { TrigramIndex } from './trigram-index';
+import { WordIndex } from './word-index';
 
 /** What a search can ask for; every criterion given must match. */
 export interface SearchCriteria {
@@ -16,15 +21,54 @@ export interface SearchCriteria {
   identifier?: string;
   limit: number;
   offset: number;
+  /**
+   * relevance (default): names containing the query's words or word beginnings are candidates too, and
+   * the order is the documented relevance; similarity: the interface specification's order, pg_trgm
+   * similarity >= minSimilarity, by similarity then relationships.
+   */
+  sort?: SearchSort;
 }
+
+export type SearchSort = 'relevance' | 'similarity';
 
 export interface SearchHit {
   vid: string;
   /** float4 similarity to the name; null when no name was given. */
   similarity: number | null;
+  /** float4 pg_trgm word_similarity(query, name); null when no name was given. */
+  wordSimilarity: number | null;
+  /** The name, alias or acronym the query matched best; null when no name was given. */
+  matchedName: string | null;
+  /** Relevance (see relevance.ts); null when no name was given or when sorted by similarity. */
+  relevance: number | null;
 }
 
 const fold = (s: string) => s.trim().toLowerCase();
+
+/** Country key of the index: the ISO alpha-2 code when the value names a country, else the folded text. */
+const countryKey = (value: string) => countryCode(value) ?? fold(value);
+
+/** Candidates per query word taken from word postings in a search, most important companies first. */
+const SEARCH_BUDGET = 500;
+/** The same for suggestions, which must answer in a few milliseconds. */
+const SUGGEST_BUDGET = 150;
+/**
+ * A beginning spanning more vocabulary words than this ("co" spans tens of thousands at a million
+ * companies) is matched by reading companies most important first rather than by merging postings.
+ */
+const MERGE_WORDS = 1000;
+/** Companies read, most important first, for such a beginning. */
+const SCAN_LIMIT = 50_000;
+/** Extra trigram matches read beyond the page, for relevance to reorder. */
+const TRIGRAM_EXTRA = 100;
+
+interface Scored {
+  doc: number;
+  similarity: number;
+  wordSimilarity: number;
+  entry: number;
+  relevance: number;
+}
 
 /**
  * The in-process company search index: trigram postings over names plus the
@@ -44,6 +88,12 @@ export class CompanySearchIndex {
     private readonly byHost: Map<string, number[]>,
     /** Docs ordered by degree desc, vid asc: the order of searches without a name. */
     private readonly byDegree: Uint32Array,
+    private readonly words: WordIndex,
+    private readonly names_: string[],
+    private readonly parent: Uint8Array,
+    private readonly maxDegree: number,
+    /** Place of each doc in importance order (byDegree), 0 first. */
+    private readonly rank: Uint32Array,
   ) {}
 
   get size(): number {
@@ -58,6 +108,9 @@ export class CompanySearchIndex {
     const degrees: number[] = [];
     const defaults: number[] = [];
     const countryIds: number[] = [];
+    const names: string[] = [];
+    const entries: string[][] = [];
+    const parents: number[] = [];
     const countries = new Map<string, number>();
     const byHost = new Map<string, number[]>();
     const byCity = new Map<string, number[]>();
@@ -73,9 +126,12 @@ export class CompanySearchIndex {
         vids.push(r.vid);
         degrees.push(r.degree);
         defaults.push(r.searchedByDefault ? 1 : 0);
+        names.push(r.name);
+        entries.push([r.name, ...(r.aliases ?? [])]);
+        parents.push(r.isClusterParent ? 1 : 0);
         let cid = 0;
         if (r.country) {
-          const key = fold(r.country);
+          const key = countryKey(r.country);
           cid = countries.get(key) ?? countries.size + 1;
           countries.set(key, cid);
         }
@@ -90,6 +146,10 @@ export class CompanySearchIndex {
     const degree = Int32Array.from(degrees);
     const order = Uint32Array.from(vids.keys());
     order.sort((a, b) => degree[b]! - degree[a]! || (vids[a]! < vids[b]! ? -1 : vids[a]! > vids[b]! ? 1 : 0));
+    const rank = new Uint32Array(order.length);
+    order.forEach((doc, k) => (rank[doc] = k));
+    let maxDegree = 0;
+    for (const d of degree) maxDegree = Math.max(maxDegree, d);
     const index = new CompanySearchIndex(
       vids,
       builder.build(),
@@ -101,6 +161,11 @@ export class CompanySearchIndex {
       byIdentifier,
       byHost,
       order,
+      WordIndex.build(entries, rank),
+      names,
+      Uint8Array.from(parents),
+      maxDegree,
+      rank,
     );
     log?.info({ companies: vids.length, ms: Date.now() - started }, 'search index built');
     return index;
@@ -113,6 +178,7 @@ export class CompanySearchIndex {
     const { accept, docs } = allowed;
     const name = c.name?.trim();
     if (name) {
+      if ((c.sort ?? 'relevance') === 'relevance') return this.searchRelevant(name, docs, accept, c);
       if (docs && docs.length < 5000) return this.rankFew(name, docs, accept, c);
       const r = this.names.search(name, {
         threshold: c.minSimilarity,
@@ -122,7 +188,13 @@ export class CompanySearchIndex {
         accept,
       });
       return {
-        hits: r.matches.map((m) => ({ vid: this.vids[m.doc]!, similarity: m.similarity })),
+        hits: r.matches.map((m) => ({
+          vid: this.vids[m.doc]!,
+          similarity: m.similarity,
+          wordSimilarity: wordSimilarity(name, this.names_[m.doc]!),
+          matchedName: this.names_[m.doc]!,
+          relevance: null,
+        })),
         hasMore: r.hasMore,
       };
     }
@@ -136,9 +208,281 @@ export class CompanySearchIndex {
         continue;
       }
       if (hits.length === c.limit) return { hits, hasMore: true };
-      hits.push({ vid: this.vids[doc]!, similarity: null });
+      hits.push({
+        vid: this.vids[doc]!,
+        similarity: null,
+        wordSimilarity: null,
+        matchedName: null,
+        relevance: null,
+      });
     }
     return { hits, hasMore: false };
+  }
+
+  /**
+   * Suggestions for a search box: the most relevant companies whose names (or aliases, or acronyms) hold
+   * the typed words, the last one as a beginning. Only word postings are read, with a small budget, so
+   * the answer takes about the same time whatever the size of the index.
+   */
+  suggest(query: string, limit: number, includeSubsidiaries: boolean): (SearchHit & { name: string })[] {
+    const text = query.trim();
+    const plan = planQuery(text, this.words, true);
+    if (plan.significant.length === 0) return [];
+    const byDefault = this.byDefault;
+    const accept = (doc: number) => includeSubsidiaries || byDefault[doc] === 1;
+    const candidates = new Map<number, number | null>();
+    for (const doc of this.wordCandidates(plan, accept, SUGGEST_BUDGET)) candidates.set(doc, null);
+    return this.best(plan, candidates, 0, limit)
+      .slice(0, limit)
+      .map((s) => ({ ...this.hitOf(s), name: this.names_[s.doc]! }));
+  }
+
+  /** Relevance order over trigram candidates and word candidates (see relevance.ts). */
+  private searchRelevant(
+    name: string,
+    docs: readonly number[] | null,
+    accept: (doc: number) => boolean,
+    c: SearchCriteria,
+  ): { hits: SearchHit[]; hasMore: boolean } {
+    const plan = planQuery(name, this.words);
+    const candidates = new Map<number, number | null>();
+    if (docs && docs.length < 5000) {
+      for (const doc of docs) if (accept(doc)) candidates.set(doc, null);
+    } else {
+      const r = this.names.search(name, {
+        threshold: c.minSimilarity,
+        limit: c.offset + c.limit + TRIGRAM_EXTRA,
+        offset: 0,
+        weights: this.degree,
+        accept,
+      });
+      for (const m of r.matches) candidates.set(m.doc, m.similarity);
+      if (plan.significant.length > 0) {
+        for (const doc of this.wordCandidates(plan, accept, Math.max(SEARCH_BUDGET, c.offset + c.limit))) {
+          if (!candidates.has(doc)) candidates.set(doc, null);
+        }
+      }
+    }
+    const ordered = this.best(plan, candidates, c.minSimilarity, c.offset + c.limit + 1);
+    return {
+      hits: ordered.slice(c.offset, c.offset + c.limit).map((s) => this.hitOf(s)),
+      hasMore: ordered.length > c.offset + c.limit,
+    };
+  }
+
+  /**
+   * The `count` most relevant matches among the candidates, in order. A candidate matches when its
+   * name's similarity reaches the threshold or its names cover at least half of the query's words.
+   * Word matching is cheap and bounds relevance from above (taking both trigram scores as 1), so
+   * candidates are scored fully in order of that bound, and scoring stops once the bound falls below
+   * the count-th best relevance found: the answer is the same as scoring every candidate.
+   */
+  private best(
+    plan: QueryPlan,
+    candidates: Map<number, number | null>,
+    threshold: number,
+    count: number,
+  ): Scored[] {
+    const querySet = trigramSet(plan.text);
+    const bounded: {
+      doc: number;
+      knownSim: number | null;
+      entry: number;
+      match: number;
+      coverage: number;
+      bound: number;
+      importance: number;
+    }[] = [];
+    for (const [doc, knownSim] of candidates) {
+      const [first, end] = this.words.entriesOf(doc);
+      let entry = -1;
+      let match = -1;
+      let coverage = 0;
+      for (let e = first; e < end; e++) {
+        const m = matchEntry(plan, this.words, e);
+        if (m.match > match) {
+          entry = e;
+          match = m.match;
+          coverage = m.coverage;
+        }
+      }
+      if (entry < 0) continue;
+      // A candidate covering too few words can only match through its similarity.
+      if (coverage < 0.5 && (threshold <= 0 || (knownSim !== null && knownSim < threshold))) continue;
+      const sim = knownSim ?? similarityOfSets(querySet, trigramSet(this.names_[doc]!));
+      if (coverage < 0.5 && !(sim >= threshold && sim > 0)) continue;
+      const importance = importanceOf(this.degree[doc]!, this.maxDegree, this.parent[doc] === 1);
+      const bound = relevanceOf(match, 1, sim, importance);
+      bounded.push({ doc, knownSim: sim, entry, match, coverage, bound, importance });
+    }
+    bounded.sort((a, b) => b.bound - a.bound);
+    const top: Scored[] = [];
+    for (const c of bounded) {
+      if (top.length >= count && c.bound < top[count - 1]!.relevance) break;
+      const name = this.names_[c.doc]!;
+      const sim = c.knownSim!;
+      const wsName = wordSimilarity(plan.text, name);
+      const matched = this.words.entryText[c.entry]!;
+      const wsMatched = matched === name ? wsName : wordSimilarity(plan.text, matched);
+      top.push({
+        doc: c.doc,
+        similarity: sim,
+        wordSimilarity: wsName,
+        entry: c.entry,
+        relevance: relevanceOf(c.match, Math.max(wsName, wsMatched), sim, c.importance),
+      });
+      if (top.length >= count) {
+        this.order(top);
+        top.length = Math.min(top.length, count);
+      }
+    }
+    return this.order(top);
+  }
+
+  private order(scored: Scored[]): Scored[] {
+    const vids = this.vids;
+    const degree = this.degree;
+    return scored.sort(
+      (a, b) =>
+        b.relevance - a.relevance ||
+        b.similarity - a.similarity ||
+        degree[b.doc]! - degree[a.doc]! ||
+        (vids[a.doc]! < vids[b.doc]! ? -1 : vids[a.doc]! > vids[b.doc]! ? 1 : 0),
+    );
+  }
+
+  private hitOf(s: Scored): SearchHit {
+    return {
+      vid: this.vids[s.doc]!,
+      similarity: s.similarity,
+      wordSimilarity: s.wordSimilarity,
+      matchedName: this.words.entryText[s.entry]!,
+      relevance: s.relevance,
+    };
+  }
+
+  /**
+   * Companies with a name, alias or acronym holding a query word, a typo of one, or (for the last query
+   * word) a word it begins; per query word at most `budget`, most important companies first.
+   */
+  private wordCandidates(plan: QueryPlan, accept: (doc: number) => boolean, budget: number): Set<number> {
+    const out = new Set<number>();
+    const words = this.words;
+    const n = plan.significant.length;
+    const last = n - 1;
+    // Rarest words first, sharing one budget: a rare word names few companies and those are the likely
+    // answers, while a common word ("systems") would only spend the budget on the most important of many.
+    // Every word still gets a share, so two common words ("general motors") both bring candidates.
+    const order = plan.significant
+      .map((_, i) => i)
+      .sort((a, b) => this.frequencyOf(plan, a) - this.frequencyOf(plan, b) || a - b);
+    const floor = Math.ceil(budget / (2 * n));
+    let spent = 0;
+    for (const i of order) {
+      const allowance = Math.max(floor, budget - spent);
+      let taken = 0;
+      // Filters may refuse most postings; reading stops after a bounded number of them.
+      let reads = 0;
+      const maxReads = 20 * allowance;
+      const offer = (doc: number) => {
+        reads++;
+        if (out.has(doc) || !accept(doc)) return false;
+        out.add(doc);
+        taken++;
+        return true;
+      };
+      const take = (postings: Uint32Array) => {
+        for (let k = 0; k < postings.length && taken < allowance && reads < maxReads; k++) {
+          offer(words.entryDoc[postings[k]!]!);
+        }
+      };
+      if (plan.exactIds[i]! >= 0) take(words.postingsOf(plan.exactIds[i]!));
+      for (const id of plan.typos[i]!) take(words.postingsOf(id));
+      if (i === last && taken < allowance && reads < maxReads) {
+        const q = plan.significant[i]!;
+        const [from, to] = words.prefixRange(q);
+        if (to - from <= MERGE_WORDS)
+          this.mergeByImportance(from, to, allowance - taken, maxReads - reads, offer);
+        else this.scanByImportance(q, allowance - taken, offer);
+      }
+      spent += taken;
+    }
+    return out;
+  }
+
+  /**
+   * Offers the companies whose names have a word beginning with `prefix`, most important first, until
+   * `budget` are taken: for a short beginning they are common, so few companies are read.
+   */
+  private scanByImportance(prefix: string, budget: number, take: (doc: number) => boolean): void {
+    const words = this.words;
+    const scanned = Math.min(this.byDegree.length, SCAN_LIMIT);
+    let taken = 0;
+    for (let k = 0; k < scanned && taken < budget; k++) {
+      const doc = this.byDegree[k]!;
+      const [first, end] = words.entriesOf(doc);
+      for (let e = first; e < end; e++) {
+        if (words.wordIdsOfEntry(e).some((id) => words.word(id).startsWith(prefix))) {
+          if (take(doc)) taken++;
+          break;
+        }
+      }
+    }
+  }
+
+  /** Names holding a query word exactly (0 for a word no name has). */
+  private frequencyOf(plan: QueryPlan, i: number): number {
+    const id = plan.exactIds[i]!;
+    return id >= 0 ? this.words.frequency(id) : 0;
+  }
+
+  /**
+   * Walks the postings of vocabulary words [from, to) merged most important company first, offering each
+   * company to `take` until it has accepted `budget`: a short beginning such as "s" spans thousands of
+   * words, of which only the companies that matter most are wanted.
+   */
+  private mergeByImportance(
+    from: number,
+    to: number,
+    budget: number,
+    maxReads: number,
+    take: (doc: number) => boolean,
+  ): void {
+    const words = this.words;
+    const rank = this.rank;
+    const lists: Uint32Array[] = [];
+    for (let id = from; id < to; id++) lists.push(words.postingsOf(id));
+    const pos = new Uint32Array(lists.length);
+    const rankAt = (k: number) => rank[words.entryDoc[lists[k]![pos[k]!]!]!]!;
+    // A binary min-heap of list numbers keyed by the rank of their next company.
+    const heap: number[] = [];
+    const less = (a: number, b: number) => rankAt(heap[a]!) < rankAt(heap[b]!);
+    const down = (i: number) => {
+      for (;;) {
+        const l = 2 * i + 1;
+        if (l >= heap.length) return;
+        const m = l + 1 < heap.length && less(l + 1, l) ? l + 1 : l;
+        if (!less(m, i)) return;
+        [heap[i], heap[m]] = [heap[m]!, heap[i]!];
+        i = m;
+      }
+    };
+    lists.forEach((list, k) => {
+      if (list.length > 0) heap.push(k);
+    });
+    for (let i = (heap.length >>> 1) - 1; i >= 0; i--) down(i);
+    let taken = 0;
+    let reads = 0;
+    while (heap.length > 0 && taken < budget && reads++ < maxReads) {
+      const k = heap[0]!;
+      if (take(words.entryDoc[lists[k]![pos[k]!]!]!)) taken++;
+      pos[k]!++;
+      if (pos[k]! >= lists[k]!.length) {
+        heap[0] = heap[heap.length - 1]!;
+        heap.pop();
+      }
+      down(0);
+    }
   }
 
   /** Names ranked exactly among a small set of candidates from the key filters. */
@@ -159,7 +503,13 @@ export class CompanySearchIndex {
     );
     const page = scored.slice(c.offset, c.offset + c.limit);
     return {
-      hits: page.map((m) => ({ vid: this.vids[m.doc]!, similarity: m.similarity })),
+      hits: page.map((m) => ({
+        vid: this.vids[m.doc]!,
+        similarity: m.similarity,
+        wordSimilarity: wordSimilarity(name, this.names_[m.doc]!),
+        matchedName: this.names_[m.doc]!,
+        relevance: null,
+      })),
       hasMore: scored.length > c.offset + c.limit,
     };
   }
@@ -182,7 +532,7 @@ export class CompanySearchIndex {
     }
     let countryId = -1;
     if (c.country !== undefined) {
-      countryId = this.countries.get(fold(c.country)) ?? 0;
+      countryId = this.countries.get(countryKey(c.country)) ?? 0;
       if (countryId === 0) return 'none';
     }
     if (docs !== null && (docs as number[]).length === 0) return 'none';

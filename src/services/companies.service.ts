@@ -18,9 +18,30 @@ export interface CompanySearchInput {
   country?: string | null;
   website?: string | null;
   identifier?: string | null;
+  sort?: string | null;
 }
 
-export type CompanySearchResult = CompanyCore & { search_similarity: number | null };
+export type CompanySearchResult = CompanyCore & {
+  search_similarity: number | null;
+  word_similarity: number | null;
+  matched_name: string | null;
+};
+
+export interface CompanySuggestInput {
+  q: string;
+  limit?: number | null;
+  include_subsidiaries?: boolean | null;
+}
+
+/** A suggestion for a search box: answered from the in-process index alone. */
+export interface CompanySuggestion {
+  vid: string;
+  name: string;
+  matched_name: string;
+}
+
+/** Most suggestions one call returns. */
+export const MAX_SUGGESTIONS = 20;
 
 const text = (field: string) =>
   z
@@ -34,6 +55,16 @@ const text = (field: string) =>
 /** Company search and profiles. */
 export class CompaniesService {
   private readonly searchSchema;
+  private readonly suggestSchema = z.object({
+    q: z.string().trim().min(1, 'q must not be empty').max(200, 'q must be at most 200 characters'),
+    limit: z
+      .number()
+      .int('must be an integer')
+      .min(1, 'must be at least 1')
+      .max(MAX_SUGGESTIONS, `must be at most ${MAX_SUGGESTIONS}`)
+      .default(5),
+    include_subsidiaries: z.boolean().default(false),
+  });
 
   constructor(
     private readonly store: GraphStore,
@@ -52,12 +83,15 @@ export class CompaniesService {
       country: text('country'),
       website: text('website'),
       identifier: text('identifier'),
+      sort: z
+        .enum(['relevance', 'similarity'], { message: 'must be relevance or similarity' })
+        .default('relevance'),
     });
   }
 
   /**
-   * Ranked by trigram similarity to `name` (then by number of relationships),
-   * or by number of relationships alone when no name is given.
+   * With `name`: by relevance (see search/relevance.ts), or with sort=similarity by trigram similarity
+   * then number of relationships; without it, by number of relationships alone.
    */
   async search(input: CompanySearchInput): Promise<{ results: CompanySearchResult[]; hasMore: boolean }> {
     const p = check(this.searchSchema, dropNulls(input));
@@ -78,16 +112,31 @@ export class CompaniesService {
       identifier: p.identifier,
       limit: p.limit,
       offset: p.offset,
+      sort: p.sort,
     });
     const companies = await this.store.getCompanies(hits.map((h) => h.vid));
     const byVid = new Map(companies.map((c) => [c.vid, c]));
     const results = hits.flatMap((h) => {
       const c = byVid.get(h.vid);
       return c
-        ? [{ ...c, search_similarity: h.similarity === null ? null : formatFloat4(h.similarity) }]
+        ? [
+            {
+              ...c,
+              search_similarity: h.similarity === null ? null : formatFloat4(h.similarity),
+              word_similarity: h.wordSimilarity === null ? null : formatFloat4(h.wordSimilarity),
+              matched_name: h.matchedName,
+            },
+          ]
         : [];
     });
     return { results, hasMore };
+  }
+
+  /** Top matches for a search box, by word beginnings and relevance; never waits on the store. */
+  async suggest(input: CompanySuggestInput): Promise<CompanySuggestion[]> {
+    const p = check(this.suggestSchema, dropNulls(input));
+    const hits = (await this.index.get()).suggest(p.q, p.limit, p.include_subsidiaries);
+    return hits.map((h) => ({ vid: h.vid, name: h.name, matched_name: h.matchedName ?? h.name }));
   }
 
   async profile(vid: string): Promise<CompanyProfile> {

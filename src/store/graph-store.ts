@@ -43,6 +43,31 @@ export interface TierWalkSink {
   relationships(tier: number, batch: TierRelationship[]): void | Promise<void>;
 }
 
+/** Supplier chains between two companies, read from the graph as they come (see GraphStore.findPaths). */
+export interface PathQuery {
+  /** The supplier end: the chain starts here. */
+  source: string;
+  /** The customer end. */
+  target: string;
+  /** 1 to 20; validated before it reaches the store (it becomes a literal bound). */
+  maxHops: number;
+  /** Most paths read. */
+  limit: number;
+}
+
+/** One hop of a chain: a SUPPLIES relationship, supplier towards customer. */
+export interface PathHop {
+  edge_id: string;
+  confidence_score: number | null;
+  latest_evidence_date: string | null;
+}
+
+/** A chain from source to target: `vids` has one more entry than `hops`, source first. */
+export interface StoredPath {
+  vids: string[];
+  hops: PathHop[];
+}
+
 export interface StoreStats {
   companies: number;
   relationships: number;
@@ -96,6 +121,11 @@ export interface GraphStore {
    * when the root is unknown. `signal` stops the walk between queries.
    */
   walkTiers(request: TierWalkRequest, sink: TierWalkSink, signal?: AbortSignal): Promise<boolean>;
+  /**
+   * Chains of SUPPLIES relationships from `source` to `target` of at most `maxHops` hops, fewest hops
+   * first, at most `limit` of them, cycles included (callers drop them). Empty when either is unknown.
+   */
+  findPaths(query: PathQuery): Promise<StoredPath[]>;
   /** Runs Cypher statements (seed files); returns how many ran. */
   runScript(statements: readonly string[]): Promise<number>;
   /** Incremented whenever the data changes, so caches and the search index know to rebuild. */

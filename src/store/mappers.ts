@@ -11,6 +11,7 @@ import type {
 import { hostsOf } from '../domain/hosts';
 import type { SearchRow } from '../domain/search-row';
 import type { TierCompany, TierRelationship } from '../domain/tier-walk';
+import type { StoredPath } from './graph-store';
 import { EVIDENCE_FIELDS } from './tables';
 
 /**
@@ -268,10 +269,29 @@ export function toSearchRow(r: Props): SearchRow {
     vid: str(r.vid) ?? '',
     name: str(r.name) ?? '',
     searchedByDefault: r.searched_by_default === true,
+    isClusterParent: r.is_cluster_parent === true,
+    // Read when the scan returns them; the import does not store these properties yet.
+    aliases: strings(r.aliases),
+    industry: str(r.industry),
     degree: int(r.degree),
     country: str(r.country),
     hosts: hostsOf([...strings(r.domains), ...strings(r.websites)]),
     cities: jsonList(r.addresses).flatMap((a) => (typeof a.city === 'string' ? [a.city] : [])),
     identifierValues: jsonList(r.identifiers).flatMap((i) => (typeof i.value === 'string' ? [i.value] : [])),
+  };
+}
+
+/** A `path/find` row as a chain from source to target. */
+export function toStoredPath(r: Props, source: string, target: string): StoredPath {
+  const edgeIds = Array.isArray(r.edge_ids) ? r.edge_ids : [];
+  const confidences = Array.isArray(r.confidences) ? (r.confidences as unknown[]) : [];
+  const dates = Array.isArray(r.evidence_dates) ? (r.evidence_dates as unknown[]) : [];
+  return {
+    vids: [source, ...strings(r.inner_vids), target],
+    hops: edgeIds.map((id, k) => ({
+      edge_id: str(id) ?? '',
+      confidence_score: num(confidences[k]),
+      latest_evidence_date: iso(dates[k]),
+    })),
   };
 }

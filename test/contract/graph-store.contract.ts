@@ -253,6 +253,28 @@ export function graphStoreContract(
       expect(byVid.get('lonely')).toMatchObject({ cities: [], identifierValues: [] });
     });
 
+    it('finds supplier chains between two companies, fewest hops first, with each hop', async () => {
+      const paths = await store.findPaths({ source: 'delta', target: 'boeing', maxHops: 2, limit: 10 });
+      expect(paths.map((p) => p.vids)).toEqual([
+        ['delta', 'boeing'],
+        ['delta', 'bolt', 'boeing'],
+      ]);
+      expect(paths[1]!.hops).toEqual([
+        { edge_id: 'e5', confidence_score: 0.6, latest_evidence_date: '2020-07-07T00:00:00.000Z' },
+        { edge_id: 'e1', confidence_score: 0.9, latest_evidence_date: '2023-06-15T00:00:00.000Z' },
+      ]);
+      expect(
+        await store.findPaths({ source: 'delta', target: 'boeing', maxHops: 1, limit: 10 }),
+      ).toHaveLength(1);
+      expect(await store.findPaths({ source: 'delta', target: 'boeing', maxHops: 2, limit: 1 })).toHaveLength(
+        1,
+      );
+      expect(await store.findPaths({ source: 'boeing', target: 'delta', maxHops: 3, limit: 10 })).toEqual([]);
+      expect(await store.findPaths({ source: 'nobody', target: 'boeing', maxHops: 3, limit: 10 })).toEqual(
+        [],
+      );
+    });
+
     describe('tier walk', () => {
       async function walk(request: TierWalkRequest) {
         const companies: Record<string, number> = {};

@@ -50,6 +50,89 @@ describe('authentication', () => {
   });
 });
 
+describe('GET /v1/paths/', () => {
+  it('lists supplier chains from a company to one of its indirect suppliers, shortest first', async () => {
+    const res = await t.get('/v1/paths/?from=boeing&to=delta&max_tiers=2');
+    expect(res.status).toBe(200);
+    const body = (await res.json()) as {
+      results: {
+        length: number;
+        weakest_confidence: number;
+        companies: { vid: string }[];
+        hops: unknown[];
+      }[];
+    };
+    expect(body.results.map((c) => [c.length, c.weakest_confidence, c.companies.map((x) => x.vid)])).toEqual([
+      [1, 0.5, ['boeing', 'delta']],
+      [2, 0.6, ['boeing', 'bolt', 'delta']],
+    ]);
+    expect(body.results[1]!.hops).toEqual([
+      {
+        relationship_id: 'e1',
+        supplier_vid: 'bolt',
+        customer_vid: 'boeing',
+        confidence_score: 0.9,
+        latest_evidence_date: '2023-06-15T00:00:00.000Z',
+      },
+      {
+        relationship_id: 'e5',
+        supplier_vid: 'delta',
+        customer_vid: 'bolt',
+        confidence_score: 0.6,
+        latest_evidence_date: '2020-07-07T00:00:00.000Z',
+      },
+    ]);
+    expect(body.results[0]!.companies[0]).toEqual({ vid: 'boeing', name: 'Boeing Co' });
+  });
+
+  it('walks towards customers, never through a company twice', async () => {
+    const down = (await (
+      await t.get('/v1/paths?from=delta&to=boeing&direction=customer&max_tiers=4')
+    ).json()) as {
+      results: { companies: { vid: string }[] }[];
+    };
+    expect(down.results.map((c) => c.companies.map((x) => x.vid))).toEqual([
+      ['delta', 'boeing'],
+      ['delta', 'bolt', 'boeing'],
+    ]);
+    const none = (await (await t.get('/v1/paths/?from=boeing&to=delta&direction=customer')).json()) as {
+      results: unknown[];
+    };
+    expect(none.results).toEqual([]);
+  });
+
+  it('answers 404 for an unknown company and 400 for bad parameters', async () => {
+    expect((await problem(await t.get('/v1/paths/?from=boeing&to=nobody'), 404)).code).toBe('NOT_FOUND');
+    expect((await t.get('/v1/paths/?from=boeing')).status).toBe(400);
+    expect((await t.get('/v1/paths/?from=boeing&to=delta&max_tiers=99')).status).toBe(400);
+    expect((await t.get('/v1/paths/?from=boeing&to=delta&direction=up')).status).toBe(400);
+    expect((await t.get('/v1/paths/?from=boeing&to=boeing')).status).toBe(400);
+  });
+});
+
+describe('GET /v1/companies/suggest/', () => {
+  it('suggests by word beginnings, allowing the last word to be cut short', async () => {
+    const res = await t.get('/v1/companies/suggest/?q=acme%20aero');
+    expect(res.status).toBe(200);
+    expect(await res.json()).toEqual({
+      results: [
+        { vid: 'acme-hold', name: 'Acme Aerospace Holdings', matched_name: 'Acme Aerospace Holdings' },
+      ],
+    });
+    const subs = (await (
+      await t.get('/v1/companies/suggest?q=acme&include_subsidiaries=true&limit=2')
+    ).json()) as {
+      results: { vid: string }[];
+    };
+    expect(subs.results.map((r) => r.vid).sort()).toEqual(['acme-gmbh', 'acme-hold']);
+  });
+
+  it('refuses a missing q and an out-of-range limit', async () => {
+    expect((await problem(await t.get('/v1/companies/suggest/'), 400)).errors?.[0]?.field).toBe('query.q');
+    expect((await t.get('/v1/companies/suggest/?q=a&limit=21')).status).toBe(400);
+  });
+});
+
 describe('GET /v1/companies/', () => {
   it('ranks by pg_trgm similarity and reports it', async () => {
     const res = await t.get('/v1/companies/?name=boeing');
@@ -63,6 +146,8 @@ describe('GET /v1/companies/', () => {
     expect(body.next).toBeNull();
     expect(body.results[0]).toEqual({
       search_similarity: 0.7,
+      word_similarity: 1,
+      matched_name: 'Boeing Co',
       vid: 'boeing',
       cid_id: 'boeing',
       name: 'Boeing Co',
@@ -132,12 +217,62 @@ describe('GET /v1/companies/', () => {
     expect(await vids('country=Atlantis')).toEqual([]);
   });
 
+  it('takes a country as an ISO code or a short name as well as the long form', async () => {
+    const vids = async (q: string) =>
+      ((await (await t.get(`/v1/companies/?${q}`)).json()) as { results: { vid: string }[] }).results.map(
+        (r) => r.vid,
+      );
+    for (const country of ['DE', 'deu', 'Deutschland', 'germany']) {
+      expect([country, (await vids(`country=${country}&include_subsidiaries=1`)).sort()]).toEqual([
+        country,
+        ['acme-gmbh', 'mueller'],
+      ]);
+    }
+    for (const country of ['GB', 'UK', 'United%20Kingdom', 'GBR']) {
+      expect([country, await vids(`country=${country}`)]).toEqual([country, ['acme-hold']]);
+    }
+    expect(await vids('country=US&name=boeing')).toEqual(['boeing']);
+  });
+
+  it('finds names holding the query as a word below the similarity threshold, unless sort=similarity', async () => {
+    const search = async (q: string) =>
+      (
+        (await (await t.get(`/v1/companies/?${q}`)).json()) as {
+          results: {
+            vid: string;
+            search_similarity: number;
+            word_similarity: number;
+            matched_name: string;
+          }[];
+        }
+      ).results;
+    const relevant = await search('name=acme');
+    expect(relevant[0]).toMatchObject({
+      vid: 'acme-hold',
+      word_similarity: 1,
+      matched_name: 'Acme Aerospace Holdings',
+    });
+    expect(relevant[0]!.search_similarity).toBeLessThan(0.3);
+    expect(await search('name=acme&sort=similarity')).toEqual([]);
+    const res = await t.get('/v1/companies/?name=acme&sort=best');
+    expect(res.status).toBe(400);
+  });
+
+  it('matches an acronym of the significant words and says so', async () => {
+    const body = (await (await t.get('/v1/companies/?name=AAH')).json()) as {
+      results: { vid: string; matched_name: string }[];
+    };
+    expect(body.results[0]).toMatchObject({ vid: 'acme-hold', matched_name: 'AAH' });
+  });
+
   it('omits search_similarity when no name is given and orders by relationships', async () => {
     const body = (await (await t.get('/v1/companies/?limit=3')).json()) as {
       results: Record<string, unknown>[];
     };
     expect(body.results[0]!.vid).toBe('boeing');
     expect(body.results[0]).not.toHaveProperty('search_similarity');
+    expect(body.results[0]).not.toHaveProperty('word_similarity');
+    expect(body.results[0]).not.toHaveProperty('matched_name');
   });
 
   it('answers with and without the trailing slash', async () => {

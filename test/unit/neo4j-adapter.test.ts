@@ -107,6 +107,40 @@ describe('Neo4j adapter, against a recording driver', () => {
     expect(fake.runs[1]).toMatchObject({ query: 'company/get-summaries', params: { vids: ['a'] } });
   });
 
+  it('finds paths with the hop bound in the text and the ends as parameters, in a READ session', async () => {
+    const { fake, store } = storeWith((run) =>
+      run.query === 'path/find'
+        ? [
+            {
+              inner_vids: ['m'],
+              edge_ids: ['e1', 'e2'],
+              confidences: [0.4, 0.8],
+              evidence_dates: [driverDateTime('2022-05-06T00:00:00Z'), null],
+              hops: 2,
+            },
+          ]
+        : [],
+    );
+    const paths = await store.findPaths({ source: 's', target: 't', maxHops: 3, limit: 7 });
+    expect(paths).toEqual([
+      {
+        vids: ['s', 'm', 't'],
+        hops: [
+          { edge_id: 'e1', confidence_score: 0.4, latest_evidence_date: '2022-05-06T00:00:00.000Z' },
+          { edge_id: 'e2', confidence_score: 0.8, latest_evidence_date: null },
+        ],
+      },
+    ]);
+    const run = fake.runs[0]!;
+    expect(run).toMatchObject({
+      query: 'path/find',
+      mode: neo4j.session.READ,
+      params: { source: 's', target: 't' },
+    });
+    expect(run.text).toContain('[:SUPPLIES*1..3]');
+    expect(String(run.params.limit)).toBe('7');
+  });
+
   it('walks tiers breadth-first: each company in its nearest tier, relationships only between consecutive tiers', async () => {
     // Suppliers: r <- a, b; a <- c, b; c <- r (a cycle back to the root); b <- d.
     const suppliersOf: Record<string, string[]> = { r: ['a', 'b'], a: ['c', 'b'], c: ['r'], b: ['d'] };

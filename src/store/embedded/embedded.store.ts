@@ -17,6 +17,8 @@ import type {
   GraphStore,
   Page,
   RelationshipQuery,
+  PathQuery,
+  StoredPath,
   StoreStats,
   TierWalkRequest,
   TierWalkSink,
@@ -28,6 +30,7 @@ import {
   toRelationshipItem,
   toTierCompany,
   toSearchRow,
+  toStoredPath,
   toTierRelationship,
 } from '../mappers';
 import { PointReads, relationshipListQuery } from '../point-reads';
@@ -75,6 +78,7 @@ const QUERY_NAMES = [
   'tierview/tiers-customers',
   'tierview/tier-relationships-suppliers',
   'tierview/tier-relationships-customers',
+  'path/find',
 ] as const;
 type QueryName = (typeof QUERY_NAMES)[number];
 
@@ -347,6 +351,16 @@ export class EmbeddedGraphStore implements GraphStore {
       }
     }
     return true;
+  }
+
+  async findPaths(query: PathQuery): Promise<StoredPath[]> {
+    const find = bindLiterals(this.queries.get('path/find')!, { max_hops: query.maxHops });
+    const rows = await this.live.query(find, {
+      source: query.source,
+      target: query.target,
+      limit: query.limit,
+    });
+    return rows.map((r) => toStoredPath(r, query.source, query.target));
   }
 
   async scanSearchRows(onBatch: (rows: SearchRow[]) => void): Promise<void> {

@@ -10,7 +10,7 @@ import type {
 } from '../../domain/model';
 import type { SearchRow } from '../../domain/search-row';
 import type { TierCompany, TierRelationship } from '../../domain/tier-walk';
-import { cypherRoot, loadQuery, splitStatements } from '../cypher-files';
+import { bindLiterals, cypherRoot, loadQuery, splitStatements } from '../cypher-files';
 import type { CypherQuery } from '../cypher-files';
 import { toNeo4jDialect } from '../dialect';
 import type {
@@ -18,6 +18,8 @@ import type {
   GraphStore,
   Page,
   RelationshipQuery,
+  PathQuery,
+  StoredPath,
   StoreStats,
   TierWalkRequest,
   TierWalkSink,
@@ -29,6 +31,7 @@ import {
   toRelationshipItem,
   toTierCompany,
   toSearchRow,
+  toStoredPath,
   toTierRelationship,
 } from '../mappers';
 import type { Props } from '../mappers';
@@ -60,6 +63,7 @@ export const NEO4J_QUERY_NAMES = [
   'search/scan-companies',
   'tierview/step-suppliers',
   'tierview/step-customers',
+  'path/find',
   'graph/generation',
   'graph/bump-generation',
   'graph/set-schema-version',
@@ -290,6 +294,16 @@ export class Neo4jGraphStore implements GraphStore {
       });
     }
     return true;
+  }
+
+  async findPaths(query: PathQuery): Promise<StoredPath[]> {
+    const find = bindLiterals(this.query('path/find'), { max_hops: query.maxHops });
+    const rows = await this.exec.read(find, {
+      source: query.source,
+      target: query.target,
+      limit: query.limit,
+    });
+    return rows.map((r) => toStoredPath(r, query.source, query.target));
   }
 
   async scanSearchRows(onBatch: (rows: SearchRow[]) => void): Promise<void> {

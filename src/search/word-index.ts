@@ -1,0 +1,185 @@
+import { TrigramIndexBuilder } from './trigram-index';
+import type { TrigramIndex } from './trigram-index';
+import { acronymsOf, allowedEdits, editDistanceWithin, wordsOf } from './name-words';
+
+/** What a searchable name of a company is: its name, an alias given at import, or a derived acronym. */
+export type EntryKind = 'name' | 'alias' | 'acronym';
+const KINDS: readonly EntryKind[] = ['name', 'alias', 'acronym'];
+
+/**
+ * Word-level index over every searchable name of every company: the vocabulary of folded words (sorted,
+ * for prefix ranges), each word's postings (names containing it, most important company first), each
+ * name's words, and a trigram index over the vocabulary that finds the words a typo may stand for.
+ * Immutable once built.
+ */
+export class WordIndex {
+  private constructor(
+    private readonly vocab: string[],
+    private readonly postStart: Uint32Array,
+    private readonly postings: Uint32Array,
+    readonly entryDoc: Uint32Array,
+    readonly entryText: string[],
+    private readonly entryKind: Uint8Array,
+    private readonly wordStart: Uint32Array,
+    private readonly entryWords: Uint32Array,
+    /** First entry of each doc (entries of a doc are contiguous), size + 1 values. */
+    private readonly docEntryStart: Uint32Array,
+    private readonly vocabTrigrams: TrigramIndex,
+  ) {}
+
+  /**
+   * `names[doc]` lists the doc's name then its aliases; acronyms are derived here. `rank[doc]` is the
+   * doc's place in importance order (0 = most important), used to order postings.
+   */
+  static build(names: readonly (readonly string[])[], rank: Uint32Array): WordIndex {
+    const words = new Map<string, number>();
+    const entryDoc: number[] = [];
+    const entryText: string[] = [];
+    const entryKind: number[] = [];
+    const rawWords: number[] = [];
+    const wordStart: number[] = [0];
+    const docEntryStart = new Uint32Array(names.length + 1);
+    const idOf = (w: string) => {
+      let id = words.get(w);
+      if (id === undefined) words.set(w, (id = words.size));
+      return id;
+    };
+    const addEntry = (doc: number, text: string, kind: number, ws: readonly string[]) => {
+      entryDoc.push(doc);
+      entryText.push(text);
+      entryKind.push(kind);
+      for (const w of ws) rawWords.push(idOf(w));
+      wordStart.push(rawWords.length);
+    };
+    for (let doc = 0; doc < names.length; doc++) {
+      docEntryStart[doc] = entryDoc.length;
+      const seen = new Set<string>();
+      names[doc]!.forEach((text, k) => {
+        const ws = wordsOf(text);
+        const key = ws.join(' ');
+        if (ws.length === 0 || seen.has(key)) return;
+        seen.add(key);
+        addEntry(doc, text, k === 0 ? 0 : 1, ws);
+        for (const a of acronymsOf(ws)) {
+          if (seen.has(a)) continue;
+          seen.add(a);
+          addEntry(doc, a.toUpperCase(), 2, [a]);
+        }
+      });
+    }
+    docEntryStart[names.length] = entryDoc.length;
+
+    // Vocabulary ids become positions in sorted order, so a prefix is a contiguous range of ids.
+    const vocab = [...words.keys()].sort();
+    const remap = new Uint32Array(words.size);
+    vocab.forEach((w, i) => (remap[words.get(w)!] = i));
+    const entryWords = Uint32Array.from(rawWords, (id) => remap[id]!);
+    const entries = entryDoc.length;
+    const starts = Uint32Array.from(wordStart);
+    const postStart = new Uint32Array(vocab.length + 1);
+    for (let e = 0; e < entries; e++) {
+      const distinct = new Set(entryWords.subarray(starts[e], starts[e + 1]));
+      for (const w of distinct) postStart[w + 1]!++;
+    }
+    for (let w = 1; w <= vocab.length; w++) postStart[w]! += postStart[w - 1]!;
+    const fill = postStart.slice(0, vocab.length);
+    const postings = new Uint32Array(postStart[vocab.length]!);
+    // Entries in importance order, so each posting list comes out most important first.
+    const byRank = Uint32Array.from(entryDoc.keys()).sort(
+      (a, b) => rank[entryDoc[a]!]! - rank[entryDoc[b]!]! || a - b,
+    );
+    for (const e of byRank) {
+      const distinct = new Set(entryWords.subarray(starts[e], starts[e + 1]));
+      for (const w of distinct) postings[fill[w]!++] = e;
+    }
+    const builder = new TrigramIndexBuilder();
+    for (const w of vocab) builder.add(w);
+    return new WordIndex(
+      vocab,
+      postStart,
+      postings,
+      Uint32Array.from(entryDoc),
+      entryText,
+      Uint8Array.from(entryKind),
+      starts,
+      entryWords,
+      docEntryStart,
+      builder.build(),
+    );
+  }
+
+  kindOf(entry: number): EntryKind {
+    return KINDS[this.entryKind[entry]!]!;
+  }
+
+  /** Entries of a doc: [first, end). */
+  entriesOf(doc: number): [number, number] {
+    return [this.docEntryStart[doc]!, this.docEntryStart[doc + 1]!];
+  }
+
+  /** Folded words of an entry, in order. */
+  wordsOfEntry(entry: number): string[] {
+    const out: string[] = [];
+    for (let k = this.wordStart[entry]!; k < this.wordStart[entry + 1]!; k++)
+      out.push(this.vocab[this.entryWords[k]!]!);
+    return out;
+  }
+
+  /** Vocabulary ids of the words of an entry, in order. */
+  wordIdsOfEntry(entry: number): Uint32Array {
+    return this.entryWords.subarray(this.wordStart[entry], this.wordStart[entry + 1]);
+  }
+
+  word(id: number): string {
+    return this.vocab[id]!;
+  }
+
+  /** Vocabulary id of a word, or -1. */
+  idOf(word: string): number {
+    const at = this.lowerBound(word);
+    return at < this.vocab.length && this.vocab[at] === word ? at : -1;
+  }
+
+  /** Vocabulary ids [from, to) of the words starting with `prefix`. */
+  prefixRange(prefix: string): [number, number] {
+    return [this.lowerBound(prefix), this.lowerBound(`${prefix}\uffff`)];
+  }
+
+  /** Number of names containing a word. */
+  frequency(id: number): number {
+    return this.postStart[id + 1]! - this.postStart[id]!;
+  }
+
+  /** Names containing a word, most important company first. */
+  postingsOf(id: number): Uint32Array {
+    return this.postings.subarray(this.postStart[id], this.postStart[id + 1]);
+  }
+
+  /**
+   * Name words a query word may be a typo of: a letter missing, added, doubled, changed or two neighbours
+   * swapped (two such edits in words of nine letters or more). Found through trigram similarity over the
+   * vocabulary, then checked by edit distance; the word itself is not included.
+   */
+  typoWords(word: string): number[] {
+    const edits = allowedEdits(word.length);
+    if (edits === 0) return [];
+    const { matches } = this.vocabTrigrams.search(word, { threshold: 0.2, limit: 64, offset: 0 });
+    return matches
+      .map((m) => m.doc)
+      .filter((id) => {
+        const w = this.vocab[id]!;
+        return w !== word && editDistanceWithin(word, w, edits) <= edits;
+      });
+  }
+
+  private lowerBound(word: string): number {
+    let lo = 0;
+    let hi = this.vocab.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1;
+      if (this.vocab[mid]! < word) lo = mid + 1;
+      else hi = mid;
+    }
+    return lo;
+  }
+}

@@ -1,0 +1,110 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { parse } from 'csv-parse/sync';
+import { CompanySearchIndex } from '../../src/search/company-search';
+import type { SearchSort } from '../../src/search/company-search';
+import type { SearchRow } from '../../src/domain/search-row';
+import type { GraphStore } from '../../src/store/graph-store';
+
+interface Labelled {
+  query: string;
+  vid: string;
+  trap: string;
+  country?: string;
+  include_subsidiaries?: boolean;
+}
+
+const FIXTURES = join(__dirname, '..', 'fixtures');
+const labelled = JSON.parse(readFileSync(join(FIXTURES, 'search-relevance.json'), 'utf8')) as {
+  dataset: string;
+  queries: Labelled[];
+};
+
+const csv = (file: string) =>
+  parse<Record<string, string>>(readFileSync(join(FIXTURES, labelled.dataset, file), 'utf8'), {
+    columns: true,
+  });
+
+/** The dataset's companies as the store would stream them after an import. */
+function searchRows(): SearchRow[] {
+  const degree = new Map<string, number>();
+  for (const r of csv('relationships.csv')) {
+    for (const vid of [r.supplier_id!, r.customer_id!]) degree.set(vid, (degree.get(vid) ?? 0) + 1);
+  }
+  const clusters = csv('clusters.csv');
+  const size = new Map<string, number>();
+  for (const c of clusters) size.set(c.cid_id!, (size.get(c.cid_id!) ?? 0) + 1);
+  const membership = new Map(clusters.map((c) => [c.vid!, c]));
+  return csv('companies.csv').map((c) => {
+    const m = membership.get(c.vid!);
+    return {
+      vid: c.vid!,
+      name: c.name!,
+      searchedByDefault: m === undefined || m.is_parent === 'true',
+      isClusterParent: m !== undefined && m.is_parent === 'true' && size.get(m.cid_id!)! > 1,
+      aliases: [],
+      industry: null,
+      degree: degree.get(c.vid!) ?? 0,
+      country: c.domiciled_country || null,
+      hosts: [],
+      cities: [],
+      identifierValues: [],
+    };
+  });
+}
+
+async function buildIndex(): Promise<CompanySearchIndex> {
+  const rows = searchRows();
+  const store = { scanSearchRows: (onBatch: (r: SearchRow[]) => void) => Promise.resolve(onBatch(rows)) };
+  return CompanySearchIndex.build(store as unknown as GraphStore);
+}
+
+function topOne(index: CompanySearchIndex, q: Labelled, sort: SearchSort): string | undefined {
+  const { hits } = index.search({
+    name: q.query,
+    minSimilarity: 0.3,
+    includeSubsidiaries: q.include_subsidiaries ?? false,
+    country: q.country,
+    limit: 1,
+    offset: 0,
+    sort,
+  });
+  return hits[0]?.vid;
+}
+
+describe('search relevance on the labelled query set', () => {
+  let index: CompanySearchIndex;
+  beforeAll(async () => {
+    index = await buildIndex();
+  });
+
+  it('finds the intended company first for at least 95% of the queries', () => {
+    const misses = labelled.queries
+      .map((q) => ({ ...q, got: topOne(index, q, 'relevance') }))
+      .filter((q) => q.got !== q.vid);
+    const accuracy = 1 - misses.length / labelled.queries.length;
+    const pureOrder = labelled.queries.filter((q) => topOne(index, q, 'similarity') === q.vid).length;
+    console.log(
+      `top-1 accuracy: relevance ${(100 * accuracy).toFixed(1)}% ` +
+        `(similarity order ${((100 * pureOrder) / labelled.queries.length).toFixed(1)}%) ` +
+        `on ${labelled.queries.length} queries; misses: ${JSON.stringify(misses.map((m) => [m.query, m.vid, m.got ?? null]))}`,
+    );
+    expect(labelled.queries.length).toBeGreaterThanOrEqual(100);
+    expect(accuracy).toBeGreaterThanOrEqual(0.95);
+  });
+
+  it('covers every kind of trap with several queries', () => {
+    const traps = new Map<string, number>();
+    for (const q of labelled.queries) traps.set(q.trap, (traps.get(q.trap) ?? 0) + 1);
+    for (const trap of [
+      'short query of a long legal name',
+      'parent vs subsidiary',
+      'acronym',
+      'typo',
+      'common words',
+      'country',
+    ]) {
+      expect(traps.get(trap) ?? 0).toBeGreaterThanOrEqual(5);
+    }
+  });
+});
