@@ -5,6 +5,7 @@ import path from 'node:path';
 import { cypherRoot, loadQuery, splitStatements } from '../../src/store/cypher-files';
 import { NEO4J_QUERY_NAMES, NEO4J_SCRIPTS } from '../../src/store/neo4j/neo4j.store';
 import type { Neo4jGraphStore } from '../../src/store/neo4j/neo4j.store';
+import { asSent } from '../support/cypher-text';
 import { readSeed } from '../support/paths';
 import { NEO4J_HINT, emptyNeo4j, neo4jAvailability, openNeo4jStore, startNeo4j } from '../support/neo4j';
 import type { Neo4jTarget } from '../support/neo4j';
@@ -46,7 +47,7 @@ if (neo4jAvailability() === null) {
 
     it('plans every query and script statement the adapter sends without a deprecation notice', async () => {
       const statements: [string, string][] = [
-        ...NEO4J_QUERY_NAMES.map((n): [string, string] => [n, loadQuery(n, 'neo4j').text]),
+        ...NEO4J_QUERY_NAMES.map((n): [string, string] => [n, asSent(loadQuery(n, 'neo4j')).text]),
         ...NEO4J_SCRIPTS.flatMap((n) =>
           splitStatements(fs.readFileSync(path.join(cypherRoot(), `${n}.neo4j.cypher`), 'utf8')).map(
             (s): [string, string] => [n, s],

@@ -2,12 +2,12 @@ import fs from 'node:fs';
 import path from 'node:path';
 import neo4j from 'neo4j-driver';
 import { lintCypherQuery } from '@neo4j-cypher/language-support';
-import { bindLiterals, cypherRoot, loadQuery, splitStatements } from '../../src/store/cypher-files';
+import { cypherRoot, loadQuery, splitStatements } from '../../src/store/cypher-files';
 import type { CypherQuery, ParamType } from '../../src/store/cypher-files';
 import { toNeo4jDialect } from '../../src/store/dialect';
 import { toDriverParams } from '../../src/store/neo4j/driver';
 import { NEO4J_QUERY_NAMES, NEO4J_SCRIPTS } from '../../src/store/neo4j/neo4j.store';
-import { queryBody, usedParams } from '../support/cypher-text';
+import { asSent, queryBody, usedParams } from '../support/cypher-text';
 import { ROOT } from '../support/paths';
 
 /**
@@ -60,15 +60,6 @@ const SAMPLE: Record<ParamType, unknown> = {
   TIMESTAMP: new Date('2021-03-04T05:06:07Z'),
   'MAP[]': [{ a: 1 }],
 };
-
-/** The query as it is sent: literal slots (path bounds, dates) filled with valid sample values. */
-function asSent(q: CypherQuery): CypherQuery {
-  if (q.literals.size === 0) return q;
-  return bindLiterals(
-    q,
-    Object.fromEntries([...q.literals].map(([k, t]) => [k, t === 'INT' ? 2 : '2020-01-01'])),
-  );
-}
 
 /** Syntax errors of `text` read as Cypher 5 (warnings, such as deprecations, are not errors). */
 function cypher5Errors(text: string, params: string[]): string[] {
