@@ -1,7 +1,7 @@
 import { ERROR_CODES } from '../domain/errors';
 import { RELEVANCE_FORMULA } from '../search/relevance';
-import { MAX_SUGGESTIONS } from '../services/companies.service';
-import { MAX_PATHS } from '../services/paths.service';
+import { MAX_SUGGESTIONS, SUGGEST_DEFAULT_LIMIT } from '../services/companies.service';
+import { MAX_PATHS, PATH_DEFAULTS, defaultPathTiers } from '../services/paths.service';
 import { COMPANY_COLUMNS, RELATIONSHIP_COLUMNS, TIER_COLUMNS, TIERVIEW_COLUMNS } from '../domain/tierview';
 import { MAX_CALLBACK_URL_LENGTH } from '../domain/callback-hosts';
 import { CALLBACK_DELIVERY_HEADER, CALLBACK_SIGNATURE_HEADER } from '../jobs/callbacks';
@@ -316,7 +316,7 @@ export function openApiDocument(keyHeader: string, f: ApiFacts): Json {
             },
             q(
               'limit',
-              { ...int, minimum: 1, maximum: MAX_SUGGESTIONS, default: 5 },
+              { ...int, minimum: 1, maximum: MAX_SUGGESTIONS, default: SUGGEST_DEFAULT_LIMIT },
               'Most suggestions returned.',
             ),
             q(
@@ -374,7 +374,7 @@ export function openApiDocument(keyHeader: string, f: ApiFacts): Json {
             },
             q(
               'max_tiers',
-              { ...int, minimum: 1, maximum: f.MAX_TIERS, default: Math.min(3, f.MAX_TIERS) },
+              { ...int, minimum: 1, maximum: f.MAX_TIERS, default: defaultPathTiers(f.MAX_TIERS) },
               'Most hops in a chain (MAX_TIERS).',
             ),
             q(
@@ -382,7 +382,11 @@ export function openApiDocument(keyHeader: string, f: ApiFacts): Json {
               { ...str, enum: ['supplier', 'customer'], default: 'supplier' },
               'supplier: walk towards suppliers; customer: towards customers.',
             ),
-            q('limit', { ...int, minimum: 1, maximum: MAX_PATHS, default: 10 }, 'Most chains returned.'),
+            q(
+              'limit',
+              { ...int, minimum: 1, maximum: MAX_PATHS, default: PATH_DEFAULTS.limit },
+              'Most chains returned.',
+            ),
           ],
           responses: {
             '200': ok({

@@ -42,6 +42,8 @@ export interface CompanySuggestion {
 
 /** Most suggestions one call returns. */
 export const MAX_SUGGESTIONS = 20;
+/** Suggestions when the call does not say how many. */
+export const SUGGEST_DEFAULT_LIMIT = 5;
 
 const text = (field: string) =>
   z
@@ -62,7 +64,7 @@ export class CompaniesService {
       .int('must be an integer')
       .min(1, 'must be at least 1')
       .max(MAX_SUGGESTIONS, `must be at most ${MAX_SUGGESTIONS}`)
-      .default(5),
+      .default(SUGGEST_DEFAULT_LIMIT),
     include_subsidiaries: z.boolean().default(false),
   });
 

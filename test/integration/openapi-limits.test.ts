@@ -101,3 +101,25 @@ describe('OpenAPI document of a server with its own limits', () => {
     for (const n of limits) expect(n).toBeLessThanOrEqual(37);
   });
 });
+
+describe('a server whose MAX_TIERS is below the default path length', () => {
+  let low: TestServer;
+  beforeAll(async () => {
+    low = await startTestServer({ MAX_TIERS: '2' });
+  });
+  afterAll(async () => {
+    await low.stop();
+  });
+
+  it('documents max_tiers defaulting to MAX_TIERS and answers a paths call that leaves it out', async () => {
+    const d = (await (await fetch(`${low.base}/openapi.json`)).json()) as Doc;
+    const op = d.paths['/v1/paths/']?.get;
+    expect(op?.parameters?.find((p) => p.name === 'max_tiers')?.schema).toMatchObject({
+      maximum: 2,
+      default: 2,
+    });
+    expect((await low.get('/v1/paths/?from=boeing&to=delta')).status).toBe(200);
+    const g = await low.post('/graphql', { query: '{ paths(from: "boeing", to: "delta") { length } }' });
+    expect(((await g.json()) as { errors?: unknown[] }).errors).toBeUndefined();
+  });
+});

@@ -2,6 +2,23 @@ import { Kind, parse, visit } from 'graphql';
 import type { FieldDefinitionNode, ValueNode } from 'graphql';
 import { PAGE_DEFAULTS } from '../../src/domain/params';
 import { loadTypeDefs } from '../../src/graphql/schema';
+import { SUGGEST_DEFAULT_LIMIT } from '../../src/services/companies.service';
+import { PATH_DEFAULTS } from '../../src/services/paths.service';
+
+/** The default the SDL states for `arg` of root field `field`, as written (null: none). */
+function sdlDefault(field: string, arg: string): string | null | undefined {
+  let found: string | null | undefined;
+  for (const sdl of loadTypeDefs()) {
+    visit(parse(sdl), {
+      FieldDefinition(node: FieldDefinitionNode) {
+        if (node.name.value !== field) return;
+        const a = node.arguments?.find((x) => x.name.value === arg);
+        if (a) found = a.defaultValue?.kind === Kind.INT ? a.defaultValue.value : null;
+      },
+    });
+  }
+  return found;
+}
 
 /** Every field of the SDL that takes a page: its `limit` and `offset` defaults as written. */
 function pageFields(): { field: string; limit: string | null; offset: string | null }[] {
@@ -35,5 +52,12 @@ describe('page defaults', () => {
         offset: String(PAGE_DEFAULTS.offset),
       });
     }
+  });
+
+  it('the GraphQL schema states the same suggestion and path defaults as the services', () => {
+    expect(sdlDefault('suggest_companies', 'limit')).toBe(String(SUGGEST_DEFAULT_LIMIT));
+    expect(sdlDefault('paths', 'limit')).toBe(String(PATH_DEFAULTS.limit));
+    // The service lowers the default hops to MAX_TIERS; a number in the SDL could not follow it.
+    expect(sdlDefault('paths', 'max_tiers')).toBeNull();
   });
 });
