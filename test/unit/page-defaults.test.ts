@@ -4,6 +4,7 @@ import { PAGE_DEFAULTS } from '../../src/domain/params';
 import { loadTypeDefs } from '../../src/graphql/schema';
 import { SUGGEST_DEFAULT_LIMIT } from '../../src/services/companies.service';
 import { PATH_DEFAULTS } from '../../src/services/paths.service';
+import { TIER_MAP_LIMITS } from '../../src/services/tiermap.service';
 
 /** The default the SDL states for `arg` of root field `field`, as written (null: none). */
 function sdlDefault(field: string, arg: string): string | null | undefined {
@@ -59,5 +60,11 @@ describe('page defaults', () => {
     expect(sdlDefault('paths', 'limit')).toBe(String(PATH_DEFAULTS.limit));
     // The service lowers the default hops to MAX_TIERS; a number in the SDL could not follow it.
     expect(sdlDefault('paths', 'max_tiers')).toBeNull();
+  });
+
+  it('the GraphQL schema states the same tier map defaults as the service', () => {
+    expect(sdlDefault('tierMap', 'tiers')).toBe(String(TIER_MAP_LIMITS.defaultTiers));
+    expect(sdlDefault('tierMap', 'per_node')).toBe(String(TIER_MAP_LIMITS.defaultPerNode));
+    expect(sdlDefault('tierMap', 'max_nodes')).toBe(String(TIER_MAP_LIMITS.defaultNodes));
   });
 });
