@@ -153,6 +153,7 @@ export async function startServer(config: Config, log: Logger): Promise<RunningS
         maxTokens: config.GRAPHQL_MAX_TOKENS,
       },
       publicUrl: config.PUBLIC_URL,
+      apiFacts: config,
       trustProxy: config.TRUST_PROXY,
       corsOrigins: config.CORS_ORIGINS,
       ready: () => search.ready,

@@ -8,6 +8,9 @@ const bool = z
 
 const intIn = (min: number, max: number) => z.coerce.number().int().min(min).max(max);
 
+/** MAX_PAGE_SIZE and MAX_OFFSET when unset; also the bounds of a job queue built without a config. */
+export const DEFAULT_LIMITS = { maxPageSize: 100, maxOffset: 10_000 } as const;
+
 /**
  * Every setting the service reads, with its default. The schema is the
  * documentation: README's settings table is kept in step with it.
@@ -102,9 +105,9 @@ const schema = z.object({
   /** Read results kept in memory between imports (0 turns the cache off). */
   READ_CACHE_ENTRIES: intIn(0, 10_000_000).default(20_000),
   /** Largest `limit` accepted by list and search endpoints. */
-  MAX_PAGE_SIZE: intIn(1, 10_000).default(100),
+  MAX_PAGE_SIZE: intIn(1, 10_000).default(DEFAULT_LIMITS.maxPageSize),
   /** Largest `offset` accepted by list and search endpoints (deep paging is refused, not slow). */
-  MAX_OFFSET: intIn(0, 10_000_000).default(10_000),
+  MAX_OFFSET: intIn(0, 10_000_000).default(DEFAULT_LIMITS.maxOffset),
   /** Largest GraphQL query depth. */
   GRAPHQL_MAX_DEPTH: intIn(2, 50).default(8),
   /** Largest estimated GraphQL query cost (list fields count as their `limit`). */

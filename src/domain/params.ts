@@ -18,6 +18,13 @@ export const isoDate = z.string().refine((s) => {
   return !Number.isNaN(d.getTime()) && d.toISOString().startsWith(s);
 }, 'must be a real date written YYYY-MM-DD');
 
+/**
+ * A page asked for without `limit` or `offset`. The one place these are set:
+ * REST, GraphQL resolvers, the job list and the OpenAPI document read them
+ * here, and the SDL defaults in schema/*.graphql are tested against them.
+ */
+export const PAGE_DEFAULTS = { limit: 10, offset: 0 } as const;
+
 export function pageSchema(limits: Limits) {
   return {
     limit: z
@@ -30,6 +37,15 @@ export function pageSchema(limits: Limits) {
       .int('must be an integer')
       .min(0, 'must be 0 or more')
       .max(limits.maxOffset, `must be at most ${limits.maxOffset}`),
+  };
+}
+
+/** `pageSchema` with PAGE_DEFAULTS filled in for a missing `limit` or `offset`. */
+export function pageWithDefaults(limits: Limits) {
+  const page = pageSchema(limits);
+  return {
+    limit: page.limit.default(PAGE_DEFAULTS.limit),
+    offset: page.offset.default(PAGE_DEFAULTS.offset),
   };
 }
 

@@ -26,6 +26,7 @@ import { clustersRoutes } from '../rest/clusters.routes';
 import { jobsRoutes } from '../rest/jobs.routes';
 import { findAppError, runOperation } from '../rest/execute';
 import { openApiDocument } from '../rest/openapi';
+import type { ApiFacts } from '../rest/openapi';
 import type { RestDeps } from '../rest/rest-deps';
 import type { ApiKeyStore } from './api-keys';
 import { requireApiKey } from './auth';
@@ -67,6 +68,8 @@ export interface AppOptions {
   open?: express.Router[];
   /** Origins whose pages may call the API from another origin (none when empty or unset). */
   corsOrigins?: string[];
+  /** The settings the OpenAPI document states (the running configuration). */
+  apiFacts: ApiFacts;
   /** Changes whenever the data does (store and search index generations): the ETag of reads. */
   dataVersion?: () => string;
 }
@@ -104,7 +107,7 @@ export async function buildApp(o: AppOptions): Promise<BuiltApp> {
     const ready = o.ready();
     res.status(ready ? 200 : 503).json({ status: ready ? 'ready' : 'starting' });
   });
-  const openapi = openApiDocument(o.keyHeader, o.services.jobs.maxTiers);
+  const openapi = openApiDocument(o.keyHeader, o.apiFacts);
   app.get('/openapi.json', (_req, res) => {
     res.json(openapi);
   });

@@ -2,8 +2,9 @@ import { Agenda } from 'agenda';
 import { z } from 'zod';
 import type { AgendaBackend, Job } from 'agenda';
 import type { BlobStore } from '../blobs/blob-store';
+import { DEFAULT_LIMITS } from '../config/env';
 import { AppError, badRequest, notFound } from '../domain/errors';
-import { check, pageSchema } from '../domain/params';
+import { check, pageWithDefaults } from '../domain/params';
 import type { Limits } from '../domain/params';
 import type { TierViewRequest } from '../domain/tierview';
 import type { Logger } from '../logger';
@@ -86,8 +87,7 @@ export class JobQueue {
 
   constructor(private readonly o: JobQueueOptions) {
     this.now = o.now ?? (() => new Date());
-    const page = pageSchema(o.limits ?? { maxPageSize: 100, maxOffset: 10_000 });
-    this.pageSchema = z.object({ limit: page.limit.default(10), offset: page.offset.default(0) });
+    this.pageSchema = z.object(pageWithDefaults(o.limits ?? DEFAULT_LIMITS));
     this.tierview = new TierViewJob({
       runs: o.runs,
       blobs: o.blobs,

@@ -1,4 +1,5 @@
 import { Router } from 'express';
+import { PAGE_DEFAULTS } from '../domain/params';
 import { OPERATIONS } from './operations';
 import { checkPathId, parseQuery } from './query-params';
 import { pageLinks } from './links';
@@ -19,8 +20,8 @@ export function clustersRoutes(deps: RestDeps): Router {
     const data = await deps.run(OPERATIONS.cluster, { ...q, cid_id: cidId }, req);
     const c = data.cluster as ClusterData;
     const page = {
-      limit: typeof q.limit === 'number' ? q.limit : 10,
-      offset: typeof q.offset === 'number' ? q.offset : 0,
+      limit: typeof q.limit === 'number' ? q.limit : PAGE_DEFAULTS.limit,
+      offset: typeof q.offset === 'number' ? q.offset : PAGE_DEFAULTS.offset,
       hasMore: c.members.has_more,
     };
     res.json({

@@ -2,6 +2,7 @@ import { Router } from 'express';
 import type { Request } from 'express';
 import type { DocumentNode } from 'graphql';
 import { badRequest } from '../domain/errors';
+import { PAGE_DEFAULTS } from '../domain/params';
 import { OPERATIONS } from './operations';
 import { checkPathId, parseQuery } from './query-params';
 import { pageLinks } from './links';
@@ -33,8 +34,8 @@ interface PageData<T> {
 export function companiesRoutes(deps: RestDeps): Router {
   const r = Router();
   const pageOf = (q: Record<string, unknown>) => ({
-    limit: typeof q.limit === 'number' ? q.limit : 10,
-    offset: typeof q.offset === 'number' ? q.offset : 0,
+    limit: typeof q.limit === 'number' ? q.limit : PAGE_DEFAULTS.limit,
+    offset: typeof q.offset === 'number' ? q.offset : PAGE_DEFAULTS.offset,
   });
 
   r.get('/companies', async (req, res) => {

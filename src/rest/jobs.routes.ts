@@ -1,5 +1,6 @@
 import { Router } from 'express';
 import type { Request, Response } from 'express';
+import { PAGE_DEFAULTS } from '../domain/params';
 import { parseTierViewRequest } from '../domain/tierview';
 import { pageLinks } from './links';
 import { OPERATIONS } from './operations';
@@ -46,8 +47,8 @@ export function jobsRoutes(deps: RestDeps, maxTiers: () => number): Router {
     const q = parseQuery(req.query, { limit: 'int', offset: 'int' });
     const data = await deps.run(OPERATIONS.jobs, q, req);
     const page = data.jobs as { has_more: boolean; results: Record<string, unknown>[] };
-    const limit = typeof q.limit === 'number' ? q.limit : 10;
-    const offset = typeof q.offset === 'number' ? q.offset : 0;
+    const limit = typeof q.limit === 'number' ? q.limit : PAGE_DEFAULTS.limit;
+    const offset = typeof q.offset === 'number' ? q.offset : PAGE_DEFAULTS.offset;
     res.json({
       ...pageLinks(req, deps.publicUrl, { limit, offset, hasMore: page.has_more }),
       results: page.results.map(jobBody),

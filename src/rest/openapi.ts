@@ -1,10 +1,28 @@
 import { ERROR_CODES } from '../domain/errors';
 import { RELEVANCE_FORMULA } from '../search/relevance';
-import { MAX_SUGGESTIONS } from '../services/companies.service';
-import { MAX_PATHS } from '../services/paths.service';
+import { MAX_SUGGESTIONS, SUGGEST_DEFAULT_LIMIT } from '../services/companies.service';
+import { MAX_PATHS, PATH_DEFAULTS, defaultPathTiers } from '../services/paths.service';
 import { COMPANY_COLUMNS, RELATIONSHIP_COLUMNS, TIER_COLUMNS, TIERVIEW_COLUMNS } from '../domain/tierview';
 import { MAX_CALLBACK_URL_LENGTH } from '../domain/callback-hosts';
 import { CALLBACK_DELIVERY_HEADER, CALLBACK_SIGNATURE_HEADER } from '../jobs/callbacks';
+import { PAGE_DEFAULTS } from '../domain/params';
+import type { Config } from '../config/env';
+
+/**
+ * The settings the document states. It is built from the running
+ * configuration, so a server with other limits describes its own.
+ */
+export type ApiFacts = Pick<
+  Config,
+  | 'MAX_PAGE_SIZE'
+  | 'MAX_OFFSET'
+  | 'MAX_TIERS'
+  | 'AUTH_FAILURE_MAX'
+  | 'AUTH_FAILURE_WINDOW_S'
+  | 'JOBS_MAX_QUEUED_PER_KEY'
+  | 'DOWNLOAD_TTL_S'
+  | 'CALLBACK_MAX_ATTEMPTS'
+>;
 
 type Json = Record<string, unknown>;
 
@@ -51,16 +69,19 @@ const q = (name: string, schema: Json, description: string) => ({
   schema,
   description,
 });
-const limitParam = q(
-  'limit',
-  { ...int, minimum: 1, maximum: 100, default: 10 },
-  'Page size; above the maximum answers 400 (MAX_PAGE_SIZE).',
-);
-const offsetParam = q(
-  'offset',
-  { ...int, minimum: 0, maximum: 10000, default: 0 },
-  'Start position (MAX_OFFSET).',
-);
+type PageParams = ReturnType<typeof pageParams>;
+const pageParams = (f: ApiFacts) => [
+  q(
+    'limit',
+    { ...int, minimum: 1, maximum: f.MAX_PAGE_SIZE, default: PAGE_DEFAULTS.limit },
+    'Page size; above the maximum answers 400 (MAX_PAGE_SIZE).',
+  ),
+  q(
+    'offset',
+    { ...int, minimum: 0, maximum: f.MAX_OFFSET, default: PAGE_DEFAULTS.offset },
+    'Start position (MAX_OFFSET).',
+  ),
+];
 /** What a path segment may hold (anything else answers 400). */
 const pathId = { ...str, minLength: 1, maxLength: 200, pattern: '^[^\\x00-\\x1f\\x7f]+$' };
 /** A search text: trimmed, it must be 1 to 200 characters. */
@@ -100,7 +121,7 @@ const ok = (schema: Json, description = 'OK') => ({
   content: { 'application/json': { schema } },
 });
 
-const listOperation = (what: 'suppliers' | 'customers', cluster: boolean) => ({
+const listOperation = (what: 'suppliers' | 'customers', cluster: boolean, pages: PageParams) => ({
   get: {
     operationId: `${cluster ? 'cluster' : 'company'}${what === 'suppliers' ? 'Suppliers' : 'Customers'}`,
     summary: cluster
@@ -122,8 +143,7 @@ const listOperation = (what: 'suppliers' | 'customers', cluster: boolean) => ({
         { ...str, format: 'date' },
         'Only relationships with evidence later than this date (YYYY-MM-DD): latest evidence on or after the next day, UTC.',
       ),
-      limitParam,
-      offsetParam,
+      ...pages,
     ],
     responses: {
       '200': ok(page(what === 'suppliers' ? 'SupplierItem' : 'CustomerItem')),
@@ -142,17 +162,17 @@ const csvLayout =
   `output_multiple_tables "yes": three files. relationships_file: ${cols(RELATIONSHIP_COLUMNS)}; ` +
   `tiers_file: ${cols(TIER_COLUMNS)}; companies_file, one row per company: ${cols(COMPANY_COLUMNS)}.`;
 
-const callbackDoc =
+const callbackDoc = (f: ApiFacts) =>
   'With callback_url, one POST goes to it when the run ends, whatever the result (a run canceled before it started included). ' +
   'Its body is the run exactly as GET /v1/jobs/{run_id}/ shows it at the time of the attempt (application/json; download links signed afresh). ' +
   `Header ${CALLBACK_SIGNATURE_HEADER}: t=<unix seconds>,v1=<hex HMAC-SHA256 of "<t>.<body>">, keyed with the server's CALLBACK_SECRET; ` +
   'verify it by computing the HMAC over the raw body bytes as received, comparing in constant time, and refusing a t more than 5 minutes away from your clock. ' +
   `Header ${CALLBACK_DELIVERY_HEADER}: the delivery id, the same on every attempt of one delivery, to recognise a retry. ` +
-  'Any 2xx is success. Network errors, timeouts (10 s), 5xx, 408, 409, 425 and 429 are retried, up to CALLBACK_MAX_ATTEMPTS attempts (10 unless set), ' +
+  `Any 2xx is success. Network errors, timeouts (10 s), 5xx, 408, 409, 425 and 429 are retried, up to CALLBACK_MAX_ATTEMPTS attempts (${f.CALLBACK_MAX_ATTEMPTS} here), ` +
   'with exponential backoff or the Retry-After asked for; pending retries survive a restart of the server. ' +
   'other answers, redirects included (never followed), end the delivery.';
 
-const tierViewRequest: Json = {
+const tierViewRequest = (f: ApiFacts): Json => ({
   type: 'object',
   required: ['root_nodes', 'num_tiers', 'direction'],
   additionalProperties: false,
@@ -168,10 +188,9 @@ const tierViewRequest: Json = {
       type: ['string', 'integer'],
       pattern: '^[0-9]+$',
       minimum: 1,
-      maximum: 6,
+      maximum: f.MAX_TIERS,
       examples: ['2'],
-      description:
-        'Tiers to map: 1 is the direct suppliers (or customers), 2 adds the next level, and so on; from 1 to MAX_TIERS (default 6).',
+      description: `Tiers to map: 1 is the direct suppliers (or customers), 2 adds the next level, and so on; from 1 to MAX_TIERS (${f.MAX_TIERS} here).`,
     },
     direction: {
       ...str,
@@ -200,7 +219,7 @@ const tierViewRequest: Json = {
         '(empty: callbacks are refused with 400); https only, unless the server sets CALLBACK_ALLOW_HTTP; no user name, password or fragment.',
     },
   },
-};
+});
 
 const jobResponses = {
   '200': ok(ref('Job')),
@@ -211,7 +230,8 @@ const jobResponses = {
  * The OpenAPI 3.1 description of every /v1 route. Choices the interface
  * specification leaves open are stated here, where API users read them.
  */
-export function openApiDocument(keyHeader: string, maxTiers = 6): Json {
+export function openApiDocument(keyHeader: string, f: ApiFacts): Json {
+  const pages = pageParams(f);
   return {
     openapi: '3.1.0',
     info: {
@@ -224,7 +244,7 @@ export function openApiDocument(keyHeader: string, maxTiers = 6): Json {
         '(429 with Retry-After and the IETF RateLimit and RateLimit-Policy headers). Paths answer with and without a trailing slash. ' +
         'Unknown or repeated query parameters are refused with 400 naming them, as are integers outside the documented range (and always outside -2147483648 to 2147483647). ' +
         'A method a path does not list answers 405 (METHOD_NOT_ALLOWED) with an Allow header naming the methods it does. ' +
-        'Failed authentications (401, 403) are counted per client address: past AUTH_FAILURE_MAX (default 30) within AUTH_FAILURE_WINDOW_S (default 300 s), ' +
+        `Failed authentications (401, 403) are counted per client address: past AUTH_FAILURE_MAX (${f.AUTH_FAILURE_MAX} here) within AUTH_FAILURE_WINDOW_S (${f.AUTH_FAILURE_WINDOW_S} s here), ` +
         'every request from that address answers 429 with Retry-After until the window ends, a valid key included. ' +
         'A company outside any cluster is a cluster of one: its cid_id is its vid.',
     },
@@ -245,8 +265,7 @@ export function openApiDocument(keyHeader: string, maxTiers = 6): Json {
           tags: ['companies'],
           parameters: [
             q('name', searchText, 'Name or fragment; drives search_similarity.'),
-            limitParam,
-            offsetParam,
+            ...pages,
             q(
               'include_subsidiaries',
               { type: 'boolean', default: false },
@@ -297,7 +316,7 @@ export function openApiDocument(keyHeader: string, maxTiers = 6): Json {
             },
             q(
               'limit',
-              { ...int, minimum: 1, maximum: MAX_SUGGESTIONS, default: 5 },
+              { ...int, minimum: 1, maximum: MAX_SUGGESTIONS, default: SUGGEST_DEFAULT_LIMIT },
               'Most suggestions returned.',
             ),
             q(
@@ -325,10 +344,10 @@ export function openApiDocument(keyHeader: string, maxTiers = 6): Json {
           responses: { '200': ok(ref('CompanyProfile')), ...problems(400, 401, 403, 404, 429) },
         },
       },
-      '/v1/companies/{vid}/suppliers/': listOperation('suppliers', false),
-      '/v1/companies/{vid}/customers/': listOperation('customers', false),
-      '/v1/companies/{vid}/cluster_suppliers/': listOperation('suppliers', true),
-      '/v1/companies/{vid}/cluster_customers/': listOperation('customers', true),
+      '/v1/companies/{vid}/suppliers/': listOperation('suppliers', false, pages),
+      '/v1/companies/{vid}/customers/': listOperation('customers', false, pages),
+      '/v1/companies/{vid}/cluster_suppliers/': listOperation('suppliers', true, pages),
+      '/v1/companies/{vid}/cluster_customers/': listOperation('customers', true, pages),
       '/v1/paths/': {
         get: {
           operationId: 'findPaths',
@@ -355,7 +374,7 @@ export function openApiDocument(keyHeader: string, maxTiers = 6): Json {
             },
             q(
               'max_tiers',
-              { ...int, minimum: 1, maximum: maxTiers, default: Math.min(3, maxTiers) },
+              { ...int, minimum: 1, maximum: f.MAX_TIERS, default: defaultPathTiers(f.MAX_TIERS) },
               'Most hops in a chain (MAX_TIERS).',
             ),
             q(
@@ -363,7 +382,11 @@ export function openApiDocument(keyHeader: string, maxTiers = 6): Json {
               { ...str, enum: ['supplier', 'customer'], default: 'supplier' },
               'supplier: walk towards suppliers; customer: towards customers.',
             ),
-            q('limit', { ...int, minimum: 1, maximum: MAX_PATHS, default: 10 }, 'Most chains returned.'),
+            q(
+              'limit',
+              { ...int, minimum: 1, maximum: MAX_PATHS, default: PATH_DEFAULTS.limit },
+              'Most chains returned.',
+            ),
           ],
           responses: {
             '200': ok({
@@ -401,8 +424,7 @@ export function openApiDocument(keyHeader: string, maxTiers = 6): Json {
           tags: ['companies'],
           parameters: [
             { name: 'cid_id', in: 'path', required: true, schema: str, description: 'cid_id of a company.' },
-            limitParam,
-            offsetParam,
+            ...pages,
           ],
           responses: { '200': ok(ref('Cluster')), ...problems(400, 401, 403, 404, 429) },
         },
@@ -414,9 +436,9 @@ export function openApiDocument(keyHeader: string, maxTiers = 6): Json {
           description:
             'Queues a CSV export of the suppliers (or customers) of root_nodes over num_tiers tiers and answers at once with its run_id; ' +
             'poll GET /v1/jobs/{run_id}/ for its state and download links. Up to JOBS_CONCURRENCY runs per worker go at once; later ones wait in the queue, in order, ' +
-            'and state_message gives their place. One API key may have JOBS_MAX_QUEUED_PER_KEY runs (default 20) pending or running at once; ' +
+            `and state_message gives their place. One API key may have JOBS_MAX_QUEUED_PER_KEY runs (${f.JOBS_MAX_QUEUED_PER_KEY} here) pending or running at once; ` +
             'beyond that a start answers 429 with code TOO_MANY_RUNS. A run still going after JOB_TIMEOUT_S ends TIMEDOUT. A run cut off by a crash is taken up again, from its start, once its lock lapses (JOB_LOCK_S). ' +
-            `${csvLayout} ${callbackDoc}`,
+            `${csvLayout} ${callbackDoc(f)}`,
           tags: ['jobs'],
           requestBody: {
             required: true,
@@ -449,7 +471,7 @@ export function openApiDocument(keyHeader: string, maxTiers = 6): Json {
               '{$request.body#/callback_url}': {
                 post: {
                   summary: 'The run has ended',
-                  description: callbackDoc,
+                  description: callbackDoc(f),
                   parameters: [
                     {
                       name: CALLBACK_SIGNATURE_HEADER,
@@ -487,7 +509,7 @@ export function openApiDocument(keyHeader: string, maxTiers = 6): Json {
             'A run belongs to the key that started it: other keys neither list, read nor cancel it (404). ' +
             'Runs stored before runs had owners belong to no key.',
           tags: ['jobs'],
-          parameters: [limitParam, offsetParam],
+          parameters: pages,
           responses: { '200': ok(page('Job')), ...problems(400, 401, 403, 429) },
         },
       },
@@ -497,7 +519,7 @@ export function openApiDocument(keyHeader: string, maxTiers = 6): Json {
           summary: 'State of a tier-view run',
           description:
             'Poll until life_cycle_state is TERMINATED or INTERNAL_ERROR. Download links in output.result are signed afresh on every call ' +
-            'and valid for DOWNLOAD_TTL_S seconds (default 3600); they need no API key. After EXPORT_RETENTION_S the files are deleted: ' +
+            `and valid for DOWNLOAD_TTL_S seconds (${f.DOWNLOAD_TTL_S} here); they need no API key. After EXPORT_RETENTION_S the files are deleted: ` +
             'output is then null and state_message says so.',
           tags: ['jobs'],
           parameters: [runIdParam],
@@ -732,7 +754,7 @@ export function openApiDocument(keyHeader: string, maxTiers = 6): Json {
             evidences: { type: 'array', items: ref('Evidence') },
           },
         },
-        TierViewRequest: tierViewRequest,
+        TierViewRequest: tierViewRequest(f),
         Job: {
           type: 'object',
           required: ['run_id', 'state', 'output'],
@@ -787,7 +809,7 @@ export function openApiDocument(keyHeader: string, maxTiers = 6): Json {
               contentMediaType: 'application/json',
               description:
                 'JSON text of an object mapping tierview_file (one table) or relationships_file, tiers_file and companies_file (three tables) to signed download URLs, ' +
-                'valid DOWNLOAD_TTL_S seconds (default 3600) and fetched without an API key. With BLOB_STORE=local they are links to this server ' +
+                `valid DOWNLOAD_TTL_S seconds (${f.DOWNLOAD_TTL_S} here) and fetched without an API key. With BLOB_STORE=local they are links to this server ` +
                 '(/downloads/..., HMAC-signed; a bad signature answers 403, an expired link or a deleted file 410); with BLOB_STORE=gcs, Cloud Storage V4 signed URLs.',
               examples: [
                 '{"tierview_file":"https://host/downloads/runs/7/tierview-7.csv?expires=1700000000&signature=..."}',

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { notFound } from '../domain/errors';
 import type { CompanyCore, CompanyProfile } from '../domain/model';
-import { check, pageSchema } from '../domain/params';
+import { check, pageWithDefaults } from '../domain/params';
 import type { Limits } from '../domain/params';
 import { formatFloat4 } from '../domain/trigram';
 import type { SearchIndexHolder } from '../search/search-index-holder';
@@ -42,6 +42,8 @@ export interface CompanySuggestion {
 
 /** Most suggestions one call returns. */
 export const MAX_SUGGESTIONS = 20;
+/** Suggestions when the call does not say how many. */
+export const SUGGEST_DEFAULT_LIMIT = 5;
 
 const text = (field: string) =>
   z
@@ -62,7 +64,7 @@ export class CompaniesService {
       .int('must be an integer')
       .min(1, 'must be at least 1')
       .max(MAX_SUGGESTIONS, `must be at most ${MAX_SUGGESTIONS}`)
-      .default(5),
+      .default(SUGGEST_DEFAULT_LIMIT),
     include_subsidiaries: z.boolean().default(false),
   });
 
@@ -72,11 +74,11 @@ export class CompaniesService {
     limits: Limits,
     private readonly cache: ReadCache,
   ) {
-    const page = pageSchema(limits);
+    const page = pageWithDefaults(limits);
     this.searchSchema = z.object({
       name: text('name'),
-      limit: page.limit.default(10),
-      offset: page.offset.default(0),
+      limit: page.limit,
+      offset: page.offset,
       include_subsidiaries: z.boolean().default(false),
       min_similarity: z.number().gt(0, 'must be greater than 0').max(1, 'must be at most 1').default(0.3),
       city: text('city'),

@@ -35,6 +35,10 @@ export interface SupplyChain {
 
 /** Most chains one call returns. */
 export const MAX_PATHS = 50;
+
+/** Hops and chains when the call does not say; hops never above MAX_TIERS. */
+export const PATH_DEFAULTS = { maxTiers: 3, limit: 10 } as const;
+export const defaultPathTiers = (maxTiers: number) => Math.min(PATH_DEFAULTS.maxTiers, maxTiers);
 /**
  * Chains read from the graph per chain returned: the graph gives the shortest first, and ordering by
  * weakest confidence within the last length read needs the rest of that length.
@@ -65,7 +69,7 @@ export class PathsService {
         .int('must be an integer')
         .min(1, 'must be at least 1')
         .max(maxTiers, `must be at most ${maxTiers} (MAX_TIERS)`)
-        .default(Math.min(3, maxTiers)),
+        .default(defaultPathTiers(maxTiers)),
       direction: z
         .enum(['supplier', 'customer'], { message: 'must be supplier or customer' })
         .default('supplier'),
@@ -74,7 +78,7 @@ export class PathsService {
         .int('must be an integer')
         .min(1, 'must be at least 1')
         .max(MAX_PATHS, `must be at most ${MAX_PATHS}`)
-        .default(10),
+        .default(PATH_DEFAULTS.limit),
     });
   }
 

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { notFound } from '../domain/errors';
 import type { Direction, RelationshipItem } from '../domain/model';
-import { check, confidence, evidenceAfter, isoDate, pageSchema } from '../domain/params';
+import { check, confidence, evidenceAfter, isoDate, pageWithDefaults } from '../domain/params';
 import type { Limits } from '../domain/params';
 import type { GraphStore, Page } from '../store/graph-store';
 import { dropNulls } from './companies.service';
@@ -23,12 +23,12 @@ export class RelationshipsService {
     limits: Limits,
     private readonly cache: ReadCache,
   ) {
-    const page = pageSchema(limits);
+    const page = pageWithDefaults(limits);
     this.schema = z.object({
       confidence_score: confidence.default(0),
       date: isoDate.optional(),
-      limit: page.limit.default(10),
-      offset: page.offset.default(0),
+      limit: page.limit,
+      offset: page.offset,
     });
   }
 

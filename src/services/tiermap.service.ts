@@ -9,6 +9,7 @@ import type { RelationshipListInput } from './relationships.service';
 /** The tier map's bounds: small enough to draw in a browser and to answer synchronously. */
 export const TIER_MAP_LIMITS = {
   maxTiers: 3,
+  defaultTiers: 2,
   maxPerNode: 50,
   maxNodes: 500,
   defaultPerNode: 10,
@@ -81,7 +82,7 @@ const schema = z.object({
     .int()
     .min(1)
     .max(TIER_MAP_LIMITS.maxTiers, `must be at most ${TIER_MAP_LIMITS.maxTiers}`)
-    .default(2),
+    .default(TIER_MAP_LIMITS.defaultTiers),
   min_confidence: confidence.default(0),
   date: isoDate.optional(),
   per_node: z
