@@ -67,6 +67,9 @@ function readOptions() {
       'data-dir': { type: 'string' },
       cases: { type: 'string' },
       'skip-pg': { type: 'boolean' },
+      store: { type: 'string' },
+      'neo4j-uri': { type: 'string' },
+      'read-cache': { type: 'string' },
       help: { type: 'boolean', short: 'h' },
     },
   });
@@ -74,6 +77,7 @@ function readOptions() {
     process.stdout.write(
       'node bench/run.mjs [--companies N] [--seed S] [--duration SECONDS] [--connections N] [--runs N]\n' +
         `                   [--data-dir DIR] [--cases ${ALL_CASES.join(',')}] [--skip-pg]\n` +
+        '                   [--store embedded|neo4j] [--neo4j-uri bolt://HOST:PORT] [--read-cache ENTRIES]\n' +
         'Each option can also be set as BENCH_<NAME> in the environment (BENCH_DATA_DIR, BENCH_SKIP_PG=1, ...).\n',
     );
     process.exit(0);
@@ -95,7 +99,16 @@ function readOptions() {
   if (unknown.length > 0 || cases.length === 0)
     fail(`--cases takes a comma list of: ${ALL_CASES.join(', ')}`);
   const skipPg = raw('skip-pg');
+  const store = raw('store') ?? 'embedded';
+  if (!['embedded', 'neo4j'].includes(store)) fail('--store takes embedded or neo4j');
+  const neo4jUri = raw('neo4j-uri') ?? process.env.NEO4J_URI;
+  if (store === 'neo4j' && !neo4jUri) fail('--store neo4j needs --neo4j-uri (or NEO4J_URI)');
+  const readCache = raw('read-cache');
   return {
+    store,
+    neo4jUri: store === 'neo4j' ? neo4jUri : null,
+    // Unset keeps the server's default cache; 0 turns it off, so reads reach the store.
+    readCache: readCache === undefined || readCache === '' ? null : int('read-cache', 0, 0, 10_000_000),
     companies: int('companies', 1_000_000, 10, 50_000_000),
     seed: int('seed', 1, 0, 2 ** 31 - 1),
     duration: int('duration', 20, 1, 3600),
@@ -310,6 +323,8 @@ async function ensureDataset(opts) {
   const storeEnv = { ...env, DATA_DIR: storeDir };
   const graphPresent = () => fs.existsSync(path.join(storeDir, 'graph'));
 
+  if (opts.store === 'neo4j') return ensureNeo4jDataset(opts, datasetDir, marker, env);
+
   if (fs.existsSync(marker)) {
     const previous = JSON.parse(fs.readFileSync(marker, 'utf8') || '{}');
     if (graphPresent()) {
@@ -355,6 +370,71 @@ async function ensureDataset(opts) {
   // Written last: a dataset whose import failed or was interrupted is rebuilt on the next run.
   fs.writeFileSync(marker, JSON.stringify(record, null, 2));
   return { ...record, reused: false, datasetDir };
+}
+
+/**
+ * Neo4j: the dataset is generated (or reused) as for the embedded store, then imported into the
+ * server at --neo4j-uri. Which dataset that server holds is recorded in <data-dir>/store-neo4j,
+ * keyed by its address, since the bench cannot tell from the database itself.
+ */
+async function ensureNeo4jDataset(opts, datasetDir, marker, env) {
+  const storeDir = path.join(opts.dataDir, 'store-neo4j');
+  const storeEnv = { ...env, ...neo4jEnv(opts), DATA_DIR: storeDir };
+  const imported = path.join(storeDir, `_IMPORTED_${opts.companies}_${opts.seed}`);
+  let previous = fs.existsSync(marker) ? JSON.parse(fs.readFileSync(marker, 'utf8') || '{}') : null;
+  if (previous === null) {
+    fs.rmSync(datasetDir, { recursive: true, force: true });
+    log(`generating ${opts.companies} companies (seed ${opts.seed}) into ${datasetDir}`);
+    const gen = await runCommand(
+      process.execPath,
+      [
+        CLI,
+        'generate',
+        '--companies',
+        String(opts.companies),
+        '--seed',
+        String(opts.seed),
+        '--out',
+        datasetDir,
+      ],
+      { env, timeoutMs: GENERATE_TIMEOUT_MS },
+    );
+    previous = {
+      companies: opts.companies,
+      seed: opts.seed,
+      built_at: new Date().toISOString(),
+      generate_s: gen.seconds,
+      generate_stdout: gen.stdout.trim(),
+    };
+    fs.writeFileSync(marker, JSON.stringify(previous, null, 2));
+  }
+  if (fs.existsSync(imported)) {
+    const record = JSON.parse(fs.readFileSync(imported, 'utf8'));
+    if (record.neo4j_uri === opts.neo4jUri) {
+      log(`dataset ${opts.companies} companies, seed ${opts.seed}: reusing the import into ${opts.neo4jUri}`);
+      return { ...previous, ...record, reused: true, datasetDir };
+    }
+  }
+  fs.rmSync(storeDir, { recursive: true, force: true });
+  fs.mkdirSync(storeDir, { recursive: true });
+  const result = await importDataset(datasetDir, storeEnv);
+  const record = {
+    ...result,
+    neo4j_uri: opts.neo4jUri,
+    total_s: (previous.generate_s ?? 0) + result.import_s,
+  };
+  fs.writeFileSync(imported, JSON.stringify(record, null, 2));
+  return { ...previous, ...record, reused: false, datasetDir };
+}
+
+/** The settings that point the CLI at Neo4j; the password only satisfies the configuration when auth is off. */
+function neo4jEnv(opts) {
+  return {
+    STORE: 'neo4j',
+    NEO4J_URI: opts.neo4jUri,
+    NEO4J_USER: process.env.NEO4J_USER ?? 'neo4j',
+    NEO4J_PASSWORD: process.env.NEO4J_PASSWORD ?? 'neo4j',
+  };
 }
 
 async function importDataset(datasetDir, env) {
@@ -461,7 +541,9 @@ async function startServer(opts) {
   const port = await freePort();
   const env = {
     ...process.env,
-    DATA_DIR: path.join(opts.dataDir, 'store'),
+    DATA_DIR: path.join(opts.dataDir, opts.store === 'neo4j' ? 'store-neo4j' : 'store'),
+    ...(opts.store === 'neo4j' ? neo4jEnv(opts) : { STORE: 'embedded' }),
+    ...(opts.readCache === null ? {} : { READ_CACHE_ENTRIES: String(opts.readCache) }),
     PORT: String(port),
     HOST: '127.0.0.1',
     API_KEYS: BENCH_KEY,
@@ -907,7 +989,9 @@ function report(results) {
     '',
     `Machine: ${machine.cpu_model} x ${machine.cpus}, ${fmtBytes(machine.total_memory_bytes)} RAM, Node ${machine.node}, ${machine.platform}`,
     `Options: ${results.options.companies.toLocaleString('en-US')} companies, seed ${results.options.seed}, ` +
-      `${results.options.duration} s x ${results.options.runs} run(s) per case, ${results.options.connections} connections`,
+      `${results.options.duration} s x ${results.options.runs} run(s) per case, ${results.options.connections} connections, ` +
+      `store ${results.options.store}${results.options.neo4jUri ? ` (${results.options.neo4jUri})` : ''}, ` +
+      `read cache ${results.options.readCache ?? 'server default'}`,
     '',
     '| case | req/s (median) | p50 ms | p99 ms | ratio to healthz | non-2xx / errors | target |',
     '|---|---:|---:|---:|---:|---:|---|',

@@ -3,6 +3,7 @@
 // the rows written, server RSS during each export, and read latency while many
 // exports queue. Usage (after `npm run build` and a `bench/run.mjs` import):
 //   node bench/tierview.mjs [--data-dir bench/data] [--runs 3] [--tiers 1,2,3,4,6] [--batch 50]
+//                           [--store embedded|neo4j] [--neo4j-uri bolt://HOST:PORT]
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import net from 'node:net';
@@ -20,6 +21,23 @@ const runs = Number(args.runs ?? 3);
 const tierList = (args.tiers ?? '1,2,3,4,6').split(',').map(Number);
 const batch = Number(args.batch ?? 50);
 const minDate = args['min-date'] ?? '2015-01-01';
+// The store of bench/run.mjs with the same --store: embedded in <data-dir>/store, or the Neo4j server it imported into.
+const store = args.store ?? 'embedded';
+const neo4jUri = args['neo4j-uri'] ?? process.env.NEO4J_URI;
+if (!['embedded', 'neo4j'].includes(store) || (store === 'neo4j' && !neo4jUri)) {
+  process.stderr.write('tierview: --store takes embedded or neo4j; neo4j needs --neo4j-uri (or NEO4J_URI)\n');
+  process.exit(2);
+}
+const storeEnv =
+  store === 'neo4j'
+    ? {
+        DATA_DIR: path.join(dataDir, 'store-neo4j'),
+        STORE: 'neo4j',
+        NEO4J_URI: neo4jUri,
+        NEO4J_USER: process.env.NEO4J_USER ?? 'neo4j',
+        NEO4J_PASSWORD: process.env.NEO4J_PASSWORD ?? 'neo4j',
+      }
+    : { DATA_DIR: path.join(dataDir, 'store'), STORE: 'embedded' };
 
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 const rss = (pid) => {
@@ -72,7 +90,7 @@ async function main() {
       ...process.env,
       PORT: String(port),
       HOST: '127.0.0.1',
-      DATA_DIR: path.join(dataDir, 'store'),
+      ...storeEnv,
       API_KEYS: KEY,
       SEED_DEMO: 'false',
       LOG_LEVEL: 'warn',
@@ -199,6 +217,7 @@ async function main() {
 
     const result = {
       machine: `${os.cpus().length} x ${os.cpus()[0]?.model}, ${(os.totalmem() / 2 ** 30).toFixed(1)} GiB, Node ${process.version}`,
+      store: store === 'neo4j' ? `neo4j (${neo4jUri})` : 'embedded',
       root: roots[0],
       min_evid_date: minDate,
       single,
