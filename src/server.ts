@@ -23,7 +23,7 @@ import type { BlobStore } from './blobs/blob-store';
 import { GcsBlobStore } from './blobs/gcs/gcs.blob-store';
 import { TierViewService } from './services/tierview.service';
 import { JobQueue } from './jobs/job-queue';
-import { createJobsBackend } from './jobs/jobs-backend';
+import { createJobsEngine } from './jobs/jobs-engine';
 import { parseCallbackHosts } from './domain/callback-hosts';
 import { CallbackSender } from './jobs/callbacks';
 import { loadOrCreateSecret } from './secrets';
@@ -85,11 +85,11 @@ export async function startServer(config: Config, log: Logger): Promise<RunningS
             projectId: config.GCS_PROJECT_ID,
           })
         : local;
-    const jobsBackend = createJobsBackend(config);
+    const jobsEngine = createJobsEngine(config);
     const rules = parseCallbackHosts(config.CALLBACK_HOSTS);
     const jobs = new JobQueue({
-      backend: jobsBackend.backend,
-      runs: jobsBackend.runs,
+      agendaBackend: jobsEngine.agendaBackend,
+      runs: jobsEngine.runs,
       store,
       blobs,
       tierview: new TierViewService(store, blobs),
@@ -190,7 +190,7 @@ export async function startServer(config: Config, log: Logger): Promise<RunningS
           clearTimeout(force);
           await apollo.stop();
           await jobs.close();
-          await jobsBackend.close();
+          await jobsEngine.close();
           await sharedLimits?.close();
           await store.close();
         })()),
