@@ -24,9 +24,7 @@ import { GcsBlobStore } from './blobs/gcs/gcs.blob-store';
 import { TierViewService } from './services/tierview.service';
 import { JobQueue } from './jobs/job-queue';
 import { createJobsEngine } from './jobs/jobs-engine';
-import { parseCallbackHosts } from './domain/callback-hosts';
-import { CallbackSender } from './jobs/callbacks';
-import { loadOrCreateSecret } from './secrets';
+import { jobQueueOptions } from './jobs/job-queue.options';
 
 export interface RunningServer {
   server: Server;
@@ -86,38 +84,16 @@ export async function startServer(config: Config, log: Logger): Promise<RunningS
           })
         : local;
     const jobsEngine = createJobsEngine(config);
-    const rules = parseCallbackHosts(config.CALLBACK_HOSTS);
-    const jobs = new JobQueue({
-      agendaBackend: jobsEngine.agendaBackend,
-      runs: jobsEngine.runs,
-      store,
-      blobs,
-      tierview: new TierViewService(store, blobs),
-      log: log.child({ module: 'jobs' }),
-      worker: config.JOBS_WORKER,
-      concurrency: config.JOBS_CONCURRENCY,
-      maxActivePerKey: config.JOBS_MAX_QUEUED_PER_KEY,
-      limits,
-      timeoutS: config.JOB_TIMEOUT_S,
-      lockS: config.JOB_LOCK_S,
-      pollMs: config.JOBS_POLL_MS,
-      maxTiers: config.MAX_TIERS,
-      downloadTtlS: config.DOWNLOAD_TTL_S,
-      retentionS: config.EXPORT_RETENTION_S,
-      callbacks: {
-        rules,
-        allowHttp: config.CALLBACK_ALLOW_HTTP,
-        sender:
-          rules.length > 0
-            ? new CallbackSender({
-                secret: config.CALLBACK_SECRET ?? loadOrCreateSecret(config.dataDir, 'callback-secret'),
-                maxAttempts: config.CALLBACK_MAX_ATTEMPTS,
-                baseDelayMs: config.CALLBACK_RETRY_BASE_S * 1000,
-                maxDelayMs: config.CALLBACK_RETRY_MAX_S * 1000,
-              })
-            : null,
-      },
-    });
+    const jobs = new JobQueue(
+      jobQueueOptions(config, {
+        engine: jobsEngine,
+        store,
+        blobs,
+        tierview: new TierViewService(store, blobs),
+        log: log.child({ module: 'jobs' }),
+        limits,
+      }),
+    );
     await jobs.start();
     const services = {
       companies: new CompaniesService(store, search, limits, cache),
