@@ -6,7 +6,10 @@ import { openRedisJobsEngine } from './engines/redis/redis.jobs-engine';
 import { openSqliteJobsEngine } from './engines/sqlite/sqlite.jobs-engine';
 
 /** The settings that choose and reach the jobs engine. */
-export type JobsEngineConfig = Pick<Config, 'JOBS_BACKEND' | 'MONGODB_URI' | 'POSTGRES_URL' | 'REDIS_URL' | 'dataDir'>;
+export type JobsEngineConfig = Pick<
+  Config,
+  'JOBS_BACKEND' | 'MONGODB_URI' | 'POSTGRES_URL' | 'REDIS_URL' | 'dataDir'
+>;
 
 /** The jobs engine JOBS_BACKEND names; config validation guarantees its URL is set. */
 export function createJobsEngine(config: JobsEngineConfig): JobsEngine {

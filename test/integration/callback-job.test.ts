@@ -90,7 +90,9 @@ function survivesRestart(engineSettings: () => Record<string, string>, reset: ()
       await first.queue.close();
       await first.engine.close();
     }
-    const second = makeCallbackQueue(dir, engineSettings(), { callbacks: callbacksTo('127.0.0.1', schedule) });
+    const second = makeCallbackQueue(dir, engineSettings(), {
+      callbacks: callbacksTo('127.0.0.1', schedule),
+    });
     await second.queue.start();
     try {
       const [failed, delivered] = await receiver.waitFor(2);
