@@ -135,7 +135,7 @@ export const SORT_COLUMNS: Record<Exclude<keyof JobsSort, 'data'>, { column: str
 
 export const sqlDirection = (d: SortDirection): string => (d === 'asc' ? 'ASC' : 'DESC');
 
-/** ORDER BY for listings; unset timestamps go last either way, as on the other SQL backend. */
+/** ORDER BY for listings; unset timestamps go last either way, as in the PostgreSQL Agenda backend. */
 export function orderBy(sort: JobsSort | undefined): string {
   const parts: string[] = [];
   for (const [key, field] of Object.entries(SORT_COLUMNS)) {
