@@ -23,7 +23,7 @@ import type { BlobStore } from './blobs/blob-store';
 import { GcsBlobStore } from './blobs/gcs/gcs.blob-store';
 import { TierViewService } from './services/tierview.service';
 import { JobQueue } from './jobs/job-queue';
-import { createJobsEngine } from './jobs/jobs-engine';
+import { openJobsEngine } from './jobs/open-jobs-engine';
 import { jobQueueOptions } from './jobs/job-queue.options';
 
 export interface RunningServer {
@@ -83,7 +83,7 @@ export async function startServer(config: Config, log: Logger): Promise<RunningS
             projectId: config.GCS_PROJECT_ID,
           })
         : local;
-    const jobsEngine = createJobsEngine(config);
+    const jobsEngine = openJobsEngine(config);
     const jobs = new JobQueue(
       jobQueueOptions(config, {
         engine: jobsEngine,

@@ -12,7 +12,7 @@ export type JobsEngineConfig = Pick<
 >;
 
 /** The jobs engine JOBS_BACKEND names; config validation guarantees its URL is set. */
-export function createJobsEngine(config: JobsEngineConfig): JobsEngine {
+export function openJobsEngine(config: JobsEngineConfig): JobsEngine {
   switch (config.JOBS_BACKEND) {
     case 'embedded':
       return openSqliteJobsEngine(config.dataDir);

@@ -12,7 +12,7 @@ import { openSqliteFile } from '../../src/jobs/engines/sqlite/sqlite.connection'
 import { SqliteRunStore } from '../../src/jobs/engines/sqlite/sqlite.run-store';
 import { ROOT, tempDir } from '../support/paths';
 
-const dir = tempDir('sqlite-backend');
+const dir = tempDir('sqlite-agenda-backend');
 let files = 0;
 const freshFile = (): string => path.join(dir, `jobs-${++files}.sqlite`);
 

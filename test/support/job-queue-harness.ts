@@ -3,8 +3,8 @@ import { LocalBlobStore } from '../../src/blobs/local/local.blob-store';
 import { JobQueue } from '../../src/jobs/job-queue';
 import type { JobQueueOptions } from '../../src/jobs/job-queue';
 import type { JobsEngine } from '../../src/jobs/engines/jobs-engine';
-import { createJobsEngine } from '../../src/jobs/jobs-engine';
-import type { JobsEngineConfig } from '../../src/jobs/jobs-engine';
+import { openJobsEngine } from '../../src/jobs/open-jobs-engine';
+import type { JobsEngineConfig } from '../../src/jobs/open-jobs-engine';
 import { createLogger } from '../../src/logger';
 import type { TierViewService } from '../../src/services/tierview.service';
 import type { GraphStore } from '../../src/store/graph-store';
@@ -17,7 +17,7 @@ export function makeQueue(
   overrides: Partial<JobQueueOptions> = {},
   jobs: Partial<JobsEngineConfig> = {},
 ): { queue: JobQueue; engine: JobsEngine; blobs: LocalBlobStore } {
-  const engine = createJobsEngine({ JOBS_BACKEND: 'embedded', dataDir, ...jobs });
+  const engine = openJobsEngine({ JOBS_BACKEND: 'embedded', dataDir, ...jobs });
   const blobs = new LocalBlobStore(dataDir, () => 'http://127.0.0.1:1', 'x'.repeat(32));
   const queue = new JobQueue({
     agendaBackend: engine.agendaBackend,
