@@ -23,10 +23,8 @@ import type { BlobStore } from './blobs/blob-store';
 import { GcsBlobStore } from './blobs/gcs/gcs.blob-store';
 import { TierViewService } from './services/tierview.service';
 import { JobQueue } from './jobs/job-queue';
-import { createJobsBackend } from './jobs/jobs-backend';
-import { parseCallbackHosts } from './domain/callback-hosts';
-import { CallbackSender } from './jobs/callbacks';
-import { loadOrCreateSecret } from './secrets';
+import { openJobsEngine } from './jobs/open-jobs-engine';
+import { jobQueueOptions } from './jobs/job-queue.options';
 
 export interface RunningServer {
   server: Server;
@@ -85,39 +83,17 @@ export async function startServer(config: Config, log: Logger): Promise<RunningS
             projectId: config.GCS_PROJECT_ID,
           })
         : local;
-    const jobsBackend = createJobsBackend(config);
-    const rules = parseCallbackHosts(config.CALLBACK_HOSTS);
-    const jobs = new JobQueue({
-      backend: jobsBackend.backend,
-      runs: jobsBackend.runs,
-      store,
-      blobs,
-      tierview: new TierViewService(store, blobs),
-      log: log.child({ module: 'jobs' }),
-      worker: config.JOBS_WORKER,
-      concurrency: config.JOBS_CONCURRENCY,
-      maxActivePerKey: config.JOBS_MAX_QUEUED_PER_KEY,
-      limits,
-      timeoutS: config.JOB_TIMEOUT_S,
-      lockS: config.JOB_LOCK_S,
-      pollMs: config.JOBS_POLL_MS,
-      maxTiers: config.MAX_TIERS,
-      downloadTtlS: config.DOWNLOAD_TTL_S,
-      retentionS: config.EXPORT_RETENTION_S,
-      callbacks: {
-        rules,
-        allowHttp: config.CALLBACK_ALLOW_HTTP,
-        sender:
-          rules.length > 0
-            ? new CallbackSender({
-                secret: config.CALLBACK_SECRET ?? loadOrCreateSecret(config.dataDir, 'callback-secret'),
-                maxAttempts: config.CALLBACK_MAX_ATTEMPTS,
-                baseDelayMs: config.CALLBACK_RETRY_BASE_S * 1000,
-                maxDelayMs: config.CALLBACK_RETRY_MAX_S * 1000,
-              })
-            : null,
-      },
-    });
+    const jobsEngine = openJobsEngine(config);
+    const jobs = new JobQueue(
+      jobQueueOptions(config, {
+        engine: jobsEngine,
+        store,
+        blobs,
+        tierview: new TierViewService(store, blobs),
+        log: log.child({ module: 'jobs' }),
+        limits,
+      }),
+    );
     await jobs.start();
     const services = {
       companies: new CompaniesService(store, search, limits, cache),
@@ -191,7 +167,7 @@ export async function startServer(config: Config, log: Logger): Promise<RunningS
           clearTimeout(force);
           await apollo.stop();
           await jobs.close();
-          await jobsBackend.close();
+          await jobsEngine.close();
           await sharedLimits?.close();
           await store.close();
         })()),

@@ -152,7 +152,7 @@ const schema = z.object({
   POSTGRES_URL: z.string().min(1).optional(),
   /** Redis URL for JOBS_BACKEND=redis. */
   REDIS_URL: z.string().min(1).optional(),
-  /** Run export jobs in this process (false: it only queues them for instances that share the backend with true). */
+  /** Run export jobs in this process (false: it only queues them for instances that share the jobs engine with true). */
   JOBS_WORKER: bool.default(true),
   /** Export jobs one process runs at once; later ones wait in the queue, in order. */
   JOBS_CONCURRENCY: intIn(1, 64).default(2),

@@ -1,6 +1,6 @@
 /**
  * Delivery of one completion callback as a job of its own, in the same jobs
- * backend as the runs. Each attempt is one run of the job; a failed attempt
+ * engine as the runs. Each attempt is one run of the job; a failed attempt
  * ends with the next attempt's time stored as the job's next run, so a restart
  * or a crash between attempts loses nothing, and a worker that died during an
  * attempt leaves a lock that lapses and lets another worker make it again. The

@@ -48,7 +48,7 @@ export interface JobView {
 }
 
 export interface JobQueueOptions {
-  backend: AgendaBackend;
+  agendaBackend: AgendaBackend;
   runs: RunStore;
   store: GraphStore;
   blobs: BlobStore;
@@ -100,7 +100,7 @@ export class JobQueue {
       notify: (run) => this.notify(run),
     });
     this.agenda = new Agenda({
-      backend: o.backend,
+      backend: o.agendaBackend,
       processEvery: o.pollMs,
       // Room beside the exports, so a callback never waits for a long export to end.
       maxConcurrency: o.concurrency + CALLBACK_CONCURRENCY + 1,

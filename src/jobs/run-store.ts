@@ -3,7 +3,7 @@ import type { TierViewRequest } from '../domain/tierview';
 /**
  * Run records of tier-view jobs: the state a client polls by `run_id`. Agenda
  * owns scheduling and locks; the run store owns what the API reports, so the
- * two can live in the same database (one backend setting) yet neither depends
+ * two can live in the same database (one jobs engine, chosen by JOBS_BACKEND) yet neither depends
  * on the other's internal layout.
  */
 
@@ -85,7 +85,7 @@ export type RunPatch = Partial<
 >;
 
 export interface RunStore {
-  /** Backend name for logs and health output. */
+  /** Engine name for logs and health output. */
   readonly name: string;
   /** Connects and creates tables or indexes when missing (idempotent). */
   open(): Promise<void>;
@@ -119,7 +119,7 @@ export interface RunStore {
   countInState(state: LifeCycleState): Promise<number>;
 }
 
-/** The record as stored by backends that keep one JSON document per run: dates as ISO text. */
+/** The record as stored by run stores that keep one JSON document per run: dates as ISO text. */
 export type RunDocument = Omit<
   RunRecord,
   'createdAt' | 'startedAt' | 'endedAt' | 'updatedAt' | 'heartbeatAt'
@@ -195,7 +195,7 @@ const PLACEHOLDER_REQUEST: TierViewRequest = {
   callback_url: null,
 };
 
-/** Whether a record meets a transition's conditions: one rule for every backend that checks in code. */
+/** Whether a record meets a transition's conditions: one rule for every run store that checks in code. */
 export function meetsConditions(
   r: RunRecord,
   from: readonly LifeCycleState[],
@@ -204,7 +204,7 @@ export function meetsConditions(
   return from.includes(r.lifeCycleState) && (guard === undefined || r.attemptId === guard.attemptId);
 }
 
-/** The record with `patch` applied: what every backend stores on a transition. */
+/** The record with `patch` applied: what every run store stores on a transition. */
 export function applyRunPatch(r: RunRecord, patch: RunPatch, now: Date): RunRecord {
   const next: RunRecord = { ...r, updatedAt: now };
   for (const [k, v] of Object.entries(patch) as [keyof RunPatch, unknown][]) {
@@ -215,7 +215,7 @@ export function applyRunPatch(r: RunRecord, patch: RunPatch, now: Date): RunReco
 
 /**
  * The patch in stored form (undefined fields dropped, so they stay unchanged), plus
- * `updatedAt`, for backends that update fields of a stored document in place. The
+ * `updatedAt`, for run stores that update fields of a stored document in place. The
  * values go through applyRunPatch and toRunDocument so that dates are encoded
  * exactly as in a whole stored record.
  */

@@ -64,8 +64,8 @@ const callbacksTo = (hosts: string, options: Partial<CallbackSenderOptions>) => 
 const deliveryId = (r: ReceivedCallback) => r.headers[CALLBACK_DELIVERY_HEADER.toLowerCase()];
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-/** What every backend must do with a callback whose receiver failed once. */
-function survivesRestart(backend: () => Record<string, string>, reset: () => Promise<void>): void {
+/** What every jobs engine must do with a callback whose receiver failed once. */
+function survivesRestart(engineSettings: () => Record<string, string>, reset: () => Promise<void>): void {
   let receiver: CallbackReceiver;
   let url: string;
   beforeEach(async () => {
@@ -80,7 +80,7 @@ function survivesRestart(backend: () => Record<string, string>, reset: () => Pro
     receiver.answer = (i) => (i === 0 ? 503 : 204);
     // Retries wait between half and all of 1.5 s.
     const schedule = { baseDelayMs: 1500, maxDelayMs: 1500 };
-    const first = makeCallbackQueue(dir, backend(), { callbacks: callbacksTo('127.0.0.1', schedule) });
+    const first = makeCallbackQueue(dir, engineSettings(), { callbacks: callbacksTo('127.0.0.1', schedule) });
     await first.queue.start();
     let runId: number;
     try {
@@ -88,9 +88,11 @@ function survivesRestart(backend: () => Record<string, string>, reset: () => Pro
       await receiver.waitFor(1);
     } finally {
       await first.queue.close();
-      await first.backend.close();
+      await first.engine.close();
     }
-    const second = makeCallbackQueue(dir, backend(), { callbacks: callbacksTo('127.0.0.1', schedule) });
+    const second = makeCallbackQueue(dir, engineSettings(), {
+      callbacks: callbacksTo('127.0.0.1', schedule),
+    });
     await second.queue.start();
     try {
       const [failed, delivered] = await receiver.waitFor(2);
@@ -105,12 +107,12 @@ function survivesRestart(backend: () => Record<string, string>, reset: () => Pro
       expect(receiver.requests).toHaveLength(2);
     } finally {
       await second.queue.close();
-      await second.backend.close();
+      await second.engine.close();
     }
   });
 }
 
-describe('callback job on the embedded backend', () => {
+describe('callback job on the embedded jobs engine', () => {
   survivesRestart(
     () => ({}),
     () => Promise.resolve(),
@@ -161,14 +163,14 @@ describe('callback job on the embedded backend', () => {
     await sleep(300);
     await kill(child);
     expect(receiver.requests).toHaveLength(1);
-    const { queue, backend } = makeCallbackQueue(dir, {}, { callbacks: callbacksTo('127.0.0.1', {}) });
+    const { queue, engine } = makeCallbackQueue(dir, {}, { callbacks: callbacksTo('127.0.0.1', {}) });
     await queue.start();
     try {
       const [failed, delivered] = await receiver.waitFor(2);
       expect(deliveryId(delivered!)).toBe(deliveryId(failed!));
     } finally {
       await queue.close();
-      await backend.close();
+      await engine.close();
     }
   });
 
@@ -179,14 +181,14 @@ describe('callback job on the embedded backend', () => {
     const child = await crashingWorker(dir);
     await receiver.waitFor(1);
     await kill(child);
-    const { queue, backend } = makeCallbackQueue(dir, {}, { callbacks: callbacksTo('127.0.0.1', {}) });
+    const { queue, engine } = makeCallbackQueue(dir, {}, { callbacks: callbacksTo('127.0.0.1', {}) });
     await queue.start();
     try {
       const [lost, delivered] = await receiver.waitFor(2);
       expect(deliveryId(delivered!)).toBe(deliveryId(lost!));
     } finally {
       await queue.close();
-      await backend.close();
+      await engine.close();
     }
   });
 
@@ -194,7 +196,7 @@ describe('callback job on the embedded backend', () => {
     const dir = tempDir('callback-job');
     receiver.answer = () => 503;
     const { log, lines } = memoryLog();
-    const { queue, backend } = makeCallbackQueue(
+    const { queue, engine } = makeCallbackQueue(
       dir,
       {},
       {
@@ -221,7 +223,7 @@ describe('callback job on the embedded backend', () => {
       expect(lines.filter((l) => l.level >= 50)).toEqual([]);
     } finally {
       await queue.close();
-      await backend.close();
+      await engine.close();
     }
   });
 
@@ -229,7 +231,7 @@ describe('callback job on the embedded backend', () => {
     const dir = tempDir('callback-job');
     receiver.answer = () => 410;
     const { log, lines } = memoryLog();
-    const { queue, backend } = makeCallbackQueue(
+    const { queue, engine } = makeCallbackQueue(
       dir,
       {},
       {
@@ -253,7 +255,7 @@ describe('callback job on the embedded backend', () => {
       expect(lines.filter((l) => l.level >= 50)).toEqual([]);
     } finally {
       await queue.close();
-      await backend.close();
+      await engine.close();
     }
   });
 
@@ -268,7 +270,7 @@ describe('callback job on the embedded backend', () => {
       await receiver.waitFor(1);
     } finally {
       await first.queue.close();
-      await first.backend.close();
+      await first.engine.close();
     }
     // The operator has since taken the host off the list.
     const { log, lines } = memoryLog();
@@ -280,7 +282,7 @@ describe('callback job on the embedded backend', () => {
       expect(lines).toContainEqual(expect.objectContaining({ level: 40, msg: 'callback not sent' }));
     } finally {
       await second.queue.close();
-      await second.backend.close();
+      await second.engine.close();
     }
   });
 });

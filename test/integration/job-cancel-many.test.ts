@@ -31,7 +31,7 @@ describe('cancelling many queued runs', () => {
         cb();
       },
     });
-    const { queue, backend } = makeQueue(dir, store, (b) => new CountingExport(store, b, 300), {
+    const { queue, engine } = makeQueue(dir, store, (b) => new CountingExport(store, b, 300), {
       log: pino({ level: 'info' }, sink),
       concurrency: 2,
       lockS: 2,
@@ -49,7 +49,7 @@ describe('cancelling many queued runs', () => {
       expect(errors.map((l) => l.msg)).toEqual([]);
     } finally {
       await queue.close();
-      await backend.close();
+      await engine.close();
       await store.close();
     }
   }, 60_000);

@@ -72,7 +72,7 @@ describe('exports take effect exactly once', () => {
 
   it('30 runs at once, waiting longer than the lock lifetime: each exported once, every file downloads', async () => {
     let exporter: CountingExport | undefined;
-    const { queue, backend, blobs } = makeQueue(
+    const { queue, engine, blobs } = makeQueue(
       dir,
       store,
       (b) => (exporter = new CountingExport(store, b, 250)),
@@ -90,7 +90,7 @@ describe('exports take effect exactly once', () => {
       expect(twice).toEqual([]);
     } finally {
       await queue.close();
-      await backend.close();
+      await engine.close();
     }
   }, 120_000);
   it('two workers on one queue: each run exported once, by one of them', async () => {
@@ -121,7 +121,7 @@ describe('exports take effect exactly once', () => {
       expect(exporters.every((e) => e.calls.size > 0)).toBe(true);
     } finally {
       for (const w of workers) await w.queue.close();
-      for (const w of workers) await w.backend.close();
+      for (const w of workers) await w.engine.close();
       fs.rmSync(shared, { recursive: true, force: true });
     }
   }, 120_000);
@@ -139,7 +139,7 @@ describe('exports take effect exactly once', () => {
       );
     } finally {
       await reference.queue.close();
-      await reference.backend.close();
+      await reference.engine.close();
     }
 
     const child = spawn(
@@ -166,7 +166,7 @@ describe('exports take effect exactly once', () => {
     const ids = /runs ([\d,]+)/.exec(out)![1]!.split(',').map(Number);
 
     let exporter: CountingExport | undefined;
-    const { queue, backend, blobs } = makeQueue(
+    const { queue, engine, blobs } = makeQueue(
       crashDir,
       store,
       (b) => (exporter = new CountingExport(store, b, 400)),
@@ -190,13 +190,13 @@ describe('exports take effect exactly once', () => {
       }
     } finally {
       await queue.close();
-      await backend.close();
+      await engine.close();
       fs.rmSync(crashDir, { recursive: true, force: true });
     }
   }, 120_000);
   it('a run whose files would pass EXPORT_MAX_BYTES ends FAILED with a clear message and leaves no file', async () => {
     const budgetDir = tempDir('exactly-once-budget');
-    const { queue, backend, blobs } = makeQueue(budgetDir, store, (b) => new TierViewService(store, b));
+    const { queue, engine, blobs } = makeQueue(budgetDir, store, (b) => new TierViewService(store, b));
     // Room for the header and a row or two, not for the whole file: the write is stopped part-way.
     blobs.limitBytes(700);
     await queue.start();
@@ -213,14 +213,14 @@ describe('exports take effect exactly once', () => {
       expect(again.state.result_state).toBe('SUCCESS');
     } finally {
       await queue.close();
-      await backend.close();
+      await engine.close();
       fs.rmSync(budgetDir, { recursive: true, force: true });
     }
   }, 60_000);
   it('a start of a run whose holder is alive backs off; once the holder is silent it takes over', async () => {
     const holdDir = tempDir('exactly-once-hold');
     let exporter: CountingExport | undefined;
-    const { queue, backend, blobs } = makeQueue(
+    const { queue, engine, blobs } = makeQueue(
       holdDir,
       store,
       (b) => (exporter = new CountingExport(store, b, 0)),
@@ -228,9 +228,9 @@ describe('exports take effect exactly once', () => {
     );
     try {
       // Another process holds the run, with a fresh heartbeat, before this worker starts.
-      await backend.runs.open();
+      await engine.runs.open();
       const run = await queue.submit(request);
-      const held = await backend.runs.transition(
+      const held = await engine.runs.transition(
         run.runId,
         ['PENDING'],
         { lifeCycleState: 'RUNNING', attemptId: 'elsewhere', heartbeatAt: new Date(), attempts: 1 },
@@ -238,27 +238,27 @@ describe('exports take effect exactly once', () => {
       );
       expect(held?.attemptId).toBe('elsewhere');
       const keepAlive = setInterval(() => {
-        void backend.runs.transition(run.runId, ['RUNNING'], { heartbeatAt: new Date() }, new Date(), {
+        void engine.runs.transition(run.runId, ['RUNNING'], { heartbeatAt: new Date() }, new Date(), {
           attemptId: 'elsewhere',
         });
       }, 200);
       await queue.start();
       await new Promise((r) => setTimeout(r, 2500));
       expect(exporter!.calls.get(run.runId)).toBeUndefined();
-      expect((await backend.runs.get(run.runId))?.attemptId).toBe('elsewhere');
+      expect((await engine.runs.get(run.runId))?.attemptId).toBe('elsewhere');
       // The holder falls silent (it died): its heartbeat goes stale and this worker takes the run over.
       clearInterval(keepAlive);
       const end = await untilEnded(queue, run.runId);
       expect(end.state.result_state).toBe('SUCCESS');
       expect(exporter!.calls.get(run.runId)).toBe(1);
-      const after = await backend.runs.get(run.runId);
+      const after = await engine.runs.get(run.runId);
       expect(after?.attempts).toBe(2);
       expect(after?.attemptId).not.toBe('elsewhere');
       expect(Object.values(after!.files!).every((k) => k.includes(`/${after!.attemptId}/`))).toBe(true);
       expect(download(blobs, end).tierview_file).toContain('boeing');
     } finally {
       await queue.close();
-      await backend.close();
+      await engine.close();
       fs.rmSync(holdDir, { recursive: true, force: true });
     }
   }, 60_000);

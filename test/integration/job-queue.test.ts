@@ -52,7 +52,7 @@ async function until(
 describe('job queue', () => {
   it('cancels a running export: TERMINATED, CANCELED, user_cancelled_or_timedout', async () => {
     const dir = tempDir('jobs');
-    const { queue, backend } = makeQueue(dir, exists, untilAborted);
+    const { queue, engine } = makeQueue(dir, exists, untilAborted);
     await queue.start();
     try {
       const run = await queue.submit(request);
@@ -78,13 +78,13 @@ describe('job queue', () => {
       });
     } finally {
       await queue.close();
-      await backend.close();
+      await engine.close();
     }
   });
 
   it('ends an export that runs past the time limit TIMEDOUT', async () => {
     const dir = tempDir('jobs');
-    const { queue, backend } = makeQueue(dir, exists, untilAborted, { timeoutS: 1 });
+    const { queue, engine } = makeQueue(dir, exists, untilAborted, { timeoutS: 1 });
     await queue.start();
     try {
       const run = await queue.submit(request);
@@ -100,7 +100,7 @@ describe('job queue', () => {
       });
     } finally {
       await queue.close();
-      await backend.close();
+      await engine.close();
     }
   });
 
@@ -118,7 +118,7 @@ describe('job queue', () => {
     await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
     const port = (server.address() as { port: number }).port;
     const dir = tempDir('jobs');
-    const { queue, backend } = makeQueue(dir, exists, untilAborted, {
+    const { queue, engine } = makeQueue(dir, exists, untilAborted, {
       timeoutS: 1,
       callbacks: {
         rules: parseCallbackHosts('127.0.0.1'),
@@ -144,7 +144,7 @@ describe('job queue', () => {
       });
     } finally {
       await queue.close();
-      await backend.close();
+      await engine.close();
       await new Promise((r) => server.close(r));
     }
   });

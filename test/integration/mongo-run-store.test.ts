@@ -1,7 +1,7 @@
 import type { TierViewRequest } from '../../src/domain/tierview';
 import { randomBytes } from 'node:crypto';
 import { MongoClient } from 'mongodb';
-import { MongoRunStore } from '../../src/jobs/run-stores/mongo.run-store';
+import { MongoRunStore } from '../../src/jobs/engines/mongodb/mongodb.run-store';
 import { req, runStoreContract } from '../support/run-store.contract';
 import { MONGO_HINT, describeWithService, testMongoUrl } from '../support/services';
 

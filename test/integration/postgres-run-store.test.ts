@@ -1,7 +1,7 @@
 import type { TierViewRequest } from '../../src/domain/tierview';
 import { randomBytes } from 'node:crypto';
 import { Pool } from 'pg';
-import { PostgresRunStore } from '../../src/jobs/run-stores/postgres.run-store';
+import { PostgresRunStore } from '../../src/jobs/engines/postgres/postgres.run-store';
 import { req, runStoreContract } from '../support/run-store.contract';
 import { POSTGRES_HINT, describeWithService, testPostgresUrl } from '../support/services';
 

@@ -1,7 +1,7 @@
 import type { TierViewRequest } from '../../src/domain/tierview';
 import { randomBytes } from 'node:crypto';
 import { Redis } from 'ioredis';
-import { RedisRunStore } from '../../src/jobs/run-stores/redis.run-store';
+import { RedisRunStore } from '../../src/jobs/engines/redis/redis.run-store';
 import { req, runStoreContract } from '../support/run-store.contract';
 import { REDIS_HINT, describeWithService, testRedisUrl } from '../support/services';
 

@@ -1,8 +1,8 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import type { Database } from 'better-sqlite3';
-import { openSqliteFile } from '../../src/jobs/backends/sqlite.backend';
-import { SqliteRunStore } from '../../src/jobs/run-stores/sqlite.run-store';
+import { openSqliteFile } from '../../src/jobs/engines/sqlite/sqlite.connection';
+import { SqliteRunStore } from '../../src/jobs/engines/sqlite/sqlite.run-store';
 import { tempDir } from '../support/paths';
 import { req, runStoreContract } from '../support/run-store.contract';
 

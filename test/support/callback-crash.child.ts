@@ -1,13 +1,13 @@
 // Queues one run with a completion callback and keeps delivering it until the
 // parent kills the process (SIGKILL, no clean-up). argv: data dir, callback URL,
-// jobs backend settings as JSON.
+// jobs engine settings as JSON.
 import { parseCallbackHosts } from '../../src/domain/callback-hosts';
 import { CallbackSender } from '../../src/jobs/callbacks';
 import { makeCallbackQueue } from './callback-queue';
 
 async function main(): Promise<void> {
-  const [dataDir, url, backendJson] = process.argv.slice(2) as [string, string, string];
-  const { queue } = makeCallbackQueue(dataDir, JSON.parse(backendJson) as Record<string, string>, {
+  const [dataDir, url, engineJson] = process.argv.slice(2) as [string, string, string];
+  const { queue } = makeCallbackQueue(dataDir, JSON.parse(engineJson) as Record<string, string>, {
     callbacks: {
       rules: parseCallbackHosts('127.0.0.1'),
       allowHttp: true,

@@ -12,13 +12,13 @@ export const finishedExport = {
 } as unknown as TierViewService;
 
 /**
- * A worker queue whose runs end at once, on the jobs backend `backend`
+ * A worker queue whose runs end at once, on the jobs engine `engineSettings`
  * (`JOBS_BACKEND` and its URL setting; embedded under `dataDir` when empty).
  */
 export function makeCallbackQueue(
   dataDir: string,
-  backend: Record<string, string>,
+  engineSettings: Record<string, string>,
   overrides: Partial<JobQueueOptions>,
 ): ReturnType<typeof makeQueue> {
-  return makeQueue(dataDir, anyRoot, finishedExport, overrides, backend);
+  return makeQueue(dataDir, anyRoot, finishedExport, overrides, engineSettings);
 }

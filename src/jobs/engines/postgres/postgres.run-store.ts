@@ -1,7 +1,7 @@
 import { Pool } from 'pg';
 import type { PoolClient } from 'pg';
-import type { TierViewRequest } from '../../domain/tierview';
-import { LIFE_CYCLE_STATES, RESULT_STATES, RunQuotaExceeded, newRunRecord } from '../run-store';
+import type { TierViewRequest } from '../../../domain/tierview';
+import { LIFE_CYCLE_STATES, RESULT_STATES, RunQuotaExceeded, newRunRecord } from '../../run-store';
 import type {
   CreateOptions,
   LifeCycleState,
@@ -10,7 +10,7 @@ import type {
   RunRecord,
   RunStore,
   TransitionGuard,
-} from '../run-store';
+} from '../../run-store';
 
 /** Where the store connects: a pool the caller owns (and closes), or a URL it opens itself. */
 export type PostgresRunStoreOptions = ({ pool: Pool } | { connectionString: string }) & {

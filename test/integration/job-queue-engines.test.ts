@@ -41,13 +41,13 @@ async function until(view: () => Promise<JobView>, ok: (v: JobView) => boolean):
   }
 }
 
-/** The whole queue (Agenda + run store of the backend, real export on the embedded store) per backend. */
+/** The whole queue (Agenda + run store of the engine, real export on the embedded store) per jobs engine. */
 function lifecycle(kind: 'postgres' | 'redis' | 'mongodb', url: string, reset: () => Promise<void>): void {
   let dir: string;
   let store: EmbeddedGraphStore;
   beforeAll(async () => {
     await reset();
-    dir = tempDir('jobs-backend');
+    dir = tempDir('jobs-engine');
     store = new EmbeddedGraphStore({ dir: path.join(dir, 'graph'), connections: 2, bufferPoolMb: 128 });
     await store.open();
     await store.runScript(splitStatements(readSeed('test-small.cypher')));
@@ -56,7 +56,7 @@ function lifecycle(kind: 'postgres' | 'redis' | 'mongodb', url: string, reset: (
     await store.close();
   });
 
-  const backendConfig = () => ({
+  const engineConfig = () => ({
     JOBS_BACKEND: kind,
     POSTGRES_URL: kind === 'postgres' ? url : undefined,
     REDIS_URL: kind === 'redis' ? url : undefined,
@@ -64,8 +64,8 @@ function lifecycle(kind: 'postgres' | 'redis' | 'mongodb', url: string, reset: (
   });
 
   it('runs queued exports to SUCCESS with increasing run ids, and cancels a pending one', async () => {
-    const config = backendConfig();
-    const { queue, backend } = makeQueue(
+    const config = engineConfig();
+    const { queue, engine } = makeQueue(
       dir,
       store,
       (b) => new TierViewService(store, b),
@@ -83,7 +83,7 @@ function lifecycle(kind: 'postgres' | 'redis' | 'mongodb', url: string, reset: (
       expect(ends.every((v) => v.output !== null && 'result' in v.output)).toBe(true);
     } finally {
       await queue.close();
-      await backend.close();
+      await engine.close();
     }
     // A queue that only queues: the run waits, then is canceled.
     const producer = makeQueue(dir, store, (b) => new TierViewService(store, b), { worker: false }, config);
@@ -95,17 +95,17 @@ function lifecycle(kind: 'postgres' | 'redis' | 'mongodb', url: string, reset: (
       expect(canceled.state).toMatchObject({ result_state: 'CANCELED', user_cancelled_or_timedout: true });
     } finally {
       await producer.queue.close();
-      await producer.backend.close();
+      await producer.engine.close();
     }
   });
   it('exports each run once when runs wait longer than the lock lifetime', async () => {
     let exporter: CountingExport | undefined;
-    const { queue, backend, blobs } = makeQueue(
+    const { queue, engine, blobs } = makeQueue(
       dir,
       store,
       (b) => (exporter = new CountingExport(store, b, 200)),
       { concurrency: 2, lockS: 1, pollMs: 100 },
-      backendConfig(),
+      engineConfig(),
     );
     await queue.start();
     try {
@@ -124,7 +124,7 @@ function lifecycle(kind: 'postgres' | 'redis' | 'mongodb', url: string, reset: (
       }
     } finally {
       await queue.close();
-      await backend.close();
+      await engine.close();
     }
   }, 60_000);
 }

@@ -7,11 +7,12 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { Database } from 'better-sqlite3';
 import { Agenda } from 'agenda';
 import type { AgendaOptions, JobParameters } from 'agenda';
-import { openSqliteFile, SqliteJobBackend } from '../../src/jobs/backends/sqlite.backend';
-import { SqliteRunStore } from '../../src/jobs/run-stores/sqlite.run-store';
+import { SqliteJobBackend } from '../../src/jobs/engines/sqlite/sqlite.agenda-backend';
+import { openSqliteFile } from '../../src/jobs/engines/sqlite/sqlite.connection';
+import { SqliteRunStore } from '../../src/jobs/engines/sqlite/sqlite.run-store';
 import { ROOT, tempDir } from '../support/paths';
 
-const dir = tempDir('sqlite-backend');
+const dir = tempDir('sqlite-agenda-backend');
 let files = 0;
 const freshFile = (): string => path.join(dir, `jobs-${++files}.sqlite`);
 
@@ -231,7 +232,7 @@ describe('SqliteJobBackend with Agenda', () => {
  * the tests' register hook and Agenda's ES modules natively.
  */
 const LOCKING_CHILD = `
-const { SqliteJobBackend } = require(${JSON.stringify(path.join(ROOT, 'src/jobs/backends/sqlite.backend.ts'))});
+const { SqliteJobBackend } = require(${JSON.stringify(path.join(ROOT, 'src/jobs/engines/sqlite/sqlite.agenda-backend.ts'))});
 (async () => {
   const [file, worker, startAt] = process.argv.slice(1);
   const backend = new SqliteJobBackend({ path: file });

@@ -1,5 +1,5 @@
 import { Redis } from 'ioredis';
-import type { TierViewRequest } from '../../domain/tierview';
+import type { TierViewRequest } from '../../../domain/tierview';
 import {
   LIFE_CYCLE_STATES,
   RunQuotaExceeded,
@@ -7,7 +7,7 @@ import {
   newRunRecord,
   toPatchDocument,
   toRunDocument,
-} from '../run-store';
+} from '../../run-store';
 import type {
   CreateOptions,
   LifeCycleState,
@@ -16,7 +16,7 @@ import type {
   RunRecord,
   RunStore,
   TransitionGuard,
-} from '../run-store';
+} from '../../run-store';
 
 /** Where the store connects: a client the caller owns (and closes), or a URL it opens itself. */
 export type RedisRunStoreOptions = ({ client: Redis } | { url: string }) & {

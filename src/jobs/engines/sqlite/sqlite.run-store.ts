@@ -1,7 +1,7 @@
 import type { Database } from 'better-sqlite3';
-import { SqliteConnection, checkIdentifier, settle } from '../backends/sqlite.backend';
-import type { SqliteConnectionOptions } from '../backends/sqlite.backend';
-import type { TierViewRequest } from '../../domain/tierview';
+import { SqliteConnection, checkIdentifier, settle } from './sqlite.connection';
+import type { SqliteConnectionOptions } from './sqlite.connection';
+import type { TierViewRequest } from '../../../domain/tierview';
 import {
   RunQuotaExceeded,
   applyRunPatch,
@@ -9,7 +9,7 @@ import {
   meetsConditions,
   newRunRecord,
   toRunDocument,
-} from '../run-store';
+} from '../../run-store';
 import type {
   CreateOptions,
   LifeCycleState,
@@ -18,7 +18,7 @@ import type {
   RunRecord,
   RunStore,
   TransitionGuard,
-} from '../run-store';
+} from '../../run-store';
 
 /** Options of {@link SqliteRunStore}. */
 export type SqliteRunStoreOptions = SqliteConnectionOptions & {

@@ -1,13 +1,13 @@
 import { MongoClient } from 'mongodb';
 import type { Collection, Db, Filter } from 'mongodb';
-import type { TierViewRequest } from '../../domain/tierview';
+import type { TierViewRequest } from '../../../domain/tierview';
 import {
   RunQuotaExceeded,
   fromRunDocument,
   newRunRecord,
   toPatchDocument,
   toRunDocument,
-} from '../run-store';
+} from '../../run-store';
 import type {
   CreateOptions,
   LifeCycleState,
@@ -16,7 +16,7 @@ import type {
   RunRecord,
   RunStore,
   TransitionGuard,
-} from '../run-store';
+} from '../../run-store';
 
 /** Where the store connects: a database the caller owns (and closes), or a URL it opens itself. */
 export type MongoRunStoreOptions = ({ db: Db } | { url: string; dbName?: string }) & {
