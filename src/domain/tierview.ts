@@ -157,7 +157,10 @@ function parseFilters(
         else codes.add(code);
       }
       if (unknown.length > 0)
-        bad('countries', `unknown countries: ${unknown.slice(0, 5).join(', ')} (ISO 3166 codes or English names)`);
+        bad(
+          'countries',
+          `unknown countries: ${unknown.slice(0, 5).join(', ')} (ISO 3166 codes or English names)`,
+        );
       else out.countries = [...codes].sort();
     }
   }

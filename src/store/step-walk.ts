@@ -27,7 +27,10 @@ export function domicileSpellings(stored: readonly unknown[], codes: readonly st
  * let everything through. `spellings`: the stored domicile values of the
  * request's countries (see domicileSpellings); null without a country filter.
  */
-export function stepParams(request: TierWalkRequest, spellings: readonly string[] | null): Record<string, unknown> {
+export function stepParams(
+  request: TierWalkRequest,
+  spellings: readonly string[] | null,
+): Record<string, unknown> {
   const countries = spellings;
   return {
     evidence_from: new Date(`${request.evidenceFrom ?? '0001-01-01'}T00:00:00Z`),
@@ -127,7 +130,9 @@ export async function walkBySteps(
         const from = byVid.get(str(r.from_vid) ?? '');
         if (!from) continue;
         batch.push(
-          request.direction === 'suppliers' ? toTierRelationship(r, to, from) : toTierRelationship(r, from, to),
+          request.direction === 'suppliers'
+            ? toTierRelationship(r, to, from)
+            : toTierRelationship(r, from, to),
         );
       }
       if (batch.length > 0) await sink.relationships(tier, batch);

@@ -361,7 +361,12 @@ export function graphStoreContract(
           minConfidence: 0.55,
         });
         expect(r.companies).toEqual({ boeing: 0, bolt: 1, 'acme-gmbh': 1, 'acme-jp': 1, delta: 2 });
-        expect(r.rows).toEqual(['e1:bolt>boeing', 'e3:acme-gmbh>boeing', 'e4:acme-jp>boeing', 'e5:delta>bolt']);
+        expect(r.rows).toEqual([
+          'e1:bolt>boeing',
+          'e3:acme-gmbh>boeing',
+          'e4:acme-jp>boeing',
+          'e5:delta>bolt',
+        ]);
       });
 
       it('walks only into companies domiciled in the countries, whatever the stored spelling', async () => {

@@ -256,7 +256,12 @@ export class Neo4jGraphStore implements GraphStore {
       async (vids, onRows) => {
         for (let i = 0; i < vids.length; i += FRONTIER_CHUNK) {
           signal?.throwIfAborted();
-          await this.exec.stream(step, { ...params, vids: vids.slice(i, i + FRONTIER_CHUNK) }, WALK_BATCH, onRows);
+          await this.exec.stream(
+            step,
+            { ...params, vids: vids.slice(i, i + FRONTIER_CHUNK) },
+            WALK_BATCH,
+            onRows,
+          );
         }
       },
       signal,
