@@ -93,7 +93,7 @@ export async function walkBySteps(
   for (let tier = 0; tier < request.tiers; tier++) {
     signal?.throwIfAborted();
     const reached = new Map<string, Candidate>();
-    await step(tiers[tier]!, async (rows) => {
+    await step(tiers[tier]!, (rows) => {
       for (const r of rows) {
         const vid = str(r.to_vid) ?? '';
         if (seen.has(vid)) continue;
@@ -105,6 +105,7 @@ export async function walkBySteps(
         const known = reached.get(vid);
         if (!known || stronger(candidate, known) < 0) reached.set(vid, candidate);
       }
+      return Promise.resolve();
     });
     for (const vid of reached.keys()) seen.add(vid);
     let next = [...reached.values()];

@@ -9,7 +9,6 @@ import type {
   RelationshipItem,
 } from '../../domain/model';
 import type { SearchRow } from '../../domain/search-row';
-import type { TierCompany, TierRelationship } from '../../domain/tier-walk';
 import { bindLiterals, cypherRoot, loadQuery, splitStatements } from '../cypher-files';
 import type { CypherQuery } from '../cypher-files';
 import { toNeo4jDialect } from '../dialect';
@@ -33,7 +32,6 @@ import {
   toTierCompany,
   toSearchRow,
   toStoredPath,
-  toTierRelationship,
 } from '../mappers';
 import type { Props } from '../mappers';
 import { PointReads, relationshipListQuery } from '../point-reads';
@@ -342,12 +340,6 @@ export class Neo4jGraphStore implements GraphStore {
 }
 
 /** A row's `to_*` columns under their plain names (the step queries' far company). */
-function unprefixed(row: Row, prefix: string): Props {
-  const out: Props = {};
-  for (const [k, v] of Object.entries(row)) if (k.startsWith(prefix)) out[k.slice(prefix.length)] = v;
-  return out;
-}
-
 function readScript(name: (typeof NEO4J_SCRIPTS)[number]): string {
   return fs.readFileSync(path.join(cypherRoot(), `${name}.neo4j.cypher`), 'utf8');
 }
