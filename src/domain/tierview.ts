@@ -1,3 +1,4 @@
+import { countryCode } from './countries';
 import { badRequest } from './errors';
 import type { FieldError } from './errors';
 import type { Direction } from './model';
@@ -13,7 +14,19 @@ export interface TierViewRequest {
   output_multiple_tables: boolean;
   /** Where to POST the completion notice; checked against the allow-list by the caller. */
   callback_url: string | null;
+  // Filters beyond the spec; absent when the client did not send them, so a plain request stays as it was.
+  /** Only relationships with at least this confidence (0 to 1) are walked. */
+  min_confidence?: number;
+  /** ISO 3166 alpha-2 codes: only companies domiciled in these are walked into. */
+  countries?: string[];
+  /** Per tier, only the companies reached through the strongest relationships are kept and walked onward. */
+  max_companies_per_tier?: number;
 }
+
+/** Bound of `max_companies_per_tier`: a capped tier is ranked in memory. */
+export const MAX_COMPANIES_PER_TIER = 100_000;
+/** Bound of `countries`: there are fewer than 250 codes, so more entries can only repeat them. */
+export const MAX_COUNTRIES = 250;
 
 export const TIERVIEW_FIELDS = [
   'root_nodes',
@@ -22,6 +35,9 @@ export const TIERVIEW_FIELDS = [
   'min_evid_date',
   'output_multiple_tables',
   'callback_url',
+  'min_confidence',
+  'countries',
+  'max_companies_per_tier',
 ] as const;
 
 const VID = /^[A-Za-z0-9_-]{1,64}$/;
@@ -91,6 +107,8 @@ export function parseTierViewRequest(body: unknown, maxTiers: number): TierViewR
     else callback = b.callback_url;
   }
 
+  const filters = parseFilters(b, bad);
+
   if (errors.length > 0) throw badRequest(errors);
   return {
     root_nodes: root,
@@ -99,7 +117,61 @@ export function parseTierViewRequest(body: unknown, maxTiers: number): TierViewR
     min_evid_date: minDate,
     output_multiple_tables: multiple,
     callback_url: callback,
+    ...filters,
   };
+}
+
+/** A number sent as a JSON number or, like the spec's fields, as its text. */
+function numberOf(v: unknown): number | null {
+  if (typeof v === 'number') return Number.isFinite(v) ? v : null;
+  if (typeof v === 'string' && /^\s*[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?\s*$/.test(v)) return Number(v);
+  return null;
+}
+
+const absent = (v: unknown) => v === undefined || v === null || v === '';
+
+/** The optional filters beyond the spec; only those sent appear in the result. */
+function parseFilters(
+  b: Record<string, unknown>,
+  bad: (field: string, reason: string) => void,
+): Pick<TierViewRequest, 'min_confidence' | 'countries' | 'max_companies_per_tier'> {
+  const out: Pick<TierViewRequest, 'min_confidence' | 'countries' | 'max_companies_per_tier'> = {};
+
+  if (!absent(b.min_confidence)) {
+    const n = numberOf(b.min_confidence);
+    if (n === null || n < 0 || n > 1) bad('min_confidence', 'must be a number from 0 to 1');
+    else out.min_confidence = n;
+  }
+
+  if (!absent(b.countries)) {
+    // A list, or one text of comma-separated entries (as a form or a query string would send it).
+    const raw = typeof b.countries === 'string' ? b.countries.split(',') : b.countries;
+    if (!Array.isArray(raw) || raw.length === 0 || raw.length > MAX_COUNTRIES) {
+      bad('countries', `must be a list of 1 to ${MAX_COUNTRIES} country codes or names`);
+    } else {
+      const codes = new Set<string>();
+      const unknown: string[] = [];
+      for (const entry of raw) {
+        const code = typeof entry === 'string' ? countryCode(entry) : null;
+        if (code === null) unknown.push(typeof entry === 'string' ? `'${entry.trim()}'` : String(entry));
+        else codes.add(code);
+      }
+      if (unknown.length > 0)
+        bad(
+          'countries',
+          `unknown countries: ${unknown.slice(0, 5).join(', ')} (ISO 3166 codes or English names)`,
+        );
+      else out.countries = [...codes].sort();
+    }
+  }
+
+  if (!absent(b.max_companies_per_tier)) {
+    const n = numberOf(b.max_companies_per_tier);
+    if (n === null || !Number.isInteger(n) || n < 1 || n > MAX_COMPANIES_PER_TIER)
+      bad('max_companies_per_tier', `must be an integer from 1 to ${MAX_COMPANIES_PER_TIER}`);
+    else out.max_companies_per_tier = n;
+  }
+  return out;
 }
 
 /** The store's name for a request direction. */

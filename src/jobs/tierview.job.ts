@@ -6,7 +6,7 @@ import { AppError } from '../domain/errors';
 import type { TierViewRequest } from '../domain/tierview';
 import { walkDirection } from '../domain/tierview';
 import type { Logger } from '../logger';
-import { exportKeys } from '../services/tierview.service';
+import { droppedMessage, exportKeys } from '../services/tierview.service';
 import type { ExportProgress, ExportResult, TierViewService } from '../services/tierview.service';
 import type { RunRecord, RunStore } from './run-store';
 
@@ -227,7 +227,7 @@ export class TierViewJob {
         {
           lifeCycleState: 'TERMINATED',
           resultState: 'SUCCESS',
-          stateMessage: '',
+          stateMessage: droppedMessage(result.dropped),
           files: result.files,
           endedAt: this.now(),
         },

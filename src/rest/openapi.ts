@@ -3,6 +3,7 @@ import { RELEVANCE_FORMULA } from '../search/relevance';
 import { MAX_SUGGESTIONS, SUGGEST_DEFAULT_LIMIT } from '../services/companies.service';
 import { MAX_PATHS, PATH_DEFAULTS, defaultPathTiers } from '../services/paths.service';
 import { COMPANY_COLUMNS, RELATIONSHIP_COLUMNS, TIER_COLUMNS, TIERVIEW_COLUMNS } from '../domain/tierview';
+import { MAX_COMPANIES_PER_TIER, MAX_COUNTRIES } from '../domain/tierview';
 import { MAX_CALLBACK_URL_LENGTH } from '../domain/callback-hosts';
 import { CALLBACK_DELIVERY_HEADER, CALLBACK_SIGNATURE_HEADER } from '../jobs/callbacks';
 import { PAGE_DEFAULTS } from '../domain/params';
@@ -172,6 +173,36 @@ const callbackDoc = (f: ApiFacts) =>
   'with exponential backoff or the Retry-After asked for; pending retries survive a restart of the server. ' +
   'other answers, redirects included (never followed), end the delivery.';
 
+/** Filters beyond the interface specification; a request without them gives exactly the files it always did. */
+const TIERVIEW_FILTER_PROPERTIES: Json = {
+  min_confidence: {
+    type: ['string', 'number', 'null'],
+    minimum: 0,
+    maximum: 1,
+    description:
+      'Extension. Only relationships with a confidence of at least this (0 to 1) are walked; a relationship without a confidence counts as 0. Omitted: all.',
+  },
+  countries: {
+    type: ['array', 'string', 'null'],
+    items: { type: 'string' },
+    minItems: 1,
+    maxItems: MAX_COUNTRIES,
+    examples: [['DE', 'Japan', 'KOR']],
+    description:
+      'Extension. Only companies domiciled in these countries are walked into (ISO 3166 alpha-2 or alpha-3 codes or English names, as the country search filter takes; a string is read as a comma-separated list). ' +
+      'The root is always included; a company whose country is unknown or cannot be mapped to a country is left out, with everything reached only through it. An unknown country answers 400. Omitted: all.',
+  },
+  max_companies_per_tier: {
+    type: ['string', 'integer', 'null'],
+    minimum: 1,
+    maximum: MAX_COMPANIES_PER_TIER,
+    description:
+      'Extension. Per tier, keep at most this many companies: those reached through the strongest relationship (highest confidence, then latest evidence date, then vid), and walk onward only from them. ' +
+      'A company left out is not reached again in a farther tier. When companies were left out, the final state_message of the run says how many, per tier ' +
+      '("max_companies_per_tier left out 3 companies (tier 1: 2, tier 2: 1)"). Omitted: no cap.',
+  },
+};
+
 const tierViewRequest = (f: ApiFacts): Json => ({
   type: 'object',
   required: ['root_nodes', 'num_tiers', 'direction'],
@@ -218,6 +249,7 @@ const tierViewRequest = (f: ApiFacts): Json => ({
         "URL to POST to when the run ends. Its host (and port, where the entry names one) must be in the server's CALLBACK_HOSTS " +
         '(empty: callbacks are refused with 400); https only, unless the server sets CALLBACK_ALLOW_HTTP; no user name, password or fragment.',
     },
+    ...TIERVIEW_FILTER_PROPERTIES,
   },
 });
 

@@ -31,6 +31,23 @@ export interface ExportResult {
   companies: number;
   rows: number;
   bytes: number;
+  /** Companies the per-tier cap left out, by tier (only tiers that lost some); empty without a cap. */
+  dropped: Record<number, number>;
+}
+
+/**
+ * What the run's final state says of a capped export: how many companies each
+ * tier lost to `max_companies_per_tier`, so that nothing is left out silently.
+ * Empty when nothing was left out.
+ */
+export function droppedMessage(dropped: Record<number, number>): string {
+  const tiers = Object.keys(dropped)
+    .map(Number)
+    .sort((a, b) => a - b);
+  if (tiers.length === 0) return '';
+  const total = tiers.reduce((n, t) => n + dropped[t]!, 0);
+  const parts = tiers.map((t) => `tier ${t}: ${dropped[t]}`).join(', ');
+  return `max_companies_per_tier left out ${total} ${total === 1 ? 'company' : 'companies'} (${parts})`;
 }
 
 /**
@@ -131,6 +148,7 @@ export class TierViewService {
 
     let root: TierCompany | null = null;
     let companies = 0;
+    const dropped: Record<number, number> = {};
     const progress: ExportProgress = {
       phase: 'companies',
       tier: 0,
@@ -148,6 +166,9 @@ export class TierViewService {
           direction: walkDirection(request.direction),
           tiers: request.num_tiers,
           evidenceFrom: request.min_evid_date,
+          minConfidence: request.min_confidence ?? null,
+          countries: request.countries ?? null,
+          maxCompaniesPerTier: request.max_companies_per_tier ?? null,
         },
         {
           companies: async (batch: TierCompany[]) => {
@@ -171,6 +192,9 @@ export class TierViewService {
             progress.rows = main.rows;
             report();
           },
+          dropped: (tier: number, count: number) => {
+            dropped[tier] = count;
+          },
         },
         signal,
       );
@@ -178,7 +202,7 @@ export class TierViewService {
       signal?.throwIfAborted();
       let bytes = 0;
       for (const f of files.values()) bytes += (await f.finish()).bytes;
-      return { files: keys, companies, rows: main.rows, bytes };
+      return { files: keys, companies, rows: main.rows, bytes, dropped };
     } catch (e) {
       for (const f of files.values()) f.abort(e);
       await Promise.all([...files.values()].map((f) => f.done.catch(() => undefined)));

@@ -33,6 +33,15 @@ export interface TierWalkRequest {
   tiers: number;
   /** Only relationships whose latest evidence is on or after this day (`YYYY-MM-DD`) are walked; null: all. */
   evidenceFrom: string | null;
+  /** Only relationships with at least this confidence (none counts as 0) are walked; null or absent: all. */
+  minConfidence?: number | null;
+  /**
+   * Only companies domiciled in these ISO 3166 alpha-2 codes are walked into (the
+   * root always is); a company of unknown country is left out. Null or absent: all.
+   */
+  countries?: readonly string[] | null;
+  /** Per tier, keep this many companies, those reached through the strongest relationships; null or absent: all. */
+  maxCompaniesPerTier?: number | null;
 }
 
 /** Receives a walk's results; the store awaits each call, so a slow writer slows the walk instead of piling up rows. */
@@ -41,6 +50,8 @@ export interface TierWalkSink {
   companies(batch: TierCompany[]): void | Promise<void>;
   /** Relationships of `tier` to `tier + 1`, in batches, tier by tier. */
   relationships(tier: number, batch: TierRelationship[]): void | Promise<void>;
+  /** How many companies `tier` lost to the per-tier cap; called only when it lost some. */
+  dropped?(tier: number, count: number): void | Promise<void>;
 }
 
 /** Supplier chains between two companies, read from the graph as they come (see GraphStore.findPaths). */

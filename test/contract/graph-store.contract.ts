@@ -351,6 +351,64 @@ export function graphStoreContract(
         expect(later.rows).toEqual([]);
       });
 
+      it('walks only relationships at or above min confidence', async () => {
+        // e2 (0.5) is cut, so delta comes through bolt (e5, 0.6); e6 (0.4) is cut.
+        const r = await walk({
+          root: 'boeing',
+          direction: 'suppliers',
+          tiers: 3,
+          evidenceFrom: null,
+          minConfidence: 0.55,
+        });
+        expect(r.companies).toEqual({ boeing: 0, bolt: 1, 'acme-gmbh': 1, 'acme-jp': 1, delta: 2 });
+        expect(r.rows).toEqual([
+          'e1:bolt>boeing',
+          'e3:acme-gmbh>boeing',
+          'e4:acme-jp>boeing',
+          'e5:delta>bolt',
+        ]);
+      });
+
+      it('walks only into companies domiciled in the countries, whatever the stored spelling', async () => {
+        // The seed stores names ('Germany', 'India'); bolt (Ireland) and acme-jp (Japan) are left out.
+        const r = await walk({
+          root: 'boeing',
+          direction: 'suppliers',
+          tiers: 3,
+          evidenceFrom: null,
+          countries: ['DE', 'IN'],
+        });
+        expect(r.companies).toEqual({ boeing: 0, delta: 1, 'acme-gmbh': 1, mueller: 2 });
+        expect(r.rows).toEqual(['e2:delta>boeing', 'e3:acme-gmbh>boeing', 'e6:mueller>acme-gmbh']);
+        const none = await walk({
+          root: 'boeing',
+          direction: 'suppliers',
+          tiers: 3,
+          evidenceFrom: null,
+          countries: ['FR'],
+        });
+        expect(none).toEqual({ found: true, companies: { boeing: 0 }, rows: [] });
+      });
+
+      it('keeps per tier the companies of the strongest relationships and reports how many it left out', async () => {
+        const dropped: Record<number, number> = {};
+        const companies: Record<string, number> = {};
+        const rows: string[] = [];
+        await store.walkTiers(
+          { root: 'boeing', direction: 'suppliers', tiers: 3, evidenceFrom: null, maxCompaniesPerTier: 2 },
+          {
+            companies: (b) => b.forEach((c) => (companies[c.vid] = c.tier)),
+            relationships: (_t, b) => b.forEach((r) => rows.push(r.edge_id)),
+            dropped: (tier, count) => void (dropped[tier] = count),
+          },
+        );
+        // Tier 1 keeps bolt (0.9) and acme-gmbh (0.8) and leaves out acme-jp and delta, which are
+        // not reached again farther away; tier 2 is mueller alone.
+        expect(companies).toEqual({ boeing: 0, bolt: 1, 'acme-gmbh': 1, mueller: 2 });
+        expect(rows.sort()).toEqual(['e1', 'e3', 'e6']);
+        expect(dropped).toEqual({ 1: 2 });
+      });
+
       it('stops at the requested number of tiers', async () => {
         const r = await walk({ root: 'boeing', direction: 'suppliers', tiers: 1, evidenceFrom: null });
         expect(Object.keys(r.companies).sort()).toEqual(['acme-gmbh', 'acme-jp', 'boeing', 'bolt', 'delta']);

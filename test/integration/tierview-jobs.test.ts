@@ -153,6 +153,65 @@ describe('tier-view jobs over HTTP', () => {
     expect(notJson.status).toBe(400);
   });
 
+  /** Runs a three-table export and reads its tiers file as vid → tier, with the final state message. */
+  async function tiersOf(
+    extra: Record<string, unknown>,
+  ): Promise<{ tiers: Record<string, number>; message: string }> {
+    const runId = await start({
+      root_nodes: 'boeing',
+      num_tiers: '3',
+      direction: 'supplier',
+      output_multiple_tables: 'yes',
+      ...extra,
+    });
+    const body = await waitFor(t, runId, terminated);
+    expect(body.state.result_state).toBe('SUCCESS');
+    const result = JSON.parse(body.output!.result!) as Record<string, string>;
+    const text = await (await fetch(result.tiers_file!)).text();
+    const tiers: Record<string, number> = {};
+    for (const line of text.split('\r\n').slice(1)) {
+      if (!line) continue;
+      const [vid, tier] = line.split(',');
+      tiers[vid!] = Number(tier);
+    }
+    return { tiers, message: body.state.state_message };
+  }
+
+  it('walks only relationships at or above min_confidence', async () => {
+    const r = await tiersOf({ min_confidence: '0.55' });
+    expect(r.tiers).toEqual({ boeing: 0, bolt: 1, 'acme-gmbh': 1, 'acme-jp': 1, delta: 2 });
+    expect(r.message).toBe('');
+  });
+
+  it('walks only into companies of the countries given by code or name', async () => {
+    const r = await tiersOf({ countries: ['Deutschland', 'IND'] });
+    expect(r.tiers).toEqual({ boeing: 0, delta: 1, 'acme-gmbh': 1, mueller: 2 });
+  });
+
+  it('keeps the strongest companies per tier and says in the final state how many were left out', async () => {
+    const r = await tiersOf({ max_companies_per_tier: 2 });
+    expect(r.tiers).toEqual({ boeing: 0, bolt: 1, 'acme-gmbh': 1, mueller: 2 });
+    expect(r.message).toBe('max_companies_per_tier left out 2 companies (tier 1: 2)');
+  });
+
+  it('refuses bad filters with a 400 naming each field', async () => {
+    const res = await t.post('/v1/tierviewjob/', {
+      root_nodes: 'boeing',
+      num_tiers: '2',
+      direction: 'supplier',
+      min_confidence: 2,
+      countries: ['Atlantis'],
+      max_companies_per_tier: 0,
+    });
+    expect(res.status).toBe(400);
+    const problem = (await res.json()) as { errors: { field: string }[] };
+    expect(problem.errors.map((e) => e.field).sort()).toEqual([
+      'body.countries',
+      'body.max_companies_per_tier',
+      'body.min_confidence',
+    ]);
+  });
+
   it('answers 404 for an unknown root or run, 400 for a malformed run id, and needs a key', async () => {
     expect(
       (await t.post('/v1/tierviewjob/', { root_nodes: 'nobody', num_tiers: '1', direction: 'supplier' }))

@@ -10,6 +10,9 @@ interface TierViewInput {
   min_evid_date?: string | null;
   output_multiple_tables?: boolean | null;
   callback_url?: string | null;
+  min_confidence?: number | null;
+  countries?: string[] | null;
+  max_companies_per_tier?: number | null;
 }
 
 /** Mutation.startTierView: the same checks as POST /v1/tierviewjob/, then the run is queued. */

@@ -34,6 +34,7 @@ import {
   toTierRelationship,
 } from '../mappers';
 import { PointReads, relationshipListQuery } from '../point-reads';
+import { domicileSpellings, needsStepWalk, stepParams, walkBySteps } from '../step-walk';
 import { LOAD_ORDER, STAGING_DELIMITER, SUCCESS_MARKER, stagingFile } from '../tables';
 import type { TableName } from '../tables';
 import { ConnectionPool } from './connection-pool';
@@ -74,6 +75,7 @@ const QUERY_NAMES = [
   'company/vid-offsets',
   'tierview/step-suppliers',
   'tierview/step-customers',
+  'tierview/domiciles',
   'tierview/tiers-suppliers',
   'tierview/tiers-customers',
   'tierview/tier-relationships-suppliers',
@@ -84,6 +86,8 @@ type QueryName = (typeof QUERY_NAMES)[number];
 
 /** Rows handed to a tier-walk sink at a time. */
 const WALK_BATCH = 5_000;
+/** Companies per step query of a filtered walk: an `IN` list the engine still answers by key. */
+const FRONTIER_CHUNK = 1_000;
 /**
  * Relationships one tier-walk query may gather before the tier is split into
  * partitions: the engine holds a query's whole result in its buffer pool, and
@@ -282,6 +286,33 @@ export class EmbeddedGraphStore implements GraphStore {
     const [rootRow] = await this.q('company/get-profile', { vid: request.root });
     if (!rootRow) return false;
     const root = toTierCompany(rootRow, 0);
+    const spellings = request.countries
+      ? domicileSpellings(
+          (await this.q('tierview/domiciles')).map((r) => r.country),
+          request.countries,
+        )
+      : null;
+    const params = stepParams(request, spellings);
+    if (needsStepWalk(request)) {
+      // The native walk's filter takes only literals; the request's filters are
+      // values from clients, so they go to the step query as parameters instead.
+      const step = this.queries.get(`tierview/step-${dir}`)!;
+      await walkBySteps(
+        root,
+        request,
+        sink,
+        async (vids, onRows) => {
+          for (let i = 0; i < vids.length; i += FRONTIER_CHUNK) {
+            signal?.throwIfAborted();
+            await this.oneWalkQueryAtATime(() =>
+              pool.stream(step, { ...params, vids: vids.slice(i, i + FRONTIER_CHUNK) }, WALK_BATCH, onRows),
+            );
+          }
+        },
+        signal,
+      );
+      return true;
+    }
     await sink.companies([root]);
 
     // Tiers of every reached company, keyed by internal offset, and the relationships
@@ -307,10 +338,7 @@ export class EmbeddedGraphStore implements GraphStore {
     signal?.throwIfAborted();
 
     // Tier 0 to 1: the root's own relationships, by key.
-    const rootRows = await this.q(`tierview/step-${dir}`, {
-      vids: [request.root],
-      evidence_from: new Date(`${evidenceFrom}T00:00:00Z`),
-    });
+    const rootRows = await this.q(`tierview/step-${dir}`, { ...params, vids: [request.root] });
     const tierOne = new Map<string, TierCompany>();
     for (const c of byOffset.values()) if (c.tier === 1) tierOne.set(c.vid, c);
     const first: TierRelationship[] = [];

@@ -9,10 +9,10 @@ import type {
   RelationshipItem,
 } from '../../domain/model';
 import type { SearchRow } from '../../domain/search-row';
-import type { TierCompany, TierRelationship } from '../../domain/tier-walk';
 import { bindLiterals, cypherRoot, loadQuery, splitStatements } from '../cypher-files';
 import type { CypherQuery } from '../cypher-files';
 import { toNeo4jDialect } from '../dialect';
+import { domicileSpellings, stepParams, walkBySteps } from '../step-walk';
 import type {
   ClusterMember,
   GraphStore,
@@ -32,7 +32,6 @@ import {
   toTierCompany,
   toSearchRow,
   toStoredPath,
-  toTierRelationship,
 } from '../mappers';
 import type { Props } from '../mappers';
 import { PointReads, relationshipListQuery } from '../point-reads';
@@ -63,6 +62,7 @@ export const NEO4J_QUERY_NAMES = [
   'search/scan-companies',
   'tierview/step-suppliers',
   'tierview/step-customers',
+  'tierview/domiciles',
   'path/find',
   'graph/generation',
   'graph/bump-generation',
@@ -239,60 +239,31 @@ export class Neo4jGraphStore implements GraphStore {
   async walkTiers(request: TierWalkRequest, sink: TierWalkSink, signal?: AbortSignal): Promise<boolean> {
     const [rootRow] = await this.read('company/get-profile', { vid: request.root });
     if (!rootRow) return false;
-    const root = toTierCompany(rootRow, 0);
-    await sink.companies([root]);
     const step = this.query(`tierview/step-${request.direction}`);
-    const evidenceFrom = new Date(`${request.evidenceFrom ?? '0001-01-01'}T00:00:00Z`);
-    const byVid = new Map<string, TierCompany>([[root.vid, root]]);
-    const tiers: string[][] = [[root.vid]];
-
-    const stepRows = async (vids: readonly string[], onRows: (rows: Row[]) => Promise<void>) => {
-      for (let i = 0; i < vids.length; i += FRONTIER_CHUNK) {
-        signal?.throwIfAborted();
-        await this.exec.stream(
-          step,
-          { vids: vids.slice(i, i + FRONTIER_CHUNK), evidence_from: evidenceFrom },
-          WALK_BATCH,
-          onRows,
-        );
-      }
-    };
-
-    for (let tier = 0; tier < request.tiers; tier++) {
-      const next: TierCompany[] = [];
-      await stepRows(tiers[tier]!, async (rows) => {
-        const fresh: TierCompany[] = [];
-        for (const r of rows) {
-          const vid = str(r.to_vid) ?? '';
-          if (byVid.has(vid)) continue;
-          const c = toTierCompany(unprefixed(r, 'to_'), tier + 1);
-          byVid.set(vid, c);
-          fresh.push(c);
-        }
-        next.push(...fresh);
-        if (fresh.length > 0) await sink.companies(fresh);
-      });
-      if (next.length === 0) break;
-      tiers.push(next.map((c) => c.vid));
-    }
-
-    for (let tier = 0; tier + 1 < tiers.length; tier++) {
-      await stepRows(tiers[tier]!, async (rows) => {
-        const batch: TierRelationship[] = [];
-        for (const r of rows) {
-          const to = byVid.get(str(r.to_vid) ?? '');
-          if (to?.tier !== tier + 1) continue;
-          const from = byVid.get(str(r.from_vid) ?? '');
-          if (!from) continue;
-          batch.push(
-            request.direction === 'suppliers'
-              ? toTierRelationship(r, to, from)
-              : toTierRelationship(r, from, to),
+    const spellings = request.countries
+      ? domicileSpellings(
+          (await this.read('tierview/domiciles')).map((r) => r.country),
+          request.countries,
+        )
+      : null;
+    const params = stepParams(request, spellings);
+    await walkBySteps(
+      toTierCompany(rootRow, 0),
+      request,
+      sink,
+      async (vids, onRows) => {
+        for (let i = 0; i < vids.length; i += FRONTIER_CHUNK) {
+          signal?.throwIfAborted();
+          await this.exec.stream(
+            step,
+            { ...params, vids: vids.slice(i, i + FRONTIER_CHUNK) },
+            WALK_BATCH,
+            onRows,
           );
         }
-        if (batch.length > 0) await sink.relationships(tier, batch);
-      });
-    }
+      },
+      signal,
+    );
     return true;
   }
 
@@ -369,12 +340,6 @@ export class Neo4jGraphStore implements GraphStore {
 }
 
 /** A row's `to_*` columns under their plain names (the step queries' far company). */
-function unprefixed(row: Row, prefix: string): Props {
-  const out: Props = {};
-  for (const [k, v] of Object.entries(row)) if (k.startsWith(prefix)) out[k.slice(prefix.length)] = v;
-  return out;
-}
-
 function readScript(name: (typeof NEO4J_SCRIPTS)[number]): string {
   return fs.readFileSync(path.join(cypherRoot(), `${name}.neo4j.cypher`), 'utf8');
 }

@@ -1,0 +1,77 @@
+import { parseTierViewRequest } from '../../src/domain/tierview';
+import { droppedMessage } from '../../src/services/tierview.service';
+
+const base = { root_nodes: 'boeing', num_tiers: '2', direction: 'supplier' };
+
+function fieldErrors(body: Record<string, unknown>): string[] {
+  try {
+    parseTierViewRequest(body, 6);
+  } catch (e) {
+    return ((e as { fieldErrors?: { field: string }[] }).fieldErrors ?? []).map((x) => x.field);
+  }
+  throw new Error('accepted');
+}
+
+describe('tier-view filters beyond the spec', () => {
+  it('leaves a request without them exactly as before', () => {
+    const r = parseTierViewRequest(base, 6);
+    expect(Object.keys(r).sort()).toEqual(
+      [
+        'callback_url',
+        'direction',
+        'min_evid_date',
+        'num_tiers',
+        'output_multiple_tables',
+        'root_nodes',
+      ].sort(),
+    );
+    expect(
+      parseTierViewRequest({ ...base, min_confidence: null, countries: '', max_companies_per_tier: null }, 6),
+    ).toEqual(r);
+  });
+
+  it('reads the filters as numbers or text and countries as codes or names', () => {
+    const r = parseTierViewRequest(
+      {
+        ...base,
+        min_confidence: '0.5',
+        countries: ['Deutschland', 'jpn', 'KR', 'Germany'],
+        max_companies_per_tier: 10,
+      },
+      6,
+    );
+    expect(r.min_confidence).toBe(0.5);
+    expect(r.countries).toEqual(['DE', 'JP', 'KR']);
+    expect(r.max_companies_per_tier).toBe(10);
+    expect(
+      parseTierViewRequest({ ...base, countries: 'US, South Korea', min_confidence: 1 }, 6),
+    ).toMatchObject({
+      countries: ['KR', 'US'],
+      min_confidence: 1,
+    });
+  });
+
+  it.each([
+    ['min_confidence', 1.5],
+    ['min_confidence', -0.1],
+    ['min_confidence', 'high'],
+    ['countries', ['Atlantis']],
+    ['countries', []],
+    ['countries', [3]],
+    ['countries', 42],
+    ['max_companies_per_tier', 0],
+    ['max_companies_per_tier', 2.5],
+    ['max_companies_per_tier', 100_001],
+    ['max_companies_per_tier', 'many'],
+  ])('refuses %s = %j with a 400 naming the field', (field, value) => {
+    expect(fieldErrors({ ...base, [field]: value })).toEqual([`body.${field}`]);
+  });
+
+  it('says how many companies each tier left out, and nothing when none were', () => {
+    expect(droppedMessage({})).toBe('');
+    expect(droppedMessage({ 2: 1, 1: 2 })).toBe(
+      'max_companies_per_tier left out 3 companies (tier 1: 2, tier 2: 1)',
+    );
+    expect(droppedMessage({ 1: 1 })).toBe('max_companies_per_tier left out 1 company (tier 1: 1)');
+  });
+});
