@@ -52,7 +52,13 @@ export class ApiKeyStore {
   reload(): void {
     this.fileStamp = this.stamp();
     this.entries = [
-      ...this.envKeys.map((k, i) => ({ id: `env-${i + 1}`, hash: sha256(k), revoked: false })),
+      // Runs are owned by the key id, so an env key's id comes from the key itself (a
+      // prefix of its hash, which reveals nothing usable), not from its place in API_KEYS:
+      // reordering the setting must not hand one key's runs to another.
+      ...this.envKeys.map((k) => {
+        const hash = sha256(k);
+        return { id: `env-${hash.toString('hex').slice(0, 16)}`, hash, revoked: false };
+      }),
       ...this.readStored().map((k) => ({
         id: k.id,
         hash: Buffer.from(k.sha256, 'hex'),
