@@ -8,7 +8,7 @@ export const anyRoot = { companyExists: () => Promise.resolve(true) } as unknown
 
 /** An export that succeeds at once with no files. */
 export const finishedExport = {
-  export: () => Promise.resolve({ files: {}, companies: 0, rows: 0, bytes: 0 }),
+  export: () => Promise.resolve({ files: {}, companies: 0, rows: 0, bytes: 0, dropped: {} }),
 } as unknown as TierViewService;
 
 /**
