@@ -1,5 +1,6 @@
-// What the small benchmark scripts (import.mjs, tierview.mjs) share: where the
-// repository and the built CLI are, their `--name value` arguments, the median.
+// What the benchmark scripts share: where the repository and the built CLI are,
+// their `--name value` arguments, the median, a free loopback port, a pause.
+import net from 'node:net';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -19,3 +20,18 @@ export function parseArgs(argv = process.argv.slice(2)) {
 
 /** The lower median of a list of numbers. */
 export const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor((xs.length - 1) / 2)];
+
+/** A TCP port free on 127.0.0.1 just now, for a server the benchmark starts. */
+export function freePort() {
+  return new Promise((resolve, reject) => {
+    const srv = net.createServer();
+    srv.unref();
+    srv.on('error', reject);
+    srv.listen(0, '127.0.0.1', () => {
+      const { port } = srv.address();
+      srv.close(() => resolve(port));
+    });
+  });
+}
+
+export const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));

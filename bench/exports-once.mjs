@@ -8,12 +8,11 @@
 // directory first (deleted at the end), so the benchmark never writes to it.
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
-import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import readline from 'node:readline';
 import autocannon from 'autocannon';
-import { CLI, ROOT, parseArgs } from './common.mjs';
+import { CLI, ROOT, freePort, parseArgs, sleep } from './common.mjs';
 
 const KEY = 'tiergraph-bench-key-000000000000';
 const args = parseArgs();
@@ -24,17 +23,7 @@ const tiers = (args.tiers ?? '1,2,3').split(',').map(Number);
 const minDate = args['min-date'] ?? '2015-01-01';
 const cli = path.resolve(args.cli ?? CLI);
 
-const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 const log = (s) => process.stderr.write(`[exports-once] ${s}\n`);
-
-function freePort() {
-  return new Promise((resolve) => {
-    const s = net.createServer().listen(0, '127.0.0.1', () => {
-      const { port } = s.address();
-      s.close(() => resolve(port));
-    });
-  });
-}
 
 /** Companies with the most suppliers, from the dataset (bench/tierview.mjs's cache when there; nothing is written). */
 async function topRoots(n) {

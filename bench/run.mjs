@@ -4,7 +4,6 @@
 
 import { spawn, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
-import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
@@ -13,6 +12,7 @@ import { parseArgs } from 'node:util';
 import autocannon from 'autocannon';
 import { parse as parseCsv } from 'csv-parse';
 import pg from 'pg';
+import { freePort, sleep } from './common.mjs';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const CLI = path.join(ROOT, 'dist', 'src', 'cli', 'main.js');
@@ -200,20 +200,6 @@ class LatencyRecorder {
     return { samples: this.count, p50: percentile(sorted, 0.5), p99: percentile(sorted, 0.99) };
   }
 }
-
-function freePort() {
-  return new Promise((resolve, reject) => {
-    const srv = net.createServer();
-    srv.unref();
-    srv.on('error', reject);
-    srv.listen(0, '127.0.0.1', () => {
-      const { port } = srv.address();
-      srv.close(() => resolve(port));
-    });
-  });
-}
-
-const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 
 function rssBytes(pid) {
   try {

@@ -6,12 +6,11 @@
 //                           [--store embedded|neo4j] [--neo4j-uri bolt://HOST:PORT]
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
-import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import readline from 'node:readline';
 import autocannon from 'autocannon';
-import { CLI, ROOT, median, parseArgs } from './common.mjs';
+import { CLI, ROOT, freePort, median, parseArgs, sleep } from './common.mjs';
 
 const KEY = 'tiergraph-bench-key-000000000000';
 
@@ -39,21 +38,11 @@ const storeEnv =
       }
     : { DATA_DIR: path.join(dataDir, 'store'), STORE: 'embedded' };
 
-const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 const rss = (pid) => {
   const m = /VmRSS:\s+(\d+) kB/.exec(fs.readFileSync(`/proc/${pid}/status`, 'utf8'));
   return m ? Number(m[1]) * 1024 : 0;
 };
 const log = (s) => process.stderr.write(`[tierview-bench] ${s}\n`);
-
-function freePort() {
-  return new Promise((resolve) => {
-    const s = net.createServer().listen(0, '127.0.0.1', () => {
-      const { port } = s.address();
-      s.close(() => resolve(port));
-    });
-  });
-}
 
 /** Customers with the most suppliers, from the dataset's relationships file (cached beside it). */
 async function topRoots(n) {
