@@ -4,9 +4,9 @@
  * ends with the next attempt's time stored as the job's next run, so a restart
  * or a crash between attempts loses nothing, and a worker that died during an
  * attempt leaves a lock that lapses and lets another worker make it again. The
- * delivery id is chosen once, when the job is queued, and sent on every attempt.
+ * delivery id is derived from the run, and sent on every attempt.
  */
-import { randomUUID } from 'node:crypto';
+import { createHash } from 'node:crypto';
 import type { Agenda, Job } from 'agenda';
 import { z } from 'zod';
 import type { HostRule } from '../domain/callback-hosts';
@@ -46,6 +46,20 @@ export interface CallbackJobOptions {
   log: Logger;
 }
 
+/**
+ * The delivery id of a run's callback: derived from the run, so a delivery queued
+ * twice (its process died before recording that it was queued) carries the same
+ * id, and a receiver can tell the repeat. A UUID in form (version 8, for ids whose
+ * bits the application chooses), from a hash of the run's id and creation time.
+ */
+export function callbackDeliveryId(runId: number, createdAt: Date): string {
+  const h = createHash('sha256').update(`tiergraph-callback:${runId}:${createdAt.toISOString()}`).digest();
+  h[6] = (h[6]! & 0x0f) | 0x80;
+  h[8] = (h[8]! & 0x3f) | 0x80;
+  const x = h.subarray(0, 16).toString('hex');
+  return `${x.slice(0, 8)}-${x.slice(8, 12)}-${x.slice(12, 16)}-${x.slice(16, 20)}-${x.slice(20)}`;
+}
+
 /** Thrown by an attempt that should be made again after `delayMs`; Agenda stores the time. */
 class RetryLater extends Error {
   constructor(
@@ -74,9 +88,9 @@ export class CallbackJob {
     });
   }
 
-  /** Queues the delivery of `runId`'s callback to `url`, with a new delivery id. */
-  async enqueue(agenda: Agenda, runId: number, url: string): Promise<CallbackJobInput> {
-    const input: CallbackJobInput = { run_id: runId, url, delivery_id: randomUUID() };
+  /** Queues the delivery of the callback of the run `runId` created at `createdAt` to `url`. */
+  async enqueue(agenda: Agenda, runId: number, url: string, createdAt: Date): Promise<CallbackJobInput> {
+    const input: CallbackJobInput = { run_id: runId, url, delivery_id: callbackDeliveryId(runId, createdAt) };
     await agenda.now(CALLBACK_JOB, input);
     return input;
   }

@@ -14,11 +14,19 @@ import type { HostRule } from '../domain/callback-hosts';
 import { checkCallbackUrl } from '../domain/callback-hosts';
 import { CALLBACK_CONCURRENCY, CallbackJob } from './callback.job';
 import type { CallbackSender } from './callbacks';
-import { RunQuotaExceeded } from './run-store';
+import { ENDED_STATES, RunQuotaExceeded } from './run-store';
 import type { LifeCycleState, RunRecord, RunStore } from './run-store';
 import { TIERVIEW_JOB, TierViewJob } from './tierview.job';
 
 const CLEANUP_JOB = 'exports-cleanup';
+
+/**
+ * How often a worker looks for ended runs whose callback was never queued (their
+ * process died between ending the run and queuing the delivery), and how long a
+ * mark must have stood: a younger one may belong to a process queuing it right now.
+ */
+const OWED_CALLBACKS_EVERY_MS = 60_000;
+const OWED_CALLBACK_AGE_MS = 30_000;
 
 const fmt = (n: number) => n.toLocaleString('en-US');
 
@@ -82,6 +90,7 @@ export class JobQueue {
   private readonly now: () => Date;
   private readonly callbackJob: CallbackJob;
   private started = false;
+  private owedCallbacksTimer: NodeJS.Timeout | null = null;
 
   private readonly pageSchema;
 
@@ -97,6 +106,7 @@ export class JobQueue {
       timeoutS: o.timeoutS,
       lockS: o.lockS,
       now: this.now,
+      owesCallback: (request) => this.owesCallback(request),
       notify: (run) => this.notify(run),
     });
     this.agenda = new Agenda({
@@ -143,12 +153,22 @@ export class JobQueue {
       await this.agenda.ready;
     }
     this.started = true;
+    if (this.o.worker) {
+      await this.queueOwedCallbacks(OWED_CALLBACK_AGE_MS);
+      this.owedCallbacksTimer = setInterval(
+        () => void this.queueOwedCallbacks(OWED_CALLBACK_AGE_MS),
+        OWED_CALLBACKS_EVERY_MS,
+      );
+      this.owedCallbacksTimer.unref();
+    }
   }
 
   /** Stops taking jobs and waits up to `graceMs` for running ones; unfinished ones resume after a restart. */
   async close(graceMs = 10_000): Promise<void> {
     if (!this.started) return;
     this.started = false;
+    if (this.owedCallbacksTimer) clearInterval(this.owedCallbacksTimer);
+    this.owedCallbacksTimer = null;
     if (this.o.worker) {
       try {
         await this.agenda.drain(graceMs);
@@ -272,6 +292,7 @@ export class JobQueue {
         userCancelledOrTimedout: true,
         stateMessage: 'canceled by the user before it started',
         endedAt: now,
+        callbackDue: this.owesCallback(run.request),
       },
       now,
     );
@@ -322,13 +343,54 @@ export class JobQueue {
     return view;
   }
 
-  /** Queues the completion callback, if the run asked for one; a worker delivers it, here or elsewhere. */
+  /** Whether a run of `request` is to be reported to a callback URL when it ends. */
+  private owesCallback(request: TierViewRequest): boolean {
+    return request.callback_url !== null && this.o.callbacks.sender !== null;
+  }
+
+  /**
+   * Queues the completion callback an ended run owes, then clears its mark; a worker
+   * delivers it, here or elsewhere. Should this process die before the mark is
+   * cleared, a worker queues the delivery again later: receivers may therefore see a
+   * delivery twice, always under the run's one delivery id.
+   */
   private async notify(run: RunRecord): Promise<void> {
+    if (!run.callbackDue) return;
     const url = run.request.callback_url;
-    if (!url || !this.o.callbacks.sender) return;
-    await this.callbackJob
-      .enqueue(this.agenda, run.runId, url)
-      .catch((e: unknown) => this.o.log.warn({ err: e, run_id: run.runId }, 'callback not queued'));
+    if (url && this.o.callbacks.sender) {
+      try {
+        await this.callbackJob.enqueue(this.agenda, run.runId, url, run.createdAt);
+      } catch (e) {
+        this.o.log.warn(
+          { err: e, run_id: run.runId },
+          'callback not queued yet; a worker will queue it later',
+        );
+        return;
+      }
+    } else {
+      this.o.log.warn({ run_id: run.runId }, 'callback not sent: callbacks are off');
+    }
+    await this.o.runs
+      .transition(run.runId, ENDED_STATES, { callbackDue: false }, this.now())
+      .catch((e: unknown) => this.o.log.warn({ err: e, run_id: run.runId }, 'callback mark not cleared'));
+  }
+
+  /** Queues the callbacks of ended runs marked as owing one for at least `minAgeMs`. */
+  private async queueOwedCallbacks(minAgeMs: number): Promise<void> {
+    try {
+      const before = new Date(this.now().getTime() - minAgeMs);
+      for (;;) {
+        const owed = await this.o.runs.listCallbacksDue(before, 100);
+        for (const run of owed) {
+          if (!this.started) return;
+          this.o.log.info({ run_id: run.runId }, 'queuing a callback its run ended without');
+          await this.notify(run);
+        }
+        if (owed.length < 100) return;
+      }
+    } catch (e) {
+      this.o.log.warn({ err: e }, 'could not look for callbacks owed');
+    }
   }
 
   private async cleanup(): Promise<void> {

@@ -42,6 +42,12 @@ export interface RunRecord {
   attemptId: string | null;
   /** When the holding attempt last showed it is alive; a stale one may be taken over. */
   heartbeatAt: Date | null;
+  /**
+   * The run has ended and owes its completion callback, which is not queued yet:
+   * set by the transition that ends the run, cleared once the delivery is queued.
+   * A process that dies between the two leaves the mark for a worker to find.
+   */
+  callbackDue: boolean;
   createdAt: Date;
   startedAt: Date | null;
   endedAt: Date | null;
@@ -79,6 +85,7 @@ export type RunPatch = Partial<
     | 'attempts'
     | 'attemptId'
     | 'heartbeatAt'
+    | 'callbackDue'
     | 'startedAt'
     | 'endedAt'
   >
@@ -117,7 +124,15 @@ export interface RunStore {
   countPendingBefore(runId: number): Promise<number>;
   /** Runs currently in `state`. */
   countInState(state: LifeCycleState): Promise<number>;
+  /**
+   * Ended runs (TERMINATED or INTERNAL_ERROR) still marked `callbackDue` whose last
+   * change is older than `changedBefore`, lowest id first, at most `limit`.
+   */
+  listCallbacksDue(changedBefore: Date, limit: number): Promise<RunRecord[]>;
 }
+
+/** Life-cycle states of a run that has ended. */
+export const ENDED_STATES: readonly LifeCycleState[] = ['TERMINATED', 'INTERNAL_ERROR'];
 
 /** The record as stored by run stores that keep one JSON document per run: dates as ISO text. */
 export type RunDocument = Omit<
@@ -151,6 +166,7 @@ export function newRunRecord(
     attempts: 0,
     attemptId: null,
     heartbeatAt: null,
+    callbackDue: false,
     createdAt: now,
     startedAt: null,
     endedAt: null,
@@ -178,6 +194,7 @@ export function fromRunDocument(d: RunDocument): RunRecord {
     ...d,
     ownerKeyId: d.ownerKeyId ?? null,
     attemptId: d.attemptId ?? null,
+    callbackDue: d.callbackDue ?? false,
     createdAt: new Date(d.createdAt),
     startedAt: date(d.startedAt),
     endedAt: date(d.endedAt),

@@ -29,7 +29,12 @@ export interface TierViewJobOptions {
   /** Lock lifetime of the job, and how long a holder's heartbeat stays fresh. */
   lockS: number;
   now: () => Date;
-  /** Told of every run this job ends (completion callbacks). */
+  /**
+   * Whether a run of `request` owes a completion callback when it ends: the
+   * transition that ends it marks it so, in the same step.
+   */
+  owesCallback: (request: TierViewRequest) => boolean;
+  /** Told of every run this job ends (queues the completion callback it owes). */
   notify: (run: RunRecord) => Promise<void>;
 }
 
@@ -230,6 +235,7 @@ export class TierViewJob {
           stateMessage: droppedMessage(result.dropped),
           files: result.files,
           endedAt: this.now(),
+          callbackDue: this.o.owesCallback(request),
         },
         this.now(),
         guard,
@@ -268,6 +274,7 @@ export class TierViewJob {
                 ? 'canceled by the user'
                 : `stopped after the time limit of ${this.o.timeoutS} s`,
             endedAt: this.now(),
+            callbackDue: this.o.owesCallback(request),
           },
           this.now(),
           guard,
@@ -283,6 +290,7 @@ export class TierViewJob {
             resultState: 'FAILED',
             stateMessage: known ? e.message : 'internal error while exporting; the error was logged',
             endedAt: this.now(),
+            callbackDue: this.o.owesCallback(request),
           },
           this.now(),
           guard,

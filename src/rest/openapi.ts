@@ -168,7 +168,7 @@ const callbackDoc = (f: ApiFacts) =>
   'Its body is the run exactly as GET /v1/jobs/{run_id}/ shows it at the time of the attempt (application/json; download links signed afresh). ' +
   `Header ${CALLBACK_SIGNATURE_HEADER}: t=<unix seconds>,v1=<hex HMAC-SHA256 of "<t>.<body>">, keyed with the server's CALLBACK_SECRET; ` +
   'verify it by computing the HMAC over the raw body bytes as received, comparing in constant time, and refusing a t more than 5 minutes away from your clock. ' +
-  `Header ${CALLBACK_DELIVERY_HEADER}: the delivery id, the same on every attempt of one delivery, to recognise a retry. ` +
+  `Header ${CALLBACK_DELIVERY_HEADER}: the delivery id, one per run and the same on every attempt, to recognise a retry or a repeat (delivery is at least once). ` +
   `Any 2xx is success. Network errors, timeouts (10 s), 5xx, 408, 409, 425 and 429 are retried, up to CALLBACK_MAX_ATTEMPTS attempts (${f.CALLBACK_MAX_ATTEMPTS} here), ` +
   'with exponential backoff or the Retry-After asked for; pending retries survive a restart of the server. ' +
   'other answers, redirects included (never followed), end the delivery.';
@@ -518,7 +518,8 @@ export function openApiDocument(keyHeader: string, f: ApiFacts): Json {
                       in: 'header',
                       required: true,
                       schema: { ...str, format: 'uuid' },
-                      description: 'Delivery id, the same on every attempt of one delivery.',
+                      description:
+                        'Delivery id: one per run, the same on every attempt and on a repeated delivery.',
                     },
                   ],
                   requestBody: { required: true, content: { 'application/json': { schema: ref('Job') } } },

@@ -8,9 +8,11 @@ import { Pool } from 'pg';
 import { Redis } from 'ioredis';
 import { parseCallbackHosts } from '../../src/domain/callback-hosts';
 import type { TierViewRequest } from '../../src/domain/tierview';
+import { callbackDeliveryId } from '../../src/jobs/callback.job';
 import { CALLBACK_DELIVERY_HEADER, CallbackSender } from '../../src/jobs/callbacks';
 import type { CallbackSenderOptions } from '../../src/jobs/callbacks';
 import type { JobQueueOptions } from '../../src/jobs/job-queue';
+import type { RunRecord } from '../../src/jobs/run-store';
 import { CallbackReceiver } from '../support/callback-receiver';
 import type { ReceivedCallback } from '../support/callback-receiver';
 import { makeCallbackQueue } from '../support/callback-queue';
@@ -108,6 +110,56 @@ function survivesRestart(engineSettings: () => Record<string, string>, reset: ()
     } finally {
       await second.queue.close();
       await second.engine.close();
+    }
+  });
+
+  it('delivers the callback of a run that ended in a process that died before queuing it, once', async () => {
+    const dir = tempDir('callback-owed');
+    const callbacks = () => callbacksTo('127.0.0.1', { baseDelayMs: 200, maxDelayMs: 200 });
+    // What a process leaves when it dies between the transition that ends a run and
+    // queuing its callback: the run ended and marked, no delivery queued.
+    const dead = makeCallbackQueue(dir, engineSettings(), { callbacks: callbacks() });
+    let run: RunRecord | null;
+    try {
+      // Its queue connects on construction; let it finish before the engine closes.
+      await dead.queue.agenda.ready;
+      await dead.engine.runs.open();
+      const created = await dead.engine.runs.create(request(url), new Date(Date.now() - 120_000));
+      run = await dead.engine.runs.transition(
+        created.runId,
+        ['PENDING'],
+        { lifeCycleState: 'TERMINATED', resultState: 'SUCCESS', files: {}, callbackDue: true },
+        new Date(Date.now() - 60_000),
+      );
+      expect(run?.callbackDue).toBe(true);
+    } finally {
+      await dead.engine.runs.close();
+      await dead.engine.close();
+    }
+    const next = makeCallbackQueue(dir, engineSettings(), { callbacks: callbacks() });
+    await next.queue.start();
+    try {
+      const [delivered] = await receiver.waitFor(1);
+      expect(JSON.parse(delivered!.body)).toMatchObject({
+        run_id: String(run!.runId),
+        state: { life_cycle_state: 'TERMINATED', result_state: 'SUCCESS' },
+      });
+      expect(deliveryId(delivered!)).toBe(callbackDeliveryId(run!.runId, run!.createdAt));
+      await sleep(300);
+      expect((await next.engine.runs.get(run!.runId))?.callbackDue).toBe(false);
+    } finally {
+      await next.queue.close();
+      await next.engine.close();
+    }
+    // Queued and cleared: the worker after it has nothing more to send.
+    const after = makeCallbackQueue(dir, engineSettings(), { callbacks: callbacks() });
+    await after.queue.start();
+    try {
+      await sleep(700);
+      expect(receiver.requests).toHaveLength(1);
+    } finally {
+      await after.queue.close();
+      await after.engine.close();
     }
   });
 }

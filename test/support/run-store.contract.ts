@@ -58,6 +58,7 @@ export function runStoreContract(
         attempts: 0,
         attemptId: null,
         heartbeatAt: null,
+        callbackDue: false,
         createdAt: t0,
         startedAt: null,
         endedAt: null,
@@ -253,6 +254,44 @@ export function runStoreContract(
       await expect(create(10)).resolves.toBeTruthy();
       await expect(create(11)).rejects.toBeInstanceOf(RunQuotaExceeded);
       expect(await store.listByOwner('key-q', 10, 0)).toHaveLength(4);
+    });
+
+    test('ended runs marked as owing a callback are listed until the mark is cleared', async () => {
+      const ended = await store.create(req(1), t0);
+      const running = await store.create(req(2), t0);
+      const fresh = await store.create(req(3), t0);
+      const unmarked = await store.create(req(4), t0);
+      const end = { lifeCycleState: 'TERMINATED', resultState: 'SUCCESS' } as const;
+      await store.transition(ended.runId, ['PENDING'], { ...end, callbackDue: true }, later(1));
+      // Marked but not ended: not listed (a mark is only ever set by the ending transition).
+      await store.transition(
+        running.runId,
+        ['PENDING'],
+        { lifeCycleState: 'RUNNING', callbackDue: true },
+        later(1),
+      );
+      // Ended and marked, but too recently.
+      await store.transition(fresh.runId, ['PENDING'], { ...end, callbackDue: true }, later(60));
+      await store.transition(unmarked.runId, ['PENDING'], end, later(1));
+
+      const due = await store.listCallbacksDue(later(30), 10);
+      expect(due.map((r) => r.runId)).toEqual([ended.runId]);
+      expect(due[0]).toMatchObject({ callbackDue: true, resultState: 'SUCCESS' });
+      expect((await store.get(unmarked.runId))?.callbackDue).toBe(false);
+      expect((await store.listCallbacksDue(later(61), 10)).map((r) => r.runId)).toEqual([
+        ended.runId,
+        fresh.runId,
+      ]);
+      expect(await store.listCallbacksDue(later(61), 1)).toHaveLength(1);
+
+      // A restarted process sees the mark; clearing it takes the run off the list.
+      const other = await reopen();
+      opened.push(other);
+      await other.open();
+      expect((await other.listCallbacksDue(later(30), 10)).map((r) => r.runId)).toEqual([ended.runId]);
+      const cleared = await other.transition(ended.runId, ['TERMINATED'], { callbackDue: false }, later(70));
+      expect(cleared).toMatchObject({ callbackDue: false, resultState: 'SUCCESS' });
+      expect((await store.listCallbacksDue(later(100), 10)).map((r) => r.runId)).toEqual([fresh.runId]);
     });
   });
 }

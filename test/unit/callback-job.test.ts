@@ -2,7 +2,12 @@ import { Writable } from 'node:stream';
 import pino from 'pino';
 import type { Agenda, Job } from 'agenda';
 import { parseCallbackHosts } from '../../src/domain/callback-hosts';
-import { CALLBACK_JOB, CallbackJob, parseCallbackJobInput } from '../../src/jobs/callback.job';
+import {
+  CALLBACK_JOB,
+  CallbackJob,
+  callbackDeliveryId,
+  parseCallbackJobInput,
+} from '../../src/jobs/callback.job';
 import { CallbackSender } from '../../src/jobs/callbacks';
 import type { AttemptOutcome } from '../../src/jobs/callbacks';
 
@@ -46,18 +51,25 @@ describe('callback job input', () => {
     expect(parseCallbackJobInput(null)).toBeNull();
   });
 
-  it('queues a delivery with a fresh id per run', async () => {
+  it('queues a delivery with an id of its run: another per run, the same when queued again', async () => {
     const queued: unknown[] = [];
     const agenda = { now: (name: string, data: unknown) => (queued.push([name, data]), Promise.resolve()) };
     const { job } = setUp([]);
-    const a = await job.enqueue(agenda as unknown as Agenda, 7, input.url);
-    const b = await job.enqueue(agenda as unknown as Agenda, 8, input.url);
+    const created = new Date('2026-03-04T05:06:07.089Z');
+    const a = await job.enqueue(agenda as unknown as Agenda, 7, input.url, created);
+    const b = await job.enqueue(agenda as unknown as Agenda, 8, input.url, created);
+    const again = await job.enqueue(agenda as unknown as Agenda, 7, input.url, created);
     expect(queued).toEqual([
       [CALLBACK_JOB, a],
       [CALLBACK_JOB, b],
+      [CALLBACK_JOB, again],
     ]);
     expect(parseCallbackJobInput(a)).toEqual(a);
     expect(a.delivery_id).not.toBe(b.delivery_id);
+    expect(again.delivery_id).toBe(a.delivery_id);
+    // Another installation's run 7, created at another time, gets another id.
+    expect(callbackDeliveryId(7, new Date('2026-03-04T05:06:07.090Z'))).not.toBe(a.delivery_id);
+    expect(a.delivery_id).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-8[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
   });
 });
 

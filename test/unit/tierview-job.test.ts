@@ -21,6 +21,7 @@ function makeJob(reads: number[]): TierViewJob {
     timeoutS: 60,
     lockS: 10,
     now: () => new Date(),
+    owesCallback: () => false,
     notify: () => Promise.resolve(),
   });
 }

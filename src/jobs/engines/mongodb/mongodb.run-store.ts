@@ -2,6 +2,7 @@ import { MongoClient } from 'mongodb';
 import type { Collection, Db, Filter } from 'mongodb';
 import type { TierViewRequest } from '../../../domain/tierview';
 import {
+  ENDED_STATES,
   RunQuotaExceeded,
   fromRunDocument,
   newRunRecord,
@@ -76,6 +77,7 @@ export class MongoRunStore implements RunStore {
     // Serves both counts: runs in a state, and PENDING runs below an id.
     await this.runs.createIndex({ lifeCycleState: 1, _id: 1 }, { name: 'life_cycle_state_run_id' });
     await this.runs.createIndex({ ownerKeyId: 1, _id: -1 }, { name: 'owner_key_id_run_id' });
+    await this.runs.createIndex({ callbackDue: 1, _id: 1 }, { name: 'callback_due_run_id' });
     // The counter exists before the first create, so concurrent first creates all
     // increment one document instead of racing to insert it. Two stores opening at
     // once may both try the insert; the loser's duplicate-key error means it exists.
@@ -170,5 +172,19 @@ export class MongoRunStore implements RunStore {
 
   async countInState(state: LifeCycleState): Promise<number> {
     return this.runs.countDocuments({ lifeCycleState: state });
+  }
+
+  async listCallbacksDue(changedBefore: Date, limit: number): Promise<RunRecord[]> {
+    const docs = await this.runs
+      .find({
+        callbackDue: true,
+        lifeCycleState: { $in: [...ENDED_STATES] },
+        // Stored as ISO text of one fixed width, so text order is time order.
+        updatedAt: { $lt: changedBefore.toISOString() },
+      })
+      .sort({ _id: 1 })
+      .limit(limit)
+      .toArray();
+    return docs.map(fromStored);
   }
 }

@@ -1,7 +1,13 @@
 import { Pool } from 'pg';
 import type { PoolClient } from 'pg';
 import type { TierViewRequest } from '../../../domain/tierview';
-import { LIFE_CYCLE_STATES, RESULT_STATES, RunQuotaExceeded, newRunRecord } from '../../run-store';
+import {
+  ENDED_STATES,
+  LIFE_CYCLE_STATES,
+  RESULT_STATES,
+  RunQuotaExceeded,
+  newRunRecord,
+} from '../../run-store';
 import type {
   CreateOptions,
   LifeCycleState,
@@ -31,6 +37,7 @@ interface RunRow {
   attempts: number;
   attempt_id: string | null;
   heartbeat_at: Date | null;
+  callback_due: boolean;
   created_at: Date;
   started_at: Date | null;
   ended_at: Date | null;
@@ -48,6 +55,7 @@ const PATCH_COLUMNS: { [K in keyof Required<RunPatch>]: { column: string; json?:
   attempts: { column: 'attempts' },
   attemptId: { column: 'attempt_id' },
   heartbeatAt: { column: 'heartbeat_at' },
+  callbackDue: { column: 'callback_due' },
   startedAt: { column: 'started_at' },
   endedAt: { column: 'ended_at' },
 };
@@ -70,6 +78,7 @@ function fromRow(row: RunRow): RunRecord {
     attempts: row.attempts,
     attemptId: row.attempt_id,
     heartbeatAt: row.heartbeat_at,
+    callbackDue: row.callback_due,
     createdAt: row.created_at,
     startedAt: row.started_at,
     endedAt: row.ended_at,
@@ -149,13 +158,17 @@ export class PostgresRunStore implements RunStore {
       ALTER TABLE ${this.table}
         ADD COLUMN IF NOT EXISTS owner_key_id text,
         ADD COLUMN IF NOT EXISTS attempt_id text,
-        ADD COLUMN IF NOT EXISTS heartbeat_at timestamptz`);
+        ADD COLUMN IF NOT EXISTS heartbeat_at timestamptz,
+        ADD COLUMN IF NOT EXISTS callback_due boolean NOT NULL DEFAULT false`);
     // Serves both counts: runs in a state, and PENDING runs below an id.
     await client.query(
       `CREATE INDEX IF NOT EXISTS "${this.tableName}_state_idx" ON ${this.table} (life_cycle_state, run_id)`,
     );
     await client.query(
       `CREATE INDEX IF NOT EXISTS "${this.tableName}_owner_idx" ON ${this.table} (owner_key_id, run_id)`,
+    );
+    await client.query(
+      `CREATE INDEX IF NOT EXISTS "${this.tableName}_callback_due_idx" ON ${this.table} (run_id) WHERE callback_due`,
     );
   }
 
@@ -278,5 +291,15 @@ export class PostgresRunStore implements RunStore {
       [state],
     );
     return rows[0]!.n;
+  }
+
+  async listCallbacksDue(changedBefore: Date, limit: number): Promise<RunRecord[]> {
+    const { rows } = await this.pool.query<RunRow>(
+      `SELECT * FROM ${this.table}
+       WHERE callback_due AND life_cycle_state IN (${sqlList(ENDED_STATES)}) AND updated_at < $1
+       ORDER BY run_id LIMIT $2`,
+      [changedBefore, limit],
+    );
+    return rows.map(fromRow);
   }
 }

@@ -1,6 +1,7 @@
 import { Redis } from 'ioredis';
 import type { TierViewRequest } from '../../../domain/tierview';
 import {
+  ENDED_STATES,
   LIFE_CYCLE_STATES,
   RunQuotaExceeded,
   fromRunDocument,
@@ -32,10 +33,12 @@ const CREATE_COMMAND = 'tiergraphRunCreate';
  * interleaving other commands), then moves the run between the per-state sorted
  * sets when its state changed.
  *
- * KEYS: the run's hash, then one sorted set per life-cycle state.
+ * KEYS: the run's hash, then one sorted set per life-cycle state, then the sorted
+ * set of runs whose callback is due.
  * ARGV: the states in the order of those KEYS (JSON), the allowed `from` states
  * (JSON), the fields to write (JSON object of field -> encoded value), the run id,
- * and the required attempt id as stored (JSON text), or '' for no such condition.
+ * the required attempt id as stored (JSON text) or '' for no such condition, and
+ * 'add' or 'remove' to change the run's place in the callback set, or ''.
  *
  * Every hash value is itself JSON, and the script decodes only state names and the
  * field map, whose values are strings: values pass through untouched, so Lua's
@@ -65,6 +68,8 @@ if nextState ~= state then
     if s == nextState then redis.call('ZADD', KEYS[i + 1], ARGV[4], ARGV[4]) end
   end
 end
+if ARGV[6] == 'add' then redis.call('ZADD', KEYS[#KEYS], ARGV[4], ARGV[4]) end
+if ARGV[6] == 'remove' then redis.call('ZREM', KEYS[#KEYS], ARGV[4]) end
 return redis.call('HGETALL', KEYS[1])
 `;
 
@@ -118,7 +123,8 @@ function decodeFields(hash: Record<string, string>): RunRecord {
  *   as long as the server persists its data);
  * - `run:<id>`: one hash per run, a field per record field;
  * - `state:<STATE>`: a sorted set of the run ids in each state, scored by id, so
- *   the queue position is one ZCOUNT and a state count one ZCARD.
+ *   the queue position is one ZCOUNT and a state count one ZCARD;
+ * - `callback-due`: the ids of runs marked `callbackDue`, scored by id.
  */
 export class RedisRunStore implements RunStore {
   readonly name = 'redis';
@@ -142,6 +148,10 @@ export class RedisRunStore implements RunStore {
     return `${this.prefix}run:${runId}`;
   }
 
+  private callbackDueKey(): string {
+    return `${this.prefix}callback-due`;
+  }
+
   private stateKey(state: LifeCycleState): string {
     return `${this.prefix}state:${state}`;
   }
@@ -162,7 +172,7 @@ export class RedisRunStore implements RunStore {
     // EVALSHA and falls back to EVAL when the server does not know the script yet.
     if (!(TRANSITION_COMMAND in this.client)) {
       this.client.defineCommand(TRANSITION_COMMAND, {
-        numberOfKeys: 1 + LIFE_CYCLE_STATES.length,
+        numberOfKeys: 2 + LIFE_CYCLE_STATES.length,
         lua: TRANSITION_LUA,
       });
     }
@@ -212,11 +222,13 @@ export class RedisRunStore implements RunStore {
       this.client,
       this.runKey(runId),
       ...LIFE_CYCLE_STATES.map((s) => this.stateKey(s)),
+      this.callbackDueKey(),
       JSON.stringify(LIFE_CYCLE_STATES),
       JSON.stringify(from),
       JSON.stringify(encodeFields(toPatchDocument(patch, now))),
       String(runId),
       guard ? JSON.stringify(guard.attemptId) : '',
+      patch.callbackDue === undefined ? '' : patch.callbackDue ? 'add' : 'remove',
     );
     if (flat === null) return null;
     const hash: Record<string, string> = {};
@@ -245,5 +257,20 @@ export class RedisRunStore implements RunStore {
 
   async countInState(state: LifeCycleState): Promise<number> {
     return this.client.zcard(this.stateKey(state));
+  }
+
+  async listCallbacksDue(changedBefore: Date, limit: number): Promise<RunRecord[]> {
+    // Few runs are ever marked at once (only those whose process died before queuing
+    // the delivery, and ones ending right now), so reading the first ones is cheap.
+    const ids = await this.client.zrange(this.callbackDueKey(), 0, Math.max(0, limit * 4 - 1));
+    const runs: RunRecord[] = [];
+    for (const id of ids) {
+      const run = await this.get(Number(id));
+      if (run?.callbackDue && ENDED_STATES.includes(run.lifeCycleState) && run.updatedAt < changedBefore) {
+        runs.push(run);
+        if (runs.length >= limit) break;
+      }
+    }
+    return runs;
   }
 }

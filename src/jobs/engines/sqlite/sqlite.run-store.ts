@@ -3,6 +3,7 @@ import { SqliteConnection, checkIdentifier, settle } from './sqlite.connection';
 import type { SqliteConnectionOptions } from './sqlite.connection';
 import type { TierViewRequest } from '../../../domain/tierview';
 import {
+  ENDED_STATES,
   RunQuotaExceeded,
   applyRunPatch,
   fromRunDocument,
@@ -28,6 +29,7 @@ export type SqliteRunStoreOptions = SqliteConnectionOptions & {
 
 /** The owner as an expression over the document, so tables made before owners existed need no new column. */
 const OWNER = `json_extract(document, '$.ownerKeyId')`;
+const CALLBACK_DUE = `json_extract(document, '$.callbackDue')`;
 
 const parseRecord = (document: string): RunRecord => fromRunDocument(JSON.parse(document) as RunDocument);
 
@@ -61,6 +63,7 @@ export class SqliteRunStore implements RunStore {
         );
         CREATE INDEX IF NOT EXISTS "${t}_state_idx" ON "${t}" (life_cycle_state, run_id);
         CREATE INDEX IF NOT EXISTS "${t}_owner_idx" ON "${t}" (${OWNER}, run_id);
+        CREATE INDEX IF NOT EXISTS "${t}_callback_due_idx" ON "${t}" (run_id) WHERE ${CALLBACK_DUE} = 1;
       `);
     });
   }
@@ -184,5 +187,20 @@ export class SqliteRunStore implements RunStore {
         .get(state);
       return row?.n ?? 0;
     });
+  }
+
+  listCallbacksDue(changedBefore: Date, limit: number): Promise<RunRecord[]> {
+    return settle(() =>
+      this.connection()
+        .prepare<[string, number], { document: string }>(
+          // Dates are stored as ISO text of one fixed width, so text order is time order.
+          `SELECT document FROM "${this.tableName}"
+           WHERE ${CALLBACK_DUE} = 1 AND life_cycle_state IN (${ENDED_STATES.map((s) => `'${s}'`).join(', ')})
+             AND json_extract(document, '$.updatedAt') < ?
+           ORDER BY run_id LIMIT ?`,
+        )
+        .all(changedBefore.toISOString(), limit)
+        .map((r) => parseRecord(r.document)),
+    );
   }
 }
