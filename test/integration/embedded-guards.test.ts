@@ -87,6 +87,30 @@ describe('embedded engine guards', () => {
     await expect(pool.run('MATCH (t:T) RETURN count(t) AS c')).resolves.toEqual([{ c: 2 }]);
   });
 
+  it('reads pages at offsets the engine would crash the process on', () => {
+    // In a process of its own: before the guard, this ended with SIGSEGV at offset 7,086.
+    const childDir = tempDir('skip');
+    const r = spawnSync(
+      process.execPath,
+      [
+        '-r',
+        path.join(ROOT, 'test/support/ts-register.js'),
+        path.join(ROOT, 'test/support/skip-page.child.ts'),
+        childDir,
+      ],
+      { encoding: 'utf8', timeout: 60_000 },
+    );
+    fs.rmSync(childDir, { recursive: true, force: true });
+    expect({ status: r.status, signal: r.signal }).toEqual({ status: 0, signal: null });
+    expect(JSON.parse(r.stdout)).toEqual({
+      0: [{ id: 'a' }],
+      1: [{ id: 'b' }],
+      2: [{ id: 'c' }],
+      7086: [],
+      100000: [],
+    });
+  });
+
   it('lets a process that used the store exit cleanly', () => {
     const childDir = tempDir('exit');
     const r = spawnSync(

@@ -23,7 +23,8 @@ export type EngineRow = Record<string, EngineValue>;
  * Checks parameters against the query's header (see `checkParams`) and rewrites
  * the values the engine is known to crash the process on (seen with Kuzu 0.11.3):
  * - an empty list bound to `IN $ids`/`UNWIND $ids`: replaced by a list that matches nothing;
- * - `UNWIND $rows` over maps with differing keys: every map gets every key, missing ones null.
+ * - `UNWIND $rows` over maps with differing keys: every map gets every key, missing ones null;
+ * and `query` never binds a SKIP the engine crashes on (see `withoutSkip`).
  * Returns null when the query cannot produce rows (an empty MAP[] to UNWIND).
  */
 export function normalizeParams(
@@ -41,6 +42,25 @@ export function normalizeParams(
     } else out[key] = value;
   }
   return out;
+}
+
+/**
+ * Kuzu 0.11.3 kills the process (SIGSEGV) on `ORDER BY ... SKIP n` once n passes a
+ * few thousand (between 5,000 and 7,086 even on a table of two rows), well within
+ * the offsets the API accepts; a large LIMIT is safe. A query declaring INT64
+ * `$skip` and `$limit` therefore never gets a SKIP above 0: it reads skip + limit
+ * rows and the caller's page is cut from them (the pages asked for are small, and
+ * the rows before an offset are read by the engine either way).
+ */
+function withoutSkip(
+  query: Pick<CypherQuery, 'params'>,
+  params: Record<string, unknown>,
+): { params: Record<string, unknown>; cut: number } {
+  const { skip, limit } = params;
+  if (query.params.get('skip') !== 'INT64' || query.params.get('limit') !== 'INT64')
+    return { params, cut: 0 };
+  if (typeof skip !== 'number' || typeof limit !== 'number' || skip <= 0) return { params, cut: 0 };
+  return { params: { ...params, skip: 0, limit: skip + limit }, cut: skip };
 }
 
 function uniformMaps(rows: Record<string, EngineValue>[]): EngineValue {
@@ -98,9 +118,10 @@ export class ConnectionPool {
 
   /** Runs a declared query and returns all its rows. */
   async query(query: CypherQuery, params: Record<string, unknown> = {}): Promise<EngineRow[]> {
-    const bound = normalizeParams(query, params);
+    const paged = withoutSkip(query, params);
+    const bound = normalizeParams(query, paged.params);
     if (bound === null) return [];
-    return this.withConnection(async (pc) => {
+    const rows = await this.withConnection(async (pc) => {
       let stmt = query.bound ? undefined : pc.statements.get(query.name);
       if (!stmt) {
         stmt = await pc.conn.prepare(query.text);
@@ -110,6 +131,7 @@ export class ConnectionPool {
       }
       return collectRows(await pc.conn.execute(stmt, bound));
     });
+    return paged.cut > 0 ? rows.slice(paged.cut) : rows;
   }
 
   /**

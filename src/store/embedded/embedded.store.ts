@@ -251,11 +251,8 @@ export class EmbeddedGraphStore implements GraphStore {
     query: RelationshipQuery,
   ): Promise<Page<RelationshipItem>> {
     const { name, params } = relationshipListQuery(vid, direction, grouping, query);
-    // Kuzu 0.11.3 kills the process (SIGSEGV) on ORDER BY ... SKIP n once n passes a few thousand
-    // (8,500 on these rows), well within MAX_OFFSET; a large LIMIT is safe, so the page is cut here.
-    const rows = (await this.q(name, { ...params, skip: 0, limit: query.offset + query.limit + 1 })).slice(
-      query.offset,
-    );
+    // The pool never binds a large SKIP (the engine crashes on it): see withoutSkip.
+    const rows = await this.q(name, params);
     const page = rows.slice(0, query.limit);
     const vids = page.map((r) => this.vidByOffset[int(r.counterpart_offset)] ?? '');
     const summaries = await Promise.all(vids.map((vid) => this.q('company/get-summary', { vid })));
