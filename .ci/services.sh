@@ -14,6 +14,8 @@
 #   GCS_BUCKET             tiergraph-test, created when the emulator starts
 #   GCS_KEY_FILE, GCS_PROJECT_ID
 #                          a throwaway service-account key that signs download links
+#   SCHEMATHESIS_BIN       schemathesis (pinned, from PyPI) in a virtual environment
+#                          in the cache, for the generated-request suite
 # and installs Debian's chromium (/usr/bin/chromium) for the browser tests.
 #
 # As root with apt it installs the Debian packages when missing; the launchers of
@@ -90,6 +92,8 @@ _tg_services() (
     command -v mvn >/dev/null || missing+=(maven)
   fi
   [ "$want_gcs" = 0 ] || command -v go >/dev/null || missing+=(golang-go)
+  # schemathesis runs in a virtual environment of its own, which Debian's python3 makes with python3-venv.
+  [ -n "${SCHEMATHESIS_BIN:-}" ] || python3 -c 'import ensurepip' >/dev/null 2>&1 || missing+=(python3-venv)
   # The browser tests drive Debian's chromium through playwright-core (no browser download).
   [ -n "${CHROMIUM_PATH:-}" ] || [ -x /usr/bin/chromium ] || missing+=(chromium)
   if [ "${#missing[@]}" -gt 0 ]; then
@@ -296,6 +300,21 @@ _tg_services() (
     echo "$pid" >"$log_dir/fake-gcs.pid"
     wait_port "$gcs_port" 60 "$pid" "$log_dir/fake-gcs.log" || fail "fake-gcs-server did not start"
   fi
+  # --- schemathesis: generated requests against /openapi.json ----------------
+  # From PyPI with pip, into a virtual environment in the cache, pinned; reinstalled
+  # only when the version there is not the pinned one.
+  if [ -z "${SCHEMATHESIS_BIN:-}" ]; then
+    local st_version=4.32.5 st_venv=$cache/schemathesis-venv
+    if [ "$("$st_venv/bin/st" --version 2>/dev/null | awk '{ print $NF }')" != "$st_version" ]; then
+      say "installing schemathesis $st_version from PyPI into $st_venv"
+      rm -rf "$st_venv"
+      { python3 -m venv "$st_venv" && "$st_venv/bin/pip" install -q --disable-pip-version-check \
+        "schemathesis==$st_version"; } >"$log_dir/schemathesis-install.log" 2>&1 ||
+        { tail -n 20 "$log_dir/schemathesis-install.log" >&2; fail "could not install schemathesis (log: $log_dir/schemathesis-install.log)"; }
+    fi
+    echo "export SCHEMATHESIS_BIN=$st_venv/bin/st" >>"$out"
+  fi
+
   if [ "$want_gcs" != 0 ]; then
     echo "export STORAGE_EMULATOR_HOST=http://127.0.0.1:$gcs_port" >>"$out"
     [ -n "${GCS_BUCKET:-}" ] || echo "export GCS_BUCKET=$bucket" >>"$out"

@@ -22,7 +22,8 @@ export const MONGO_HINT =
   'no MongoDB: run `source .ci/services.sh` (starts a MongoDB-wire server on 127.0.0.1:27017), or set MONGODB_URI=mongodb://host:port';
 
 /** CI starts every service, so there a missing one is a failure, not a reason to skip. */
-const inCi = (): boolean => process.env.CI === 'true' || process.env.CI === '1';
+/** Whether this is a CI run, where every service must be there and nothing skips. */
+export const inCi = (): boolean => process.env.CI === 'true' || process.env.CI === '1';
 
 // The probes run in a child process because test files register their suites
 // synchronously: a describe callback cannot await a connection attempt.
