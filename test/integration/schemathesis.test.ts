@@ -51,14 +51,14 @@ function startServer(): Promise<Server> {
       stdio: ['ignore', 'pipe', 'pipe'],
     },
   );
-  child.stderr!.on('data', (d: Buffer) => output.push(d.toString()));
+  child.stderr.on('data', (d: Buffer) => output.push(d.toString()));
   let text = '';
   return new Promise((resolve, reject) => {
     const timer = setTimeout(
       () => reject(new Error(`server not ready within 60 s: ${output.join('')}`)),
       60_000,
     );
-    child.stdout!.on('data', (d: Buffer) => {
+    child.stdout.on('data', (d: Buffer) => {
       text += d.toString();
       const m = /ready (\d+)/.exec(text);
       if (m) {
