@@ -1,4 +1,3 @@
-import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { chromium } from 'playwright-core';
@@ -6,6 +5,7 @@ import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { startTestServer, TEST_KEY } from '../support/server';
 import type { TestServer } from '../support/server';
 import { ROOT } from '../support/paths';
+import { buildWebApp } from '../support/web-build';
 
 /**
  * The analyst app in a real browser against a real server on the demo seed.
@@ -44,11 +44,9 @@ suite('the web app in chromium', () => {
 
   beforeAll(async () => {
     if (!haveBrowser) throw new Error(`no browser at ${CHROMIUM}: apt-get install -y chromium`);
-    const built = spawnSync(process.execPath, [path.join(ROOT, 'web/build.mjs')], {
-      cwd: ROOT,
-      encoding: 'utf8',
-    });
-    if (built.status !== 0) throw new Error(`web app build failed: ${built.stderr}`);
+    buildWebApp();
+    // Only this run's screenshots, numbered by step (the folder is git-ignored).
+    fs.rmSync(ARTIFACTS, { recursive: true, force: true });
     fs.mkdirSync(ARTIFACTS, { recursive: true });
     server = await startTestServer({}, 'demo.cypher');
     browser = await chromium.launch({
@@ -191,19 +189,52 @@ suite('the web app in chromium', () => {
     expect(text.split('\r\n').length).toBeGreaterThan(2);
   });
 
-  it('opens the explorer with the stored key and loads the schema', async () => {
+  it('opens the explorer with the stored key, loads the schema and runs the example', async () => {
     const introspection = page.waitForResponse(
       (r) => r.url().endsWith('/graphql') && (r.request().postData() ?? '').includes('__schema'),
     );
     await page.goto(`${base}/explorer`);
     const res = await introspection;
     expect(res.status()).toBe(200);
-    const body = (await res.json()) as { data?: { __schema?: unknown }; errors?: unknown };
+    const body = (await res.json()) as {
+      data?: { __schema?: { queryType?: { name: string } } };
+      errors?: unknown;
+    };
     expect(body.errors).toBeUndefined();
-    expect(body.data?.__schema).toBeDefined();
+    expect(body.data?.__schema?.queryType?.name).toBe('Query');
     expect(res.request().headers()['x-service-key']).toBe(TEST_KEY);
-    await page.getByText('FindSuppliers').first().waitFor();
-    await shot('explorer');
+    expect(page.url()).not.toContain(TEST_KEY);
+    // The schema reached the explorer: its documentation explorer lists the root type's fields.
+    await page.getByRole('button', { name: /documentation explorer/i }).click();
+    const docs = page.locator('.graphiql-doc-explorer');
+    await docs.getByRole('link', { name: 'Query', exact: true }).click();
+    await docs.getByRole('link', { name: 'companies', exact: true }).first().waitFor();
+    await shot('explorer-schema');
+
+    const ran = page.waitForResponse(
+      (r) => r.url().endsWith('/graphql') && (r.request().postData() ?? '').includes('FindSuppliers'),
+    );
+    await page.getByRole('button', { name: /execute query/i }).click();
+    const answer = (await (await ran).json()) as {
+      data?: { companies: { results: { name: string }[] } };
+      errors?: unknown;
+    };
+    expect(answer.errors).toBeUndefined();
+    const first = answer.data!.companies.results[0]!.name;
+    await page.locator('.result-window').getByText(first, { exact: false }).first().waitFor();
+    await shot('explorer-result');
+  });
+
+  it('asks for the key once in the explorer when the app has not stored one', async () => {
+    await page.evaluate("localStorage.removeItem('tiergraph.apiKey')");
+    await page.goto(`${base}/explorer`);
+    await page.getByLabel('API key').fill(TEST_KEY);
+    await page.getByRole('button', { name: 'Save key' }).click();
+    await page.getByRole('button', { name: /execute query/i }).waitFor();
+    expect(await page.evaluate("localStorage.getItem('tiergraph.apiKey')")).toBe(TEST_KEY);
+    await page.reload();
+    await page.getByRole('button', { name: /execute query/i }).waitFor();
+    expect(await page.getByLabel('API key').count()).toBe(0);
   });
 
   it('renders the API reference from the OpenAPI document', async () => {
