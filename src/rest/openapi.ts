@@ -7,6 +7,7 @@ import { MAX_COMPANIES_PER_TIER, MAX_COUNTRIES } from '../domain/tierview';
 import { MAX_CALLBACK_URL_LENGTH } from '../domain/callback-hosts';
 import { CALLBACK_DELIVERY_HEADER, CALLBACK_SIGNATURE_HEADER } from '../jobs/callbacks';
 import { PAGE_DEFAULTS } from '../domain/params';
+import { LIST_SEPARATOR } from '../domain/lists';
 import type { Config } from '../config/env';
 
 /**
@@ -156,9 +157,11 @@ const listOperation = (what: 'suppliers' | 'customers', cluster: boolean, pages:
 const cols = (names: readonly string[]) => names.join(', ');
 
 const csvLayout =
-  'CSV files (RFC 4180: header row, CRLF line ends, UTF-8); list values (edge_ids, hs_codes, evidence_types, websites) are JSON array text in one field. ' +
+  'CSV files (RFC 4180: header row, CRLF line ends, UTF-8; with csv_bom, a UTF-8 byte order mark first). ' +
+  `List values (edge_ids, hs_codes, evidence_types, websites) are their elements joined by "${LIST_SEPARATOR}" in one field, as in the import format (an empty list is an empty field), so companies and relationships read back into an import. ` +
   "Tiers: the root is tier 0, its direct suppliers (or customers) tier 1, and so on; a company's tier is its shortest distance from the root. " +
-  `output_multiple_tables "no": one file, tierview_file, one row per customer-to-supplier relationship, columns ${cols(TIERVIEW_COLUMNS)}. ` +
+  `output_multiple_tables "no": one file, tierview_file, one row per customer-to-supplier relationship, columns ${cols(TIERVIEW_COLUMNS)}; ` +
+  'when the walk finds no relationship, one row names the root (root_node_name, root_node_vid) with every other column empty. ' +
   '*_delivery_name is the legal name where present, else the name; edge_score is the confidence of the relationship; edge_ids lists the underlying edges. ' +
   `output_multiple_tables "yes": three files. relationships_file: ${cols(RELATIONSHIP_COLUMNS)}; ` +
   `tiers_file: ${cols(TIER_COLUMNS)}; companies_file, one row per company: ${cols(COMPANY_COLUMNS)}.`;
@@ -250,6 +253,14 @@ const tierViewRequest = (f: ApiFacts): Json => ({
         '(empty: callbacks are refused with 400); https only, unless the server sets CALLBACK_ALLOW_HTTP; no user name, password or fragment.',
     },
     ...TIERVIEW_FILTER_PROPERTIES,
+    csv_bom: {
+      type: ['string', 'boolean', 'null'],
+      enum: ['yes', 'no', true, false, null],
+      default: 'no',
+      description:
+        'Extension. yes (or true): every CSV file of the run starts with a UTF-8 byte order mark, by which Microsoft Excel recognises UTF-8 when it opens the file (names with accents stay readable). ' +
+        'no, false or omitted: no mark (most other programs neither need nor expect one).',
+    },
   },
 });
 
