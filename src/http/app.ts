@@ -116,7 +116,7 @@ export async function buildApp(o: AppOptions): Promise<BuiltApp> {
     res.type('html').send(docs);
   });
   app.use('/docs/static/', docsStatic());
-  const explorer = explorerPage(o.keyHeader);
+  const explorer = explorerPage(o.keyHeader, o.apiFacts.MAX_PAGE_SIZE);
   app.get('/explorer', (_req, res) => {
     // Never kept by browsers, so a new build's assets are picked up.
     res.setHeader('Cache-Control', 'no-cache');

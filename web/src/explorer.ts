@@ -14,24 +14,8 @@ import { h, replace } from './dom';
  * it once and keeps it; the key travels only in a request header, added by the
  * fetcher, so it appears neither in an address nor in the headers editor.
  */
-const EXAMPLE = `# The most connected companies, with their strongest suppliers.
-# Add name: "..." to search by name. Press the run button (or Ctrl+Enter).
-query FindSuppliers {
-  companies(limit: 3) {
-    results {
-      vid
-      name
-      search_similarity
-      suppliers(limit: 5) {
-        results {
-          supplier { vid name country }
-          relationship { confidence_score latest_relationship_date edge_ids }
-        }
-      }
-    }
-  }
-}
-`;
+/** The operation to open with, from the server (it knows its page-size limit). */
+const EXAMPLE = JSON.parse(document.getElementById('example-operation')?.textContent ?? '""') as string;
 
 const root = document.getElementById('explorer')!;
 
