@@ -30,8 +30,35 @@ function fetcherFor(key: string): GraphiQLProps['fetcher'] {
   };
 }
 
+/** Names for the editors' input areas, which CodeMirror leaves unlabelled. */
+const EDITOR_NAMES: [string, string][] = [
+  ['.graphiql-query-editor', 'GraphQL operation'],
+  ['.graphiql-editor-tool .graphiql-editor:not(.hidden)', 'Variables or headers (JSON)'],
+  ['.graphiql-response', 'Response'],
+];
+
+/**
+ * CodeMirror's hidden input areas carry no name; GraphiQL re-creates editors
+ * as tabs change, so each new one is named as it appears.
+ */
+function labelEditors(container: HTMLElement): void {
+  const fix = () => {
+    for (const [selector, name] of EDITOR_NAMES) {
+      for (const area of container.querySelectorAll<HTMLTextAreaElement>(`${selector} textarea`)) {
+        if (!area.hasAttribute('aria-label')) area.setAttribute('aria-label', name);
+      }
+    }
+    for (const area of container.querySelectorAll('textarea:not([aria-label])')) {
+      area.setAttribute('aria-label', 'Editor');
+    }
+  };
+  new MutationObserver(fix).observe(container, { childList: true, subtree: true });
+  fix();
+}
+
 function start(key: string): void {
   root.replaceChildren();
+  labelEditors(root);
   createRoot(root).render(
     createElement(GraphiQL, {
       fetcher: fetcherFor(key),
@@ -81,7 +108,7 @@ function askForKey(): void {
     h('div', { class: 'row' }, input, h('button', { type: 'submit' }, 'Save key')),
     status,
   );
-  root.replaceChildren(h('main', {}, form));
+  root.replaceChildren(form);
   input.focus();
 }
 
