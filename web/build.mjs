@@ -1,38 +1,77 @@
-// Builds the analyst app into dist/web: one bundled, minified script and one
-// stylesheet under assets/ with content hashes in their names (the server lets
-// browsers keep those for good), and index.html pointing at them.
+// Builds the analyst app into dist/web: per page (the app, the GraphQL
+// explorer) one bundled, minified script and one stylesheet under assets/ with
+// content hashes in their names (the server lets browsers keep those for good),
+// and the page's HTML pointing at them. The explorer is a bundle of its own so
+// the app's pages never load GraphiQL and React.
 import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { build } from 'esbuild';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
-const out = path.join(here, '..', 'dist', 'web');
+const target = path.join(here, '..', 'dist', 'web');
+// Built beside the served folder and swapped in at the end, so a server (or a test) reading dist/web
+// never sees it half written.
+const out = `${target}.next-${process.pid}`;
+const PAGES = [
+  { html: 'index.html', entry: 'main' },
+  { html: 'explorer.html', entry: 'explorer' },
+];
 
 fs.rmSync(out, { recursive: true, force: true });
+/**
+ * GraphiQL's stylesheet embeds its Roboto and Fira Code fonts (about 270 kB
+ * gzipped, more than the rest of the explorer's styles); the explorer uses the
+ * system's fonts instead.
+ */
+const systemFontsForGraphiQL = {
+  name: 'system-fonts-for-graphiql',
+  setup(b) {
+    b.onLoad({ filter: /graphiql[\\/]dist[\\/]style\.css$/ }, async (args) => {
+      const css = await fs.promises.readFile(args.path, 'utf8');
+      const contents = css
+        .replace(/@font-face\{[^}]*\}/g, '')
+        .replace(/font-family:\s*"?Roboto"?(,\s*sans-serif)?/g, 'font-family:system-ui,sans-serif')
+        .replace(/font-family:\s*"?Fira Code"?/g, 'font-family:ui-monospace,monospace');
+      return { contents, loader: 'css' };
+    });
+  },
+};
+
 const result = await build({
-  entryPoints: [path.join(here, 'src', 'main.ts')],
+  entryPoints: PAGES.map((p) => path.join(here, 'src', `${p.entry}.ts`)),
   bundle: true,
   minify: true,
   format: 'esm',
   target: 'es2022',
   outdir: path.join(out, 'assets'),
   entryNames: '[name]-[hash]',
+  // GraphiQL ships a few fonts and images; kept as files beside the bundle, served from this origin.
+  loader: { '.woff': 'file', '.woff2': 'file', '.ttf': 'file', '.svg': 'file', '.png': 'file' },
+  define: { 'process.env.NODE_ENV': '"production"' },
+  plugins: [systemFontsForGraphiQL],
   metafile: true,
   logLevel: 'warning',
 });
 
-const emitted = Object.keys(result.metafile.outputs).map((f) => path.basename(f));
-const script = emitted.find((f) => f.endsWith('.js'));
-const style = emitted.find((f) => f.endsWith('.css'));
-if (!script) throw new Error('the web build wrote no script');
-
-const page = fs
-  .readFileSync(path.join(here, 'index.html'), 'utf8')
-  .replace(
-    '<script type="module" src="/src/main.ts"></script>',
-    `<script type="module" src="/assets/${script}"></script>`,
-  )
-  .replace('</head>', style ? `  <link rel="stylesheet" href="/assets/${style}" />\n  </head>` : '</head>');
-if (!page.includes(`/assets/${script}`)) throw new Error('web/index.html lost its script tag');
-fs.writeFileSync(path.join(out, 'index.html'), page);
+for (const p of PAGES) {
+  const entryPoint = path.join(here, 'src', `${p.entry}.ts`);
+  const [script, output] =
+    Object.entries(result.metafile.outputs).find(
+      ([, o]) => o.entryPoint && path.resolve(o.entryPoint) === entryPoint,
+    ) ?? [];
+  if (!script || !output) throw new Error(`the web build wrote no script for ${p.entry}`);
+  const name = path.basename(script);
+  const style = output.cssBundle ? path.basename(output.cssBundle) : null;
+  const page = fs
+    .readFileSync(path.join(here, p.html), 'utf8')
+    .replace(
+      `<script type="module" src="/src/${p.entry}.ts"></script>`,
+      `<script type="module" src="/assets/${name}"></script>`,
+    )
+    .replace('</head>', style ? `  <link rel="stylesheet" href="/assets/${style}" />\n  </head>` : '</head>');
+  if (!page.includes(`/assets/${name}`)) throw new Error(`web/${p.html} lost its script tag`);
+  fs.writeFileSync(path.join(out, p.html), page);
+}
+fs.rmSync(target, { recursive: true, force: true });
+fs.renameSync(out, target);

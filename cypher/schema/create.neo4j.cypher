@@ -7,6 +7,9 @@ CREATE CONSTRAINT company_vid IF NOT EXISTS FOR (c:Company) REQUIRE c.vid IS UNI
 CREATE CONSTRAINT edge_edge_id IF NOT EXISTS FOR (e:Edge) REQUIRE e.edge_id IS UNIQUE;
 CREATE INDEX supplies_edge_id IF NOT EXISTS FOR ()-[r:SUPPLIES]-() ON (r.edge_id);
 CREATE INDEX cluster_supplies_relationship_id IF NOT EXISTS FOR ()-[r:CLUSTER_SUPPLIES]-() ON (r.relationship_id);
+// A cluster's members by its id (company/list-cluster-members): without it, one
+// page of a cluster reads every company.
+CREATE INDEX company_cid_id IF NOT EXISTS FOR (c:Company) ON (c.cid_id);
 // Identifiers and addresses are also nodes on Neo4j, so that Cypher can find a
 // company by an identifier's value or by an address's city and country.
 CREATE CONSTRAINT identifier_type_value IF NOT EXISTS FOR (i:Identifier) REQUIRE (i.type, i.value) IS UNIQUE;

@@ -1,4 +1,5 @@
 import { countryCode } from './countries';
+import { listField } from './lists';
 import { badRequest } from './errors';
 import type { FieldError } from './errors';
 import type { Direction } from './model';
@@ -21,6 +22,8 @@ export interface TierViewRequest {
   countries?: string[];
   /** Per tier, only the companies reached through the strongest relationships are kept and walked onward. */
   max_companies_per_tier?: number;
+  /** Each file starts with a UTF-8 byte order mark, by which Excel recognises UTF-8; absent: no mark. */
+  csv_bom?: boolean;
 }
 
 /** Bound of `max_companies_per_tier`: a capped tier is ranked in memory. */
@@ -38,6 +41,7 @@ export const TIERVIEW_FIELDS = [
   'min_confidence',
   'countries',
   'max_companies_per_tier',
+  'csv_bom',
 ] as const;
 
 const VID = /^[A-Za-z0-9_-]{1,64}$/;
@@ -101,6 +105,12 @@ export function parseTierViewRequest(body: unknown, maxTiers: number): TierViewR
   else if (m === 'no' || m === false || m === undefined || m === null) multiple = false;
   else bad('output_multiple_tables', "must be 'yes' or 'no'");
 
+  let bom: boolean | null = null;
+  const bm = b.csv_bom;
+  if (bm === 'yes' || bm === true) bom = true;
+  else if (bm === 'no' || bm === false) bom = false;
+  else if (bm !== undefined && bm !== null) bad('csv_bom', "must be 'yes' or 'no' (or true or false)");
+
   let callback: string | null = null;
   if (b.callback_url !== undefined && b.callback_url !== null) {
     if (typeof b.callback_url !== 'string' || b.callback_url === '') bad('callback_url', 'must be a URL');
@@ -118,6 +128,8 @@ export function parseTierViewRequest(body: unknown, maxTiers: number): TierViewR
     output_multiple_tables: multiple,
     callback_url: callback,
     ...filters,
+    // Only when sent, so a request without it is stored and answered exactly as before.
+    ...(bom === null ? {} : { csv_bom: bom }),
   };
 }
 
@@ -228,9 +240,6 @@ export function deliveryName(c: Pick<TierCompany, 'name' | 'company_legal_name'>
   return c.company_legal_name && c.company_legal_name.trim() !== '' ? c.company_legal_name : c.name;
 }
 
-/** List values travel as JSON array text inside one CSV field. */
-const list = (xs: readonly string[]): string => JSON.stringify(xs);
-
 /**
  * One export row for a relationship between tier `tier` and `tier + 1`. In the
  * supplier direction the customer is the nearer company; in the customer
@@ -249,14 +258,27 @@ export function tierviewRecord(root: TierCompany, rel: TierRelationship): CsvRec
     supplier_delivery_name: deliveryName(supplier),
     supplier_vid: supplier.vid,
     supplier_cid: supplier.cid_id,
-    edge_ids: list([rel.edge_id]),
+    edge_ids: listField([rel.edge_id]),
     cluster_edge_id: rel.cluster_edge_id,
     edge_score: rel.confidence_score,
-    hs_codes: list(rel.hs_codes),
+    hs_codes: listField(rel.hs_codes),
     status_code: rel.status_code,
-    evidence_types: list(rel.evidence_types),
+    evidence_types: listField(rel.evidence_types),
     latest_evidence_date: rel.latest_evidence_date,
   };
+}
+
+/**
+ * The single-table export's only row when the walk found no relationship: it
+ * names the root, every relationship column left empty, so the file still
+ * says whose network it is.
+ */
+export function rootOnlyRecord(root: TierCompany): CsvRecord {
+  const out: CsvRecord = {};
+  for (const c of TIERVIEW_COLUMNS) out[c] = null;
+  out.root_node_name = deliveryName(root);
+  out.root_node_vid = root.vid;
+  return out;
 }
 
 export function companyRecord(c: TierCompany): CsvRecord {
@@ -268,7 +290,7 @@ export function companyRecord(c: TierCompany): CsvRecord {
     delivery_name: deliveryName(c),
     cid_id: c.cid_id,
     domiciled_country: c.domiciled_country,
-    websites: list(c.websites),
+    websites: listField(c.websites),
     is_public: c.is_public === null ? null : String(c.is_public),
     count_suppliers: c.count_suppliers,
     count_customers: c.count_customers,

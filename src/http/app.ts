@@ -33,7 +33,7 @@ import { requireApiKey } from './auth';
 import { AuthFailureLimiter } from './auth-failures';
 import type { AuthFailureLimitOptions } from './auth-failures';
 import { docsPage, docsStatic } from './docs-page';
-import { explorerPage, explorerStatic } from './explorer';
+import { explorerPage } from './explorer';
 import { graphqlAdmission } from './graphql-admission';
 import { methodNotAllowed } from './method-not-allowed';
 import { webAppRoutes } from './web-app';
@@ -116,9 +116,10 @@ export async function buildApp(o: AppOptions): Promise<BuiltApp> {
     res.type('html').send(docs);
   });
   app.use('/docs/static/', docsStatic());
-  app.use('/explorer/static/', explorerStatic());
-  const explorer = explorerPage(o.keyHeader);
+  const explorer = explorerPage(o.keyHeader, o.apiFacts.MAX_PAGE_SIZE);
   app.get('/explorer', (_req, res) => {
+    // Never kept by browsers, so a new build's assets are picked up.
+    res.setHeader('Cache-Control', 'no-cache');
     res.type('html').send(explorer);
   });
   for (const r of o.open ?? []) app.use(r);

@@ -44,16 +44,22 @@ body{margin:0;font:15px/1.5 system-ui,sans-serif;color:#111827}
 #errors{max-width:1460px;margin:1rem auto 3rem;padding:0 20px}
 #errors table{border-collapse:collapse}#errors td,#errors th{border:1px solid #ddd;padding:.2rem .5rem;text-align:left}
 #errors tr:target{background:#fef3c7}
+.swagger-ui .info .title small{background:#4b5563}.swagger-ui .info .title small pre{color:#fff}
+.swagger-ui .info .title small.version-stamp{background:#166534}
+.swagger-ui .info .base-url,.swagger-ui .info .url{color:#374151}
+.swagger-ui .opblock.opblock-get .opblock-summary-method{background:#1d4ed8}.swagger-ui .opblock.opblock-post .opblock-summary-method{background:#166534}
+.swagger-ui .opblock.opblock-delete .opblock-summary-method{background:#b91c1c}
+.swagger-ui .btn.authorize{color:#166534;border-color:#166534}.swagger-ui .btn.authorize span{color:#166534}.swagger-ui .btn.authorize svg{fill:#166534}
 </style></head>
 <body>
 <header class="top"><a class="brand" href="/">tiergraph</a><a href="/">Search</a><a href="/explorer">GraphQL explorer</a><a href="/openapi.json">openapi.json</a></header>
-<main>
+<div class="page">
 <div id="swagger"><p style="padding:1rem 1.5rem">Loading the API reference…</p></div>
 <section id="errors" aria-labelledby="errors-h"><h2 id="errors-h">Error codes</h2>
 <p>Problem documents carry <code>code</code>, <code>status</code>, <code>detail</code> and, for invalid input, <code>errors</code> with each field and reason. GraphQL errors carry the same code in <code>extensions.code</code>. A 405 names the methods the path accepts in <code>Allow</code>; a 429 says in <code>Retry-After</code> when to retry.</p>
 <table><tr><th>code</th><th>status</th><th>meaning</th></tr>${errors}</table>
 <p>GraphQL requests the server cannot run answer with these codes besides:</p><table><tr><th>code</th><th>meaning</th></tr>${graphqlErrors}</table></section>
-</main>
+</div>
 <script src="${STATIC_PATH}/swagger-ui-bundle.js"></script>
 <script>
 (function () {
@@ -61,11 +67,15 @@ body{margin:0;font:15px/1.5 system-ui,sans-serif;color:#111827}
   var ui = SwaggerUIBundle({
     url: '/openapi.json',
     dom_id: '#swagger',
-    deepLinking: true,
+    // Deep links put a link inside each operation's expand button (one control in another).
+    deepLinking: false,
     validatorUrl: null,
     defaultModelsExpandDepth: 0,
     onComplete: function () {
       if (key) ui.preauthorizeApiKey(${JSON.stringify(scheme)}, key);
+      // Swagger UI renders the server choice without a name.
+      var servers = document.getElementById('servers');
+      if (servers && !servers.hasAttribute('aria-label')) servers.setAttribute('aria-label', 'Server');
       if (location.hash.indexOf('#error-') === 0) {
         var row = document.getElementById(location.hash.slice(1));
         if (row) row.scrollIntoView();

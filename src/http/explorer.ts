@@ -1,63 +1,32 @@
-import { ruruHTML } from 'ruru/server';
-import type { RuruServerConfig } from 'ruru/server';
+import fs from 'node:fs';
 import path from 'node:path';
-import express from 'express';
-import type { RequestHandler } from 'express';
-import { AppError } from '../domain/errors';
-
-const STATIC_PATH = '/explorer/static/';
+import { webAppDir } from './web-app';
 
 /** Where the web app keeps the API key in the browser; the explorer and the API reference share it. */
 export const KEY_STORAGE = 'tiergraph.apiKey';
 
-/**
- * Runs before the explorer starts: takes the key the web app stored on this
- * origin, or asks for it once and keeps it there, and puts it in the headers
- * the explorer sends. The key never appears in the page or an address.
- */
-function useStoredKey(keyHeader: string): string {
-  return `<script>
-(function () {
-  var name = ${JSON.stringify(KEY_STORAGE)};
-  var key = localStorage.getItem(name);
-  if (!key) {
-    key = window.prompt('API key for the GraphQL explorer (kept in this browser; "Forget API key" in the app removes it):');
-    if (key) { key = key.trim(); localStorage.setItem(name, key); }
-  }
-  var header = ${JSON.stringify(keyHeader)};
-  var headers = {};
-  headers[header] = key || 'paste your API key here';
-  RURU_CONFIG.initialHeaders = JSON.stringify(headers, null, 2);
-  // The explorer loads the schema before its header editor exists, so the key is
-  // also added to its requests to the endpoint that carry none.
-  var plain = window.fetch.bind(window);
-  window.fetch = function (input, init) {
-    var url = new URL(typeof input === 'string' ? input : input.url, location.href);
-    if (!key || url.origin !== location.origin || url.pathname !== RURU_CONFIG.endpoint) return plain(input, init);
-    var h = new Headers((init && init.headers) || (typeof input === 'string' ? undefined : input.headers));
-    if (!h.has(header)) h.set(header, key);
-    return plain(input, Object.assign({}, init, { headers: h }));
-  };
-})();
-</script>`;
-}
+const NOT_BUILT = `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>GraphQL explorer · tiergraph</title></head>
+<body style="font:16px/1.5 system-ui,sans-serif;max-width:40rem;margin:3rem auto"><main><h1>GraphQL explorer</h1>
+<p>The explorer is built with the web app. Run <code>npm run build</code> (or <code>npm start</code>, which builds it) and reload.</p>
+<p>GraphQL answers at <code>POST /graphql</code> meanwhile; see the <a href="/docs">API reference</a>.</p></main></body></html>`;
 
-/** The GraphQL explorer page; its assets are served by this app, so it works offline. */
-export function explorerPage(keyHeader: string): string {
-  const html = ruruHTML({
-    endpoint: '/graphql',
-    staticPath: STATIC_PATH,
-    clientConfig: {
-      initialHeaders: JSON.stringify({ [keyHeader]: 'paste your API key here' }, null, 2),
-      defaultQuery: `# The most connected companies, with their strongest suppliers.
+/**
+ * The operation the explorer opens with: it returns data on any loaded graph
+ * (the most connected companies and their strongest suppliers), and asks for no
+ * page larger than the server allows.
+ */
+export function exampleOperation(maxPageSize: number): string {
+  const companies = Math.min(3, maxPageSize);
+  const suppliers = Math.min(5, maxPageSize);
+  return `# The most connected companies, with their strongest suppliers.
 # Add name: "..." to search by name. Press the run button (or Ctrl+Enter).
 query FindSuppliers {
-  companies(limit: 3) {
+  companies(limit: ${companies}) {
     results {
       vid
       name
       search_similarity
-      suppliers(limit: 5) {
+      suppliers(limit: ${suppliers}) {
         results {
           supplier { vid name country }
           relationship { confidence_score latest_relationship_date edge_ids }
@@ -66,31 +35,26 @@ query FindSuppliers {
     }
   }
 }
-`,
-      // The client config type marks every option as present; the page needs only these two.
-    } as RuruServerConfig['clientConfig'],
-  });
-  const withKey = html.replace(/(const RURU_CONFIG = [\s\S]*?<\/script>)/, `$1\n${useStoredKey(keyHeader)}`);
-  if (withKey === html) throw new Error('explorer page: the configuration script was not found');
-  return withKey.replace(/<title>[^<]*<\/title>/, '<title>GraphQL explorer · tiergraph</title>');
+`;
 }
 
-/** Serves the explorer's bundled assets from the installed package (no network needed). */
-export function explorerStatic(): RequestHandler {
-  const dir = path.join(path.dirname(require.resolve('ruru/static')), '..', 'static');
-  const serve = express.static(dir, { index: false, fallthrough: false, immutable: true, maxAge: '7d' });
-  return (req, res, next) => {
-    // serve-static answers other methods with a bare 405 of its own; errors here are problem documents.
-    if (req.method !== 'GET' && req.method !== 'HEAD') {
-      res.setHeader('Allow', 'GET, HEAD');
-      next(
-        new AppError(
-          'METHOD_NOT_ALLOWED',
-          `${req.method} is not allowed on the explorer's files; use GET, HEAD.`,
-        ),
-      );
-      return;
-    }
-    serve(req, res, next);
-  };
+/**
+ * The GraphQL explorer page (GraphiQL, built from web/ with the app into
+ * dist/web, its assets served by the app's routes, so it works offline). The
+ * page learns the key header's name and its example operation from the
+ * server; the key itself stays in the browser.
+ */
+export function explorerPage(
+  keyHeader: string,
+  maxPageSize: number,
+  dir: string | null = webAppDir(),
+): string {
+  const file = dir ? path.join(dir, 'explorer.html') : null;
+  if (!file || !fs.existsSync(file)) return NOT_BUILT;
+  // JSON in a script element: `<` escaped so the text can never close the element.
+  const example = JSON.stringify(exampleOperation(maxPageSize)).replace(/</g, '\\u003c');
+  return fs
+    .readFileSync(file, 'utf8')
+    .replace('%KEY_HEADER%', keyHeader)
+    .replace('%EXAMPLE_OPERATION%', () => example);
 }

@@ -3,10 +3,11 @@
  * and how each value is checked and normalised. docs/import-format.md is the
  * user-facing description of the same rules; keep the two in step.
  */
+import { LIST_SEPARATOR } from '../domain/lists';
 import { LIST_ELEMENT_FORBIDDEN, isListElement } from '../store/tables';
 
-/** Separator of list values inside one field of an import file (domains, websites, hs_codes). */
-export const INPUT_LIST_SEPARATOR = '|';
+/** Separator of list values inside one field of an import file (domains, websites, hs_codes); exports use it too. */
+export const INPUT_LIST_SEPARATOR = LIST_SEPARATOR;
 
 /** How a column's values are checked. */
 export type ValueKind =

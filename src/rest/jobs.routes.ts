@@ -35,6 +35,7 @@ export function jobsRoutes(deps: RestDeps, maxTiers: () => number): Router {
           min_confidence: request.min_confidence,
           countries: request.countries,
           max_companies_per_tier: request.max_companies_per_tier,
+          csv_bom: request.csv_bom,
         },
       },
       req,

@@ -7,6 +7,7 @@ import { MAX_COMPANIES_PER_TIER, MAX_COUNTRIES } from '../domain/tierview';
 import { MAX_CALLBACK_URL_LENGTH } from '../domain/callback-hosts';
 import { CALLBACK_DELIVERY_HEADER, CALLBACK_SIGNATURE_HEADER } from '../jobs/callbacks';
 import { PAGE_DEFAULTS } from '../domain/params';
+import { LIST_SEPARATOR } from '../domain/lists';
 import type { Config } from '../config/env';
 
 /**
@@ -35,18 +36,99 @@ const dt = { type: ['string', 'null'], format: 'date-time' };
 const strList = { type: 'array', items: str };
 const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` });
 
+const d = (schema: Json, description: string): Json => ({ ...schema, description });
+
 const companyCore: Json = {
   vid: { ...str, description: 'Unique company identifier.' },
   cid_id: { ...str, description: 'Cluster identifier; a company outside any cluster is a cluster of one.' },
-  name: str,
-  domains: strList,
-  websites: strList,
-  company_legal_name: strN,
-  description: strN,
+  name: d(str, 'Common name of the company.'),
+  domains: d(strList, 'Internet domain names of the company (lower case).'),
+  websites: d(strList, 'Website URLs of the company (http or https).'),
+  company_legal_name: d(strN, 'Registered legal name; null when unknown.'),
+  description: d(strN, 'Short description of what the company does; null when unknown.'),
   count_supplier_evidence: { ...int, description: 'Evidence items of the relationships with its suppliers.' },
   count_customer_evidence: { ...int, description: 'Evidence items of the relationships with its customers.' },
-  count_customers: int,
-  count_suppliers: int,
+  count_customers: d(int, 'Number of its direct customers (companies, not clusters).'),
+  count_suppliers: d(int, 'Number of its direct suppliers (companies, not clusters).'),
+};
+
+/** Edge status_code values (the interface leaves their meaning open; this is the service's convention). */
+const STATUS_CODE_DOC =
+  'Status of the relationship, as the imported data gives it: 1 = active (current evidence supports it), 2 = inactive (it is known to have ended; kept for history). ' +
+  'Other integers are passed through from the data source without a meaning to this service; null: unknown. No route filters on it.';
+/** Evidence status_id values, by the same convention. */
+const STATUS_ID_DOC =
+  'Status of the evidence item, as the imported data gives it: 1 = valid (the source stands), 2 = withdrawn (the source was retracted or superseded; kept for history). ' +
+  'Other integers are passed through from the data source without a meaning to this service; null: unknown.';
+
+/**
+ * What each column of the tier-view CSV files holds. Keyed by column so a
+ * column added to an export without a description fails to compile.
+ */
+type ExportColumn =
+  (typeof TIERVIEW_COLUMNS)[number] | (typeof TIER_COLUMNS)[number] | (typeof COMPANY_COLUMNS)[number];
+const CSV_COLUMN_DOCS: Record<ExportColumn, string> = {
+  root_node_name: 'Delivery name (legal name where present, else name) of the root company.',
+  root_node_vid: 'vid of the root company.',
+  customer_tier: 'Tier of the customer of the row: its shortest distance from the root (the root is tier 0).',
+  customer_delivery_name: "The customer's legal name where present, else its name.",
+  customer_vid: 'vid of the customer.',
+  customer_cid: "cid_id of the customer's cluster.",
+  supplier_tier: 'Tier of the supplier of the row: its shortest distance from the root.',
+  supplier_delivery_name: "The supplier's legal name where present, else its name.",
+  supplier_vid: 'vid of the supplier.',
+  supplier_cid: "cid_id of the supplier's cluster.",
+  edge_ids: 'The edge behind the row (an edge_id for GET /v1/edges/{edge_id}/), as a list.',
+  cluster_edge_id:
+    "<supplier cid_id>~<customer cid_id>: the relationship_id of the relationship between the two companies' clusters, as the cluster_suppliers and cluster_customers lists show it; empty when both are in the same cluster.",
+  edge_score: 'Confidence of the relationship, 0 to 1; empty when unknown.',
+  hs_codes: 'Harmonized System codes of the goods supplied, as a list.',
+  status_code: `${STATUS_CODE_DOC.replace('No route filters on it.', 'Exports keep every status.')}`,
+  evidence_types:
+    'Kinds of the evidence items behind the relationship (text, table, customs, ...), as a list.',
+  latest_evidence_date:
+    'Date (YYYY-MM-DD) of the latest evidence of the relationship; empty when it has none.',
+  vid: 'vid of the company.',
+  tier: 'Tier of the company: its shortest distance from the root (the root is tier 0).',
+  name: 'Common name of the company.',
+  company_legal_name: 'Registered legal name; empty when unknown.',
+  delivery_name: 'The legal name where present, else the name.',
+  cid_id: "cid_id of the company's cluster (its vid when it is in none).",
+  domiciled_country: 'Country of domicile, long-form ISO 3166 name.',
+  websites: 'Website URLs of the company, as a list.',
+  is_public: 'true when the company is publicly listed, false when not; empty when unknown.',
+  count_suppliers: 'Number of its direct suppliers in the whole graph (not only this export).',
+  count_customers: 'Number of its direct customers in the whole graph (not only this export).',
+};
+
+/** One CSV file's row as a schema: a string property per column, in the file's order, each described. */
+const csvRow = (description: string, columns: readonly ExportColumn[]): Json => ({
+  type: 'object',
+  description,
+  properties: Object.fromEntries(columns.map((c) => [c, { ...str, description: CSV_COLUMN_DOCS[c] }])),
+});
+
+/** Data reads answer 304 to a matching If-None-Match (see the document's description). */
+const ifNoneMatch = {
+  name: 'If-None-Match',
+  in: 'header',
+  required: false,
+  schema: str,
+  description:
+    'An ETag from an earlier answer to this URL (or *): when the data has not changed since, the answer is 304 Not Modified without a body.',
+};
+const etagHeader = {
+  ETag: {
+    schema: str,
+    description:
+      'Weak validator of the data this answer came from; it changes with every import (and server restart). Send it back in If-None-Match.',
+  },
+};
+const notModified = {
+  '304': {
+    description: 'Not Modified: the If-None-Match tag still matches; reuse the answer stored with it.',
+    headers: etagHeader,
+  },
 };
 
 const page = (item: string) => ({
@@ -59,7 +141,7 @@ const page = (item: string) => ({
       description: 'Next page, every other parameter kept; null on the last page.',
     },
     previous: { ...strN, format: 'uri', description: 'Previous page; null on the first.' },
-    results: { type: 'array', items: ref(item) },
+    results: { type: 'array', items: ref(item), description: 'The items of this page.' },
   },
 });
 
@@ -122,6 +204,12 @@ const ok = (schema: Json, description = 'OK') => ({
   content: { 'application/json': { schema } },
 });
 
+/** A data read's 200 (with its ETag) and 304. */
+const okTagged = (schema: Json) => ({
+  '200': { ...ok(schema), headers: etagHeader },
+  ...notModified,
+});
+
 const listOperation = (what: 'suppliers' | 'customers', cluster: boolean, pages: PageParams) => ({
   get: {
     operationId: `${cluster ? 'cluster' : 'company'}${what === 'suppliers' ? 'Suppliers' : 'Customers'}`,
@@ -134,6 +222,7 @@ const listOperation = (what: 'suppliers' | 'customers', cluster: boolean, pages:
     tags: ['relationships'],
     parameters: [
       vidParam,
+      ifNoneMatch,
       q(
         'confidence_score',
         { ...num, minimum: 0, maximum: 1, default: 0 },
@@ -147,7 +236,7 @@ const listOperation = (what: 'suppliers' | 'customers', cluster: boolean, pages:
       ...pages,
     ],
     responses: {
-      '200': ok(page(what === 'suppliers' ? 'SupplierItem' : 'CustomerItem')),
+      ...okTagged(page(what === 'suppliers' ? 'SupplierItem' : 'CustomerItem')),
       ...problems(400, 401, 403, 404, 429),
     },
   },
@@ -156,12 +245,15 @@ const listOperation = (what: 'suppliers' | 'customers', cluster: boolean, pages:
 const cols = (names: readonly string[]) => names.join(', ');
 
 const csvLayout =
-  'CSV files (RFC 4180: header row, CRLF line ends, UTF-8); list values (edge_ids, hs_codes, evidence_types, websites) are JSON array text in one field. ' +
+  'CSV files (RFC 4180: header row, CRLF line ends, UTF-8; with csv_bom, a UTF-8 byte order mark first). ' +
+  `List values (edge_ids, hs_codes, evidence_types, websites) are their elements joined by "${LIST_SEPARATOR}" in one field, as in the import format (an empty list is an empty field), so companies and relationships read back into an import. ` +
   "Tiers: the root is tier 0, its direct suppliers (or customers) tier 1, and so on; a company's tier is its shortest distance from the root. " +
-  `output_multiple_tables "no": one file, tierview_file, one row per customer-to-supplier relationship, columns ${cols(TIERVIEW_COLUMNS)}. ` +
+  `output_multiple_tables "no": one file, tierview_file, one row per customer-to-supplier relationship, columns ${cols(TIERVIEW_COLUMNS)}; ` +
+  'when the walk finds no relationship, one row names the root (root_node_name, root_node_vid) with every other column empty. ' +
   '*_delivery_name is the legal name where present, else the name; edge_score is the confidence of the relationship; edge_ids lists the underlying edges. ' +
   `output_multiple_tables "yes": three files. relationships_file: ${cols(RELATIONSHIP_COLUMNS)}; ` +
-  `tiers_file: ${cols(TIER_COLUMNS)}; companies_file, one row per company: ${cols(COMPANY_COLUMNS)}.`;
+  `tiers_file: ${cols(TIER_COLUMNS)}; companies_file, one row per company: ${cols(COMPANY_COLUMNS)}. ` +
+  'What each column holds: the schemas TierViewFileRow, TierViewRelationshipRow, TierViewTierRow and TierViewCompanyRow.';
 
 const callbackDoc = (f: ApiFacts) =>
   'With callback_url, one POST goes to it when the run ends, whatever the result (a run canceled before it started included). ' +
@@ -239,7 +331,7 @@ const tierViewRequest = (f: ApiFacts): Json => ({
       enum: ['yes', 'no', true, false],
       default: 'no',
       description:
-        'yes: three CSV files (relationships, tier of each company, company details); no: one CSV with all of it.',
+        'yes (or true): three CSV files (relationships, tier of each company, company details); no (or false, the default): one CSV with all of it.',
     },
     callback_url: {
       ...strN,
@@ -250,6 +342,14 @@ const tierViewRequest = (f: ApiFacts): Json => ({
         '(empty: callbacks are refused with 400); https only, unless the server sets CALLBACK_ALLOW_HTTP; no user name, password or fragment.',
     },
     ...TIERVIEW_FILTER_PROPERTIES,
+    csv_bom: {
+      type: ['string', 'boolean', 'null'],
+      enum: ['yes', 'no', true, false, null],
+      default: 'no',
+      description:
+        'Extension. yes (or true): every CSV file of the run starts with a UTF-8 byte order mark, by which Microsoft Excel recognises UTF-8 when it opens the file (names with accents stay readable). ' +
+        'no, false or omitted: no mark (most other programs neither need nor expect one).',
+    },
   },
 });
 
@@ -278,7 +378,13 @@ export function openApiDocument(keyHeader: string, f: ApiFacts): Json {
         'A method a path does not list answers 405 (METHOD_NOT_ALLOWED) with an Allow header naming the methods it does. ' +
         `Failed authentications (401, 403) are counted per client address: past AUTH_FAILURE_MAX (${f.AUTH_FAILURE_MAX} here) within AUTH_FAILURE_WINDOW_S (${f.AUTH_FAILURE_WINDOW_S} s here), ` +
         'every request from that address answers 429 with Retry-After until the window ends, a valid key included. ' +
-        'A company outside any cluster is a cluster of one: its cid_id is its vid.',
+        'A company outside any cluster is a cluster of one: its cid_id is its vid. ' +
+        'Caching: reads of companies, edges and clusters answer with an ETag (weak; it changes with every import and server restart); send it back in If-None-Match and an unchanged answer is 304 Not Modified, without a body. ' +
+        'Compression: JSON and CSV answers are gzip or br compressed when Accept-Encoding asks for it. ' +
+        'Cross-origin use: pages from the origins listed in the server setting CORS_ORIGINS (none by default) may call /v1 and /graphql from a browser. ' +
+        'Their requests get Access-Control-Allow-Origin (that origin), Access-Control-Expose-Headers (ETag, X-Request-Id, Retry-After, RateLimit, RateLimit-Policy, Location) and Vary: Origin; ' +
+        `their preflights (OPTIONS with Access-Control-Request-Method) answer 204, without a key, with Access-Control-Allow-Methods (GET, POST, DELETE), Access-Control-Allow-Headers (Content-Type, If-None-Match, ${keyHeader}) and Access-Control-Max-Age (600). ` +
+        'Other origins get no Access-Control headers, so browsers keep their pages from reading answers. Every answer carries X-Request-Id.',
     },
     servers: [{ url: '/' }],
     security: [{ apiKey: [] }],
@@ -296,6 +402,7 @@ export function openApiDocument(keyHeader: string, f: ApiFacts): Json {
             'Without `name`: by number of relationships. All criteria given must match. By default only cluster parents and companies outside any cluster are searched.',
           tags: ['companies'],
           parameters: [
+            ifNoneMatch,
             q('name', searchText, 'Name or fragment; drives search_similarity.'),
             ...pages,
             q(
@@ -327,7 +434,7 @@ export function openApiDocument(keyHeader: string, f: ApiFacts): Json {
               'Order of a name search: relevance (see above) or similarity (the specified pure pg_trgm similarity order).',
             ),
           ],
-          responses: { '200': ok(page('CompanySearchResult')), ...problems(400, 401, 403, 429) },
+          responses: { ...okTagged(page('CompanySearchResult')), ...problems(400, 401, 403, 429) },
         },
       },
       '/v1/companies/suggest/': {
@@ -339,6 +446,7 @@ export function openApiDocument(keyHeader: string, f: ApiFacts): Json {
             '(robert bo: Robert Bosch GmbH), a typo allowed in words of five letters or more. Answered from the in-process index only. Not paged.',
           tags: ['companies'],
           parameters: [
+            ifNoneMatch,
             {
               name: 'q',
               in: 'query',
@@ -358,10 +466,12 @@ export function openApiDocument(keyHeader: string, f: ApiFacts): Json {
             ),
           ],
           responses: {
-            '200': ok({
+            ...okTagged({
               type: 'object',
               required: ['results'],
-              properties: { results: { type: 'array', items: ref('CompanySuggestion') } },
+              properties: {
+                results: { type: 'array', items: ref('CompanySuggestion'), description: 'Best first.' },
+              },
             }),
             ...problems(400, 401, 403, 429),
           },
@@ -372,8 +482,8 @@ export function openApiDocument(keyHeader: string, f: ApiFacts): Json {
           operationId: 'companyProfile',
           summary: 'Company profile',
           tags: ['companies'],
-          parameters: [vidParam],
-          responses: { '200': ok(ref('CompanyProfile')), ...problems(400, 401, 403, 404, 429) },
+          parameters: [vidParam, ifNoneMatch],
+          responses: { ...okTagged(ref('CompanyProfile')), ...problems(400, 401, 403, 404, 429) },
         },
       },
       '/v1/companies/{vid}/suppliers/': listOperation('suppliers', false, pages),
@@ -424,7 +534,13 @@ export function openApiDocument(keyHeader: string, f: ApiFacts): Json {
             '200': ok({
               type: 'object',
               required: ['results'],
-              properties: { results: { type: 'array', items: ref('SupplyChain') } },
+              properties: {
+                results: {
+                  type: 'array',
+                  items: ref('SupplyChain'),
+                  description: 'The chains, shortest first.',
+                },
+              },
             }),
             ...problems(400, 401, 403, 404, 429),
           },
@@ -443,8 +559,9 @@ export function openApiDocument(keyHeader: string, f: ApiFacts): Json {
               schema: pathId,
               description: 'From edge_ids of a list item.',
             },
+            ifNoneMatch,
           ],
-          responses: { '200': ok(ref('Edge')), ...problems(400, 401, 403, 404, 429) },
+          responses: { ...okTagged(ref('Edge')), ...problems(400, 401, 403, 404, 429) },
         },
       },
       '/v1/clusters/{cid_id}/': {
@@ -457,8 +574,9 @@ export function openApiDocument(keyHeader: string, f: ApiFacts): Json {
           parameters: [
             { name: 'cid_id', in: 'path', required: true, schema: str, description: 'cid_id of a company.' },
             ...pages,
+            ifNoneMatch,
           ],
-          responses: { '200': ok(ref('Cluster')), ...problems(400, 401, 403, 404, 429) },
+          responses: { ...okTagged(ref('Cluster')), ...problems(400, 401, 403, 404, 429) },
         },
       },
       '/v1/tierviewjob/': {
@@ -623,7 +741,14 @@ export function openApiDocument(keyHeader: string, f: ApiFacts): Json {
             companies: {
               type: 'array',
               description: 'From `from` to `to`.',
-              items: { type: 'object', required: ['vid', 'name'], properties: { vid: str, name: str } },
+              items: {
+                type: 'object',
+                required: ['vid', 'name'],
+                properties: {
+                  vid: d(str, 'vid of the company.'),
+                  name: d(str, 'Common name of the company.'),
+                },
+              },
             },
             hops: {
               type: 'array',
@@ -642,10 +767,13 @@ export function openApiDocument(keyHeader: string, f: ApiFacts): Json {
                     ...str,
                     description: 'Edge id; GET /v1/edges/{edge_id}/ has its evidence.',
                   },
-                  supplier_vid: str,
-                  customer_vid: str,
-                  confidence_score: { type: ['number', 'null'] },
-                  latest_evidence_date: dt,
+                  supplier_vid: d(str, 'vid of the supplier of this hop.'),
+                  customer_vid: d(str, 'vid of the customer of this hop.'),
+                  confidence_score: d(
+                    { type: ['number', 'null'] },
+                    'Confidence of the relationship, 0 to 1.',
+                  ),
+                  latest_evidence_date: d(dt, 'Date of its latest evidence; null when it has none.'),
                 },
               },
             },
@@ -655,8 +783,8 @@ export function openApiDocument(keyHeader: string, f: ApiFacts): Json {
           type: 'object',
           required: ['vid', 'name', 'matched_name'],
           properties: {
-            vid: str,
-            name: str,
+            vid: d(str, 'Unique company identifier.'),
+            name: d(str, 'Common name of the company.'),
             matched_name: { ...str, description: 'The name, alias or acronym the typed words matched.' },
           },
         },
@@ -664,16 +792,37 @@ export function openApiDocument(keyHeader: string, f: ApiFacts): Json {
           type: 'object',
           properties: {
             ...companyCore,
-            identifiers: { type: 'array', items: ref('Identifier') },
-            domiciled_country: strN,
-            incorporated_country: strN,
-            incorporation_date: dt,
-            ipo_date: dt,
-            is_active: { type: ['boolean', 'null'] },
-            is_freight_forwarder: { type: ['boolean', 'null'] },
-            is_public: { type: ['boolean', 'null'] },
-            hq_phone_number: strN,
-            addresses: { type: 'array', items: ref('Address') },
+            identifiers: d(
+              { type: 'array', items: ref('Identifier') },
+              'Registry identifiers (LEI, PermID, ...).',
+            ),
+            domiciled_country: d(strN, 'Country of domicile, long-form ISO 3166 name; null when unknown.'),
+            incorporated_country: d(
+              strN,
+              'Country of incorporation, long-form ISO 3166 name; null when unknown.',
+            ),
+            incorporation_date: d(dt, 'Date of incorporation (midnight UTC); null when unknown.'),
+            ipo_date: d(
+              dt,
+              'Date of the initial public offering (midnight UTC); null when unknown or never listed.',
+            ),
+            is_active: d(
+              { type: ['boolean', 'null'] },
+              'Whether the company still operates; null when unknown.',
+            ),
+            is_freight_forwarder: d(
+              { type: ['boolean', 'null'] },
+              'Whether the company is a freight forwarder (its relationships may be logistics, not goods); null when unknown.',
+            ),
+            is_public: d(
+              { type: ['boolean', 'null'] },
+              'Whether the company is publicly listed; null when unknown.',
+            ),
+            hq_phone_number: d(strN, 'Telephone number of the headquarters; null when unknown.'),
+            addresses: d(
+              { type: 'array', items: ref('Address') },
+              'Known addresses (headquarters, plants, ...).',
+            ),
             is_cluster_parent: {
               type: 'boolean',
               description:
@@ -684,14 +833,19 @@ export function openApiDocument(keyHeader: string, f: ApiFacts): Json {
         ClusterMember: {
           type: 'object',
           required: ['vid', 'name', 'country', 'is_cluster_parent'],
-          properties: { vid: str, name: str, country: strN, is_cluster_parent: { type: 'boolean' } },
+          properties: {
+            vid: d(str, 'Unique company identifier.'),
+            name: d(str, 'Common name of the company.'),
+            country: d(strN, 'Country of domicile, long-form name; null when unknown.'),
+            is_cluster_parent: d({ type: 'boolean' }, 'Whether this member is the parent of the cluster.'),
+          },
         },
         Cluster: {
           type: 'object',
           required: ['cid_id', 'parent', 'next', 'previous', 'results'],
           properties: {
-            cid_id: str,
-            parent: ref('ClusterMember'),
+            cid_id: d(str, 'The cluster identifier asked for.'),
+            parent: { ...ref('ClusterMember'), description: 'The parent company of the cluster.' },
             ...page('ClusterMember').properties,
           },
         },
@@ -699,102 +853,148 @@ export function openApiDocument(keyHeader: string, f: ApiFacts): Json {
           type: 'object',
           required: ['type', 'value'],
           properties: {
-            type: { ...str, examples: ['LEI', 'PermID', 'Wikidata', 'Wikipedia', 'ISIN'] },
-            value: str,
+            type: {
+              ...str,
+              examples: ['LEI', 'PermID', 'Wikidata', 'Wikipedia', 'ISIN'],
+              description:
+                'Kind of identifier: LEI, PermID, Wikidata (a Q-id), Wikipedia (an article title) or ISIN.',
+            },
+            value: d(str, 'The identifier, as the registry writes it (check digits verified at import).'),
           },
         },
         Address: {
           type: 'object',
           properties: {
-            address_line: strN,
-            city: strN,
-            region: strN,
-            postal_code: strN,
+            address_line: d(strN, 'Street and number.'),
+            city: d(strN, 'City.'),
+            region: d(strN, 'State, province or region.'),
+            postal_code: d(strN, 'Postal code.'),
             country: { ...strN, description: 'Long-form ISO 3166 name.' },
-            type: { ...strN, examples: ['headquarters'] },
+            type: {
+              ...strN,
+              examples: ['headquarters'],
+              description: 'Kind of site: headquarters, plant, office, ...',
+            },
           },
         },
         CompanySummary: {
           type: 'object',
           properties: {
-            vid: str,
-            name: str,
-            company_legal_name: strN,
-            description: strN,
-            domains: strList,
+            vid: companyCore.vid,
+            name: companyCore.name,
+            company_legal_name: companyCore.company_legal_name,
+            description: companyCore.description,
+            domains: companyCore.domains,
             country: { ...strN, description: 'Long-form country name of domicile.' },
-            count_supplier_evidence: int,
-            count_customer_evidence: int,
-            count_customers: int,
-            count_suppliers: int,
+            count_supplier_evidence: companyCore.count_supplier_evidence,
+            count_customer_evidence: companyCore.count_customer_evidence,
+            count_customers: companyCore.count_customers,
+            count_suppliers: companyCore.count_suppliers,
           },
         },
         Relationship: {
           type: 'object',
           properties: {
-            confidence_score: num,
-            latest_relationship_date: dt,
-            relationship_type: { ...str, enum: ['edge', 'cluster_edge'] },
-            relationship_id: str,
-            edge_ids: strList,
+            confidence_score: d(
+              num,
+              'Confidence of the relationship, 0 to 1; for a cluster_edge, the highest of its edges.',
+            ),
+            latest_relationship_date: d(dt, 'Date of the latest supporting evidence; null when it has none.'),
+            relationship_type: {
+              ...str,
+              enum: ['edge', 'cluster_edge'],
+              description:
+                'edge: one relationship between two companies (plain lists); cluster_edge: the relationships between two clusters grouped as one (cluster lists).',
+            },
+            relationship_id: d(
+              str,
+              'For an edge, its edge_id; for a cluster_edge, <supplier cid_id>~<customer cid_id> (the cluster_edge_id of exports).',
+            ),
+            edge_ids: d(strList, 'The underlying edges; each works with GET /v1/edges/{edge_id}/.'),
           },
         },
-        Evidences: { type: 'object', properties: { evidence_types: strList } },
+        Evidences: {
+          type: 'object',
+          properties: {
+            evidence_types: d(
+              strList,
+              'Kinds of the evidence items behind the relationship (text, table, customs, ...).',
+            ),
+          },
+        },
         SupplierItem: {
           type: 'object',
           properties: {
-            supplier: ref('CompanySummary'),
-            relationship: ref('Relationship'),
-            evidences: ref('Evidences'),
+            supplier: { ...ref('CompanySummary'), description: 'The supplier (the counterpart).' },
+            relationship: { ...ref('Relationship'), description: 'The relationship with it.' },
+            evidences: { ...ref('Evidences'), description: 'What kinds of evidence support it.' },
           },
         },
         CustomerItem: {
           type: 'object',
           properties: {
-            customer: ref('CompanySummary'),
-            relationship: ref('Relationship'),
-            evidences: ref('Evidences'),
+            customer: { ...ref('CompanySummary'), description: 'The customer (the counterpart).' },
+            relationship: { ...ref('Relationship'), description: 'The relationship with it.' },
+            evidences: { ...ref('Evidences'), description: 'What kinds of evidence support it.' },
           },
         },
         Evidence: {
           type: 'object',
           properties: {
-            id: str,
-            date: dt,
-            type: strN,
-            url: { ...strN, format: 'uri' },
-            domain: strN,
-            status_id: { type: ['integer', 'null'] },
-            provided_by_customer: { type: ['boolean', 'null'] },
-            metadata: strN,
-            finalised_on: dt,
-            created_on: dt,
-            last_modified_on: dt,
+            id: d(str, 'Evidence identifier.'),
+            date: d(dt, 'Date of the evidence (publication or shipment).'),
+            type: d(strN, 'Kind of evidence: text, table, customs, ...'),
+            url: d({ ...strN, format: 'uri' }, 'Where the evidence can be read.'),
+            domain: d(strN, 'Domain of the url.'),
+            status_id: d({ type: ['integer', 'null'] }, STATUS_ID_DOC),
+            provided_by_customer: d(
+              { type: ['boolean', 'null'] },
+              'true when a customer of this service supplied the evidence; null when unknown.',
+            ),
+            metadata: d(strN, 'Free text (often JSON) the data source attached; null when none.'),
+            finalised_on: d(dt, 'When the evidence was confirmed (finalized); null while it is not.'),
+            created_on: d(dt, 'When the evidence was recorded.'),
+            last_modified_on: d(dt, 'When the evidence was last changed.'),
           },
         },
         Edge: {
           type: 'object',
           properties: {
-            edge_id: str,
-            supplier_id: str,
-            customer_id: str,
-            label: { ...str, examples: ['supply'] },
-            status_code: { type: ['integer', 'null'] },
-            latest_edge_date: dt,
-            latest_finalized_edge_date: dt,
-            last_modified_on: dt,
-            confidence_score: num,
-            evidences: { type: 'array', items: ref('Evidence') },
+            edge_id: d(str, 'Edge identifier.'),
+            supplier_id: d(str, 'vid of the supplier.'),
+            customer_id: d(str, 'vid of the customer.'),
+            label: {
+              ...str,
+              examples: ['supply'],
+              description: 'Kind of relationship; supply unless the data says otherwise.',
+            },
+            status_code: d({ type: ['integer', 'null'] }, STATUS_CODE_DOC),
+            latest_edge_date: d(dt, 'Latest date found supporting the relationship; null when none.'),
+            latest_finalized_edge_date: d(dt, 'Latest date of finalized evidence; null when none.'),
+            last_modified_on: d(dt, 'When the edge was last changed.'),
+            confidence_score: d(num, 'Confidence of the relationship, 0 to 1.'),
+            evidences: d({ type: 'array', items: ref('Evidence') }, 'The evidence items, newest first.'),
           },
         },
         TierViewRequest: tierViewRequest(f),
+        TierViewFileRow: csvRow(
+          'A row of tierview_file (output_multiple_tables no): one customer-to-supplier relationship. Columns in this order; values as CSV text.',
+          TIERVIEW_COLUMNS,
+        ),
+        TierViewRelationshipRow: csvRow(
+          'A row of relationships_file (output_multiple_tables yes). Columns in this order.',
+          RELATIONSHIP_COLUMNS as ExportColumn[],
+        ),
+        TierViewTierRow: csvRow('A row of tiers_file: one company and its tier.', TIER_COLUMNS),
+        TierViewCompanyRow: csvRow('A row of companies_file: one company of the export.', COMPANY_COLUMNS),
         Job: {
           type: 'object',
           required: ['run_id', 'state', 'output'],
           properties: {
             run_id: { ...str, pattern: '^[1-9][0-9]*$', description: 'The run id, as a string.' },
-            state: ref('JobState'),
+            state: { ...ref('JobState'), description: 'Where the run is.' },
             output: {
+              description: 'null, empty or the files, depending on the state (see each case).',
               oneOf: [
                 {
                   type: 'null',
@@ -820,7 +1020,9 @@ export function openApiDocument(keyHeader: string, f: ApiFacts): Json {
             result_state: {
               ...str,
               enum: ['SUCCESS', 'FAILED', 'CANCELED', 'TIMEDOUT'],
-              description: 'Present only once the run has ended.',
+              description:
+                'Present only once the run has ended. SUCCESS: the files are ready (output.result); FAILED: the run could not finish (state_message says why: an unknown root, the disk budget, ...); ' +
+                'CANCELED: cancelled by its key; TIMEDOUT: still going after JOB_TIMEOUT_S.',
             },
             state_message: {
               ...str,
@@ -855,16 +1057,34 @@ export function openApiDocument(keyHeader: string, f: ApiFacts): Json {
           type: 'object',
           required: ['type', 'title', 'status', 'detail', 'code'],
           properties: {
-            type: { ...str, format: 'uri-reference' },
-            title: str,
-            status: int,
-            detail: str,
-            instance: str,
-            code: { ...str, enum: Object.keys(ERROR_CODES) },
-            request_id: str,
+            type: d(
+              { ...str, format: 'uri-reference' },
+              'Link to the explanation of the code on /docs (/docs#error-not-found).',
+            ),
+            title: d(str, 'Short summary of the kind of problem (the same for every problem of a code).'),
+            status: d(int, 'The HTTP status of the answer.'),
+            detail: d(str, 'What went wrong with this request, for a person to read.'),
+            instance: d(str, 'The path and query of the request.'),
+            code: {
+              ...str,
+              enum: Object.keys(ERROR_CODES),
+              description: `Stable code of the problem: ${Object.entries(ERROR_CODES)
+                .map(([c, e]) => `${c} (${e.status}: ${e.title})`)
+                .join('; ')}.`,
+            },
+            request_id: d(
+              str,
+              'Id of the request (also in X-Request-Id); quote it when reporting a 500, which is logged with it.',
+            ),
             errors: {
               type: 'array',
-              items: { type: 'object', properties: { field: str, reason: str } },
+              items: {
+                type: 'object',
+                properties: {
+                  field: d(str, 'Where: query.limit, path.vid, body.num_tiers, ...'),
+                  reason: d(str, 'Why the value was refused.'),
+                },
+              },
               description: 'Field-level problems: where (query.limit, path.vid, body.num_tiers) and why.',
             },
           },

@@ -9,6 +9,7 @@ import {
   TIER_COLUMNS,
   TIERVIEW_COLUMNS,
   companyRecord,
+  rootOnlyRecord,
   tierviewRecord,
   walkDirection,
 } from '../domain/tierview';
@@ -50,6 +51,8 @@ export function droppedMessage(dropped: Record<number, number>): string {
   return `max_companies_per_tier left out ${total} ${total === 1 ? 'company' : 'companies'} (${parts})`;
 }
 
+const UTF8_BOM = '\uFEFF';
+
 /**
  * One CSV file being written: rows are stringified by csv-writer and pushed into
  * the blob store as a stream, waiting whenever the store is behind, so a file
@@ -63,7 +66,7 @@ class CsvFile {
   private readonly failed: Promise<never>;
   rows = 0;
 
-  constructor(blobs: BlobStore, key: string, columns: readonly string[]) {
+  constructor(blobs: BlobStore, key: string, columns: readonly string[], bom: boolean) {
     this.stringifier = createObjectCsvStringifier({
       header: columns.map((id) => ({ id, title: id })),
       // RFC 4180 ends records with CRLF.
@@ -74,7 +77,8 @@ class CsvFile {
     this.done.catch(() => undefined);
     this.failed = this.done.then(() => new Promise<never>(() => undefined));
     this.failed.catch(() => undefined);
-    this.out.write(this.stringifier.getHeaderString());
+    // Excel reads a CSV file as UTF-8 only when it starts with the byte order mark.
+    this.out.write(`${bom ? UTF8_BOM : ''}${this.stringifier.getHeaderString()}`);
   }
 
   async write(records: CsvRecord[]): Promise<void> {
@@ -132,15 +136,16 @@ export class TierViewService {
   ): Promise<ExportResult> {
     const keys = exportKeys(runId, attemptId, request.output_multiple_tables);
     const files = new Map<string, CsvFile>();
+    const bom = request.csv_bom === true;
     if (request.output_multiple_tables) {
       files.set(
         'relationships_file',
-        new CsvFile(this.blobs, keys.relationships_file!, RELATIONSHIP_COLUMNS),
+        new CsvFile(this.blobs, keys.relationships_file!, RELATIONSHIP_COLUMNS, bom),
       );
-      files.set('tiers_file', new CsvFile(this.blobs, keys.tiers_file!, TIER_COLUMNS));
-      files.set('companies_file', new CsvFile(this.blobs, keys.companies_file!, COMPANY_COLUMNS));
+      files.set('tiers_file', new CsvFile(this.blobs, keys.tiers_file!, TIER_COLUMNS, bom));
+      files.set('companies_file', new CsvFile(this.blobs, keys.companies_file!, COMPANY_COLUMNS, bom));
     } else {
-      files.set('tierview_file', new CsvFile(this.blobs, keys.tierview_file!, TIERVIEW_COLUMNS));
+      files.set('tierview_file', new CsvFile(this.blobs, keys.tierview_file!, TIERVIEW_COLUMNS, bom));
     }
     const main = files.get('tierview_file') ?? files.get('relationships_file')!;
     const tiersFile = files.get('tiers_file');
@@ -200,9 +205,11 @@ export class TierViewService {
       );
       if (!found) throw new AppError('NOT_FOUND', `No company with id '${request.root_nodes}'.`);
       signal?.throwIfAborted();
+      const rows = main.rows;
+      if (rows === 0 && root && !request.output_multiple_tables) await main.write([rootOnlyRecord(root)]);
       let bytes = 0;
       for (const f of files.values()) bytes += (await f.finish()).bytes;
-      return { files: keys, companies, rows: main.rows, bytes, dropped };
+      return { files: keys, companies, rows, bytes, dropped };
     } catch (e) {
       for (const f of files.values()) f.abort(e);
       await Promise.all([...files.values()].map((f) => f.done.catch(() => undefined)));

@@ -1,4 +1,3 @@
-import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { chromium } from 'playwright-core';
@@ -6,6 +5,7 @@ import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { startTestServer, TEST_KEY } from '../support/server';
 import type { TestServer } from '../support/server';
 import { ROOT } from '../support/paths';
+import { buildWebApp } from '../support/web-build';
 
 /**
  * The analyst app in a real browser against a real server on the demo seed.
@@ -34,6 +34,36 @@ suite('the web app in chromium', () => {
   let step = 0;
   let base = '';
 
+  /** Serious and critical axe-core findings per page, kept for the figures printed at the end. */
+  const axeReport: { page: string; rules: string[]; serious: string[] }[] = [];
+  const AXE = fs.readFileSync(require.resolve('axe-core/axe.min.js'), 'utf8');
+
+  /**
+   * Runs axe-core (WCAG 2.x A and AA rules and its best practices) on what the
+   * page shows now and fails on any serious or critical violation.
+   */
+  const accessible = async (name: string) => {
+    if (!(await page.evaluate("typeof window.axe === 'object'"))) await page.addScriptTag({ content: AXE });
+    // CodeMirror's scrolling areas hold no focusable element, but each editor is scrolled from the
+    // keyboard through its input area, which takes focus: axe cannot see that relation.
+    const result = await page.evaluate<
+      { id: string; impact: string | null; nodes: string[] }[]
+    >(`axe.run(document, {
+      rules: { 'scrollable-region-focusable': { enabled: !document.querySelector('.CodeMirror') } },
+      runOnly: { type: 'tag', values: ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa', 'wcag22aa', 'best-practice'] },
+      resultTypes: ['violations'],
+    }).then((r) => r.violations.map((v) => ({
+      id: v.id,
+      impact: v.impact,
+      nodes: v.nodes.map((n) => n.target.join(' ')).slice(0, 3),
+    })))`);
+    const serious = result
+      .filter((v) => v.impact === 'serious' || v.impact === 'critical')
+      .map((v) => `${v.id} (${v.impact}): ${v.nodes.join(', ')}`);
+    axeReport.push({ page: name, rules: result.map((v) => `${v.id}:${v.impact}`), serious });
+    expect([name, serious]).toEqual([name, []]);
+  };
+
   const shot = async (name: string) => {
     step++;
     await page.screenshot({
@@ -44,11 +74,9 @@ suite('the web app in chromium', () => {
 
   beforeAll(async () => {
     if (!haveBrowser) throw new Error(`no browser at ${CHROMIUM}: apt-get install -y chromium`);
-    const built = spawnSync(process.execPath, [path.join(ROOT, 'web/build.mjs')], {
-      cwd: ROOT,
-      encoding: 'utf8',
-    });
-    if (built.status !== 0) throw new Error(`web app build failed: ${built.stderr}`);
+    buildWebApp();
+    // Only this run's screenshots, numbered by step (the folder is git-ignored).
+    fs.rmSync(ARTIFACTS, { recursive: true, force: true });
     fs.mkdirSync(ARTIFACTS, { recursive: true });
     server = await startTestServer({}, 'demo.cypher');
     browser = await chromium.launch({
@@ -82,6 +110,10 @@ suite('the web app in chromium', () => {
   });
 
   afterAll(async () => {
+    if (axeReport.length > 0)
+      process.stderr.write(
+        `axe-core: ${axeReport.map((r) => `${r.page}: ${r.rules.length} [${r.rules.join(' ')}]`).join('; ')}\n`,
+      );
     await browser?.close();
     await server?.stop();
   });
@@ -104,6 +136,7 @@ suite('the web app in chromium', () => {
     await page.goto(`${base}/`);
     await page.getByLabel('API key').fill(TEST_KEY);
     await shot('api-key');
+    await accessible('key entry');
     await page.getByRole('button', { name: 'Save key' }).click();
     await page.getByRole('searchbox', { name: 'Search companies' }).waitFor();
     expect(page.url()).not.toContain(TEST_KEY);
@@ -122,6 +155,7 @@ suite('the web app in chromium', () => {
     const row = page.getByRole('row').filter({ has: link });
     await expect(row.getByRole('cell').count()).resolves.toBe(5);
     await shot('results');
+    await accessible('search');
     await link.click();
     await page.getByRole('heading', { level: 1, name: hub.name }).waitFor();
     expect(new URL(page.url()).pathname).toBe(`/companies/${hub.vid}`);
@@ -133,6 +167,7 @@ suite('the web app in chromium', () => {
     const suppliers = page.getByRole('region', { name: /Suppliers/ });
     await suppliers.getByRole('row').nth(1).waitFor();
     await shot('company');
+    await accessible('company');
     await suppliers
       .getByRole('button', { name: /^Evidence: / })
       .first()
@@ -141,6 +176,7 @@ suite('the web app in chromium', () => {
     await evidence.getByRole('listitem').first().waitFor();
     expect(await evidence.getByRole('link').count()).toBeGreaterThan(0);
     await shot('evidence');
+    await accessible('evidence');
   });
 
   it('survives a reload of the company address', async () => {
@@ -168,6 +204,7 @@ suite('the web app in chromium', () => {
     expect(painted).toBe(true);
     await figure.hover({ position: { x: 10, y: 10 } });
     await shot('tier-map');
+    await accessible('tier map');
     process.stderr.write(`tier map of ${hub.name}: ${nodes} nodes drawn ${drawnMs} ms after the click\n`);
 
     await page.getByLabel('Tiers').selectOption('1');
@@ -191,24 +228,59 @@ suite('the web app in chromium', () => {
     expect(text.split('\r\n').length).toBeGreaterThan(2);
   });
 
-  it('opens the explorer with the stored key and loads the schema', async () => {
+  it('opens the explorer with the stored key, loads the schema and runs the example', async () => {
     const introspection = page.waitForResponse(
       (r) => r.url().endsWith('/graphql') && (r.request().postData() ?? '').includes('__schema'),
     );
     await page.goto(`${base}/explorer`);
     const res = await introspection;
     expect(res.status()).toBe(200);
-    const body = (await res.json()) as { data?: { __schema?: unknown }; errors?: unknown };
+    const body = (await res.json()) as {
+      data?: { __schema?: { queryType?: { name: string } } };
+      errors?: unknown;
+    };
     expect(body.errors).toBeUndefined();
-    expect(body.data?.__schema).toBeDefined();
+    expect(body.data?.__schema?.queryType?.name).toBe('Query');
     expect(res.request().headers()['x-service-key']).toBe(TEST_KEY);
-    await page.getByText('FindSuppliers').first().waitFor();
-    await shot('explorer');
+    expect(page.url()).not.toContain(TEST_KEY);
+    // The schema reached the explorer: its documentation explorer lists the root type's fields.
+    await page.getByRole('button', { name: /documentation explorer/i }).click();
+    const docs = page.locator('.graphiql-doc-explorer');
+    await docs.getByRole('link', { name: 'Query', exact: true }).click();
+    await docs.getByRole('link', { name: 'companies', exact: true }).first().waitFor();
+    await shot('explorer-schema');
+
+    const ran = page.waitForResponse(
+      (r) => r.url().endsWith('/graphql') && (r.request().postData() ?? '').includes('FindSuppliers'),
+    );
+    await page.getByRole('button', { name: /execute query/i }).click();
+    const answer = (await (await ran).json()) as {
+      data?: { companies: { results: { name: string }[] } };
+      errors?: unknown;
+    };
+    expect(answer.errors).toBeUndefined();
+    const first = answer.data!.companies.results[0]!.name;
+    await page.locator('.result-window').getByText(first, { exact: false }).first().waitFor();
+    await shot('explorer-result');
+    await accessible('explorer');
+  });
+
+  it('asks for the key once in the explorer when the app has not stored one', async () => {
+    await page.evaluate("localStorage.removeItem('tiergraph.apiKey')");
+    await page.goto(`${base}/explorer`);
+    await page.getByLabel('API key').fill(TEST_KEY);
+    await page.getByRole('button', { name: 'Save key' }).click();
+    await page.getByRole('button', { name: /execute query/i }).waitFor();
+    expect(await page.evaluate("localStorage.getItem('tiergraph.apiKey')")).toBe(TEST_KEY);
+    await page.reload();
+    await page.getByRole('button', { name: /execute query/i }).waitFor();
+    expect(await page.getByLabel('API key').count()).toBe(0);
   });
 
   it('renders the API reference from the OpenAPI document', async () => {
     await page.goto(`${base}/docs`);
     await page.locator('.opblock').first().waitFor();
     await shot('docs');
+    await accessible('API reference');
   });
 });

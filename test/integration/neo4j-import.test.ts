@@ -136,6 +136,7 @@ if (neo4jAvailability() === null) {
         expect(res.records[0]!.get('names')).toEqual(
           expect.arrayContaining([
             'company_vid',
+            'company_cid_id',
             'edge_edge_id',
             'supplies_edge_id',
             'identifier_value',

@@ -1,10 +1,14 @@
+import path from 'node:path';
 import { PAGE_DEFAULTS } from '../../src/domain/params';
+import { exampleOperation, explorerPage } from '../../src/http/explorer';
+import { ROOT } from '../support/paths';
 import { startTestServer } from '../support/server';
 import type { TestServer } from '../support/server';
 
 // Limits none of which is a default, so a number copied into the document shows.
+const SETTINGS_PAGE_SIZE = 37;
 const SETTINGS = {
-  MAX_PAGE_SIZE: '37',
+  MAX_PAGE_SIZE: String(SETTINGS_PAGE_SIZE),
   MAX_OFFSET: '1234',
   MAX_TIERS: '4',
   AUTH_FAILURE_MAX: '41',
@@ -95,10 +99,16 @@ describe('OpenAPI document of a server with its own limits', () => {
     const docs = await (await fetch(`${t.base}/docs`)).text();
     expect(docs).toContain("url: '/openapi.json'");
     expect(docs).not.toMatch(/MAX_PAGE_SIZE|MAX_OFFSET|MAX_TIERS|maximum/);
-    const explorer = await (await fetch(`${t.base}/explorer`)).text();
-    const limits = [...explorer.matchAll(/limit: (\d+)/g)].map((m) => Number(m[1]));
+    // The page as the server fills in web/explorer.html (the built page is that file with its assets linked).
+    const explorer = explorerPage('X-SERVICE-KEY', SETTINGS_PAGE_SIZE, path.join(ROOT, 'web'));
+    const example = /<script type="application\/json" id="example-operation">([^<]*)<\/script>/.exec(
+      explorer,
+    )?.[1];
+    const operation = JSON.parse(example ?? 'null') as string;
+    const limits = [...operation.matchAll(/limit: (\d+)/g)].map((m) => Number(m[1]));
     expect(limits.length).toBeGreaterThan(0);
-    for (const n of limits) expect(n).toBeLessThanOrEqual(37);
+    for (const n of limits) expect(n).toBeLessThanOrEqual(SETTINGS_PAGE_SIZE);
+    expect(Math.max(...[...exampleOperation(1).matchAll(/limit: (\d+)/g)].map((m) => Number(m[1])))).toBe(1);
   });
 });
 

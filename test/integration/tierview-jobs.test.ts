@@ -1,5 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
+import { parse } from 'csv-parse/sync';
+import { checkHsCode, checkToken, normList, normWebsite } from '../../src/import/format';
 import { ROOT } from '../support/paths';
 import { startTestServer } from '../support/server';
 import { TEST_KEY } from '../support/server';
@@ -114,6 +116,68 @@ describe('tier-view jobs over HTTP', () => {
     }
   });
 
+  async function files(body: Record<string, unknown>): Promise<Record<string, Buffer>> {
+    const done = await waitFor(t, await start(body), terminated);
+    expect(done.state.result_state).toBe('SUCCESS');
+    const links = JSON.parse(done.output!.result!) as Record<string, string>;
+    const out: Record<string, Buffer> = {};
+    for (const [k, link] of Object.entries(links))
+      out[k] = Buffer.from(await (await fetch(link)).arrayBuffer());
+    return out;
+  }
+
+  it('separates list elements with | as the import format does, so they read back through the import', async () => {
+    const { relationships_file, companies_file } = await files({
+      root_nodes: 'boeing',
+      num_tiers: '1',
+      direction: 'supplier',
+      output_multiple_tables: 'yes',
+    });
+    const rels = parse<Record<string, string>>(relationships_file!, { columns: true });
+    const e4 = rels.find((r) => r.edge_ids === 'e4')!;
+    expect(e4.evidence_types).toBe('table|text');
+    expect(normList(e4.evidence_types!, checkToken)).toEqual(['table', 'text']);
+    expect(e4.hs_codes).toBe('');
+    const e1 = rels.find((r) => r.edge_ids === 'e1')!;
+    expect(normList(e1.hs_codes!, checkHsCode)).toEqual(['7326']);
+    const companies = parse<Record<string, string>>(companies_file!, { columns: true });
+    const boeing = companies.find((c) => c.vid === 'boeing')!;
+    expect(normList(boeing.websites!, normWebsite)).toEqual(['https://www.boeing.example/']);
+  });
+
+  it('starts every file with a UTF-8 byte order mark only when asked to (csv_bom, for Excel)', async () => {
+    const BOM = Buffer.from([0xef, 0xbb, 0xbf]);
+    const excel = await files({
+      root_nodes: 'acme-gmbh',
+      num_tiers: '1',
+      direction: 'supplier',
+      output_multiple_tables: 'yes',
+      csv_bom: 'yes',
+    });
+    expect(Object.keys(excel).sort()).toEqual(['companies_file', 'relationships_file', 'tiers_file']);
+    for (const [k, b] of Object.entries(excel)) expect([k, b.subarray(0, 3)]).toEqual([k, BOM]);
+    // The mark is the only difference: the text after it is the file without it.
+    expect(excel.companies_file!.subarray(3).toString('utf8')).toContain('Müller Präzisionstechnik GmbH');
+    const plain = await files({
+      root_nodes: 'acme-gmbh',
+      num_tiers: '1',
+      direction: 'supplier',
+      csv_bom: false,
+    });
+    expect(plain.tierview_file!.subarray(0, 3).equals(BOM)).toBe(false);
+    expect(plain.tierview_file!.toString('utf8').startsWith('root_node_name,')).toBe(true);
+  });
+
+  it('names the root in a single-file export even when it has no relationships', async () => {
+    const { tierview_file } = await files({ root_nodes: 'lonely', num_tiers: '2', direction: 'customer' });
+    const lines = tierview_file!.toString('utf8').split('\r\n');
+    expect(lines).toEqual([
+      expect.stringMatching(/^root_node_name,/),
+      `Lonely Island Trading,lonely${','.repeat(15)}`,
+      '',
+    ]);
+  });
+
   it('refuses a tampered link', async () => {
     const runId = await start({ root_nodes: 'boeing', num_tiers: '1', direction: 'supplier' });
     const body = await waitFor(t, runId, terminated);
@@ -202,11 +266,13 @@ describe('tier-view jobs over HTTP', () => {
       min_confidence: 2,
       countries: ['Atlantis'],
       max_companies_per_tier: 0,
+      csv_bom: 'maybe',
     });
     expect(res.status).toBe(400);
     const problem = (await res.json()) as { errors: { field: string }[] };
     expect(problem.errors.map((e) => e.field).sort()).toEqual([
       'body.countries',
+      'body.csv_bom',
       'body.max_companies_per_tier',
       'body.min_confidence',
     ]);
@@ -252,7 +318,7 @@ describe('tier-view jobs over HTTP', () => {
   it('answers the same through GraphQL', async () => {
     const res = await t.post('/graphql', {
       query:
-        'mutation { startTierView(input: {root_nodes: "boeing", num_tiers: 2, direction: supplier}) { run_id } }',
+        'mutation { startTierView(input: {root_nodes: "boeing", num_tiers: 2, direction: supplier, csv_bom: true}) { run_id } }',
     });
     const json = (await res.json()) as { data: { startTierView: { run_id: number } } };
     const runId = json.data.startTierView.run_id;
@@ -269,6 +335,11 @@ describe('tier-view jobs over HTTP', () => {
         },
       },
     });
+    const withFile = await t.post('/graphql', { query: `{ job(run_id: "${runId}") { output { result } } }` });
+    const result = ((await withFile.json()) as { data: { job: { output: { result: string } } } }).data.job
+      .output.result;
+    const file = await fetch((JSON.parse(result) as Record<string, string>).tierview_file!);
+    expect([...new Uint8Array(await file.arrayBuffer()).subarray(0, 3)]).toEqual([0xef, 0xbb, 0xbf]);
     const bad = await t.post('/graphql', {
       query:
         'mutation { startTierView(input: {root_nodes: "boeing", num_tiers: 99, direction: supplier}) { run_id } }',

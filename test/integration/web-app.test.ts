@@ -1,8 +1,11 @@
 import { startTestServer } from '../support/server';
 import type { TestServer } from '../support/server';
+import { buildWebApp } from '../support/web-build';
 
 let t: TestServer;
 beforeAll(async () => {
+  // The server reads the built pages when it starts.
+  buildWebApp();
   t = await startTestServer({}, null);
 });
 afterAll(async () => {
@@ -36,6 +39,26 @@ describe('the web app routes', () => {
     const res = await open('/companies/boeing', { accept: 'application/json' });
     expect(res.status).toBe(404);
     expect(res.headers.get('content-type')).toContain('application/problem+json');
+  });
+});
+
+describe('the GraphQL explorer', () => {
+  it('is the bundled GraphiQL page, told the key header, with every asset from this server', async () => {
+    const res = await open('/explorer', html);
+    expect(res.headers.get('cache-control')).toBe('no-cache');
+    const page = await res.text();
+    expect(page).toContain('<meta name="tiergraph-key-header" content="X-SERVICE-KEY" />');
+    expect(page).not.toMatch(/https?:\/\//);
+    const assets = [...page.matchAll(/(?:src|href)="(\/[^"]+)"/g)].map((m) => m[1]!);
+    expect(assets.filter((a) => /^\/assets\/explorer-[\w-]+\.js$/.test(a))).toHaveLength(1);
+    expect(assets.filter((a) => /^\/assets\/explorer-[\w-]+\.css$/.test(a))).toHaveLength(1);
+    for (const a of assets) {
+      const asset = await open(a);
+      const body = await asset.text();
+      expect([a, asset.status]).toEqual([a, 200]);
+      // Nothing the bundle loads at run time (fonts, workers, scripts) is fetched from elsewhere.
+      expect([a, body.match(/url\(\s*["']?https?:/)]).toEqual([a, null]);
+    }
   });
 });
 

@@ -5,7 +5,8 @@
  */
 export const KEY_STORAGE = 'tiergraph.apiKey';
 
-const keyHeader =
+/** The header that carries the key, as the server named it in the page. */
+export const KEY_HEADER =
   document
     .querySelector<HTMLMetaElement>('meta[name="tiergraph-key-header"]')
     ?.content.replace(/^%.*%$/, '') || 'X-SERVICE-KEY';
@@ -37,7 +38,7 @@ export class KeyRefused extends ApiError {}
 
 function headers(extra: Record<string, string> = {}): Record<string, string> {
   const key = storedKey();
-  return { ...(key ? { [keyHeader]: key } : {}), ...extra };
+  return { ...(key ? { [KEY_HEADER]: key } : {}), ...extra };
 }
 
 async function failure(res: Response): Promise<ApiError> {
@@ -89,7 +90,7 @@ export async function gql<T>(query: string, variables: Record<string, unknown> =
 export async function keyWorks(key: string): Promise<boolean> {
   const res = await fetch('/graphql', {
     method: 'POST',
-    headers: { [keyHeader]: key, 'content-type': 'application/json' },
+    headers: { [KEY_HEADER]: key, 'content-type': 'application/json' },
     body: JSON.stringify({ query: '{ __typename }' }),
   });
   return res.ok;

@@ -29,6 +29,7 @@ export function exportPanel(vid: string, name: string): HTMLElement {
   );
   const since = h('input', { type: 'date', id: 'export-date' });
   const multiple = h('input', { type: 'checkbox', id: 'export-multiple' });
+  const excel = h('input', { type: 'checkbox', id: 'export-excel' });
   const status = h('div', { role: 'status', class: 'job' });
   const start = h('button', { type: 'submit' }, 'Start export');
 
@@ -97,6 +98,7 @@ export function exportPanel(vid: string, name: string): HTMLElement {
             direction: direction.value,
             ...(since.value ? { min_evid_date: since.value } : {}),
             output_multiple_tables: multiple.checked,
+            ...(excel.checked ? { csv_bom: true } : {}),
           },
         })
           .then((r) => follow(String(r.run_id)))
@@ -111,6 +113,7 @@ export function exportPanel(vid: string, name: string): HTMLElement {
     h('label', { for: since.id }, 'Evidence after'),
     since,
     h('label', { class: 'check' }, multiple, ' Three files'),
+    h('label', { class: 'check' }, excel, ' For Excel'),
     start,
   );
   return h(

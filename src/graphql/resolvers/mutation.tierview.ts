@@ -13,6 +13,7 @@ interface TierViewInput {
   min_confidence?: number | null;
   countries?: string[] | null;
   max_companies_per_tier?: number | null;
+  csv_bom?: boolean | null;
 }
 
 /** Mutation.startTierView: the same checks as POST /v1/tierviewjob/, then the run is queued. */

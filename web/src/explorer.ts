@@ -1,0 +1,117 @@
+import 'graphiql/graphiql.css';
+import './explorer.css';
+import { createElement } from 'react';
+import { createRoot } from 'react-dom/client';
+import { GraphiQL } from 'graphiql';
+import type { GraphiQLProps } from 'graphiql';
+import type { ExecutionResult } from 'graphql';
+import { KEY_HEADER, keyWorks, saveKey, storedKey } from './api';
+import { h, replace } from './dom';
+
+/**
+ * The GraphQL explorer: GraphiQL, bundled with the app so nothing is fetched
+ * from elsewhere. It uses the key the app stored on this origin, or asks for
+ * it once and keeps it; the key travels only in a request header, added by the
+ * fetcher, so it appears neither in an address nor in the headers editor.
+ */
+/** The operation to open with, from the server (it knows its page-size limit). */
+const EXAMPLE = JSON.parse(document.getElementById('example-operation')?.textContent ?? '""') as string;
+
+const root = document.getElementById('explorer')!;
+
+function fetcherFor(key: string): GraphiQLProps['fetcher'] {
+  return async (params, options) => {
+    const res = await fetch('/graphql', {
+      method: 'POST',
+      headers: { ...options?.headers, 'content-type': 'application/json', [KEY_HEADER]: key },
+      body: JSON.stringify(params),
+    });
+    return (await res.json()) as ExecutionResult;
+  };
+}
+
+/** Names for the editors' input areas, which CodeMirror leaves unlabelled. */
+const EDITOR_NAMES: [string, string][] = [
+  ['.graphiql-query-editor', 'GraphQL operation'],
+  ['.graphiql-editor-tool .graphiql-editor:not(.hidden)', 'Variables or headers (JSON)'],
+  ['.graphiql-response', 'Response'],
+];
+
+/**
+ * CodeMirror's hidden input areas carry no name; GraphiQL re-creates editors
+ * as tabs change, so each new one is named as it appears.
+ */
+function labelEditors(container: HTMLElement): void {
+  const fix = () => {
+    for (const [selector, name] of EDITOR_NAMES) {
+      for (const area of container.querySelectorAll<HTMLTextAreaElement>(`${selector} textarea`)) {
+        if (!area.hasAttribute('aria-label')) area.setAttribute('aria-label', name);
+      }
+    }
+    for (const area of container.querySelectorAll('textarea:not([aria-label])')) {
+      area.setAttribute('aria-label', 'Editor');
+    }
+  };
+  new MutationObserver(fix).observe(container, { childList: true, subtree: true });
+  fix();
+}
+
+function start(key: string): void {
+  root.replaceChildren();
+  labelEditors(root);
+  createRoot(root).render(
+    createElement(GraphiQL, {
+      fetcher: fetcherFor(key),
+      defaultQuery: EXAMPLE,
+      defaultEditorToolsVisibility: false,
+      isHeadersEditorEnabled: true,
+      shouldPersistHeaders: false,
+    }),
+  );
+}
+
+/** Asks for the key once, checks it against the server, and keeps it where the app keeps it. */
+function askForKey(): void {
+  const input = h('input', {
+    id: 'api-key',
+    type: 'password',
+    autocomplete: 'off',
+    spellcheck: 'false',
+    required: true,
+  });
+  const status = h('p', { role: 'alert', class: 'error' });
+  const form = h(
+    'form',
+    {
+      class: 'key-form',
+      onsubmit: (e: Event) => {
+        e.preventDefault();
+        const key = input.value.trim();
+        replace(status, 'Checking…');
+        keyWorks(key).then(
+          (ok) => {
+            if (!ok) return replace(status, 'The server does not accept this key.');
+            saveKey(key);
+            start(key);
+          },
+          () => replace(status, 'The server did not answer; try again.'),
+        );
+      },
+    },
+    h('h1', {}, 'GraphQL explorer'),
+    h(
+      'p',
+      {},
+      'Enter your API key. It stays in this browser, shared with the app, until you forget it there.',
+    ),
+    h('label', { for: 'api-key' }, 'API key'),
+    h('div', { class: 'row' }, input, h('button', { type: 'submit' }, 'Save key')),
+    status,
+  );
+  root.replaceChildren(form);
+  input.focus();
+}
+
+const key = storedKey();
+if (key) start(key);
+else askForKey();
