@@ -1,4 +1,4 @@
-import { Agenda } from 'agenda';
+import { Agenda, InMemoryNotificationChannel } from 'agenda';
 import { z } from 'zod';
 import type { AgendaBackend, Job } from 'agenda';
 import type { BlobStore } from '../blobs/blob-store';
@@ -111,6 +111,11 @@ export class JobQueue {
     });
     this.agenda = new Agenda({
       backend: o.agendaBackend,
+      // A job queued in this process wakes this process's worker at once instead of
+      // waiting for the next poll. Backends that notify across processes (PostgreSQL
+      // LISTEN/NOTIFY, Redis pub/sub) bring a channel of their own; the others are
+      // woken in process, and other processes find the job at their next poll.
+      notificationChannel: o.agendaBackend.notificationChannel ?? new InMemoryNotificationChannel(),
       processEvery: o.pollMs,
       // Room beside the exports, so a callback never waits for a long export to end.
       maxConcurrency: o.concurrency + CALLBACK_CONCURRENCY + 1,

@@ -172,11 +172,13 @@ describe('exports take effect exactly once', () => {
       (b) => (exporter = new CountingExport(store, b, 400)),
       { concurrency: 2, lockS: 1, pollMs: 100 },
     );
-    await queue.start();
     try {
-      const before = await Promise.all(ids.map((id) => queue.view(id)));
-      expect(before.filter((v) => v.state.life_cycle_state === 'RUNNING')).toHaveLength(2);
-      expect(before.filter((v) => v.state.life_cycle_state === 'PENDING')).toHaveLength(6);
+      // What the crash left, read before the new worker (which starts runs at once) is up.
+      await engine.runs.open();
+      const before = await Promise.all(ids.map((id) => engine.runs.get(id)));
+      expect(before.filter((r) => r?.lifeCycleState === 'RUNNING')).toHaveLength(2);
+      expect(before.filter((r) => r?.lifeCycleState === 'PENDING')).toHaveLength(6);
+      await queue.start();
       const views = await Promise.all(ids.map((id) => untilEnded(queue, id)));
       expect(views.map((v) => v.state.result_state)).toEqual(ids.map(() => 'SUCCESS'));
       for (const v of views) expect(sortedRows(download(blobs, v).tierview_file!)).toBe(expected);

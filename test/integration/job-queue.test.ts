@@ -82,6 +82,30 @@ describe('job queue', () => {
     }
   });
 
+  it('starts a run posted in the same process at once, not at the next poll', async () => {
+    const dir = tempDir('jobs');
+    const done = {
+      export: () => Promise.resolve({ files: {}, companies: 1, rows: 0, bytes: 0, dropped: {} }),
+    } as unknown as TierViewService;
+    // A poll so slow that only the wake can start the run within the wait below.
+    const { queue, engine } = makeQueue(dir, exists, done, { pollMs: 60_000 });
+    await queue.start();
+    try {
+      // Past the scan made at start.
+      await new Promise((r) => setTimeout(r, 300));
+      const run = await queue.submit(request);
+      const end = await until(
+        () => queue.view(run.runId),
+        (v) => v.state.life_cycle_state === 'TERMINATED',
+        10_000,
+      );
+      expect(end.state.result_state).toBe('SUCCESS');
+    } finally {
+      await queue.close();
+      await engine.close();
+    }
+  });
+
   it('ends an export that runs past the time limit TIMEDOUT', async () => {
     const dir = tempDir('jobs');
     const { queue, engine } = makeQueue(dir, exists, untilAborted, { timeoutS: 1 });
