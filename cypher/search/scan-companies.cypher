@@ -1,4 +1,5 @@
-// Every company, with what the in-process search index keeps of it.
+// Every company, with what the in-process search index keeps of it: its search keys and
+// the fields of a search result.
 MATCH (c:Company)
 RETURN c.vid AS vid,
        c.name AS name,
@@ -9,4 +10,11 @@ RETURN c.vid AS vid,
        c.domains AS domains,
        c.websites AS websites,
        c.identifiers AS identifiers,
-       c.addresses AS addresses
+       c.addresses AS addresses,
+       c.cid_id AS cid_id,
+       c.company_legal_name AS company_legal_name,
+       c.description AS description,
+       c.count_supplier_evidence AS count_supplier_evidence,
+       c.count_customer_evidence AS count_customer_evidence,
+       c.count_customers AS count_customers,
+       c.count_suppliers AS count_suppliers

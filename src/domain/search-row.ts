@@ -1,5 +1,9 @@
+import type { CompanyCore } from './model';
+
 /** One company as the search index needs it, streamed at index build time. */
 export interface SearchRow {
+  /** The fields a search result shows, kept by the index so that results need no store read. */
+  core: CompanyCore;
   vid: string;
   name: string;
   /** Cluster parents and companies in a cluster of one are searched by default. */

@@ -116,21 +116,13 @@ export class CompaniesService {
       offset: p.offset,
       sort: p.sort,
     });
-    const companies = await this.store.getCompanies(hits.map((h) => h.vid));
-    const byVid = new Map(companies.map((c) => [c.vid, c]));
-    const results = hits.flatMap((h) => {
-      const c = byVid.get(h.vid);
-      return c
-        ? [
-            {
-              ...c,
-              search_similarity: h.similarity === null ? null : formatFloat4(h.similarity),
-              word_similarity: h.wordSimilarity === null ? null : formatFloat4(h.wordSimilarity),
-              matched_name: h.matchedName,
-            },
-          ]
-        : [];
-    });
+    // Served from the index alone: it holds each company's result fields, from the same generation.
+    const results = hits.map((h) => ({
+      ...h.core,
+      search_similarity: h.similarity === null ? null : formatFloat4(h.similarity),
+      word_similarity: h.wordSimilarity === null ? null : formatFloat4(h.wordSimilarity),
+      matched_name: h.matchedName,
+    }));
     return { results, hasMore };
   }
 

@@ -266,6 +266,7 @@ export function toTierCompany(r: Props, tier: number): TierCompany {
 /** A `search/scan-companies` row as the search index keeps it. */
 export function toSearchRow(r: Props): SearchRow {
   return {
+    core: toCompanyCore(r),
     vid: str(r.vid) ?? '',
     name: str(r.name) ?? '',
     searchedByDefault: r.searched_by_default === true,

@@ -162,6 +162,25 @@ describe('GET /v1/companies/', () => {
     });
   });
 
+  it('answers from the search index alone, without a store read per result', async () => {
+    const reads = jest.spyOn(t.running.store, 'getCompanies');
+    const getCompany = jest.spyOn(t.running.store, 'getCompany');
+    try {
+      const res = await t.get('/v1/companies/?name=acme&include_subsidiaries=true&limit=5');
+      expect(res.status).toBe(200);
+      const body = (await res.json()) as {
+        results: { vid: string; cid_id: string; count_suppliers: number }[];
+      };
+      expect(body.results.length).toBeGreaterThan(1);
+      expect(body.results.every((r) => typeof r.cid_id === 'string' && r.cid_id.length > 0)).toBe(true);
+      expect(reads).not.toHaveBeenCalled();
+      expect(getCompany).not.toHaveBeenCalled();
+    } finally {
+      reads.mockRestore();
+      getCompany.mockRestore();
+    }
+  });
+
   it('searches only cluster parents and unclustered companies unless asked', async () => {
     const plain = (await (await t.get('/v1/companies/?name=acme%20aerospace')).json()) as {
       results: { vid: string }[];

@@ -1,6 +1,12 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import type { CompanyProfile, EdgeRecord, Evidence, RelationshipItem } from '../../src/domain/model';
+import type {
+  CompanyCore,
+  CompanyProfile,
+  EdgeRecord,
+  Evidence,
+  RelationshipItem,
+} from '../../src/domain/model';
 
 /**
  * Test data builders. Each returns a complete, valid value with plain defaults
@@ -13,6 +19,28 @@ let seq = 0;
 export function nextId(prefix: string): string {
   seq += 1;
   return `${prefix}${seq}`;
+}
+
+/** The search-result fields of a company as the search index keeps them. */
+export function buildCompanyCore(
+  vid: string,
+  name: string,
+  overrides: Partial<CompanyCore> = {},
+): CompanyCore {
+  return {
+    vid,
+    cid_id: vid,
+    name,
+    company_legal_name: null,
+    description: null,
+    domains: [],
+    websites: [],
+    count_supplier_evidence: 0,
+    count_customer_evidence: 0,
+    count_customers: 0,
+    count_suppliers: 0,
+    ...overrides,
+  };
 }
 
 export function buildCompany(overrides: Partial<CompanyProfile> = {}): CompanyProfile {

@@ -1,6 +1,7 @@
 import type { SearchRow } from '../../src/domain/search-row';
 import type { GraphStore } from '../../src/store/graph-store';
 import { SearchIndexHolder } from '../../src/search/search-index-holder';
+import { buildCompanyCore } from '../support/factories';
 
 /** Just enough of a store for the index: its rows and its generation, and a gate to hold a scan. */
 function fakeStore(names: string[]) {
@@ -14,6 +15,7 @@ function fakeStore(names: string[]) {
       if (state.gate) await state.gate;
       onBatch(
         state.names.map((name, i) => ({
+          core: buildCompanyCore(`v${i}`, name),
           vid: `v${i}`,
           name,
           searchedByDefault: true,

@@ -5,6 +5,7 @@ import { CompanySearchIndex } from '../../src/search/company-search';
 import type { SearchSort } from '../../src/search/company-search';
 import type { SearchRow } from '../../src/domain/search-row';
 import type { GraphStore } from '../../src/store/graph-store';
+import { buildCompanyCore } from '../support/factories';
 
 interface Labelled {
   query: string;
@@ -38,6 +39,7 @@ function searchRows(): SearchRow[] {
   return csv('companies.csv').map((c) => {
     const m = membership.get(c.vid!);
     return {
+      core: buildCompanyCore(c.vid!, c.name!),
       vid: c.vid!,
       name: c.name!,
       searchedByDefault: m === undefined || m.is_parent === 'true',

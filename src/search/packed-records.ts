@@ -1,0 +1,73 @@
+/**
+ * Many small JSON records held in a few large buffers. A million records as
+ * objects or strings would cost the heap several times their size and keep the
+ * collector busy; packed, they cost their UTF-8 bytes plus three numbers each,
+ * outside the heap, and one is parsed only when it is read.
+ */
+const CHUNK_BYTES = 8 * 1024 * 1024;
+
+export class PackedRecordsBuilder {
+  private readonly chunks: Buffer[] = [];
+  private current = Buffer.allocUnsafe(CHUNK_BYTES);
+  private used = 0;
+  private readonly chunkOf: number[] = [];
+  private readonly starts: number[] = [];
+  private readonly lengths: number[] = [];
+
+  /** Appends a record; records are numbered from 0 in the order they are added. */
+  add(record: unknown): void {
+    const text = JSON.stringify(record);
+    const bytes = Buffer.byteLength(text);
+    if (this.used + bytes > this.current.length) {
+      this.seal();
+      this.current = Buffer.allocUnsafe(Math.max(CHUNK_BYTES, bytes));
+      this.used = 0;
+    }
+    this.current.write(text, this.used);
+    this.chunkOf.push(this.chunks.length);
+    this.starts.push(this.used);
+    this.lengths.push(bytes);
+    this.used += bytes;
+  }
+
+  private seal(): void {
+    // The unused tail is given back: only the written bytes are kept.
+    if (this.used > 0) this.chunks.push(Buffer.from(this.current.subarray(0, this.used)));
+  }
+
+  build(): PackedRecords {
+    this.seal();
+    this.used = 0;
+    return new PackedRecords(
+      this.chunks,
+      Uint32Array.from(this.chunkOf),
+      Uint32Array.from(this.starts),
+      Uint32Array.from(this.lengths),
+    );
+  }
+}
+
+export class PackedRecords {
+  constructor(
+    private readonly chunks: readonly Buffer[],
+    private readonly chunkOf: Uint32Array,
+    private readonly starts: Uint32Array,
+    private readonly lengths: Uint32Array,
+  ) {}
+
+  get size(): number {
+    return this.starts.length;
+  }
+
+  /** Bytes held, for logs. */
+  get bytes(): number {
+    return this.chunks.reduce((n, c) => n + c.length, 0);
+  }
+
+  /** Record `i` as it was added (through JSON), or undefined beyond the last. */
+  get<T>(i: number): T | undefined {
+    if (!(i >= 0 && i < this.starts.length)) return undefined;
+    const start = this.starts[i]!;
+    return JSON.parse(this.chunks[this.chunkOf[i]!]!.toString('utf8', start, start + this.lengths[i]!)) as T;
+  }
+}
