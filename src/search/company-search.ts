@@ -2,7 +2,10 @@ import type { Logger } from '../logger';
 import type { GraphStore } from '../store/graph-store';
 import { countryCode } from '../domain/countries';
 import { hostsOf } from '../domain/hosts';
-import { similarityOfSets, trigramSet, wordSimilarity } from '../domain/trigram';
+import type { CompanyCore } from '../domain/model';
+import { wordSimilarity } from '../domain/trigram';
+import { PackedRecordsBuilder } from './packed-records';
+import type { PackedRecords } from './packed-records';
 import { importanceOf, matchEntry, planQuery, relevanceOf } from './relevance';
 import type { QueryPlan } from './relevance';
 import { TrigramIndexBuilder } from './trigram-index';
@@ -41,6 +44,8 @@ export interface SearchHit {
   matchedName: string | null;
   /** Relevance (see relevance.ts); null when no name was given or when sorted by similarity. */
   relevance: number | null;
+  /** The company's search-result fields, as the store held them when the index was built. */
+  core: CompanyCore;
 }
 
 const fold = (s: string) => s.trim().toLowerCase();
@@ -49,7 +54,7 @@ const fold = (s: string) => s.trim().toLowerCase();
 const countryKey = (value: string) => countryCode(value) ?? fold(value);
 
 /** Candidates per query word taken from word postings in a search, most important companies first. */
-const SEARCH_BUDGET = 500;
+const SEARCH_BUDGET = 200;
 /** The same for suggestions, which must answer in a few milliseconds. */
 const SUGGEST_BUDGET = 150;
 /**
@@ -94,6 +99,8 @@ export class CompanySearchIndex {
     private readonly maxDegree: number,
     /** Place of each doc in importance order (byDegree), 0 first. */
     private readonly rank: Uint32Array,
+    /** Each doc's search-result fields: a page of results needs no store read. */
+    private readonly cores: PackedRecords,
   ) {}
 
   get size(): number {
@@ -104,6 +111,7 @@ export class CompanySearchIndex {
   static async build(store: GraphStore, log?: Logger): Promise<CompanySearchIndex> {
     const started = Date.now();
     const builder = new TrigramIndexBuilder();
+    const cores = new PackedRecordsBuilder();
     const vids: string[] = [];
     const degrees: number[] = [];
     const defaults: number[] = [];
@@ -123,6 +131,7 @@ export class CompanySearchIndex {
     await store.scanSearchRows((rows) => {
       for (const r of rows) {
         const doc = builder.add(r.name);
+        cores.add(r.core);
         vids.push(r.vid);
         degrees.push(r.degree);
         defaults.push(r.searchedByDefault ? 1 : 0);
@@ -166,8 +175,12 @@ export class CompanySearchIndex {
       Uint8Array.from(parents),
       maxDegree,
       rank,
+      cores.build(),
     );
-    log?.info({ companies: vids.length, ms: Date.now() - started }, 'search index built');
+    log?.info(
+      { companies: vids.length, ms: Date.now() - started, coreBytes: index.cores.bytes },
+      'search index built',
+    );
     return index;
   }
 
@@ -194,6 +207,7 @@ export class CompanySearchIndex {
           wordSimilarity: wordSimilarity(name, this.names_[m.doc]!),
           matchedName: this.names_[m.doc]!,
           relevance: null,
+          core: this.coreOf(m.doc),
         })),
         hasMore: r.hasMore,
       };
@@ -214,6 +228,7 @@ export class CompanySearchIndex {
         wordSimilarity: null,
         matchedName: null,
         relevance: null,
+        core: this.coreOf(doc),
       });
     }
     return { hits, hasMore: false };
@@ -283,7 +298,7 @@ export class CompanySearchIndex {
     threshold: number,
     count: number,
   ): Scored[] {
-    const querySet = trigramSet(plan.text);
+    const prepared = this.names.prepare(plan.text);
     const bounded: {
       doc: number;
       knownSim: number | null;
@@ -309,10 +324,17 @@ export class CompanySearchIndex {
       if (entry < 0) continue;
       // A candidate covering too few words can only match through its similarity.
       if (coverage < 0.5 && (threshold <= 0 || (knownSim !== null && knownSim < threshold))) continue;
-      const sim = knownSim ?? similarityOfSets(querySet, trigramSet(this.names_[doc]!));
+      const overlap = this.names.overlapWith(prepared, doc);
+      const sim = knownSim ?? overlap.similarity;
       if (coverage < 0.5 && !(sim >= threshold && sim > 0)) continue;
       const importance = importanceOf(this.degree[doc]!, this.maxDegree, this.parent[doc] === 1);
-      const bound = relevanceOf(match, 1, sim, importance);
+      // word_similarity against the name is at most the share of the query's trigrams the name has (the
+      // margin covers float4 rounding); against an alias or acronym it is only bounded by 1.
+      const wordBound =
+        this.words.kindOf(entry) === 'name' && prepared.q.length > 0
+          ? Math.min(1, overlap.common / prepared.q.length + 1e-6)
+          : 1;
+      const bound = relevanceOf(match, wordBound, sim, importance);
       bounded.push({ doc, knownSim: sim, entry, match, coverage, bound, importance });
     }
     bounded.sort((a, b) => b.bound - a.bound);
@@ -358,7 +380,12 @@ export class CompanySearchIndex {
       wordSimilarity: s.wordSimilarity,
       matchedName: this.words.entryText[s.entry]!,
       relevance: s.relevance,
+      core: this.coreOf(s.doc),
     };
+  }
+
+  private coreOf(doc: number): CompanyCore {
+    return this.cores.get<CompanyCore>(doc)!;
   }
 
   /**
@@ -509,6 +536,7 @@ export class CompanySearchIndex {
         wordSimilarity: wordSimilarity(name, this.names_[m.doc]!),
         matchedName: this.names_[m.doc]!,
         relevance: null,
+        core: this.coreOf(m.doc),
       })),
       hasMore: scored.length > c.offset + c.limit,
     };

@@ -43,6 +43,13 @@ export interface QueryPlan {
   legal: string[];
   /** Vocabulary id of each significant word, -1 when no name has it. */
   exactIds: number[];
+  /** Vocabulary ids [from, to) of the words each significant word begins (itself included). */
+  prefixFrom: number[];
+  prefixTo: number[];
+  /** Vocabulary id of each of all the words, -1 when no name has it. */
+  wordIds: number[];
+  /** Vocabulary ids of the legal forms typed (-1 for one no name has). */
+  legalIds: number[];
   /** Vocabulary ids each significant word may be a typo of. */
   typos: Set<number>[];
 }
@@ -63,13 +70,19 @@ export function planQuery(text: string, words: WordIndex, typing = false): Query
     return new Set(words.typoWords(w));
   };
   const onlyLegal = significant.length > 0 && significant.every((w) => LEGAL_FORMS.has(w));
+  const ranges = significant.map((w) => words.prefixRange(w));
+  const legal = onlyLegal ? [] : all.filter((w) => LEGAL_FORMS.has(w));
   return {
     text,
     words: all,
     significant,
     onlyLegal,
-    legal: onlyLegal ? [] : all.filter((w) => LEGAL_FORMS.has(w)),
+    legal,
     exactIds: significant.map((w) => words.idOf(w)),
+    prefixFrom: ranges.map((r) => r[0]),
+    prefixTo: ranges.map((r) => r[1]),
+    wordIds: all.map((w) => words.idOf(w)),
+    legalIds: legal.map((w) => words.idOf(w)),
     typos: significant.map(typosOf),
   };
 }
@@ -79,40 +92,71 @@ export interface EntryMatch {
   coverage: number;
 }
 
-/** How well the query matches one name, alias or acronym (see the formula above). */
+/**
+ * How well the query matches one name, alias or acronym (see the formula above). Run for hundreds of
+ * candidates per search, so it works on vocabulary ids only: the vocabulary is sorted, so the words a
+ * query word begins are one id range, and legal forms are flagged per id.
+ */
 export function matchEntry(plan: QueryPlan, words: WordIndex, entry: number): EntryMatch {
   const ids = words.wordIdsOfEntry(entry);
-  const texts = Array.from(ids, (id) => words.word(id));
-  const positions: number[] = [];
-  texts.forEach((w, p) => {
-    if (plan.onlyLegal || !LEGAL_FORMS.has(w)) positions.push(p);
-  });
-  if (positions.length === 0) texts.forEach((_, p) => positions.push(p));
-  const met = new Set<number>();
+  const n = ids.length;
+  let considered = 0;
+  let firstPos = -1;
+  for (let p = 0; p < n; p++) {
+    if (plan.onlyLegal || !words.isLegal(ids[p]!)) {
+      considered++;
+      if (firstPos < 0) firstPos = p;
+    }
+  }
+  // A name of legal forms only is matched on all its words.
+  const all = considered === 0;
+  if (all) {
+    considered = n;
+    firstPos = 0;
+  }
+  const met = new Uint8Array(n);
+  let metCount = 0;
   let total = 0;
   let first = 0;
-  plan.significant.forEach((q, i) => {
+  const q = plan.significant;
+  for (let i = 0; i < q.length; i++) {
+    const exactId = plan.exactIds[i]!;
+    const from = plan.prefixFrom[i]!;
+    const to = plan.prefixTo[i]!;
+    const qLength = q[i]!.length;
+    const typos = plan.typos[i]!;
     let best = 0;
     let at = -1;
-    for (const p of positions) {
-      const w = texts[p]!;
+    for (let p = 0; p < n; p++) {
+      const id = ids[p]!;
+      if (!all && !plan.onlyLegal && words.isLegal(id)) continue;
       let score = 0;
-      if (ids[p] === plan.exactIds[i]) score = 1;
-      else if (w.length > q.length && w.startsWith(q)) score = 0.5 + (0.5 * q.length) / w.length;
-      else if (plan.typos[i]!.has(ids[p]!)) score = 0.7;
+      if (id === exactId) score = 1;
+      else if (id >= from && id < to) score = 0.5 + (0.5 * qLength) / words.wordLength(id);
+      else if (typos.size > 0 && typos.has(id)) score = 0.7;
       if (score > best) {
         best = score;
         at = p;
       }
     }
     total += best;
-    if (at >= 0) met.add(at);
-    if (i === 0 && at >= 0 && at === positions[0]) first = 1;
-  });
-  const coverage = plan.significant.length === 0 ? 0 : total / plan.significant.length;
-  const precision = met.size / positions.length;
-  const legal = plan.legal.length > 0 && plan.legal.every((w) => texts.includes(w)) ? 1 : 0;
-  const exact = texts.length === plan.words.length && texts.every((w, k) => w === plan.words[k]) ? 1 : 0;
+    if (at >= 0 && met[at] === 0) {
+      met[at] = 1;
+      metCount++;
+    }
+    if (i === 0 && at >= 0 && at === firstPos) first = 1;
+  }
+  const coverage = q.length === 0 ? 0 : total / q.length;
+  const precision = metCount / considered;
+  let legal = plan.legalIds.length > 0 ? 1 : 0;
+  for (const id of plan.legalIds) {
+    if (id < 0 || !ids.includes(id)) {
+      legal = 0;
+      break;
+    }
+  }
+  let exact = n === plan.wordIds.length ? 1 : 0;
+  for (let k = 0; exact === 1 && k < n; k++) if (ids[k] !== plan.wordIds[k]) exact = 0;
   return {
     match: 0.8 * coverage + 0.1 * precision + 0.05 * first + 0.05 * legal + 0.15 * exact,
     coverage,

@@ -31,6 +31,12 @@ export interface TrigramMatch {
 }
 
 /** Options of {@link TrigramIndex.search}. */
+/** A query's trigrams and their ranks in the index (see TrigramIndex.prepare). */
+export interface PreparedQuery {
+  q: Uint32Array;
+  ranks: Uint32Array;
+}
+
 export interface TrigramSearchOptions {
   /**
    * Minimum similarity in [0, 1], compared like PostgreSQL's `similarity(q, name) >= threshold` with a
@@ -300,16 +306,33 @@ export class TrigramIndex {
 
   /** Exact similarity of the query to one doc (for tests and for filter-first searches). */
   similarityTo(query: string, doc: number): number {
-    if (!Number.isInteger(doc) || doc < 0 || doc >= this.size) throw new RangeError(`no document ${doc}`);
+    return this.similarityWith(this.prepare(query), doc);
+  }
+
+  /** A query's trigrams looked up once, for similarityWith over many documents. */
+  prepare(query: string): PreparedQuery {
     const q = trigramSet(query);
-    const ranks = this.queryRanks(q);
+    return { q, ranks: this.queryRanks(q) };
+  }
+
+  /** similarity(query, name of `doc`) for a query prepared by `prepare`. */
+  similarityWith(prepared: PreparedQuery, doc: number): number {
+    return this.overlapWith(prepared, doc).similarity;
+  }
+
+  /**
+   * similarity(query, name of `doc`), and how many of the query's trigrams the name has: divided by
+   * the query's trigram count, an upper bound of word_similarity(query, name).
+   */
+  overlapWith({ q, ranks }: PreparedQuery, doc: number): { similarity: number; common: number } {
+    if (!Number.isInteger(doc) || doc < 0 || doc >= this.size) throw new RangeError(`no document ${doc}`);
     const { rows, rowStart, internalOf } = this.a;
     const i = internalOf[doc]!;
     const from = rowStart[i]!;
     const n = rowStart[i + 1]! - from;
-    if (q.length === 0 || n === 0) return 0;
+    if (q.length === 0 || n === 0) return { similarity: 0, common: 0 };
     const common = countCommon(ranks, rows, from, from + n, 0);
-    return float4Ratio(common, q.length + n - common);
+    return { similarity: float4Ratio(common, q.length + n - common), common };
   }
 
   /**

@@ -1,6 +1,6 @@
 import { TrigramIndexBuilder } from './trigram-index';
 import type { TrigramIndex } from './trigram-index';
-import { acronymsOf, allowedEdits, editDistanceWithin, wordsOf } from './name-words';
+import { LEGAL_FORMS, acronymsOf, allowedEdits, editDistanceWithin, wordsOf } from './name-words';
 
 /** What a searchable name of a company is: its name, an alias given at import, or a derived acronym. */
 export type EntryKind = 'name' | 'alias' | 'acronym';
@@ -25,6 +25,8 @@ export class WordIndex {
     /** First entry of each doc (entries of a doc are contiguous), size + 1 values. */
     private readonly docEntryStart: Uint32Array,
     private readonly vocabTrigrams: TrigramIndex,
+    /** 1 for each vocabulary word that is a legal form (Co, Ltd, GmbH, ...). */
+    private readonly legal: Uint8Array,
   ) {}
 
   /**
@@ -105,6 +107,7 @@ export class WordIndex {
       entryWords,
       docEntryStart,
       builder.build(),
+      Uint8Array.from(vocab, (w) => (LEGAL_FORMS.has(w) ? 1 : 0)),
     );
   }
 
@@ -132,6 +135,16 @@ export class WordIndex {
 
   word(id: number): string {
     return this.vocab[id]!;
+  }
+
+  /** Length of a vocabulary word. */
+  wordLength(id: number): number {
+    return this.vocab[id]!.length;
+  }
+
+  /** Whether a vocabulary word is a legal form. */
+  isLegal(id: number): boolean {
+    return this.legal[id] === 1;
   }
 
   /** Vocabulary id of a word, or -1. */
