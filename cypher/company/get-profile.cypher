@@ -9,4 +9,5 @@ RETURN c.vid AS vid, c.cid_id AS cid_id, c.name AS name, c.company_legal_name AS
        c.incorporation_date AS incorporation_date, c.ipo_date AS ipo_date, c.is_active AS is_active,
        c.is_freight_forwarder AS is_freight_forwarder, c.is_public AS is_public,
        c.hq_phone_number AS hq_phone_number, c.is_cluster_parent AS is_cluster_parent,
-       c.identifiers AS identifiers, c.addresses AS addresses
+       c.identifiers AS identifiers, c.addresses AS addresses, c.aliases AS aliases, c.industry AS industry,
+       c.industry_code_system AS industry_code_system, c.industry_code AS industry_code

@@ -17,4 +17,6 @@ RETURN c.vid AS vid,
        c.count_supplier_evidence AS count_supplier_evidence,
        c.count_customer_evidence AS count_customer_evidence,
        c.count_customers AS count_customers,
-       c.count_suppliers AS count_suppliers
+       c.count_suppliers AS count_suppliers,
+       c.aliases AS aliases,
+       c.industry AS industry

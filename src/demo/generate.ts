@@ -345,6 +345,36 @@ function makePlan(n: number, seed: number): Plan {
 type Progress = (file: string, rows: number) => void;
 
 /** Writes companies.csv, clusters.csv, identifiers.csv and addresses.csv. */
+/**
+ * Aliases and industry of company `i`, drawn from hashes of its index rather than from the
+ * companies' random stream, so that every other generated value is as it was before they existed.
+ * About four in five listed companies get a ticker, and one company in twelve a former name; the
+ * industry is the sector's name for most companies (as free text: the sectors carry no codes).
+ */
+function companyExtras(
+  key: number,
+  i: number,
+  base: string,
+  sector: Sector,
+  isPublic: boolean,
+): { aliases: string[]; industry: string } {
+  const u = (k: number) => unitHash(key, i * 4 + k);
+  const aliases: string[] = [];
+  const first =
+    base
+      .split(/\s+/)
+      .find((w) => /^[A-Za-z]/.test(w))
+      ?.replace(/[^A-Za-z]/g, '') ?? '';
+  if (isPublic && first.length >= 3 && u(0) < 0.8)
+    aliases.push(first.slice(0, u(0) < 0.4 ? 3 : 4).toUpperCase());
+  if (first !== '' && u(2) < 0.08) {
+    const other = SECTORS[Math.floor(u(3) * SECTORS.length)]!;
+    const former = `${first} ${other.en}`;
+    if (other !== sector && former !== base) aliases.push(former);
+  }
+  return { aliases, industry: u(1) < 0.85 ? sector.en : '' };
+}
+
 async function writeCompanies(
   plan: Plan,
   outDir: string,
@@ -365,6 +395,7 @@ async function writeCompanies(
   let addressRows = 0;
   try {
     const rng = new Rng(seed, 2);
+    const extrasKey = idKey(seed, 11);
     const clusterKey = idKey(seed, 4);
     const permKey = idKey(seed, 5);
     const qidKey = idKey(seed, 6);
@@ -437,8 +468,9 @@ async function writeCompanies(
       const phone = rng.chance(0.7)
         ? `${country.phone} ${digits(rng, 2 + rng.int(2))} ${digits(rng, 7)}`
         : '';
+      const extras = companyExtras(extrasKey, i, nm.base, sector, isPublic);
       wCompanies.write(
-        `${vid},${csvField(name)},${csvField(legal)},${csvField(description)},${domains},${websites},${csvField(country.name)},${csvField(incorporated.name)},${incDate},${ipo},${active},${isPublic ? 'true' : 'false'},${ff},${phone}\n`,
+        `${vid},${csvField(name)},${csvField(legal)},${csvField(description)},${domains},${websites},${csvField(country.name)},${csvField(incorporated.name)},${incDate},${ipo},${active},${isPublic ? 'true' : 'false'},${ff},${phone},${csvField(extras.aliases.join('|'))},${csvField(extras.industry)},,\n`,
       );
 
       if (p >= 0) {

@@ -45,6 +45,12 @@ export interface CompanyProfile extends CompanyCore {
   is_public: boolean | null;
   hq_phone_number: string | null;
   is_cluster_parent: boolean;
+  /** Former names, trading names, tickers and abbreviations, in import order. */
+  aliases: string[];
+  /** Free-text industry, and its code in a classification (NAICS, ISIC, NACE, SIC, ...). */
+  industry: string | null;
+  industry_code_system: string | null;
+  industry_code: string | null;
 }
 
 /** The counterpart company inside a relationship list item (spec 2.2). */

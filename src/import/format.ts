@@ -6,7 +6,7 @@
 import { LIST_SEPARATOR } from '../domain/lists';
 import { LIST_ELEMENT_FORBIDDEN, isListElement } from '../store/tables';
 
-/** Separator of list values inside one field of an import file (domains, websites, hs_codes); exports use it too. */
+/** Separator of list values inside one field of an import file (domains, websites, hs_codes, aliases); exports use it too. */
 export const INPUT_LIST_SEPARATOR = LIST_SEPARATOR;
 
 /** How a column's values are checked. */
@@ -24,6 +24,7 @@ export type ValueKind =
   | 'domain-list'
   | 'url-list'
   | 'hs-code-list'
+  | 'alias-list'
   | 'phone'
   | 'token'
   | 'identifier-type'
@@ -72,6 +73,10 @@ export const INPUT_FILES = {
       col('is_public', 'boolean'),
       col('is_freight_forwarder', 'boolean'),
       col('hq_phone_number', 'phone'),
+      col('aliases', 'alias-list'),
+      col('industry', 'name'),
+      col('industry_code_system', 'token'),
+      col('industry_code', 'token'),
     ],
   },
   clusters: {
@@ -368,6 +373,39 @@ export function normList(v: string, check: (element: string) => string): string[
     if (!out.includes(n)) out.push(n);
   }
   return out;
+}
+
+/** Longest alias, in characters, and most aliases of one company. */
+export const MAX_ALIAS_LENGTH = 200;
+export const MAX_ALIASES = 20;
+
+/**
+ * A company's aliases: `|`-separated, each trimmed, non-empty and at most
+ * MAX_ALIAS_LENGTH characters, at most MAX_ALIASES of them, repeats dropped.
+ * Any other character is allowed: aliases are staged as TEXT[], which encodes
+ * the list syntax (tables.ts).
+ */
+export function normAliases(v: string): string[] {
+  const out: string[] = [];
+  for (const raw of v.split(INPUT_LIST_SEPARATOR)) {
+    const a = raw.trim();
+    if (a.length === 0) fail(`empty alias in ${excerpt(v)}`);
+    if ([...a].length > MAX_ALIAS_LENGTH)
+      fail(`alias ${excerpt(a)} is longer than ${MAX_ALIAS_LENGTH} characters`);
+    if (!out.includes(a)) out.push(a);
+  }
+  if (out.length > MAX_ALIASES) fail(`more than ${MAX_ALIASES} aliases`);
+  return out;
+}
+
+/** Industry classifications spelled the usual way whatever the case they come in. */
+const CODE_SYSTEMS = new Map(
+  ['NAICS', 'ISIC', 'NACE', 'SIC', 'GICS', 'ANZSIC'].map((s) => [s.toLowerCase(), s]),
+);
+
+/** An industry code system: a code (checkToken), the well-known ones in their usual capitals. */
+export function normCodeSystem(v: string): string {
+  return CODE_SYSTEMS.get(v.toLowerCase()) ?? checkToken(v);
 }
 
 const TYPES_BY_LOWER = new Map<string, IdentifierType>(IDENTIFIER_TYPES.map((t) => [t.toLowerCase(), t]));

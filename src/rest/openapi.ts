@@ -828,6 +828,19 @@ export function openApiDocument(keyHeader: string, f: ApiFacts): Json {
               description:
                 'Whether the company is the parent of its cluster (false for a company outside any cluster, as in GraphQL).',
             },
+            aliases: d(
+              { type: 'array', items: str },
+              'Other names the company is known by (former and trading names, tickers, abbreviations), as imported; search and suggestions match them like the name and say which matched in matched_name. Empty when none.',
+            ),
+            industry: d(strN, 'Free-text industry of the company; null when unknown.'),
+            industry_code_system: d(
+              strN,
+              'Classification of industry_code (NAICS, ISIC, NACE, SIC, GICS, ANZSIC or another code); null when no code was given.',
+            ),
+            industry_code: d(
+              strN,
+              "Code of the company's industry in industry_code_system; null when none was given.",
+            ),
           },
         },
         ClusterMember: {

@@ -69,6 +69,7 @@ export const OPERATIONS = {
       is_active is_freight_forwarder is_public hq_phone_number
       addresses { address_line city region postal_code country type }
       is_cluster_parent
+      aliases industry industry_code_system industry_code
     }
   }`),
   suppliers: listOperation('suppliers', 'supplier'),

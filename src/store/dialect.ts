@@ -1,4 +1,4 @@
-import { TABLES } from './tables';
+import { TABLES, decodeTextElement } from './tables';
 
 /**
  * Properties that hold lists of strings. The embedded schema keeps them as the
@@ -7,9 +7,26 @@ import { TABLES } from './tables';
  */
 export const LIST_PROPERTIES: ReadonlySet<string> = new Set(
   Object.values(TABLES).flatMap((t) =>
-    t.columns.filter(([, type]) => type === 'STRING[]').map(([name]) => name),
+    t.columns.filter(([, type]) => type === 'STRING[]' || type === 'TEXT[]').map(([name]) => name),
   ),
 );
+
+/** List properties whose staged elements are percent-encoded (TEXT[], see tables.ts). */
+export const TEXT_LIST_PROPERTIES: ReadonlySet<string> = new Set(
+  Object.values(TABLES).flatMap((t) =>
+    t.columns.filter(([, type]) => type === 'TEXT[]').map(([name]) => name),
+  ),
+);
+
+/** A staged TEXT[] literal as the list of texts it encodes. */
+export function neo4jTextList(staged: string): string[] {
+  return neo4jList(staged).map(decodeTextElement);
+}
+
+/** A Cypher string literal of any text. */
+function cypherString(text: string): string {
+  return `'${text.replace(/\\/g, '\\\\').replace(/'/g, "\\'")}'`;
+}
 
 /**
  * A staged list literal (`[a,b]`, `[]` for none) as the list Neo4j stores. Elements
@@ -28,7 +45,7 @@ export function neo4jList(staged: string): string[] {
  *   where Neo4j's `timestamp()` takes no argument and the same value is
  *   `datetime('2021-03-04T00:00:00Z')`.
  * - A list property (LIST_PROPERTIES) written as its text literal, `domains: '[a,b]'`
- *   or `c.domains = '[a,b]'`, becomes the list `['a', 'b']`.
+ *   or `c.domains = '[a,b]'`, becomes the list `['a', 'b']` (TEXT[] elements decoded).
  * Text inside other string literals is left alone.
  */
 export function toNeo4jDialect(statement: string): string {
@@ -42,9 +59,8 @@ export function toNeo4jDialect(statement: string): string {
       const key = /([A-Za-z_][A-Za-z0-9_]*)\s*[:=]\s*$/.exec(out)?.[1];
       const text = literal.slice(1, -1);
       if (key !== undefined && LIST_PROPERTIES.has(key) && /^\[[^'"\\[\]]*\]$/.test(text)) {
-        out += `[${neo4jList(text)
-          .map((e) => `'${e}'`)
-          .join(', ')}]`;
+        const items = TEXT_LIST_PROPERTIES.has(key) ? neo4jTextList(text) : neo4jList(text);
+        out += `[${items.map(cypherString).join(', ')}]`;
       } else {
         out += literal;
       }

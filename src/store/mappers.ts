@@ -12,7 +12,7 @@ import { hostsOf } from '../domain/hosts';
 import type { SearchRow } from '../domain/search-row';
 import type { TierCompany, TierRelationship } from '../domain/tier-walk';
 import type { StoredPath } from './graph-store';
-import { EVIDENCE_FIELDS } from './tables';
+import { EVIDENCE_FIELDS, decodeTextElement } from './tables';
 
 /**
  * Turns engine values (plain property maps, after each adapter has unwrapped its
@@ -64,6 +64,12 @@ export function strings(v: unknown): string[] {
     return v.length === 2 ? [] : v.slice(1, -1).split(',');
   }
   return [];
+}
+
+/** A TEXT[] value (aliases): a real list, or the staged literal with its elements percent-encoded. */
+export function texts(v: unknown): string[] {
+  if (Array.isArray(v)) return strings(v);
+  return strings(v).map(decodeTextElement);
 }
 
 export function maps(v: unknown): Props[] {
@@ -129,6 +135,10 @@ export function toProfile(c: Props): CompanyProfile {
     is_public: bool(c.is_public),
     hq_phone_number: str(c.hq_phone_number),
     is_cluster_parent: bool(c.is_cluster_parent) ?? false,
+    aliases: texts(c.aliases),
+    industry: str(c.industry),
+    industry_code_system: str(c.industry_code_system),
+    industry_code: str(c.industry_code),
   };
 }
 
@@ -271,8 +281,7 @@ export function toSearchRow(r: Props): SearchRow {
     name: str(r.name) ?? '',
     searchedByDefault: r.searched_by_default === true,
     isClusterParent: r.is_cluster_parent === true,
-    // Read when the scan returns them; the import does not store these properties yet.
-    aliases: strings(r.aliases),
+    aliases: texts(r.aliases),
     industry: str(r.industry),
     degree: int(r.degree),
     country: str(r.country),

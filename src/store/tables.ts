@@ -18,6 +18,10 @@
  *   are never empty, never start or end with white space and hold none of
  *   `, [ ] { } ' " \` nor control characters: the importer refuses such values,
  *   or percent-encodes them in URLs.
+ * - TEXT[]: a list of any single-line text (aliases): the list literal `[a,b]`
+ *   with `%` and `, [ ] { } ' " \` of each element percent-encoded (`%2C`), so
+ *   that splitting at commas stays exact (see encodeTextList, decodeTextElement).
+ *   Elements are never empty and never start or end with white space.
  * - JSON: a JSON document (see encodeJson and the shapes below).
  * - TIMESTAMP: ISO 8601 UTC, e.g. 2021-03-04T00:00:00Z; empty field = null.
  * - BOOLEAN: true / false; empty field = null.
@@ -36,7 +40,8 @@
  *                          item would double the Edge table and the time to load it. Readers also
  *                          accept items as objects with these field names.
  */
-export type ColumnType = 'STRING' | 'STRING[]' | 'JSON' | 'TIMESTAMP' | 'BOOLEAN' | 'INT64' | 'DOUBLE';
+export type ColumnType =
+  'STRING' | 'STRING[]' | 'TEXT[]' | 'JSON' | 'TIMESTAMP' | 'BOOLEAN' | 'INT64' | 'DOUBLE';
 
 export interface TableSpec {
   /** Table (node label or relationship type) name. */
@@ -82,6 +87,11 @@ export const TABLES = {
       ['count_customer_evidence', 'INT64'],
       ['identifiers', 'JSON'],
       ['addresses', 'JSON'],
+      // Last, so that the embedded schema can add them to a graph imported before they existed.
+      ['aliases', 'TEXT[]'],
+      ['industry', 'STRING'],
+      ['industry_code_system', 'STRING'],
+      ['industry_code', 'STRING'],
     ],
   },
   Edge: {
@@ -174,6 +184,26 @@ export function encodeList(items: readonly string[]): string {
     if (!isListElement(item)) throw new Error(`list element cannot be staged: ${JSON.stringify(item)}`);
   }
   return `[${items.join(',')}]`;
+}
+
+const TEXT_ESCAPE_RE = /[%,[\]{}'"\\]/g;
+const TEXT_UNESCAPE_RE = /%([0-9A-F]{2})/g;
+
+/** The staged text of a TEXT[] list: elements percent-encoded, so they may hold any character but control ones. */
+export function encodeTextList(items: readonly string[]): string {
+  const escaped = items.map((item) => {
+    if (item.length === 0 || item.trim() !== item || UNSTAGEABLE_RE.test(item))
+      throw new Error(`list element cannot be staged: ${JSON.stringify(item)}`);
+    return item.replace(TEXT_ESCAPE_RE, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`);
+  });
+  return `[${escaped.join(',')}]`;
+}
+
+/** One element of a staged TEXT[] list as it was before encodeTextList. */
+export function decodeTextElement(element: string): string {
+  return element.indexOf('%') < 0
+    ? element
+    : element.replace(TEXT_UNESCAPE_RE, (_, hex: string) => String.fromCharCode(parseInt(hex, 16)));
 }
 
 /** Separates the fields of a staging file. */

@@ -59,7 +59,7 @@ function bound(q: CypherQuery): CypherQuery {
   return bindLiterals(q, Object.fromEntries([...q.literals].map(([n, t]) => [n, sample[t]])));
 }
 
-const engineType = (t: ColumnType) => (t === 'JSON' || t === 'STRING[]' ? 'STRING' : t);
+const engineType = (t: ColumnType) => (t === 'JSON' || t === 'STRING[]' || t === 'TEXT[]' ? 'STRING' : t);
 
 describe('schema and staging contract', () => {
   it.each(LOAD_ORDER.map((t) => [t]))('%s has the same columns, in the same order, in both', (table) => {

@@ -344,6 +344,10 @@ describe('GET /v1/companies/{vid}/', () => {
       'hq_phone_number',
       'addresses',
       'is_cluster_parent',
+      'aliases',
+      'industry',
+      'industry_code_system',
+      'industry_code',
     ]);
     expect(body.identifiers).toEqual([
       { type: 'LEI', value: 'RVDPPPGHCGZ40J4BQ305' },

@@ -68,6 +68,10 @@ export function buildCompany(overrides: Partial<CompanyProfile> = {}): CompanyPr
     is_public: null,
     hq_phone_number: null,
     is_cluster_parent: false,
+    aliases: [],
+    industry: null,
+    industry_code_system: null,
+    industry_code: null,
     ...overrides,
   };
 }

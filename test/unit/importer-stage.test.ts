@@ -205,6 +205,11 @@ describe('stageImport on a tiny hand-computed dataset', () => {
         ...'B,K1,Beta,,,[],[],France,,,,,false,,,false,A,2,1,2,1,2'.split(','),
         '[{"type":"LEI","value":"HWUPKR0MPOU8FGXBT394"}]',
         '[]',
+        // aliases (none), industry, its code system and code
+        '[]',
+        '',
+        '',
+        '',
       ].join('\t'),
     );
     for (const t of Object.keys(TABLES) as TableName[]) {

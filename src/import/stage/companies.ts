@@ -1,5 +1,5 @@
 /** companies.csv: one row per company; the other files refer to companies by vid. */
-import { stagedText } from '../../store/tables';
+import { encodeTextList, stagedText } from '../../store/tables';
 import {
   DATE_RANGE,
   OLD_DATE_RANGE,
@@ -8,10 +8,13 @@ import {
   checkName,
   checkPhone,
   checkText,
+  checkToken,
   isId,
   isoOf,
   normBoolean,
   normDomain,
+  normAliases,
+  normCodeSystem,
   normList,
   normWebsite,
 } from '../format';
@@ -39,6 +42,10 @@ function companyHandler(state: StageState, ix: (c: string) => number): RowHandle
   const cPublic = ix('is_public');
   const cFf = ix('is_freight_forwarder');
   const cPhone = ix('hq_phone_number');
+  const cAliases = ix('aliases');
+  const cIndustry = ix('industry');
+  const cCodeSystem = ix('industry_code_system');
+  const cCode = ix('industry_code');
   let vid = '';
   const h: RowHandler = {
     at: '',
@@ -88,11 +95,27 @@ function companyHandler(state: StageState, ix: (c: string) => number): RowHandle
       h.at = 'hq_phone_number';
       s = val(f, cPhone);
       const phone = s === '' ? '' : checkPhone(s);
+      h.at = 'aliases';
+      s = val(f, cAliases);
+      const aliases = s === '' ? EMPTY_LIST : encodeTextList(normAliases(s));
+      h.at = 'industry';
+      const industry = checkName(val(f, cIndustry));
+      h.at = 'industry_code_system';
+      s = val(f, cCodeSystem);
+      const codeSystem = s === '' ? '' : normCodeSystem(s);
+      h.at = 'industry_code';
+      s = val(f, cCode);
+      const code = s === '' ? '' : checkToken(s);
       h.at = '';
+      if ((codeSystem === '') !== (code === ''))
+        throw new ValueError('industry_code and industry_code_system are given together or not at all');
       state.vids.commit(v);
       state.companyLine.push(line);
       state.companyMid.push(
         `${stagedText(name)}\t${stagedText(legal)}\t${stagedText(desc)}\t${domains}\t${websites}\t${dom}\t${inc}\t${incDate}\t${ipo}\t${active}\t${pub}\t${ff}\t${stagedText(phone)}`,
+      );
+      state.companyTail.push(
+        `${aliases}\t${stagedText(industry)}\t${stagedText(codeSystem)}\t${stagedText(code)}`,
       );
     },
     onReject: (line) => {

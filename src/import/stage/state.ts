@@ -56,6 +56,8 @@ export class StageState {
   readonly companyLine = new IntList();
   /** Per company, its staged columns between cid_id and the derived ones, tab-separated. */
   readonly companyMid = new ByteStore();
+  /** Per company, its staged columns after the JSON ones (aliases, industry), tab-separated. */
+  readonly companyTail = new ByteStore();
   readonly rejectedCompanies = new Map<string, number>();
 
   // clusters.csv

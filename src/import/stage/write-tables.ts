@@ -22,7 +22,7 @@ import { iso, num } from './values';
  */
 const WRITTEN_COLUMNS: Record<TableName, string> = {
   Company:
-    'vid,cid_id,name,company_legal_name,description,domains,websites,domiciled_country,incorporated_country,incorporation_date,ipo_date,is_active,is_public,is_freight_forwarder,hq_phone_number,is_cluster_parent,cluster_parent_vid,cluster_size,count_suppliers,count_customers,count_supplier_evidence,count_customer_evidence,identifiers,addresses',
+    'vid,cid_id,name,company_legal_name,description,domains,websites,domiciled_country,incorporated_country,incorporation_date,ipo_date,is_active,is_public,is_freight_forwarder,hq_phone_number,is_cluster_parent,cluster_parent_vid,cluster_size,count_suppliers,count_customers,count_supplier_evidence,count_customer_evidence,identifiers,addresses,aliases,industry,industry_code_system,industry_code',
   Edge: 'edge_id,supplier_id,customer_id,label,status_code,latest_edge_date,latest_finalized_edge_date,last_modified_on,confidence_score,hs_codes,evidences',
   SUPPLIES: 'from,to,edge_id,confidence_score,latest_edge_date,status_code,evidence_types,hs_codes',
   CLUSTER_SUPPLIES: 'from,to,relationship_id,edge_ids,confidence_score,latest_edge_date,evidence_types',
@@ -104,8 +104,10 @@ function writeCompanies(state: StageState, d: Derived, from: number, to: number)
     cw.write(`${state.vids.key(i)}\t${state.clusterCid[k] as string}\t`);
     state.companyMid.writeTo(cw, i);
     cw.write(
-      `\t${k < realClusters && clusterParent[k] === i}\t${state.vids.key(clusterParent[k] as number)}\t${clusterSize[k] as number}\t${countSup[i] as number}\t${countCus[i] as number}\t${evSup[i] as number}\t${evCus[i] as number}\t${identifiersField(state, i)}\t${addressesField(state, i)}\n`,
+      `\t${k < realClusters && clusterParent[k] === i}\t${state.vids.key(clusterParent[k] as number)}\t${clusterSize[k] as number}\t${countSup[i] as number}\t${countCus[i] as number}\t${evSup[i] as number}\t${evCus[i] as number}\t${identifiersField(state, i)}\t${addressesField(state, i)}\t`,
     );
+    state.companyTail.writeTo(cw, i);
+    cw.write('\n');
   }
 }
 

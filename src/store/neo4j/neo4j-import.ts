@@ -6,7 +6,7 @@ import { readStagingFile } from '../staging-file';
 import type { CypherQuery } from '../cypher-files';
 import { LOAD_ORDER, SUCCESS_MARKER, TABLES, stagingFile } from '../tables';
 import type { ColumnType, TableName } from '../tables';
-import { neo4jList } from '../dialect';
+import { neo4jList, neo4jTextList } from '../dialect';
 import { integer, utcDateTime } from './driver';
 import type { Neo4jExecutor } from './executor';
 
@@ -47,6 +47,8 @@ export function stagedValue(type: ColumnType, raw: string): unknown {
       return raw === 'true';
     case 'STRING[]':
       return neo4jList(raw);
+    case 'TEXT[]':
+      return neo4jTextList(raw);
     default:
       return raw;
   }

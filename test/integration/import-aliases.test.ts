@@ -1,0 +1,71 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import { importDirectory } from '../../src/import/import-directory';
+import { CompanySearchIndex } from '../../src/search/company-search';
+import { EmbeddedGraphStore } from '../../src/store/embedded/embedded.store';
+import { companyRow, writeImportDir } from '../support/factories';
+import { tempDir } from '../support/paths';
+
+describe('aliases and industry in the import format', () => {
+  let dir: string;
+  let store: EmbeddedGraphStore;
+  let rejected: { line: number; reason: string }[];
+  let index: CompanySearchIndex;
+  beforeAll(async () => {
+    dir = tempDir('aliases');
+    const input = writeImportDir(path.join(dir, 'in'), {
+      companies: [
+        companyRow({
+          vid: 'tsmc',
+          name: 'Taiwan Semiconductor Manufacturing Co Ltd',
+          aliases: ' TSM | Taiwan Semi|TSM ',
+          industry: 'Semiconductors',
+          industry_code_system: 'naics',
+          industry_code: '334413',
+        }),
+        companyRow({ vid: 'parts', name: 'Semi Conductor Parts Ltd' }),
+        companyRow({ vid: 'empty-alias', name: 'Broken Aliases Ltd', aliases: 'A||B' }),
+        companyRow({ vid: 'code-alone', name: 'Code Without System Ltd', industry_code: '1234' }),
+      ],
+    });
+    store = new EmbeddedGraphStore({ dir: path.join(dir, 'g'), connections: 1, bufferPoolMb: 128 });
+    await store.open();
+    const result = await importDirectory(store, input, { workDir: dir, maxRejected: 10 });
+    rejected = result.rejected;
+    index = await CompanySearchIndex.build(store);
+  });
+  afterAll(async () => {
+    await store.close();
+    fs.rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('stores aliases (trimmed, repeats dropped) and industry with its code, shown in the profile', async () => {
+    expect(await store.getCompany('tsmc')).toMatchObject({
+      aliases: ['TSM', 'Taiwan Semi'],
+      industry: 'Semiconductors',
+      industry_code_system: 'NAICS',
+      industry_code: '334413',
+    });
+    expect(await store.getCompany('parts')).toMatchObject({
+      aliases: [],
+      industry: null,
+      industry_code_system: null,
+      industry_code: null,
+    });
+  });
+
+  it('rejects an empty alias and a code without its system', () => {
+    expect(rejected.map((r) => r.reason)).toEqual([
+      expect.stringMatching(/empty alias/),
+      expect.stringMatching(/industry_code/),
+    ]);
+  });
+
+  it('matches aliases in search and says which one matched', () => {
+    const search = (name: string) =>
+      index.search({ name, minSimilarity: 0.3, includeSubsidiaries: true, limit: 5, offset: 0 }).hits;
+    expect(search('taiwan semi')[0]).toMatchObject({ vid: 'tsmc', matchedName: 'Taiwan Semi' });
+    expect(search('tsm')[0]).toMatchObject({ vid: 'tsmc', matchedName: 'TSM' });
+    expect(index.suggest('taiwan se', 5, true)[0]).toMatchObject({ vid: 'tsmc' });
+  });
+});
