@@ -161,7 +161,7 @@ program
       const lines: Record<string, number> = { ...outcome.counts, evidence, identifiers, addresses };
       for (const [what, n] of Object.entries(lines))
         process.stdout.write(`  ${what}: ${n.toLocaleString('en-US')}\n`);
-      reportRejected(outcome.rejected, reportFile);
+      reportRejected(outcome.rejected, reportFile, outcome.warnings, outcome.warningCount);
       if (!outcome.applied) {
         const n = outcome.rejected.length;
         process.stdout.write(
@@ -201,18 +201,37 @@ function defaultReportFile(dataDir: string): string {
   return path.join(dataDir, 'reports', `import-${stamp}-rejected.csv`);
 }
 
-function reportRejected(rows: readonly RejectedRow[], file: string): void {
-  if (rows.length === 0) return;
-  process.stderr.write(`${rows.length} row(s) rejected:\n`);
-  for (const r of rows.slice(0, 20)) process.stderr.write(`  ${r.file}:${r.line}: ${r.reason}\n`);
-  if (rows.length > 20) process.stderr.write(`  ... and ${rows.length - 20} more\n`);
+function reportRejected(
+  rows: readonly RejectedRow[],
+  file: string,
+  warnings: readonly RejectedRow[] = [],
+  warningCount = warnings.length,
+): void {
+  if (rows.length === 0 && warnings.length === 0) return;
+  if (rows.length > 0) {
+    process.stderr.write(`${rows.length} row(s) rejected:\n`);
+    for (const r of rows.slice(0, 20)) process.stderr.write(`  ${r.file}:${r.line}: ${r.reason}\n`);
+    if (rows.length > 20) process.stderr.write(`  ... and ${rows.length - 20} more\n`);
+  }
+  if (warningCount > 0) {
+    process.stderr.write(`${warningCount} value(s) imported as given, with a warning:\n`);
+    for (const r of warnings.slice(0, 5)) process.stderr.write(`  ${r.file}:${r.line}: ${r.reason}\n`);
+    if (warningCount > 5) process.stderr.write(`  ... and ${warningCount - 5} more\n`);
+  }
   const q = (s: string) => `"${s.replace(/"/g, '""')}"`;
+  const line = (r: RejectedRow, severity: string) => `${q(r.file)},${r.line},${q(r.reason)},${severity}`;
   fs.mkdirSync(path.dirname(file), { recursive: true });
   fs.writeFileSync(
     file,
-    ['file,line,reason', ...rows.map((r) => `${q(r.file)},${r.line},${q(r.reason)}`)].join('\n') + '\n',
+    [
+      'file,line,reason,severity',
+      ...rows.map((r) => line(r, 'rejected')),
+      ...warnings.map((r) => line(r, 'warning')),
+    ].join('\n') + '\n',
   );
-  process.stderr.write(`Every rejected row (file, line, reason): ${file}\n`);
+  process.stderr.write(
+    `Every rejected row and warning (file, line, reason, severity)${warningCount > warnings.length ? ` (the first ${warnings.length.toLocaleString('en-US')} warnings)` : ''}: ${file}\n`,
+  );
 }
 
 program

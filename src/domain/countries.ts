@@ -83,3 +83,8 @@ function nameForms(value: string): string[] {
   if (of > 0 && comma < 0) forms.push(value.slice(0, of));
   return forms;
 }
+
+/** The English name of an ISO 3166-1 alpha-2 code (the country-code library's official English name). */
+export function countryName(code: string): string | null {
+  return countries.getName(code, 'en', { select: 'official' }) ?? null;
+}

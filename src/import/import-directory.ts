@@ -9,6 +9,8 @@ export interface ImportOutcome {
   counts: Record<TableName, number>;
   items: StageResult['items'];
   rejected: RejectedRow[];
+  warnings: StageResult['warnings'];
+  warningCount: number;
   stageMs: number;
   loadMs: number;
   /** False for a dry run: the files were validated and staged, the store left alone. */
@@ -103,6 +105,8 @@ export async function importDirectory(
       counts: staged.counts,
       items: staged.items,
       rejected: staged.rejected,
+      warnings: staged.warnings,
+      warningCount: staged.warningCount,
       stageMs: t1 - t0,
       loadMs: Date.now() - t1,
       applied: !opts.dryRun,

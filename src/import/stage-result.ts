@@ -33,6 +33,10 @@ export interface StageResult {
   items: StagedItems;
   /** Rejected rows, in file read order, then line order. */
   rejected: RejectedRow[];
+  /** Values imported as given but worth a look (see StageState.warn), at most 100,000 of them. */
+  warnings: RejectedRow[];
+  /** Every warning, also those beyond the ones kept. */
+  warningCount: number;
   /** Data rows read per input file (header excluded), by file name. */
   inputRows: Record<string, number>;
 }

@@ -79,6 +79,8 @@ export async function stageImport(
     counts: state.counts,
     items: state.items,
     rejected: state.sortedRejected(),
+    warnings: state.warnings,
+    warningCount: state.warningCount,
     inputRows: state.inputRows,
   };
   await writeFile(

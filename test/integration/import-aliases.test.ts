@@ -10,6 +10,7 @@ describe('aliases and industry in the import format', () => {
   let dir: string;
   let store: EmbeddedGraphStore;
   let rejected: { line: number; reason: string }[];
+  let warnings: { file: string; line: number; reason: string }[];
   let index: CompanySearchIndex;
   beforeAll(async () => {
     dir = tempDir('aliases');
@@ -23,7 +24,13 @@ describe('aliases and industry in the import format', () => {
           industry_code_system: 'naics',
           industry_code: '334413',
         }),
-        companyRow({ vid: 'parts', name: 'Semi Conductor Parts Ltd' }),
+        companyRow({ vid: 'parts', name: 'Semi Conductor Parts Ltd', domiciled_country: 'de' }),
+        companyRow({
+          vid: 'atlantis',
+          name: 'Atlantis Trading Ltd',
+          domiciled_country: 'Atlantis',
+          incorporated_country: 'South Korea',
+        }),
         companyRow({ vid: 'empty-alias', name: 'Broken Aliases Ltd', aliases: 'A||B' }),
         companyRow({ vid: 'code-alone', name: 'Code Without System Ltd', industry_code: '1234' }),
       ],
@@ -32,6 +39,7 @@ describe('aliases and industry in the import format', () => {
     await store.open();
     const result = await importDirectory(store, input, { workDir: dir, maxRejected: 10 });
     rejected = result.rejected;
+    warnings = result.warnings;
     index = await CompanySearchIndex.build(store);
   });
   afterAll(async () => {
@@ -58,6 +66,21 @@ describe('aliases and industry in the import format', () => {
     expect(rejected.map((r) => r.reason)).toEqual([
       expect.stringMatching(/empty alias/),
       expect.stringMatching(/industry_code/),
+    ]);
+  });
+
+  it('names the country of a code, keeps names as given, and warns of a country it cannot map', async () => {
+    expect(await store.getCompany('parts')).toMatchObject({ domiciled_country: 'Germany' });
+    expect(await store.getCompany('atlantis')).toMatchObject({
+      domiciled_country: 'Atlantis',
+      incorporated_country: 'South Korea',
+    });
+    expect(warnings).toEqual([
+      {
+        file: 'companies.csv',
+        line: 4,
+        reason: 'domiciled_country "Atlantis" names no ISO 3166 country; kept as given',
+      },
     ]);
   });
 

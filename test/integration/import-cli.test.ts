@@ -76,9 +76,9 @@ describe('tiergraph import: safety of a replacing import', () => {
     const r = cli(dataDir, 'import', mostlyBad);
     expect(r.status).toBe(1);
     expect(r.err).toMatch(/Import aborted, nothing was changed/);
-    const named = /Every rejected row \(file, line, reason\): (\S+)/.exec(r.err);
+    const named = /Every rejected row and warning \(file, line, reason, severity\): (\S+)/.exec(r.err);
     expect(named).not.toBeNull();
-    expect(fs.readFileSync(named![1]!, 'utf8')).toMatch(/^file,line,reason\n"companies.csv",3,/);
+    expect(fs.readFileSync(named![1]!, 'utf8')).toMatch(/^file,line,reason,severity\n"companies.csv",3,/);
     expect(r.err).toMatch(/--max-rejected N/);
     expect(await companyCount(dataDir)).toBe(3);
   });

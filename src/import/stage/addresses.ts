@@ -1,6 +1,6 @@
 /** addresses.csv: addresses of companies, staged as JSON on the Company row. */
 import { jsonText } from '../evidence-buckets';
-import { ValueError, checkId, checkName, checkText } from '../format';
+import { INPUT_FILES, ValueError, checkId, checkName, checkText } from '../format';
 import { need, readInputFile, val } from './read-file';
 import type { RowHandler } from './read-file';
 import type { StageState } from './state';
@@ -25,7 +25,7 @@ function addressHandler(state: StageState, ix: (c: string) => number): RowHandle
   const cType = ix('type');
   const h: RowHandler = {
     at: '',
-    row: (f) => {
+    row: (f, at) => {
       h.at = 'vid';
       const vid = checkId(need(f, cVid));
       const ci = state.company(vid);
@@ -39,7 +39,7 @@ function addressHandler(state: StageState, ix: (c: string) => number): RowHandle
       const postal = checkName(val(f, cPostal));
       h.at = 'country';
       let s = val(f, cCountry);
-      const country = s === '' ? '' : state.country(s);
+      const country = s === '' ? '' : state.countryField(INPUT_FILES.addresses.file, at, 'country', s);
       h.at = 'type';
       s = val(f, cType);
       const type = s === '' ? '' : state.token(s);

@@ -17,6 +17,7 @@ import {
   normCodeSystem,
   normList,
   normWebsite,
+  INPUT_FILES,
 } from '../format';
 import { need, readInputFile, val } from './read-file';
 import type { RowHandler } from './read-file';
@@ -73,10 +74,12 @@ function companyHandler(state: StageState, ix: (c: string) => number): RowHandle
       const websites = s === '' ? EMPTY_LIST : listField(normList(s, normWebsite));
       h.at = 'domiciled_country';
       s = val(f, cDom);
-      const dom = s === '' ? '' : state.country(s);
+      const dom =
+        s === '' ? '' : state.countryField(INPUT_FILES.companies.file, line, 'domiciled_country', s);
       h.at = 'incorporated_country';
       s = val(f, cInc);
-      const inc = s === '' ? '' : state.country(s);
+      const inc =
+        s === '' ? '' : state.countryField(INPUT_FILES.companies.file, line, 'incorporated_country', s);
       h.at = 'incorporation_date';
       s = val(f, cIncDate);
       const incDate = s === '' ? '' : isoOf(state.dates.parse(s, OLD_DATE_RANGE));

@@ -3,6 +3,7 @@
  * read after it and for the derive step, the writers of the staging files, and
  * the rejected rows. Each input file's module fills its own part in file order.
  */
+import { countryCode, countryName } from '../../domain/countries';
 import { TABLES } from '../../store/tables';
 import type { TableName } from '../../store/tables';
 import { ByteStore } from '../csv';
@@ -33,8 +34,21 @@ export const BATCH = 4096;
 const FILE_RANK: Record<string, number> = {};
 Object.values(INPUT_FILES).forEach((f, i) => (FILE_RANK[f.file] = i));
 
+/** An ISO 3166 alpha-2 or alpha-3 code as the country's English name; any other value as given. */
+function canonicalCountry(v: string): string {
+  if (!/^[A-Za-z]{2,3}$/.test(v)) return v;
+  const code = countryCode(v);
+  return (code && countryName(code)) ?? v;
+}
+
+/** Most warnings kept in full; beyond, they are only counted. */
+const MAX_WARNINGS = 100_000;
+
 export class StageState {
   readonly rejected: RejectedRow[] = [];
+  /** Values kept as given but worth a look (a country no ISO 3166 code or name matches). */
+  readonly warnings: RejectedRow[] = [];
+  warningCount = 0;
   readonly inputRows: Record<string, number> = {};
   readonly counts = {} as Record<TableName, number>;
   readonly items: StagedItems = { evidence: 0, identifiers: 0, addresses: 0 };
@@ -44,7 +58,9 @@ export class StageState {
   nBuckets = 0;
   readonly dates = new DateParser();
   // Values that repeat across millions of rows are checked once each.
-  readonly country = memoize(checkCountry);
+  readonly country = memoize((v) => canonicalCountry(checkCountry(v)));
+  /** '1' when a country value names an ISO 3166 country, else ''. */
+  readonly knownCountry = memoize((v) => (countryCode(v) === null ? '' : '1'));
   readonly token = memoize(checkToken);
   readonly integer = memoize(normInteger);
   readonly domain = memoize(normDomain);
@@ -133,6 +149,23 @@ export class StageState {
         this.sortedRejected(),
       );
     }
+  }
+
+  warn(file: string, line: number, reason: string): void {
+    this.warningCount++;
+    if (this.warnings.length < MAX_WARNINGS) this.warnings.push({ file, line, reason });
+  }
+
+  /**
+   * A country field's staged value: an ISO 3166 code becomes the country's English name; a
+   * name is kept as given, with a warning when no ISO 3166 country goes by it (searches by
+   * country code or name cannot find it then).
+   */
+  countryField(file: string, line: number, column: string, value: string): string {
+    const staged = this.country(value);
+    if (this.knownCountry(value) === '')
+      this.warn(file, line, `${column} "${value}" names no ISO 3166 country; kept as given`);
+    return staged;
   }
 
   progress(p: ImportProgress): void {
