@@ -19,4 +19,6 @@ RETURN c.vid AS vid,
        c.count_customers AS count_customers,
        c.count_suppliers AS count_suppliers,
        c.aliases AS aliases,
-       c.industry AS industry
+       c.industry AS industry,
+       c.industry_code AS industry_code,
+       c.industry_code_system AS industry_code_system

@@ -16,6 +16,7 @@ WHERE c.vid IN $vids AND r.latest_edge_date >= $evidence_from
 RETURN c.vid AS from_vid,
        s.vid AS to_vid, s.name AS to_name, s.company_legal_name AS to_company_legal_name, s.cid_id AS to_cid_id,
        s.domiciled_country AS to_domiciled_country, s.websites AS to_websites, s.is_public AS to_is_public,
+       s.industry AS to_industry, s.industry_code_system AS to_industry_code_system, s.industry_code AS to_industry_code,
        s.count_suppliers AS to_count_suppliers, s.count_customers AS to_count_customers,
        r.edge_id AS edge_id, r.confidence_score AS confidence_score, r.status_code AS status_code,
        r.hs_codes AS hs_codes, r.evidence_types AS evidence_types,

@@ -9,5 +9,6 @@ MATCH (a:Company {vid: $root})-[e:SUPPLIES* SHORTEST 1..{{max_tier}} (r, n | WHE
 RETURN offset(id(b)) AS company_offset, length(e) AS tier,
        b.vid AS vid, b.name AS name, b.company_legal_name AS company_legal_name, b.cid_id AS cid_id,
        b.domiciled_country AS domiciled_country, b.websites AS websites, b.is_public AS is_public,
+       b.industry AS industry, b.industry_code_system AS industry_code_system, b.industry_code AS industry_code,
        b.count_suppliers AS count_suppliers, b.count_customers AS count_customers,
        b.count_customers AS onward_degree

@@ -15,8 +15,11 @@ export interface SearchRow {
    * the name. Empty until the import format carries them (an `aliases` company property).
    */
   aliases: string[];
-  /** Free-text industry, for the industry filter once imports carry it; null until then. */
+  /** Free-text industry, for the industry filter; null when unknown. */
   industry: string | null;
+  /** The industry's code and its classification (NAICS, ISIC, ...); null when not given. */
+  industryCode: string | null;
+  industryCodeSystem: string | null;
   /** Relationships of the company (suppliers + customers): the tie-break of search order. */
   degree: number;
   country: string | null;

@@ -14,6 +14,9 @@ export interface TierCompany {
   domiciled_country: string | null;
   websites: string[];
   is_public: boolean | null;
+  industry: string | null;
+  industry_code_system: string | null;
+  industry_code: string | null;
   count_suppliers: number;
   count_customers: number;
 }

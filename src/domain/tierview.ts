@@ -231,6 +231,9 @@ export const COMPANY_COLUMNS = [
   'is_public',
   'count_suppliers',
   'count_customers',
+  'industry',
+  'industry_code_system',
+  'industry_code',
 ] as const;
 
 export type CsvRecord = Record<string, string | number | null>;
@@ -294,5 +297,8 @@ export function companyRecord(c: TierCompany): CsvRecord {
     is_public: c.is_public === null ? null : String(c.is_public),
     count_suppliers: c.count_suppliers,
     count_customers: c.count_customers,
+    industry: c.industry,
+    industry_code_system: c.industry_code_system,
+    industry_code: c.industry_code,
   };
 }

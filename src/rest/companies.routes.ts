@@ -15,6 +15,7 @@ const SEARCH_PARAMS = {
   include_subsidiaries: 'boolean',
   min_similarity: 'number',
   city: 'string',
+  industry: 'string',
   country: 'string',
   website: 'string',
   identifier: 'string',

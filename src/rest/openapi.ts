@@ -99,6 +99,9 @@ const CSV_COLUMN_DOCS: Record<ExportColumn, string> = {
   is_public: 'true when the company is publicly listed, false when not; empty when unknown.',
   count_suppliers: 'Number of its direct suppliers in the whole graph (not only this export).',
   count_customers: 'Number of its direct customers in the whole graph (not only this export).',
+  industry: 'Free-text industry of the company; empty when unknown.',
+  industry_code_system: 'Classification of industry_code (NAICS, ISIC, ...); empty when no code was given.',
+  industry_code: "Code of the company's industry in industry_code_system; empty when none was given.",
 };
 
 /** One CSV file's row as a schema: a string property per column, in the file's order, each described. */
@@ -416,6 +419,11 @@ export function openApiDocument(keyHeader: string, f: ApiFacts): Json {
               'Similarity threshold (pg_trgm default 0.3).',
             ),
             q('city', searchText, 'City of any address, case-insensitive.'),
+            q(
+              'industry',
+              searchText,
+              'Industry of the company: its industry text, its industry code, or <code system>:<code> (NAICS:334413), case-insensitive and whole.',
+            ),
             q(
               'country',
               searchText,

@@ -38,11 +38,11 @@ function listOperation(field: string, key: 'supplier' | 'customer'): DocumentNod
 export const OPERATIONS = {
   searchCompanies: parse(`query (
     $name: String, $limit: Int, $offset: Int, $include_subsidiaries: Boolean, $min_similarity: Float,
-    $city: String, $country: String, $website: String, $identifier: String, $sort: String
+    $city: String, $industry: String, $country: String, $website: String, $identifier: String, $sort: String
   ) {
     companies(
       name: $name, limit: $limit, offset: $offset, include_subsidiaries: $include_subsidiaries,
-      min_similarity: $min_similarity, city: $city, country: $country, website: $website, identifier: $identifier,
+      min_similarity: $min_similarity, city: $city, industry: $industry, country: $country, website: $website, identifier: $identifier,
       sort: $sort
     ) {
       has_more

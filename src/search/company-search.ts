@@ -19,6 +19,8 @@ export interface SearchCriteria {
   minSimilarity: number;
   includeSubsidiaries: boolean;
   city?: string;
+  /** Industry text, industry code, or `<code system>:<code>`, case-insensitive. */
+  industry?: string;
   country?: string;
   website?: string;
   identifier?: string;
@@ -91,6 +93,7 @@ export class CompanySearchIndex {
     private readonly byCity: Map<string, number[]>,
     private readonly byIdentifier: Map<string, number[]>,
     private readonly byHost: Map<string, number[]>,
+    private readonly byIndustry: Map<string, number[]>,
     /** Docs ordered by degree desc, vid asc: the order of searches without a name. */
     private readonly byDegree: Uint32Array,
     private readonly words: WordIndex,
@@ -123,6 +126,7 @@ export class CompanySearchIndex {
     const byHost = new Map<string, number[]>();
     const byCity = new Map<string, number[]>();
     const byIdentifier = new Map<string, number[]>();
+    const byIndustry = new Map<string, number[]>();
     const push = (m: Map<string, number[]>, key: string, doc: number) => {
       const list = m.get(key);
       if (!list) m.set(key, [doc]);
@@ -147,11 +151,17 @@ export class CompanySearchIndex {
         countryIds.push(cid);
         for (const h of r.hosts) push(byHost, h, doc);
         for (const city of r.cities) push(byCity, fold(city), doc);
+        if (r.industry) push(byIndustry, fold(r.industry), doc);
+        if (r.industryCode) {
+          push(byIndustry, fold(r.industryCode), doc);
+          if (r.industryCodeSystem) push(byIndustry, fold(`${r.industryCodeSystem}:${r.industryCode}`), doc);
+        }
         for (const value of r.identifierValues) push(byIdentifier, fold(value), doc);
       }
     });
     for (const list of byCity.values()) list.sort((a, b) => a - b);
     for (const list of byIdentifier.values()) list.sort((a, b) => a - b);
+    for (const list of byIndustry.values()) list.sort((a, b) => a - b);
     const degree = Int32Array.from(degrees);
     const order = Uint32Array.from(vids.keys());
     order.sort((a, b) => degree[b]! - degree[a]! || (vids[a]! < vids[b]! ? -1 : vids[a]! > vids[b]! ? 1 : 0));
@@ -169,6 +179,7 @@ export class CompanySearchIndex {
       byCity,
       byIdentifier,
       byHost,
+      byIndustry,
       order,
       WordIndex.build(entries, rank),
       names,
@@ -544,7 +555,7 @@ export class CompanySearchIndex {
 
   /**
    * The documents the key filters allow: an explicit (small) list when a
-   * city, identifier or website was given, plus a predicate for the cheap ones.
+   * city, identifier, industry or website was given, plus a predicate for the cheap ones.
    */
   private filter(c: SearchCriteria): 'none' | { accept: (doc: number) => boolean; docs: number[] | null } {
     let docs: number[] | null = null;
@@ -554,6 +565,7 @@ export class CompanySearchIndex {
     };
     if (c.city !== undefined) narrow(this.byCity.get(fold(c.city)));
     if (c.identifier !== undefined) narrow(this.byIdentifier.get(fold(c.identifier)));
+    if (c.industry !== undefined) narrow(this.byIndustry.get(fold(c.industry)));
     if (c.website !== undefined) {
       const [host] = hostsOf([c.website]);
       narrow(host ? this.byHost.get(host) : undefined);

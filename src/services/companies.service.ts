@@ -15,6 +15,7 @@ export interface CompanySearchInput {
   include_subsidiaries?: boolean | null;
   min_similarity?: number | null;
   city?: string | null;
+  industry?: string | null;
   country?: string | null;
   website?: string | null;
   identifier?: string | null;
@@ -82,6 +83,7 @@ export class CompaniesService {
       include_subsidiaries: z.boolean().default(false),
       min_similarity: z.number().gt(0, 'must be greater than 0').max(1, 'must be at most 1').default(0.3),
       city: text('city'),
+      industry: text('industry'),
       country: text('country'),
       website: text('website'),
       identifier: text('identifier'),
@@ -109,6 +111,7 @@ export class CompaniesService {
       minSimilarity: p.min_similarity,
       includeSubsidiaries: p.include_subsidiaries,
       city: p.city,
+      industry: p.industry,
       country: p.country,
       website: p.website,
       identifier: p.identifier,

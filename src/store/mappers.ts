@@ -268,6 +268,9 @@ export function toTierCompany(r: Props, tier: number): TierCompany {
     domiciled_country: str(r.domiciled_country),
     websites: strings(r.websites),
     is_public: bool(r.is_public),
+    industry: str(r.industry),
+    industry_code_system: str(r.industry_code_system),
+    industry_code: str(r.industry_code),
     count_suppliers: int(r.count_suppliers),
     count_customers: int(r.count_customers),
   };
@@ -283,6 +286,8 @@ export function toSearchRow(r: Props): SearchRow {
     isClusterParent: r.is_cluster_parent === true,
     aliases: texts(r.aliases),
     industry: str(r.industry),
+    industryCode: str(r.industry_code),
+    industryCodeSystem: str(r.industry_code_system),
     degree: int(r.degree),
     country: str(r.country),
     hosts: hostsOf([...strings(r.domains), ...strings(r.websites)]),

@@ -84,6 +84,18 @@ describe('aliases and industry in the import format', () => {
     ]);
   });
 
+  it('filters a search by industry text, code, or code system and code', () => {
+    const byIndustry = (industry: string) =>
+      index
+        .search({ industry, minSimilarity: 0.3, includeSubsidiaries: true, limit: 5, offset: 0 })
+        .hits.map((h) => h.vid);
+    expect(byIndustry('semiconductors')).toEqual(['tsmc']);
+    expect(byIndustry('334413')).toEqual(['tsmc']);
+    expect(byIndustry('naics:334413')).toEqual(['tsmc']);
+    expect(byIndustry('isic:334413')).toEqual([]);
+    expect(byIndustry('semi')).toEqual([]);
+  });
+
   it('matches aliases in search and says which one matched', () => {
     const search = (name: string) =>
       index.search({ name, minSimilarity: 0.3, includeSubsidiaries: true, limit: 5, offset: 0 }).hits;

@@ -162,6 +162,17 @@ describe('GET /v1/companies/', () => {
     });
   });
 
+  it('takes an industry filter', async () => {
+    const vids = async (query: string) => {
+      const res = await t.get(`/v1/companies/?${query}`);
+      expect(res.status).toBe(200);
+      return ((await res.json()) as { results: { vid: string }[] }).results.map((r) => r.vid);
+    };
+    expect(await vids('industry=aerospace')).toEqual(['boeing']);
+    expect(await vids('industry=NAICS:336411&name=boeing')).toEqual(['boeing']);
+    expect(await vids('industry=Steel')).toEqual([]);
+  });
+
   it('answers from the search index alone, without a store read per result', async () => {
     const reads = jest.spyOn(t.running.store, 'getCompanies');
     const getCompany = jest.spyOn(t.running.store, 'getCompany');

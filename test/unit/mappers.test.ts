@@ -10,6 +10,9 @@ const company = (vid: string, cid: string): TierCompany => ({
   domiciled_country: null,
   websites: [],
   is_public: null,
+  industry: null,
+  industry_code_system: null,
+  industry_code: null,
   count_suppliers: 0,
   count_customers: 0,
 });

@@ -22,6 +22,8 @@ function fakeStore(names: string[]) {
           isClusterParent: false,
           aliases: [],
           industry: null,
+          industryCode: null,
+          industryCodeSystem: null,
           degree: 0,
           country: null,
           hosts: [],

@@ -46,6 +46,8 @@ function searchRows(): SearchRow[] {
       isClusterParent: m !== undefined && m.is_parent === 'true' && size.get(m.cid_id!)! > 1,
       aliases: [],
       industry: null,
+      industryCode: null,
+      industryCodeSystem: null,
       degree: degree.get(c.vid!) ?? 0,
       country: c.domiciled_country || null,
       hosts: [],
