@@ -20,7 +20,7 @@ const RESULTS_DIR = path.join(ROOT, 'bench', 'results');
 const BENCH_KEY = 'tiergraph-bench-key-000000000000';
 const KEY_HEADER = 'X-SERVICE-KEY';
 
-const SERVER_CASES = ['healthz', 'search', 'search_all', 'profile', 'suppliers', 'edge'];
+const SERVER_CASES = ['healthz', 'search', 'search_all', 'suggest', 'profile', 'suppliers', 'edge'];
 const ALL_CASES = [...SERVER_CASES, 'pg_trgm'];
 
 const SEARCH_TERMS = 2000;
@@ -44,6 +44,7 @@ const PG_SEARCH_SQL =
 const TARGETS = {
   search: { rps: 1000, p99: 50 },
   search_all: { rpsAtLeast: 'pg_trgm' },
+  suggest: { p99: 20 },
   profile: { rps: 3000, p99: 20 },
   suppliers: { rps: 1500, p99: 40 },
   edge: { rps: 3000 },
@@ -629,6 +630,11 @@ function casePaths(name, inputs, top) {
       return inputs.search_terms.map((t) => `/v1/companies/?name=${q(t)}`);
     case 'search_all':
       return inputs.search_terms.map((t) => `/v1/companies/?name=${q(t)}&include_subsidiaries=true`);
+    case 'suggest':
+      // What a search box sends while the term is typed: its first 3 to 8 characters.
+      return inputs.search_terms.map(
+        (t, i) => `/v1/companies/suggest/?q=${q(t.slice(0, 3 + (i % 6)).trim() || t)}`,
+      );
     case 'profile':
       return inputs.vids.map((v) => `/v1/companies/${q(v)}/`);
     case 'suppliers':
