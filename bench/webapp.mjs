@@ -1,7 +1,9 @@
 // The analyst app's figures: the JavaScript it ships (gzipped) and the time from
 // opening a company to a drawn 2-tier supplier map of the store's biggest hub, in
 // Debian's chromium. Against a running server:
-//   node bench/webapp.mjs --base http://127.0.0.1:4000 --key <API key> [--runs 5]
+//   node bench/webapp.mjs --base http://127.0.0.1:4000 --key <API key> [--runs 5] [--vid <company>]
+// Without --vid, the company with the most relationships. The map opens on the side the
+// company page's link picks (suppliers, or customers for a company without suppliers).
 import fs from 'node:fs';
 import path from 'node:path';
 import zlib from 'node:zlib';
@@ -14,17 +16,30 @@ const key = args.key;
 const runs = Number(args.runs ?? 5);
 if (!key) throw new Error('--key <API key> is required');
 
-const assets = path.join(ROOT, 'dist', 'web', 'assets');
-const js = fs.readdirSync(assets).filter((f) => f.endsWith('.js'));
-const gz = js.reduce(
-  (sum, f) => sum + zlib.gzipSync(fs.readFileSync(path.join(assets, f)), { level: 9 }).length,
-  0,
-);
-console.log(`app JavaScript: ${js.length} file(s), ${(gz / 1024).toFixed(1)} kB gzipped`);
+// Per page, the scripts its HTML loads: the app's pages never load the explorer's bundle, and the reverse.
+const web = path.join(ROOT, 'dist', 'web');
+for (const [page, html] of [
+  ['app (search, company, tier map)', 'index.html'],
+  ['GraphQL explorer', 'explorer.html'],
+]) {
+  const scripts = [
+    ...fs.readFileSync(path.join(web, html), 'utf8').matchAll(/src="\/assets\/([^"]+\.js)"/g),
+  ].map((m) => m[1]);
+  const gz = scripts.reduce(
+    (sum, f) => sum + zlib.gzipSync(fs.readFileSync(path.join(web, 'assets', f)), { level: 9 }).length,
+    0,
+  );
+  console.log(`${page} JavaScript: ${scripts.length} file(s), ${(gz / 1024).toFixed(1)} kB gzipped`);
+}
 
-const hub = (
-  await (await fetch(`${base}/v1/companies/?limit=1`, { headers: { 'X-SERVICE-KEY': key } })).json()
-).results[0];
+const hub = args.vid
+  ? await (
+      await fetch(`${base}/v1/companies/${encodeURIComponent(args.vid)}/`, {
+        headers: { 'X-SERVICE-KEY': key },
+      })
+    ).json()
+  : (await (await fetch(`${base}/v1/companies/?limit=1`, { headers: { 'X-SERVICE-KEY': key } })).json())
+      .results[0];
 console.log(
   `biggest hub: ${hub.name} (${hub.vid}), ${hub.count_suppliers} suppliers, ${hub.count_customers} customers`,
 );

@@ -50,6 +50,8 @@ const result = await build({
   loader: { '.woff': 'file', '.woff2': 'file', '.ttf': 'file', '.svg': 'file', '.png': 'file' },
   define: { 'process.env.NODE_ENV': '"production"' },
   plugins: [systemFontsForGraphiQL],
+  // Licence notices go to a .LEGAL.txt file beside each bundle, linked from it, instead of inside it.
+  legalComments: 'linked',
   metafile: true,
   logLevel: 'warning',
 });

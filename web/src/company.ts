@@ -130,7 +130,9 @@ export async function companyView(main: HTMLElement, vid: string, _url: URL): Pr
     ['Phone', c.hq_phone_number],
     ['vid', c.vid],
   ];
-  const mapLink = `/companies/${encodeURIComponent(c.vid)}/map`;
+  // A company with customers only (a raw-material producer, say) opens on the side that has a network.
+  const customersOnly = c.count_suppliers === 0 && c.count_customers > 0;
+  const mapLink = `/companies/${encodeURIComponent(c.vid)}/map${customersOnly ? '?direction=customer' : ''}`;
 
   replace(
     main,
