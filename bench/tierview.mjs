@@ -72,7 +72,7 @@ async function topRoots(n) {
 async function main() {
   const port = await freePort();
   const base = `http://127.0.0.1:${port}`;
-  const roots = await topRoots(batch);
+  const roots = await topRoots(Math.max(batch, 1));
   log(`root with the most suppliers: ${roots[0].vid} (${roots[0].suppliers} suppliers)`);
   const server = spawn(process.execPath, [CLI, 'serve'], {
     env: {
@@ -126,7 +126,7 @@ async function main() {
         let peak = before;
         const t0 = performance.now();
         const id = await post({
-          root_nodes: roots[0].vid,
+          root_nodes: args.root ?? roots[0].vid,
           num_tiers: String(tiers),
           direction: 'supplier',
           min_evid_date: minDate,
@@ -137,7 +137,7 @@ async function main() {
           peak = Math.max(peak, rss(server.pid));
           job = await poll(id);
           if (job.state.life_cycle_state !== 'PENDING' && job.state.life_cycle_state !== 'RUNNING') break;
-          await sleep(50);
+          await sleep(args.root ? 5 : 50);
         }
         const ms = performance.now() - t0;
         if (job.state.result_state !== 'SUCCESS') throw new Error(`run ${id}: ${JSON.stringify(job.state)}`);
