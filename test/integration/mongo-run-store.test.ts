@@ -23,15 +23,24 @@ describeWithService('MongoRunStore', testMongoUrl(), MONGO_HINT, (url) => {
     await admin.close();
   });
 
-  runStoreContract(
-    'mongodb',
-    () => {
-      const dbName = freshDbName();
-      const open = () => Promise.resolve(new MongoRunStore({ url, dbName }));
-      return open().then((store) => ({ store, reopen: open }));
-    },
-    false,
-  );
+  runStoreContract('mongodb', () => {
+    const dbName = freshDbName();
+    const open = () => Promise.resolve(new MongoRunStore({ url, dbName }));
+    return open().then((store) => ({ store, reopen: open }));
+  });
+
+  test("a create lock left by a crashed process lapses; the owner's creates go on", async () => {
+    const db = admin.db(freshDbName());
+    const store = new MongoRunStore({ db });
+    await store.open();
+    const locks = db.collection<{ _id: string; token: string; expiresAt: Date }>('tiergraph_counters');
+    await locks.insertOne({ _id: 'quota-lock:key-x', token: 'dead', expiresAt: new Date(Date.now() - 1000) });
+    const r = await store.create(req(0), new Date(), { ownerKeyId: 'key-x', maxActive: 2 });
+    expect(r.ownerKeyId).toBe('key-x');
+    // The lock is released after the create.
+    expect(await locks.countDocuments({ _id: 'quota-lock:key-x' })).toBe(0);
+    await store.close();
+  });
 
   test('an id stays used after its run is deleted: the counter does not go back', async () => {
     const db = admin.db(freshDbName());

@@ -20,8 +20,6 @@ export const req = (root: string | number, tiers = 2): TierViewRequest => ({
 export function runStoreContract(
   name: string,
   make: () => Promise<{ store: RunStore; reopen: () => Promise<RunStore> }>,
-  /** false for a store whose quota check may refuse part of a racing burst at the edge (MongoDB without transactions). */
-  exactQuotaUnderRace = true,
 ): void {
   describe(`RunStore contract: ${name}`, () => {
     const t0 = new Date('2026-01-02T03:04:05.678Z');
@@ -236,11 +234,9 @@ export function runStoreContract(
     test('an owner has at most maxActive runs pending or running, also when creates race', async () => {
       const create = (i: number) => store.create(req(i), t0, { ownerKeyId: 'key-q', maxActive: 3 });
       const results = await Promise.allSettled(Array.from({ length: 8 }, (_, i) => create(i)));
-      // Never more than the quota; a store without an atomic count-and-insert may refuse
-      // some of a burst at the edge of it, never admit too many.
+      // Exactly the quota: never more, and a racing burst does not refuse itself below it.
       const made = results.filter((r) => r.status === 'fulfilled').length;
-      expect(made).toBeGreaterThanOrEqual(exactQuotaUnderRace ? 3 : 1);
-      expect(made).toBeLessThanOrEqual(3);
+      expect(made).toBe(3);
       for (const r of results) {
         if (r.status === 'rejected') expect(r.reason).toBeInstanceOf(RunQuotaExceeded);
       }

@@ -1,3 +1,5 @@
+import { randomUUID } from 'node:crypto';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { MongoClient } from 'mongodb';
 import type { Collection, Db, Filter } from 'mongodb';
 import type { TierViewRequest } from '../../../domain/tierview';
@@ -33,11 +35,21 @@ interface Counter {
   _id: string;
   seq: number;
 }
+/** Held by the create of one owner while it counts and inserts under a quota. */
+interface OwnerLock {
+  _id: string;
+  token: string;
+  expiresAt: Date;
+}
 
 const COUNTER_ID = 'run_id';
 const DUPLICATE_KEY = 11000;
 /** Draws of a run id before create gives up (only a non-atomic counter needs more than one). */
 const MAX_ID_DRAWS = 20;
+/** How long an owner's create lock is honoured; one count and one insert take milliseconds. */
+const LOCK_LEASE_MS = 5_000;
+/** How long a create waits for its owner's lock (a lapsed one is cleared well before). */
+const LOCK_WAIT_MS = 15_000;
 
 function fromStored(doc: StoredRun): RunRecord {
   const { _id: _ignored, ...rest } = doc;
@@ -58,6 +70,7 @@ export class MongoRunStore implements RunStore {
   private readonly db: Db;
   private readonly runs: Collection<StoredRun>;
   private readonly counters: Collection<Counter>;
+  private readonly locks: Collection<OwnerLock>;
 
   constructor(options: MongoRunStoreOptions) {
     if ('db' in options) {
@@ -70,6 +83,8 @@ export class MongoRunStore implements RunStore {
     }
     this.runs = this.db.collection<StoredRun>(options.collectionName ?? 'tiergraph_runs');
     this.counters = this.db.collection<Counter>(options.countersCollectionName ?? 'tiergraph_counters');
+    // Lock documents live beside the counter, under ids of their own.
+    this.locks = this.db.collection<OwnerLock>(options.countersCollectionName ?? 'tiergraph_counters');
   }
 
   async open(): Promise<void> {
@@ -94,25 +109,47 @@ export class MongoRunStore implements RunStore {
 
   /**
    * A document has no count-and-insert in one step without a transaction (which
-   * needs a replica set), so the quota is counted before and again after the
-   * insert: whichever create counts last sees every insert before its own, so a
-   * create that finds the owner over the quota takes its run back. Racing creates
-   * at the edge of the quota may thus both yield, but never both stay.
+   * needs a replica set), so creates of one owner under a quota take turns: each
+   * holds a lock document (its primary key makes the insert of it atomic, on
+   * MongoDB and on the wire-compatible servers alike) while it counts and inserts.
+   * A lock left by a crashed process lapses after LOCK_LEASE_MS.
    */
   async create(request: TierViewRequest, now: Date, options: CreateOptions = {}): Promise<RunRecord> {
     const owner = options.ownerKeyId ?? null;
+    const max = options.maxActive;
+    if (max === undefined) return this.insertNew(request, now, owner);
     const active: Filter<StoredRun> = {
       ownerKeyId: owner,
       lifeCycleState: { $in: ['PENDING', 'RUNNING'] satisfies LifeCycleState[] },
     };
-    const max = options.maxActive;
-    if (max !== undefined && (await this.runs.countDocuments(active)) >= max) throw new RunQuotaExceeded(max);
-    const record = await this.insertNew(request, now, owner);
-    if (max !== undefined && (await this.runs.countDocuments(active)) > max) {
-      await this.runs.deleteOne({ _id: record.runId, lifeCycleState: 'PENDING' });
-      throw new RunQuotaExceeded(max);
+    return this.withOwnerLock(owner, async () => {
+      if ((await this.runs.countDocuments(active)) >= max) throw new RunQuotaExceeded(max);
+      return this.insertNew(request, now, owner);
+    });
+  }
+
+  private async withOwnerLock<T>(owner: string | null, work: () => Promise<T>): Promise<T> {
+    const _id = `quota-lock:${owner ?? ''}`;
+    const token = randomUUID();
+    const giveUpAt = Date.now() + LOCK_WAIT_MS;
+    for (;;) {
+      try {
+        await this.locks.insertOne({ _id, token, expiresAt: new Date(Date.now() + LOCK_LEASE_MS) });
+        break;
+      } catch (err) {
+        if ((err as { code?: unknown }).code !== DUPLICATE_KEY) throw err;
+      }
+      // Taken: clear it if its holder died, else wait a little and try again.
+      await this.locks.deleteOne({ _id, expiresAt: { $lt: new Date() } });
+      if (Date.now() > giveUpAt)
+        throw new Error(`run quota lock for ${owner ?? 'unowned runs'} still held after ${LOCK_WAIT_MS} ms`);
+      await sleep(2 + Math.floor(Math.random() * 8));
     }
-    return record;
+    try {
+      return await work();
+    } finally {
+      await this.locks.deleteOne({ _id, token });
+    }
   }
 
   /**
