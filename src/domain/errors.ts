@@ -12,6 +12,7 @@ export const ERROR_CODES = {
   PAYLOAD_TOO_LARGE: { status: 413, title: 'Request body too large' },
   UNSUPPORTED_MEDIA_TYPE: { status: 415, title: 'Unsupported media type' },
   QUERY_TOO_COMPLEX: { status: 400, title: 'Query too complex' },
+  PATHS_TOO_BROAD: { status: 422, title: 'Too many connections to search' },
   RATE_LIMITED: { status: 429, title: 'Too many requests' },
   TOO_MANY_RUNS: { status: 429, title: 'Too many runs pending or running' },
   INTERNAL: { status: 500, title: 'Internal error' },

@@ -2,6 +2,7 @@ import { ERROR_CODES } from '../domain/errors';
 import { RELEVANCE_FORMULA } from '../search/relevance';
 import { MAX_SUGGESTIONS, SUGGEST_DEFAULT_LIMIT } from '../services/companies.service';
 import { MAX_PATHS, PATH_DEFAULTS, defaultPathTiers } from '../services/paths.service';
+import { PATH_SEARCH_BUDGET } from '../services/path-search';
 import { COMPANY_COLUMNS, RELATIONSHIP_COLUMNS, TIER_COLUMNS, TIERVIEW_COLUMNS } from '../domain/tierview';
 import { MAX_COMPANIES_PER_TIER, MAX_COUNTRIES } from '../domain/tierview';
 import { MAX_CALLBACK_URL_LENGTH } from '../domain/callback-hosts';
@@ -505,7 +506,10 @@ export function openApiDocument(keyHeader: string, f: ApiFacts): Json {
           description:
             'The shortest supplier chains between two companies. direction=supplier (default): chains by which `to` supplies `from` through suppliers of suppliers; ' +
             'direction=customer: chains by which `from` supplies `to`. Ordered by length, then by the weakest confidence of a chain (strongest first), then by relationship ids. ' +
-            'A chain never passes a company twice; companies and hops are listed from `from` to `to`. Not paged.',
+            'A chain never passes a company twice; companies and hops are listed from `from` to `to`. Not paged. ' +
+            'The search works from both ends at once, widening the cheaper side first, and reads at most ' +
+            `${PATH_SEARCH_BUDGET.maxRows.toLocaleString('en')} relationships: when that runs out after some lengths were ranked, the chains of those lengths are returned (fewer than \`limit\`); ` +
+            'when it runs out before any chain was found, 422 PATHS_TOO_BROAD (ask for fewer tiers).',
           tags: ['relationships'],
           parameters: [
             {
@@ -550,7 +554,7 @@ export function openApiDocument(keyHeader: string, f: ApiFacts): Json {
                 },
               },
             }),
-            ...problems(400, 401, 403, 404, 429),
+            ...problems(400, 401, 403, 404, 422, 429),
           },
         },
       },

@@ -1,7 +1,9 @@
 import { z } from 'zod';
-import { badRequest, notFound } from '../domain/errors';
+import { AppError, badRequest, notFound } from '../domain/errors';
 import { check } from '../domain/params';
-import type { GraphStore, StoredPath } from '../store/graph-store';
+import type { GraphStore } from '../store/graph-store';
+import type { FoundChain } from './path-search';
+import { searchChains } from './path-search';
 import type { ReadCache } from './read-cache';
 import { dropNulls } from './companies.service';
 
@@ -39,13 +41,6 @@ export const MAX_PATHS = 50;
 /** Hops and chains when the call does not say; hops never above MAX_TIERS. */
 export const PATH_DEFAULTS = { maxTiers: 3, limit: 10 } as const;
 export const defaultPathTiers = (maxTiers: number) => Math.min(PATH_DEFAULTS.maxTiers, maxTiers);
-/**
- * Chains read from the graph per chain returned: the graph gives the shortest first, and ordering by
- * weakest confidence within the last length read needs the rest of that length.
- */
-const READ_FACTOR = 20;
-const MAX_READ = 2000;
-
 /** How two companies are connected: the shortest supplier chains between them. */
 export class PathsService {
   private readonly schema;
@@ -91,25 +86,30 @@ export class PathsService {
   async find(input: PathsInput): Promise<SupplyChain[]> {
     const p = check(this.schema, dropNulls(input));
     if (p.from === p.to) throw badRequest([{ field: 'to', reason: 'must differ from from' }]);
-    const [fromKnown, toKnown] = await Promise.all([
-      this.store.companyExists(p.from),
-      this.store.companyExists(p.to),
-    ]);
-    if (!fromKnown) throw notFound('company', p.from);
-    if (!toKnown) throw notFound('company', p.to);
+    const cores = new Map((await this.store.getCompanies([p.from, p.to])).map((c) => [c.vid, c]));
+    const fromCore = cores.get(p.from);
+    const toCore = cores.get(p.to);
+    if (!fromCore) throw notFound('company', p.from);
+    if (!toCore) throw notFound('company', p.to);
     return this.cache.get(`paths:${JSON.stringify(p)}`, async () => {
+      // The search runs from the supplier end towards the customer end.
       const upstream = p.direction === 'supplier';
-      const stored = await this.store.findPaths({
-        source: upstream ? p.to : p.from,
-        target: upstream ? p.from : p.to,
+      const [source, target] = upstream ? [toCore, fromCore] : [fromCore, toCore];
+      const found = await searchChains((vids, dir) => this.store.pathSteps(vids, dir), {
+        source: source.vid,
+        target: target.vid,
         maxHops: p.max_tiers,
-        limit: Math.min(MAX_READ, p.limit * READ_FACTOR),
+        limit: p.limit,
+        sourceDegree: source.count_customers,
+        targetDegree: target.count_suppliers,
       });
-      const chains = stored
-        .filter((s) => new Set(s.vids).size === s.vids.length)
-        .map((s) => toChain(s, upstream))
-        .sort(compareChains)
-        .slice(0, p.limit);
+      if (!found.complete && found.chains.length === 0) {
+        throw new AppError(
+          'PATHS_TOO_BROAD',
+          `The companies are too connected to search within ${p.max_tiers} tiers (${found.rowsRead} relationships read before the search budget ran out); ask for fewer tiers.`,
+        );
+      }
+      const chains = found.chains.map((s) => toChain(s, upstream));
       const vids = [...new Set(chains.flatMap((c) => c.companies.map((x) => x.vid)))];
       const names = new Map((await this.store.getCompanies(vids)).map((c) => [c.vid, c.name]));
       for (const c of chains) for (const x of c.companies) x.name = names.get(x.vid) ?? x.vid;
@@ -118,7 +118,7 @@ export class PathsService {
   }
 }
 
-function toChain(s: StoredPath, upstream: boolean): SupplyChain {
+function toChain(s: FoundChain, upstream: boolean): SupplyChain {
   const hops: ChainHop[] = s.hops.map((h, k) => ({
     relationship_id: h.edge_id,
     supplier_vid: s.vids[k]!,
@@ -126,22 +126,11 @@ function toChain(s: StoredPath, upstream: boolean): SupplyChain {
     confidence_score: h.confidence_score,
     latest_evidence_date: h.latest_evidence_date,
   }));
-  const confidences = hops.flatMap((h) => (h.confidence_score === null ? [] : [h.confidence_score]));
   return {
     length: hops.length,
-    weakest_confidence: confidences.length > 0 ? Math.min(...confidences) : null,
-    // Read from `from`: for suppliers that is the customer end, so the stored order turns round.
+    weakest_confidence: s.weakest === -1 ? null : s.weakest,
+    // Read from `from`: for suppliers that is the customer end, so the found order turns round.
     companies: (upstream ? [...s.vids].reverse() : s.vids).map((vid) => ({ vid, name: vid })),
     hops: upstream ? hops.reverse() : hops,
   };
-}
-
-function compareChains(a: SupplyChain, b: SupplyChain): number {
-  if (a.length !== b.length) return a.length - b.length;
-  const wa = a.weakest_confidence ?? -1;
-  const wb = b.weakest_confidence ?? -1;
-  if (wa !== wb) return wb - wa;
-  const ka = a.hops.map((h) => h.relationship_id).join('\u0000');
-  const kb = b.hops.map((h) => h.relationship_id).join('\u0000');
-  return ka < kb ? -1 : ka > kb ? 1 : 0;
 }

@@ -54,16 +54,20 @@ export interface TierWalkSink {
   dropped?(tier: number, count: number): void | Promise<void>;
 }
 
-/** Supplier chains between two companies, read from the graph as they come (see GraphStore.findPaths). */
-export interface PathQuery {
-  /** The supplier end: the chain starts here. */
-  source: string;
-  /** The customer end. */
-  target: string;
-  /** 1 to 20; validated before it reaches the store (it becomes a literal bound). */
-  maxHops: number;
-  /** Most paths read. */
-  limit: number;
+/** Which way a path-search step reads: relationships out of (`customers`) or into (`suppliers`) the frontier. */
+export type PathStepDirection = 'customers' | 'suppliers';
+
+/** One relationship read by a path-search step, from a frontier company to the company it reaches. */
+export interface PathStep {
+  /** The frontier company. */
+  from: string;
+  /** The company reached: a customer of `from` (step towards customers) or a supplier. */
+  to: string;
+  edge_id: string;
+  confidence_score: number | null;
+  latest_evidence_date: string | null;
+  /** How many relationships `to` has in the same direction: what expanding it next would read. */
+  toDegree: number;
 }
 
 /** One hop of a chain: a SUPPLIES relationship, supplier towards customer. */
@@ -74,11 +78,6 @@ export interface PathHop {
 }
 
 /** A chain from source to target: `vids` has one more entry than `hops`, source first. */
-export interface StoredPath {
-  vids: string[];
-  hops: PathHop[];
-}
-
 export interface StoreStats {
   companies: number;
   relationships: number;
@@ -133,10 +132,10 @@ export interface GraphStore {
    */
   walkTiers(request: TierWalkRequest, sink: TierWalkSink, signal?: AbortSignal): Promise<boolean>;
   /**
-   * Chains of SUPPLIES relationships from `source` to `target` of at most `maxHops` hops, fewest hops
-   * first, at most `limit` of them, cycles included (callers drop them). Empty when either is unknown.
+   * One step of a path search: every SUPPLIES relationship out of (`customers`) or into
+   * (`suppliers`) the companies of `vids`, in no particular order. Unknown vids read nothing.
    */
-  findPaths(query: PathQuery): Promise<StoredPath[]>;
+  pathSteps(vids: readonly string[], direction: PathStepDirection): Promise<PathStep[]>;
   /** Runs Cypher statements (seed files); returns how many ran. */
   runScript(statements: readonly string[]): Promise<number>;
   /** Incremented whenever the data changes, so caches and the search index know to rebuild. */

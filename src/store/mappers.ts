@@ -11,7 +11,7 @@ import type {
 import { hostsOf } from '../domain/hosts';
 import type { SearchRow } from '../domain/search-row';
 import type { TierCompany, TierRelationship } from '../domain/tier-walk';
-import type { StoredPath } from './graph-store';
+import type { PathStep } from './graph-store';
 import { EVIDENCE_FIELDS, decodeTextElement } from './tables';
 
 /**
@@ -296,17 +296,14 @@ export function toSearchRow(r: Props): SearchRow {
   };
 }
 
-/** A `path/find` row as a chain from source to target. */
-export function toStoredPath(r: Props, source: string, target: string): StoredPath {
-  const edgeIds = Array.isArray(r.edge_ids) ? r.edge_ids : [];
-  const confidences = Array.isArray(r.confidences) ? (r.confidences as unknown[]) : [];
-  const dates = Array.isArray(r.evidence_dates) ? (r.evidence_dates as unknown[]) : [];
+/** A `path/step-*` row: one relationship from a frontier company to the company it reaches. */
+export function toPathStep(r: Props): PathStep {
   return {
-    vids: [source, ...strings(r.inner_vids), target],
-    hops: edgeIds.map((id, k) => ({
-      edge_id: str(id) ?? '',
-      confidence_score: num(confidences[k]),
-      latest_evidence_date: iso(dates[k]),
-    })),
+    from: str(r.from_vid) ?? '',
+    to: str(r.to_vid) ?? '',
+    edge_id: str(r.edge_id) ?? '',
+    confidence_score: num(r.confidence_score),
+    latest_evidence_date: iso(r.latest_evidence_date),
+    toDegree: int(r.to_degree),
   };
 }

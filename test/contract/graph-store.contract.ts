@@ -253,26 +253,28 @@ export function graphStoreContract(
       expect(byVid.get('lonely')).toMatchObject({ cities: [], identifierValues: [] });
     });
 
-    it('finds supplier chains between two companies, fewest hops first, with each hop', async () => {
-      const paths = await store.findPaths({ source: 'delta', target: 'boeing', maxHops: 2, limit: 10 });
-      expect(paths.map((p) => p.vids)).toEqual([
-        ['delta', 'boeing'],
-        ['delta', 'bolt', 'boeing'],
-      ]);
-      expect(paths[1]!.hops).toEqual([
-        { edge_id: 'e5', confidence_score: 0.6, latest_evidence_date: '2020-07-07T00:00:00.000Z' },
-        { edge_id: 'e1', confidence_score: 0.9, latest_evidence_date: '2023-06-15T00:00:00.000Z' },
-      ]);
+    it('reads one path-search step each way, with what expanding the company reached would read', async () => {
+      const out = await store.pathSteps(['delta', 'nobody'], 'customers');
       expect(
-        await store.findPaths({ source: 'delta', target: 'boeing', maxHops: 1, limit: 10 }),
-      ).toHaveLength(1);
-      expect(await store.findPaths({ source: 'delta', target: 'boeing', maxHops: 2, limit: 1 })).toHaveLength(
-        1,
-      );
-      expect(await store.findPaths({ source: 'boeing', target: 'delta', maxHops: 3, limit: 10 })).toEqual([]);
-      expect(await store.findPaths({ source: 'nobody', target: 'boeing', maxHops: 3, limit: 10 })).toEqual(
-        [],
-      );
+        out
+          .map((s) => ({ from: s.from, to: s.to, edge_id: s.edge_id, toDegree: s.toDegree }))
+          .sort((a, b) => a.edge_id.localeCompare(b.edge_id)),
+      ).toEqual([
+        { from: 'delta', to: 'boeing', edge_id: 'e2', toDegree: 1 },
+        { from: 'delta', to: 'bolt', edge_id: 'e5', toDegree: 1 },
+      ]);
+      expect(await store.pathSteps(['bolt'], 'suppliers')).toEqual([
+        {
+          from: 'bolt',
+          to: 'delta',
+          edge_id: 'e5',
+          confidence_score: 0.6,
+          latest_evidence_date: '2020-07-07T00:00:00.000Z',
+          toDegree: 0,
+        },
+      ]);
+      expect(await store.pathSteps([], 'suppliers')).toEqual([]);
+      expect(await store.pathSteps(['nobody'], 'customers')).toEqual([]);
     });
 
     describe('tier walk', () => {

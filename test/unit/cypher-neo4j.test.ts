@@ -40,7 +40,6 @@ const ENGINE_FILES: Record<string, string> = {
   'import/upsert-supplies.neo4j.cypher': 'batched UNWIND import',
   'import/upsert-cluster-supplies.neo4j.cypher': 'batched UNWIND import',
   'import/prune.neo4j.cypher': 'removes what an upsert import did not write',
-  'path/find.embedded.cypher': 'no list comprehensions: properties() along the recursive relationship',
 };
 
 function cypherFiles(): string[] {

@@ -107,38 +107,39 @@ describe('Neo4j adapter, against a recording driver', () => {
     expect(fake.runs[1]).toMatchObject({ query: 'company/get-summaries', params: { vids: ['a'] } });
   });
 
-  it('finds paths with the hop bound in the text and the ends as parameters, in a READ session', async () => {
+  it('reads a path-search step in a READ session, the frontier as a parameter', async () => {
     const { fake, store } = storeWith((run) =>
-      run.query === 'path/find'
+      run.query === 'path/step-suppliers'
         ? [
             {
-              inner_vids: ['m'],
-              edge_ids: ['e1', 'e2'],
-              confidences: [0.4, 0.8],
-              evidence_dates: [driverDateTime('2022-05-06T00:00:00Z'), null],
-              hops: 2,
+              from_vid: 't',
+              to_vid: 'm',
+              edge_id: 'e1',
+              confidence_score: 0.4,
+              latest_evidence_date: driverDateTime('2022-05-06T00:00:00Z'),
+              to_degree: neo4j.int(3),
             },
           ]
         : [],
     );
-    const paths = await store.findPaths({ source: 's', target: 't', maxHops: 3, limit: 7 });
-    expect(paths).toEqual([
+    expect(await store.pathSteps(['t', 'u'], 'suppliers')).toEqual([
       {
-        vids: ['s', 'm', 't'],
-        hops: [
-          { edge_id: 'e1', confidence_score: 0.4, latest_evidence_date: '2022-05-06T00:00:00.000Z' },
-          { edge_id: 'e2', confidence_score: 0.8, latest_evidence_date: null },
-        ],
+        from: 't',
+        to: 'm',
+        edge_id: 'e1',
+        confidence_score: 0.4,
+        latest_evidence_date: '2022-05-06T00:00:00.000Z',
+        toDegree: 3,
       },
     ]);
-    const run = fake.runs[0]!;
-    expect(run).toMatchObject({
-      query: 'path/find',
+    expect(fake.runs[0]).toMatchObject({
+      query: 'path/step-suppliers',
       mode: neo4j.session.READ,
-      params: { source: 's', target: 't' },
+      params: { vids: ['t', 'u'] },
     });
-    expect(run.text).toContain('[:SUPPLIES*1..3]');
-    expect(String(run.params.limit)).toBe('7');
+    // An empty frontier reads nothing.
+    expect(await store.pathSteps([], 'customers')).toEqual([]);
+    expect(fake.runs).toHaveLength(1);
   });
 
   it('walks tiers breadth-first: each company in its nearest tier, relationships only between consecutive tiers', async () => {

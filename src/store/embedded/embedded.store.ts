@@ -17,8 +17,8 @@ import type {
   GraphStore,
   Page,
   RelationshipQuery,
-  PathQuery,
-  StoredPath,
+  PathStepDirection,
+  PathStep,
   StoreStats,
   TierWalkRequest,
   TierWalkSink,
@@ -30,7 +30,7 @@ import {
   toRelationshipItem,
   toTierCompany,
   toSearchRow,
-  toStoredPath,
+  toPathStep,
   toTierRelationship,
 } from '../mappers';
 import { PointReads, relationshipListQuery } from '../point-reads';
@@ -80,7 +80,8 @@ const QUERY_NAMES = [
   'tierview/tiers-customers',
   'tierview/tier-relationships-suppliers',
   'tierview/tier-relationships-customers',
-  'path/find',
+  'path/step-customers',
+  'path/step-suppliers',
 ] as const;
 type QueryName = (typeof QUERY_NAMES)[number];
 
@@ -378,14 +379,10 @@ export class EmbeddedGraphStore implements GraphStore {
     return true;
   }
 
-  async findPaths(query: PathQuery): Promise<StoredPath[]> {
-    const find = bindLiterals(this.queries.get('path/find')!, { max_hops: query.maxHops });
-    const rows = await this.live.query(find, {
-      source: query.source,
-      target: query.target,
-      limit: query.limit,
-    });
-    return rows.map((r) => toStoredPath(r, query.source, query.target));
+  async pathSteps(vids: readonly string[], direction: PathStepDirection): Promise<PathStep[]> {
+    if (vids.length === 0) return [];
+    const rows = await this.live.query(this.queries.get(`path/step-${direction}`)!, { vids: [...vids] });
+    return rows.map(toPathStep);
   }
 
   async scanSearchRows(onBatch: (rows: SearchRow[]) => void): Promise<void> {

@@ -9,7 +9,7 @@ import type {
   RelationshipItem,
 } from '../../domain/model';
 import type { SearchRow } from '../../domain/search-row';
-import { bindLiterals, cypherRoot, loadQuery, splitStatements } from '../cypher-files';
+import { cypherRoot, loadQuery, splitStatements } from '../cypher-files';
 import type { CypherQuery } from '../cypher-files';
 import { toNeo4jDialect } from '../dialect';
 import { domicileSpellings, stepParams, walkBySteps } from '../step-walk';
@@ -18,8 +18,8 @@ import type {
   GraphStore,
   Page,
   RelationshipQuery,
-  PathQuery,
-  StoredPath,
+  PathStepDirection,
+  PathStep,
   StoreStats,
   TierWalkRequest,
   TierWalkSink,
@@ -31,7 +31,7 @@ import {
   toRelationshipItem,
   toTierCompany,
   toSearchRow,
-  toStoredPath,
+  toPathStep,
 } from '../mappers';
 import type { Props } from '../mappers';
 import { PointReads, relationshipListQuery } from '../point-reads';
@@ -63,7 +63,8 @@ export const NEO4J_QUERY_NAMES = [
   'tierview/step-suppliers',
   'tierview/step-customers',
   'tierview/domiciles',
-  'path/find',
+  'path/step-customers',
+  'path/step-suppliers',
   'graph/generation',
   'graph/bump-generation',
   'graph/set-schema-version',
@@ -267,14 +268,10 @@ export class Neo4jGraphStore implements GraphStore {
     return true;
   }
 
-  async findPaths(query: PathQuery): Promise<StoredPath[]> {
-    const find = bindLiterals(this.query('path/find'), { max_hops: query.maxHops });
-    const rows = await this.exec.read(find, {
-      source: query.source,
-      target: query.target,
-      limit: query.limit,
-    });
-    return rows.map((r) => toStoredPath(r, query.source, query.target));
+  async pathSteps(vids: readonly string[], direction: PathStepDirection): Promise<PathStep[]> {
+    if (vids.length === 0) return [];
+    const rows = await this.exec.read(this.query(`path/step-${direction}`), { vids: [...vids] });
+    return rows.map(toPathStep);
   }
 
   async scanSearchRows(onBatch: (rows: SearchRow[]) => void): Promise<void> {

@@ -1,0 +1,11 @@
+// One step of a path search towards customers: every relationship out of a
+// company of $vids, lean (the search needs the ends, the hop's fields and how
+// many relationships the company reached has in the same direction, which is what
+// expanding it next would read). `IN` keeps a primary-key lookup on both engines.
+// $vids: STRING[]
+MATCH (c:Company)-[r:SUPPLIES]->(n:Company)
+WHERE c.vid IN $vids
+RETURN c.vid AS from_vid, n.vid AS to_vid,
+       r.edge_id AS edge_id, r.confidence_score AS confidence_score,
+       r.latest_edge_date AS latest_evidence_date,
+       n.count_customers AS to_degree
