@@ -20,13 +20,16 @@ const RESULTS_DIR = path.join(ROOT, 'bench', 'results');
 const BENCH_KEY = 'tiergraph-bench-key-000000000000';
 const KEY_HEADER = 'X-SERVICE-KEY';
 
-const SERVER_CASES = ['healthz', 'search', 'search_all', 'suggest', 'profile', 'suppliers', 'edge'];
+const SERVER_CASES = ['healthz', 'search', 'search_all', 'suggest', 'profile', 'suppliers', 'edge', 'paths'];
 const ALL_CASES = [...SERVER_CASES, 'pg_trgm'];
 
 const SEARCH_TERMS = 2000;
 const PROFILE_VIDS = 5000;
 const EDGE_IDS = 5000;
 const TOP_COMPANIES = 100;
+/** Pairs of companies 3 tiers apart for the paths case, found by walks over supplier lists. */
+const PATH_PAIRS = 100;
+const PATH_TIERS = 3;
 
 const SECOND = 1000;
 const MINUTE = 60 * SECOND;
@@ -621,7 +624,7 @@ async function getJson(server, pathAndQuery) {
 
 let currentCannon = null;
 
-function casePaths(name, inputs, top) {
+function casePaths(name, inputs, top, pairs) {
   const q = encodeURIComponent;
   switch (name) {
     case 'healthz':
@@ -641,9 +644,42 @@ function casePaths(name, inputs, top) {
       return top.map((v) => `/v1/companies/${q(v)}/suppliers/?limit=10`);
     case 'edge':
       return inputs.edge_ids.map((e) => `/v1/edges/${q(e)}/`);
+    case 'paths':
+      return pairs.map(([from, to]) => `/v1/paths/?from=${q(from)}&to=${q(to)}&max_tiers=${PATH_TIERS}`);
     default:
       throw new Error(`no paths for ${name}`);
   }
+}
+
+/**
+ * Pairs (customer, supplier) whose shortest supplier chain has exactly PATH_TIERS hops: a random
+ * walk up supplier lists from sampled companies, kept when the service's own shortest chain is
+ * that long (a walk can come back near its start).
+ */
+async function pathPairs(server, vids, seed) {
+  const rand = prng(seed ^ 0x9a7b5);
+  const q = encodeURIComponent;
+  const pairs = [];
+  const started = performance.now();
+  for (const start of vids) {
+    if (pairs.length >= PATH_PAIRS || interrupted) break;
+    let at = start;
+    for (let hop = 0; hop < PATH_TIERS && at !== null; hop++) {
+      const page = await getJson(server, `/v1/companies/${q(at)}/suppliers/?limit=50`);
+      const next = page.results.map((r) => r.supplier?.vid ?? r.vid).filter((v) => typeof v === 'string');
+      at = next.length > 0 ? next[Math.floor(rand() * next.length)] : null;
+    }
+    if (at === null || at === start) continue;
+    const found = await getJson(
+      server,
+      `/v1/paths/?from=${q(start)}&to=${q(at)}&max_tiers=${PATH_TIERS}&limit=1`,
+    );
+    if (found.results[0]?.length === PATH_TIERS) pairs.push([start, at]);
+  }
+  log(
+    `found ${pairs.length} pairs ${PATH_TIERS} tiers apart in ${((performance.now() - started) / 1000).toFixed(1)} s`,
+  );
+  return pairs;
 }
 
 /** One request per path before the load, so a broken case is reported with the server's answer. */
@@ -1095,7 +1131,13 @@ async function main() {
         if (top.length === 0) throw new Error('the top-companies list is empty');
         results.inputs.top_companies = top.length;
       }
-      const paths = Object.fromEntries(serverCases.map((c) => [c, casePaths(c, inputs, top)]));
+      let pairs = [];
+      if (serverCases.includes('paths')) {
+        pairs = await pathPairs(server, inputs.vids, opts.seed);
+        if (pairs.length === 0) throw new Error('no pair of companies 3 tiers apart was found');
+        results.inputs.path_pairs = pairs.length;
+      }
+      const paths = Object.fromEntries(serverCases.map((c) => [c, casePaths(c, inputs, top, pairs)]));
       for (const c of serverCases) await preflight(server, c, paths[c]);
 
       // Runs are the outer loop so every run set sees the server in the same state, and ratios compare like with like.

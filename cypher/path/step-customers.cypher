@@ -1,7 +1,7 @@
 // One step of a path search towards customers: every relationship out of a
 // company of $vids, lean (the search needs the ends, the hop's fields and how
 // many relationships the company reached has in the same direction, which is what
-// expanding it next would read). `IN` keeps a primary-key lookup on both engines.
+// expanding it next would read). See step-customers-of for one company.
 // $vids: STRING[]
 MATCH (c:Company)-[r:SUPPLIES]->(n:Company)
 WHERE c.vid IN $vids

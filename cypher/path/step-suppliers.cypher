@@ -1,7 +1,7 @@
 // One step of a path search towards suppliers: every relationship into a company
 // of $vids, lean (the search needs the ends, the hop's fields and how many
 // relationships the company reached has in the same direction, which is what
-// expanding it next would read). `IN` keeps a primary-key lookup on both engines.
+// expanding it next would read). See step-suppliers-of for one company.
 // $vids: STRING[]
 MATCH (n:Company)-[r:SUPPLIES]->(c:Company)
 WHERE c.vid IN $vids

@@ -275,6 +275,14 @@ export function graphStoreContract(
       ]);
       expect(await store.pathSteps([], 'suppliers')).toEqual([]);
       expect(await store.pathSteps(['nobody'], 'customers')).toEqual([]);
+      // A long frontier may be read another way (one query for all); the rows are the same.
+      const long = ['delta', ...Array.from({ length: 80 }, (_, i) => `nobody-${i}`), 'bolt'];
+      const ids = async (vids: string[]) =>
+        (await store.pathSteps(vids, 'customers'))
+          .map((s) => `${s.from}>${s.to}:${s.edge_id}:${s.toDegree}`)
+          .sort();
+      expect(await ids(long)).toEqual(await ids(['delta', 'bolt']));
+      expect(await ids(long)).toEqual(['bolt>boeing:e1:1', 'delta>boeing:e2:1', 'delta>bolt:e5:1']);
     });
 
     describe('tier walk', () => {
