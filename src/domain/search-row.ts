@@ -12,7 +12,7 @@ export interface SearchRow {
   isClusterParent: boolean;
   /**
    * Other names the company is known by (former and trading names, tickers, abbreviations), matched like
-   * the name. Empty until the import format carries them (an `aliases` company property).
+   * the name: the import format's `aliases` column. Empty when it has none.
    */
   aliases: string[];
   /** Free-text industry, for the industry filter; null when unknown. */

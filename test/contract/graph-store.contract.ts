@@ -249,7 +249,9 @@ export function graphStoreContract(
         hosts: ['boeing.example'],
         cities: ['Arlington'],
         identifierValues: ['RVDPPPGHCGZ40J4BQ305', 'Q66'],
+        aliases: ['BA', 'Boeing Commercial Airplanes'],
       });
+      expect(byVid.get('bolt')!.aliases ?? []).toEqual([]);
       expect(byVid.get('lonely')).toMatchObject({ cities: [], identifierValues: [] });
     });
 
