@@ -4,12 +4,11 @@ import { countryCode } from '../domain/countries';
 import { hostsOf } from '../domain/hosts';
 import type { CompanyCore } from '../domain/model';
 import { wordSimilarity } from '../domain/trigram';
-import { PackedRecordsBuilder } from './packed-records';
-import type { PackedRecords } from './packed-records';
+import { PackedRecords, PackedRecordsBuilder } from './packed-records';
 import { importanceOf, matchEntry, planQuery, relevanceOf } from './relevance';
 import type { QueryPlan } from './relevance';
-import { TrigramIndexBuilder } from './trigram-index';
-import type { TrigramIndex } from './trigram-index';
+import { TrigramIndex, TrigramIndexBuilder } from './trigram-index';
+import { SnapshotReader, SnapshotWriter } from './snapshot';
 import { WordIndex } from './word-index';
 
 /** What a search can ask for; every criterion given must match. */
@@ -66,6 +65,8 @@ const SUGGEST_BUDGET = 150;
 const MERGE_WORDS = 1000;
 /** Companies read, most important first, for such a beginning. */
 const SCAN_LIMIT = 50_000;
+/** Layout of a saved index; a snapshot of another version is rebuilt instead of read. */
+const SNAPSHOT_VERSION = 1;
 /** Extra trigram matches read beyond the page, for relevance to reorder. */
 const TRIGRAM_EXTRA = 100;
 
@@ -108,6 +109,60 @@ export class CompanySearchIndex {
 
   get size(): number {
     return this.vids.length;
+  }
+
+  /** Saves the index to `file` under `key` (see {@link CompanySearchIndex.load}). */
+  save(file: string, key: string): Promise<void> {
+    const w = new SnapshotWriter();
+    w.json({ version: SNAPSHOT_VERSION, maxDegree: this.maxDegree, countries: [...this.countries] });
+    w.json(this.vids).json(this.names_);
+    this.names.writeTo(w);
+    w.array(this.degree).array(this.byDefault).array(this.countryOf);
+    w.map(this.byCity).map(this.byIdentifier).map(this.byHost).map(this.byIndustry);
+    w.array(this.byDegree).array(this.parent).array(this.rank);
+    this.words.writeTo(w);
+    this.cores.writeTo(w);
+    return w.save(file, key);
+  }
+
+  /** The index saved in `file` under `key`; null when there is none, or it is of other data or another layout. */
+  static load(file: string, key: string): CompanySearchIndex | null {
+    const r = SnapshotReader.open(file, key);
+    if (!r) return null;
+    const head = r.json<{ version: number; maxDegree: number; countries: [string, number][] }>();
+    if (head.version !== SNAPSHOT_VERSION) return null;
+    const vids = r.json<string[]>();
+    const names = r.json<string[]>();
+    const trigrams = TrigramIndex.readFrom(r);
+    const degree = r.i32();
+    const byDefault = r.u8();
+    const countryOf = r.u16();
+    const [byCity, byIdentifier, byHost, byIndustry] = [r.map(), r.map(), r.map(), r.map()];
+    const byDegree = r.u32();
+    const parent = r.u8();
+    const rank = r.u32();
+    const words = WordIndex.readFrom(r);
+    const cores = PackedRecords.readFrom(r);
+    if (!r.done) throw new Error(`search index snapshot ${file}: sections left unread`);
+    return new CompanySearchIndex(
+      vids,
+      trigrams,
+      degree,
+      byDefault,
+      countryOf,
+      new Map(head.countries),
+      byCity,
+      byIdentifier,
+      byHost,
+      byIndustry,
+      byDegree,
+      words,
+      names,
+      parent,
+      head.maxDegree,
+      rank,
+      cores,
+    );
   }
 
   /** Reads every company and its search keys from the store. */

@@ -1,3 +1,5 @@
+import type { SnapshotReader, SnapshotWriter } from './snapshot';
+
 /**
  * Many small JSON records held in a few large buffers. A million records as
  * objects or strings would cost the heap several times their size and keep the
@@ -57,6 +59,20 @@ export class PackedRecords {
 
   get size(): number {
     return this.starts.length;
+  }
+
+  /** Saves the records (see {@link PackedRecords.readFrom}). */
+  writeTo(w: SnapshotWriter): void {
+    w.json(this.chunks.length);
+    for (const c of this.chunks) w.bytes(c);
+    w.array(this.chunkOf).array(this.starts).array(this.lengths);
+  }
+
+  /** Records saved by {@link PackedRecords.writeTo}, their bytes viewed in place. */
+  static readFrom(r: SnapshotReader): PackedRecords {
+    const count = r.json<number>();
+    const chunks = Array.from({ length: count }, () => r.bytes());
+    return new PackedRecords(chunks, r.u32(), r.u32(), r.u32());
   }
 
   /** Bytes held, for logs. */

@@ -1,3 +1,4 @@
+import type { SnapshotReader, SnapshotWriter } from './snapshot';
 import { float4Ratio, trigramSet } from '../domain/trigram';
 
 /**
@@ -264,6 +265,20 @@ interface IndexArrays {
   lengthStart: Uint32Array;
 }
 
+/** The arrays of an index in the order a snapshot holds them. */
+const ARRAY_KEYS = [
+  'ids',
+  'rankOfId',
+  'listStart',
+  'postings',
+  'postingPos',
+  'rows',
+  'rowStart',
+  'docAt',
+  'internalOf',
+  'lengthStart',
+] as const satisfies readonly (keyof IndexArrays)[];
+
 /** Immutable trigram index over the names given to a {@link TrigramIndexBuilder}. */
 export class TrigramIndex {
   /** Number of documents. */
@@ -282,6 +297,18 @@ export class TrigramIndex {
     this.size = arrays.docAt.length;
     this.maxLength = arrays.lengthStart.length - 2;
     this.hits = new Uint8Array(this.size);
+  }
+
+  /** Saves the index's arrays (see {@link TrigramIndex.readFrom}). */
+  writeTo(w: SnapshotWriter): void {
+    for (const key of ARRAY_KEYS) w.array(this.a[key]);
+  }
+
+  /** An index saved by {@link TrigramIndex.writeTo}, its arrays viewed in place. */
+  static readFrom(r: SnapshotReader): TrigramIndex {
+    const a: Partial<Record<(typeof ARRAY_KEYS)[number], Uint32Array | Uint8Array>> = {};
+    for (const key of ARRAY_KEYS) a[key] = key === 'postingPos' ? r.u8() : r.u32();
+    return new TrigramIndex(a as unknown as IndexArrays);
   }
 
   /** Bytes held by the index's arrays. */

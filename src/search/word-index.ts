@@ -1,5 +1,5 @@
-import { TrigramIndexBuilder } from './trigram-index';
-import type { TrigramIndex } from './trigram-index';
+import { TrigramIndex, TrigramIndexBuilder } from './trigram-index';
+import type { SnapshotReader, SnapshotWriter } from './snapshot';
 import { LEGAL_FORMS, acronymsOf, allowedEdits, editDistanceWithin, wordsOf } from './name-words';
 
 /** What a searchable name of a company is: its name, an alias given at import, or a derived acronym. */
@@ -108,6 +108,31 @@ export class WordIndex {
       docEntryStart,
       builder.build(),
       Uint8Array.from(vocab, (w) => (LEGAL_FORMS.has(w) ? 1 : 0)),
+    );
+  }
+
+  /** Saves the index (see {@link WordIndex.readFrom}). */
+  writeTo(w: SnapshotWriter): void {
+    w.json(this.vocab).array(this.postStart).array(this.postings).array(this.entryDoc);
+    w.json(this.entryText).array(this.entryKind).array(this.wordStart).array(this.entryWords);
+    w.array(this.docEntryStart);
+    this.vocabTrigrams.writeTo(w);
+    w.array(this.legal);
+  }
+
+  static readFrom(r: SnapshotReader): WordIndex {
+    return new WordIndex(
+      r.json<string[]>(),
+      r.u32(),
+      r.u32(),
+      r.u32(),
+      r.json<string[]>(),
+      r.u8(),
+      r.u32(),
+      r.u32(),
+      r.u32(),
+      TrigramIndex.readFrom(r),
+      r.u8(),
     );
   }
 

@@ -136,6 +136,12 @@ export interface GraphStore {
    * (`suppliers`) the companies of `vids`, in no particular order. Unknown vids read nothing.
    */
   pathSteps(vids: readonly string[], direction: PathStepDirection): Promise<PathStep[]>;
+  /**
+   * Where data derived from the graph (`name`: the search index) may be saved to be reused after a
+   * restart, and the key the saved copy must carry: both change with every import and seed, so a copy
+   * under another key is stale. Absent, or null, when the store cannot tell: derive afresh each time.
+   */
+  derivedDataFile?(name: string): { file: string; key: string } | null;
   /** Runs Cypher statements (seed files); returns how many ran. */
   runScript(statements: readonly string[]): Promise<number>;
   /** Incremented whenever the data changes, so caches and the search index know to rebuild. */

@@ -481,7 +481,29 @@ export class EmbeddedGraphStore implements GraphStore {
     return () => fs.unwatchFile(file, onChange);
   }
 
+  derivedDataFile(name: string): { file: string; key: string } | null {
+    if (!this.attached) return null;
+    return {
+      file: path.join(this.options.dir, `${this.attached}.${name}`),
+      key: `${this.attached}#${this.changesOf(this.attached)}`,
+    };
+  }
+
+  /** Seeds run on this generation so far, kept beside it so a restart still knows (see derivedDataFile). */
+  private changesOf(file: string): number {
+    try {
+      return Number(fs.readFileSync(path.join(this.options.dir, `${file}.changes`), 'utf8')) || 0;
+    } catch {
+      return 0;
+    }
+  }
+
   async runScript(statements: readonly string[]): Promise<number> {
+    // Counted before the statements run: a seed cut off half-way has changed the data too.
+    if (this.attached) {
+      const changes = path.join(this.options.dir, `${this.attached}.changes`);
+      fs.writeFileSync(changes, String(this.changesOf(this.attached) + 1));
+    }
     let n = 0;
     for (const s of statements) {
       await this.live.run(s);
@@ -499,8 +521,13 @@ function nextGenerationName(current: string | null): string {
 }
 
 function removeGraphFiles(file: string): void {
-  for (const f of [file, `${file}.wal`, `${file}.shadow`, `${file}.tmp`])
+  for (const f of [file, `${file}.wal`, `${file}.shadow`, `${file}.tmp`, `${file}.changes`])
     fs.rmSync(f, { force: true, recursive: true });
+  // Anything derived from it and saved beside it (see derivedDataFile).
+  const dir = path.dirname(file);
+  const prefix = `${path.basename(file)}.`;
+  for (const f of fs.readdirSync(dir))
+    if (f.startsWith(prefix)) fs.rmSync(path.join(dir, f), { force: true });
 }
 
 /** Escapes a file path for a Cypher string literal (paths come from our own staging directory). */

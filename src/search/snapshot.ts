@@ -1,0 +1,209 @@
+import fs from 'node:fs';
+
+/**
+ * A binary file of typed arrays, string lists and small JSON values, written and
+ * read back in the same order. The search index saves itself in one so that a
+ * restart loads it in seconds instead of reading every company and rebuilding
+ * it. Arrays read back are views into the file's buffer: no copy, no parse.
+ *
+ * Layout: MAGIC, a little-endian u32 header length, the header (JSON: the
+ * caller's key and the sections' kinds, offsets and lengths), then each
+ * section's bytes at an 8-byte-aligned offset.
+ */
+const MAGIC = Buffer.from('TGSNAP1\n');
+const ALIGN = 8;
+
+type ArrayKind = 'u8' | 'u16' | 'u32' | 'i32' | 'f64';
+type Kind = ArrayKind | 'json' | 'bytes';
+type Typed = Uint8Array | Uint16Array | Uint32Array | Int32Array | Float64Array;
+
+interface Section {
+  kind: Kind;
+  /** Offset of the section's bytes from the end of the header. */
+  at: number;
+  bytes: number;
+}
+
+interface Header {
+  key: string;
+  sections: Section[];
+}
+
+const CTORS = {
+  u8: Uint8Array,
+  u16: Uint16Array,
+  u32: Uint32Array,
+  i32: Int32Array,
+  f64: Float64Array,
+} as const;
+
+function kindOf(a: Typed): ArrayKind {
+  if (a instanceof Uint8Array) return 'u8';
+  if (a instanceof Uint16Array) return 'u16';
+  if (a instanceof Uint32Array) return 'u32';
+  if (a instanceof Int32Array) return 'i32';
+  return 'f64';
+}
+
+export class SnapshotWriter {
+  private readonly parts: Buffer[] = [];
+  private readonly sections: Section[] = [];
+  private size = 0;
+
+  private add(kind: Kind, bytes: Buffer): void {
+    const pad = (ALIGN - (this.size % ALIGN)) % ALIGN;
+    if (pad > 0) this.parts.push(Buffer.alloc(pad));
+    this.size += pad;
+    this.sections.push({ kind, at: this.size, bytes: bytes.length });
+    this.parts.push(bytes);
+    this.size += bytes.length;
+  }
+
+  array(a: Typed): this {
+    this.add(kindOf(a), Buffer.from(a.buffer, a.byteOffset, a.byteLength));
+    return this;
+  }
+
+  /** Raw bytes, read back as a Buffer. */
+  bytes(b: Buffer): this {
+    this.add('bytes', b);
+    return this;
+  }
+
+  /** Any JSON value (string lists included). */
+  json(value: unknown): this {
+    this.add('json', Buffer.from(JSON.stringify(value)));
+    return this;
+  }
+
+  /** A map from strings to lists of numbers (every number below 2^32). */
+  map(m: ReadonlyMap<string, readonly number[]>): this {
+    const keys = [...m.keys()];
+    const start = new Uint32Array(keys.length + 1);
+    let n = 0;
+    keys.forEach((k, i) => {
+      start[i] = n;
+      n += m.get(k)!.length;
+    });
+    start[keys.length] = n;
+    const values = new Uint32Array(n);
+    keys.forEach((k, i) => values.set(m.get(k)!, start[i]));
+    return this.json(keys).array(start).array(values);
+  }
+
+  /**
+   * Writes the file under `key` (what the caller checks on reading), through a
+   * temporary name and a rename, so a reader never sees half a file.
+   */
+  async save(file: string, key: string): Promise<void> {
+    const header = Buffer.from(JSON.stringify({ key, sections: this.sections } satisfies Header));
+    const length = Buffer.alloc(4);
+    length.writeUInt32LE(header.length);
+    // The sections start aligned: the prefix is padded to ALIGN.
+    const prefix = MAGIC.length + 4 + header.length;
+    const pad = Buffer.alloc((ALIGN - (prefix % ALIGN)) % ALIGN, 0x20);
+    const tmp = `${file}.tmp-${process.pid}`;
+    const handle = await fs.promises.open(tmp, 'w');
+    try {
+      for (const part of [MAGIC, length, header, pad, ...this.parts]) await handle.write(part);
+      await handle.sync();
+    } finally {
+      await handle.close();
+    }
+    await fs.promises.rename(tmp, file);
+  }
+}
+
+export class SnapshotReader {
+  private next = 0;
+
+  private constructor(
+    private readonly buf: Buffer,
+    private readonly base: number,
+    private readonly sections: Section[],
+  ) {}
+
+  /**
+   * Opens `file` if it holds a snapshot saved under `key`; null when it is
+   * missing, of another key or not a snapshot at all.
+   */
+  static open(file: string, key: string): SnapshotReader | null {
+    let buf: Buffer;
+    try {
+      buf = fs.readFileSync(file);
+    } catch {
+      return null;
+    }
+    if (buf.length < MAGIC.length + 4 || !buf.subarray(0, MAGIC.length).equals(MAGIC)) return null;
+    const length = buf.readUInt32LE(MAGIC.length);
+    let header: Header;
+    try {
+      header = JSON.parse(buf.toString('utf8', MAGIC.length + 4, MAGIC.length + 4 + length)) as Header;
+    } catch {
+      return null;
+    }
+    if (header.key !== key || !Array.isArray(header.sections)) return null;
+    const prefix = MAGIC.length + 4 + length;
+    const base = prefix + ((ALIGN - (prefix % ALIGN)) % ALIGN);
+    const last = header.sections[header.sections.length - 1];
+    if (last && base + last.at + last.bytes > buf.length) return null;
+    return new SnapshotReader(buf, base, header.sections);
+  }
+
+  private take(kind: Kind): Section {
+    const s = this.sections[this.next++];
+    if (!s || s.kind !== kind)
+      throw new Error(`snapshot section ${this.next - 1}: expected ${kind}, found ${s?.kind ?? 'none'}`);
+    return s;
+  }
+
+  private view<K extends ArrayKind>(kind: K): InstanceType<(typeof CTORS)[K]> {
+    const s = this.take(kind);
+    const Ctor = CTORS[kind];
+    const offset = this.buf.byteOffset + this.base + s.at;
+    const count = s.bytes / Ctor.BYTES_PER_ELEMENT;
+    // A buffer read whole is not pooled, so offsets stay aligned; copy if ever not.
+    if (offset % Ctor.BYTES_PER_ELEMENT === 0)
+      return new Ctor(this.buf.buffer as ArrayBuffer, offset, count) as InstanceType<(typeof CTORS)[K]>;
+    const copy = new Uint8Array(s.bytes);
+    copy.set(this.buf.subarray(this.base + s.at, this.base + s.at + s.bytes));
+    return new Ctor(copy.buffer, 0, count) as InstanceType<(typeof CTORS)[K]>;
+  }
+
+  u8(): Uint8Array {
+    return this.view('u8');
+  }
+  u16(): Uint16Array {
+    return this.view('u16');
+  }
+  u32(): Uint32Array {
+    return this.view('u32');
+  }
+  i32(): Int32Array {
+    return this.view('i32');
+  }
+
+  bytes(): Buffer {
+    const s = this.take('bytes');
+    return this.buf.subarray(this.base + s.at, this.base + s.at + s.bytes);
+  }
+
+  json<T>(): T {
+    const s = this.take('json');
+    return JSON.parse(this.buf.toString('utf8', this.base + s.at, this.base + s.at + s.bytes)) as T;
+  }
+
+  map(): Map<string, number[]> {
+    const keys = this.json<string[]>();
+    const start = this.u32();
+    const values = this.u32();
+    const m = new Map<string, number[]>();
+    keys.forEach((k, i) => m.set(k, Array.from(values.subarray(start[i], start[i + 1]))));
+    return m;
+  }
+
+  /** Every section was read: the reader and the writer agreed on the layout. */
+  get done(): boolean {
+    return this.next === this.sections.length;
+  }
+}

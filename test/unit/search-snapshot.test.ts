@@ -1,0 +1,149 @@
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import type { SearchRow } from '../../src/domain/search-row';
+import type { GraphStore } from '../../src/store/graph-store';
+import { CompanySearchIndex } from '../../src/search/company-search';
+import type { SearchCriteria } from '../../src/search/company-search';
+import { SearchIndexHolder } from '../../src/search/search-index-holder';
+import { buildCompanyCore } from '../support/factories';
+
+const WORDS = [
+  'Acme',
+  'Bolt',
+  'Castings',
+  'Delta',
+  'Steel',
+  'Nordic',
+  'Pacific',
+  'Glass',
+  'Motors',
+  'Semiconductor',
+];
+const FORMS = ['GmbH', 'Co Ltd', 'Inc', 'SA', 'PLC', 'Corporation'];
+
+/** 400 companies with every search key filled in some of them, the same each time. */
+function rows(): SearchRow[] {
+  return Array.from({ length: 400 }, (_, i) => {
+    const name = `${WORDS[i % 10]} ${WORDS[(i * 7 + 3) % 10]} ${i} ${FORMS[i % 6]}`;
+    return {
+      core: buildCompanyCore(`v${i}`, name),
+      vid: `v${i}`,
+      name,
+      searchedByDefault: i % 5 !== 0,
+      isClusterParent: i % 3 === 0,
+      aliases: i % 4 === 0 ? [`${WORDS[(i + 1) % 10]} Trading ${i}`] : [],
+      industry: i % 2 === 0 ? 'Steel making' : null,
+      industryCode: i % 2 === 0 ? '331110' : null,
+      industryCodeSystem: i % 2 === 0 ? 'NAICS' : null,
+      degree: (i * 37) % 101,
+      country: ['DE', 'United States of America', 'Japan', null][i % 4]!,
+      hosts: [`site${i % 50}.example`],
+      cities: i % 3 === 0 ? ['Hamburg'] : ['Osaka'],
+      identifierValues: [`LEI${String(i).padStart(6, '0')}`],
+    };
+  });
+}
+
+function fakeStore(dir: string) {
+  const state = { generation: 1, scans: 0, key: 'g-1#0' };
+  const store = {
+    get generation() {
+      return state.generation;
+    },
+    scanSearchRows(onBatch: (rows: SearchRow[]) => void) {
+      state.scans++;
+      onBatch(rows());
+      return Promise.resolve();
+    },
+    derivedDataFile: (name: string) => ({ file: path.join(dir, `g-1.${name}`), key: state.key }),
+  } as unknown as GraphStore;
+  return { store, state };
+}
+
+const CRITERIA: Partial<SearchCriteria>[] = [
+  { name: 'acme steel' },
+  { name: 'bolt', includeSubsidiaries: false },
+  { name: 'nordc glass' },
+  { name: 'pacific trading' },
+  { name: 'ams', sort: 'similarity', minSimilarity: 0.1 },
+  { city: 'hamburg' },
+  { industry: 'NAICS:331110', name: 'delta' },
+  { country: 'Germany' },
+  { website: 'site7.example' },
+  { identifier: 'LEI000042' },
+  {},
+  { offset: 30, limit: 5 },
+];
+
+function answers(index: CompanySearchIndex) {
+  return {
+    searches: CRITERIA.map((c) =>
+      index.search({ minSimilarity: 0.3, includeSubsidiaries: true, limit: 10, offset: 0, ...c }),
+    ),
+    suggestions: ['ac', 'acme st', 'semi', 'bolt castings 1', 'pt'].map((q) => index.suggest(q, 5, false)),
+  };
+}
+
+describe('search index snapshot', () => {
+  let dir: string;
+  beforeEach(() => {
+    dir = fs.mkdtempSync(path.join(os.tmpdir(), 'tiergraph-snapshot-'));
+  });
+  afterEach(() => fs.rmSync(dir, { recursive: true, force: true }));
+
+  it('loads back an index that answers every kind of search exactly as the one built', async () => {
+    const { store } = fakeStore(dir);
+    const built = await CompanySearchIndex.build(store);
+    const file = path.join(dir, 'index');
+    await built.save(file, 'k1');
+    const loaded = CompanySearchIndex.load(file, 'k1');
+    expect(loaded).not.toBeNull();
+    const want = answers(built);
+    // The criteria are not vacuous: most find something.
+    expect(want.searches.filter((s) => s.hits.length > 0).length).toBeGreaterThan(9);
+    expect(want.suggestions.filter((s) => s.length > 0).length).toBeGreaterThan(3);
+    expect(answers(loaded!)).toEqual(want);
+    expect(loaded!.size).toBe(400);
+  });
+
+  it('refuses a file of another key, a truncated file and a file that is no snapshot', async () => {
+    const { store } = fakeStore(dir);
+    const file = path.join(dir, 'index');
+    await (await CompanySearchIndex.build(store)).save(file, 'k1');
+    expect(CompanySearchIndex.load(file, 'k2')).toBeNull();
+    expect(CompanySearchIndex.load(path.join(dir, 'missing'), 'k1')).toBeNull();
+    const bytes = fs.readFileSync(file);
+    fs.writeFileSync(file, bytes.subarray(0, bytes.length - 100));
+    expect(CompanySearchIndex.load(file, 'k1')).toBeNull();
+    fs.writeFileSync(file, 'not a snapshot at all');
+    expect(CompanySearchIndex.load(file, 'k1')).toBeNull();
+  });
+
+  it('is saved by the first start and loaded by the next, until the data changes', async () => {
+    const { store, state } = fakeStore(dir);
+    const first = new SearchIndexHolder(store);
+    const q = async (h: SearchIndexHolder) =>
+      (await h.get()).search({
+        name: 'acme',
+        minSimilarity: 0.3,
+        includeSubsidiaries: true,
+        limit: 5,
+        offset: 0,
+      });
+    const a = await q(first);
+    expect(state.scans).toBe(1);
+    expect(fs.existsSync(path.join(dir, 'g-1.search-index'))).toBe(true);
+
+    // A restart: the saved index is read, the store is not scanned.
+    const second = new SearchIndexHolder(store);
+    expect(await q(second)).toEqual(a);
+    expect(state.scans).toBe(1);
+
+    // A seed changed the data: the key moved on, so the store is read again.
+    state.key = 'g-1#1';
+    const third = new SearchIndexHolder(store);
+    await q(third);
+    expect(state.scans).toBe(2);
+  });
+});
