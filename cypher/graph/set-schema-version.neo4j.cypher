@@ -2,4 +2,5 @@
 // $version: INT64
 MERGE (m:TiergraphMeta {key: 'graph'})
 ON CREATE SET m.generation = 0
-SET m.schema_version = $version, m.migrated_at = datetime()
+SET m.schema_version = $version, m.migrated_at = datetime(),
+    m.lineage = coalesce(m.lineage, randomUUID())

@@ -1,4 +1,5 @@
 import fs from 'node:fs';
+import path from 'node:path';
 
 /**
  * A binary file of typed arrays, string lists and small JSON values, written and
@@ -102,6 +103,7 @@ export class SnapshotWriter {
     // The sections start aligned: the prefix is padded to ALIGN.
     const prefix = MAGIC.length + 4 + header.length;
     const pad = Buffer.alloc((ALIGN - (prefix % ALIGN)) % ALIGN, 0x20);
+    await fs.promises.mkdir(path.dirname(file), { recursive: true });
     const tmp = `${file}.tmp-${process.pid}`;
     const handle = await fs.promises.open(tmp, 'w');
     try {

@@ -19,6 +19,8 @@ export function neo4jStore(config: Config, log: Logger, migrateOnOpen: boolean):
     importBatchSize: config.NEO4J_IMPORT_BATCH,
     generationPollMs: config.NEO4J_GENERATION_POLL_S * 1000,
     migrateOnOpen,
+    // The search index built from the graph is saved here for the next start.
+    derivedDir: config.dataDir,
     logger: log.child({ module: 'store' }),
   });
 }

@@ -6,7 +6,7 @@ import { cypherRoot, loadQuery, splitStatements } from '../../src/store/cypher-f
 import { NEO4J_QUERY_NAMES, NEO4J_SCRIPTS } from '../../src/store/neo4j/neo4j.store';
 import type { Neo4jGraphStore } from '../../src/store/neo4j/neo4j.store';
 import { asSent } from '../support/cypher-text';
-import { readSeed } from '../support/paths';
+import { readSeed, tempDir } from '../support/paths';
 import { NEO4J_HINT, emptyNeo4j, neo4jAvailability, openNeo4jStore, startNeo4j } from '../support/neo4j';
 import type { Neo4jTarget } from '../support/neo4j';
 
@@ -66,6 +66,36 @@ if (neo4jAvailability() === null) {
       }
       expect(statements.length).toBeGreaterThan(NEO4J_QUERY_NAMES.length);
       expect(deprecated).toEqual([]);
+    });
+
+    it('names its data for locally saved derived data: per database, moving on with every seed', async () => {
+      const dir = tempDir('neo4j-derived');
+      const named = await openNeo4jStore(target, dir);
+      try {
+        const before = named.derivedDataFile('search-index')!;
+        expect(path.dirname(before.file)).toBe(dir);
+        expect(before.key).toMatch(/^.+#\d+$/);
+        await named.runScript([
+          "MERGE (:Company {vid: 'derived-probe'})",
+          "MATCH (c:Company {vid: 'derived-probe'}) DETACH DELETE c",
+        ]);
+        const after = named.derivedDataFile('search-index')!;
+        expect(after.file).toBe(before.file);
+        expect(after.key).not.toBe(before.key);
+        // Emptied (its generation record too) and filled again up to the same generation: another lineage.
+        const lineageOf = (key: string) => key.slice(0, key.lastIndexOf('#'));
+        await run('MATCH (m:TiergraphMeta) DELETE m');
+        await named.runScript(["MERGE (:Company {vid: 'derived-probe'})"]);
+        await named.runScript(["MATCH (c:Company {vid: 'derived-probe'}) DETACH DELETE c"]);
+        const refilled = named.derivedDataFile('search-index')!;
+        expect(refilled.key.endsWith('#2')).toBe(true);
+        expect(lineageOf(refilled.key)).not.toBe(lineageOf(after.key));
+        // Without a directory there is nowhere to save.
+        expect(store.derivedDataFile('search-index')).toBeNull();
+      } finally {
+        await named.close();
+        fs.rmSync(dir, { recursive: true, force: true });
+      }
     });
 
     describe('after the demo seed', () => {

@@ -172,8 +172,9 @@ function holderIsGone(dir: string): boolean {
 }
 
 /** An opened, migrated adapter on the test server. */
-export async function openNeo4jStore(t: Neo4jTarget): Promise<Neo4jGraphStore> {
+export async function openNeo4jStore(t: Neo4jTarget, derivedDir?: string): Promise<Neo4jGraphStore> {
   const store = new Neo4jGraphStore({
+    ...(derivedDir ? { derivedDir } : {}),
     uri: t.uri,
     user: t.user,
     password: t.password,

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import type { Logger } from '../../logger';
@@ -93,6 +94,8 @@ export interface Neo4jStoreOptions extends Neo4jConnectionOptions {
   logger?: Logger;
   /** A driver to use instead of one made from the options (tests). */
   driver?: Driver;
+  /** A local directory where data derived from the graph may be saved (see derivedDataFile); unset: nowhere. */
+  derivedDir?: string;
 }
 
 /**
@@ -108,6 +111,8 @@ export class Neo4jGraphStore implements GraphStore {
   private gen = 0;
   /** The database's own generation when this store last looked (see graph/generation). */
   private seenGeneration: number | null = null;
+  /** The lineage of the database's generations (see graph/bump-generation) when this store last looked. */
+  private lineage: string | null = null;
 
   constructor(private readonly options: Neo4jStoreOptions) {
     const root = cypherRoot();
@@ -136,8 +141,26 @@ export class Neo4jGraphStore implements GraphStore {
   async open(): Promise<void> {
     await this.driver.getServerInfo({ database: this.options.database });
     if (this.options.migrateOnOpen) await this.migrate();
-    this.seenGeneration = await this.databaseGeneration();
+    const seen = await this.databaseGeneration();
+    this.seenGeneration = seen.generation;
+    this.lineage = seen.lineage;
     this.gen++;
+  }
+
+  /**
+   * A file under `derivedDir` per server and database, keyed by the lineage and generation of
+   * its data: every import and seed through tiergraph raises the generation, and a database
+   * emptied and filled again starts another lineage (changes made to the database by other
+   * means are not seen, as for the caches).
+   */
+  derivedDataFile(name: string): { file: string; key: string } | null {
+    const dir = this.options.derivedDir;
+    if (!dir || this.lineage === null || this.seenGeneration === null) return null;
+    const where = createHash('sha256').update(`${this.options.uri}\n${this.options.database}`).digest('hex');
+    return {
+      file: path.join(dir, `neo4j-${where.slice(0, 16)}.${name}`),
+      key: `${this.lineage}#${this.seenGeneration}`,
+    };
   }
 
   /**
@@ -163,15 +186,16 @@ export class Neo4jGraphStore implements GraphStore {
     await this.driver.close();
   }
 
-  private async databaseGeneration(): Promise<number> {
+  private async databaseGeneration(): Promise<{ generation: number; lineage: string | null }> {
     const [row] = await this.read('graph/generation');
-    return row ? int(row.generation) : 0;
+    return { generation: row ? int(row.generation) : 0, lineage: str(row?.lineage) };
   }
 
   /** Records a change of the data for every instance (and this one). */
   private async changed(): Promise<void> {
     const [row] = await this.exec.write(this.query('graph/bump-generation'));
     this.seenGeneration = row ? int(row.generation) : null;
+    this.lineage = str(row?.lineage);
     this.gen++;
   }
 
@@ -307,12 +331,14 @@ export class Neo4jGraphStore implements GraphStore {
   followExternalImports(intervalMs = this.options.generationPollMs): () => void {
     const timer = setInterval(() => {
       this.databaseGeneration().then(
-        (g) => {
-          if (this.seenGeneration !== null && g !== this.seenGeneration) {
+        ({ generation: g, lineage }) => {
+          // A database emptied and filled again may reach the same generation under another lineage.
+          if (this.seenGeneration !== null && (g !== this.seenGeneration || lineage !== this.lineage)) {
             this.gen++;
             this.options.logger?.info({ generation: g }, 'graph changed by another process');
           }
           this.seenGeneration = g;
+          this.lineage = lineage;
         },
         (err: unknown) => this.options.logger?.warn({ err }, 'could not read the graph generation'),
       );
