@@ -103,7 +103,13 @@ export class SnapshotWriter {
     // The sections start aligned: the prefix is padded to ALIGN.
     const prefix = MAGIC.length + 4 + header.length;
     const pad = Buffer.alloc((ALIGN - (prefix % ALIGN)) % ALIGN, 0x20);
-    await fs.promises.mkdir(path.dirname(file), { recursive: true });
+    const dir = path.dirname(file);
+    await fs.promises.mkdir(dir, { recursive: true });
+    // A save cut off by a crash left its temporary file, as large as the snapshot: remove it now.
+    const stale = `${path.basename(file)}.tmp-`;
+    for (const f of await fs.promises.readdir(dir)) {
+      if (f.startsWith(stale)) await fs.promises.rm(path.join(dir, f), { force: true });
+    }
     const tmp = `${file}.tmp-${process.pid}`;
     const handle = await fs.promises.open(tmp, 'w');
     try {

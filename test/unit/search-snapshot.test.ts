@@ -110,7 +110,10 @@ describe('search index snapshot', () => {
   it('refuses a file of another key, a truncated file and a file that is no snapshot', async () => {
     const { store } = fakeStore(dir);
     const file = path.join(dir, 'index');
+    // A save cut off by a crash left its temporary file behind; the next save removes it.
+    fs.writeFileSync(`${file}.tmp-999999`, 'half a snapshot');
     await (await CompanySearchIndex.build(store)).save(file, 'k1');
+    expect(fs.readdirSync(dir)).toEqual(['index']);
     expect(CompanySearchIndex.load(file, 'k2')).toBeNull();
     expect(CompanySearchIndex.load(path.join(dir, 'missing'), 'k1')).toBeNull();
     const bytes = fs.readFileSync(file);
