@@ -169,6 +169,8 @@ export async function startServer(config: Config, log: Logger): Promise<RunningS
           await jobs.close();
           await jobsEngine.close();
           await sharedLimits?.close();
+          // A search index being saved for the next start is finished rather than left half written.
+          await search.saved();
           await store.close();
         })()),
     };

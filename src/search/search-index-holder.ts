@@ -17,6 +17,7 @@ export class SearchIndexHolder {
   private current: CompanySearchIndex | null = null;
   private builtFor = -1;
   private building: Promise<CompanySearchIndex> | null = null;
+  private saving: Promise<void> = Promise.resolve();
 
   constructor(
     private readonly store: GraphStore,
@@ -29,6 +30,11 @@ export class SearchIndexHolder {
       this.rebuild().catch((err: unknown) => this.log?.error({ err }, 'search index rebuild failed'));
     }
     return this.current;
+  }
+
+  /** Resolves once the saves started so far have ended (they never reject). */
+  saved(): Promise<void> {
+    return this.saving;
   }
 
   /** Store generation the live index was built from (-1 before the first build). */
@@ -81,9 +87,9 @@ export class SearchIndexHolder {
     const after = this.store.derivedDataFile?.(SNAPSHOT_NAME) ?? null;
     if (saved && after && after.key === saved.key && after.file === saved.file) {
       const started = Date.now();
-      // Saving is an optimisation for the next start: a failure is reported, never fatal.
-      await index
-        .save(saved.file, saved.key)
+      // Saving is for the next start: searches need not wait for it, and a failure is reported, never fatal.
+      this.saving = this.saving
+        .then(() => index.save(saved.file, saved.key))
         .then(() => this.log?.info({ ms: Date.now() - started, file: saved.file }, 'search index saved'))
         .catch((err: unknown) =>
           this.log?.warn({ err, file: saved.file }, 'could not save the search index'),

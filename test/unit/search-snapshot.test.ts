@@ -136,6 +136,8 @@ describe('search index snapshot', () => {
       });
     const a = await q(first);
     expect(state.scans).toBe(1);
+    // Searches do not wait for the save.
+    await first.saved();
     expect(fs.existsSync(path.join(dir, 'g-1.search-index'))).toBe(true);
 
     // A restart: the saved index is read, the store is not scanned.
