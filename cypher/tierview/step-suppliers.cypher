@@ -1,7 +1,8 @@
 // One tier step towards suppliers: every relationship into a company of $vids
 // whose latest evidence is on or after $evidence_from, with the supplier's export
-// fields (the Neo4j walk builds its tiers from them). `IN` keeps a primary-key
-// lookup on both engines for a short frontier. The optional filters of a request
+// fields (the Neo4j walk builds its tiers from them). The embedded engine answers
+// `IN` by scanning every company, so its adapter uses step-suppliers-of for a short
+// frontier. The optional filters of a request
 // narrow the step itself: $min_confidence (a missing confidence counts as 0; -1
 // lets all through) and $countries of the company reached, unless $all_countries.
 // $vids: STRING[]

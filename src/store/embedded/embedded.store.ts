@@ -54,6 +54,8 @@ export interface EmbeddedStoreOptions {
    */
   importBufferPoolMb?: number;
   queryTimeoutMs?: number;
+  /** Frontiers up to this size are read key by key (default KEYED_STEP_MAX; tests set 0 to read every frontier at once). */
+  keyedStepMax?: number;
   logger?: Logger;
 }
 
@@ -75,6 +77,8 @@ const QUERY_NAMES = [
   'company/vid-offsets',
   'tierview/step-suppliers',
   'tierview/step-customers',
+  'tierview/step-suppliers-of',
+  'tierview/step-customers-of',
   'tierview/domiciles',
   'tierview/tiers-suppliers',
   'tierview/tiers-customers',
@@ -131,7 +135,10 @@ export class EmbeddedGraphStore implements GraphStore {
    */
   private walkQueue: Promise<void> = Promise.resolve();
 
+  private readonly keyedStepMax: number;
+
   constructor(private readonly options: EmbeddedStoreOptions) {
+    this.keyedStepMax = options.keyedStepMax ?? KEYED_STEP_MAX;
     const root = cypherRoot();
     for (const name of QUERY_NAMES) this.queries.set(name, loadQuery(name, 'embedded', root));
   }
@@ -303,11 +310,20 @@ export class EmbeddedGraphStore implements GraphStore {
       // The native walk's filter takes only literals; the request's filters are
       // values from clients, so they go to the step query as parameters instead.
       const step = this.queries.get(`tierview/step-${dir}`)!;
+      const stepOne = this.queries.get(`tierview/step-${dir}-of`)!;
       await walkBySteps(
         root,
         request,
         sink,
         async (vids, onRows) => {
+          if (vids.length <= this.keyedStepMax) {
+            // A key match per company beats one `IN` that scans every company (see KEYED_STEP_MAX).
+            signal?.throwIfAborted();
+            const parts = await Promise.all(vids.map((vid) => pool.query(stepOne, { ...params, vid })));
+            const rows = parts.flat();
+            for (let i = 0; i < rows.length; i += WALK_BATCH) await onRows(rows.slice(i, i + WALK_BATCH));
+            return;
+          }
           for (let i = 0; i < vids.length; i += FRONTIER_CHUNK) {
             signal?.throwIfAborted();
             await this.oneWalkQueryAtATime(() =>
@@ -344,7 +360,7 @@ export class EmbeddedGraphStore implements GraphStore {
     signal?.throwIfAborted();
 
     // Tier 0 to 1: the root's own relationships, by key.
-    const rootRows = await this.q(`tierview/step-${dir}`, { ...params, vids: [request.root] });
+    const rootRows = await this.q(`tierview/step-${dir}-of`, { ...params, vid: request.root });
     const tierOne = new Map<string, TierCompany>();
     for (const c of byOffset.values()) if (c.tier === 1) tierOne.set(c.vid, c);
     const first: TierRelationship[] = [];
@@ -389,7 +405,7 @@ export class EmbeddedGraphStore implements GraphStore {
 
   async pathSteps(vids: readonly string[], direction: PathStepDirection): Promise<PathStep[]> {
     if (vids.length === 0) return [];
-    if (vids.length <= KEYED_STEP_MAX) {
+    if (vids.length <= this.keyedStepMax) {
       // A key match per company beats one `IN` that scans every company, up to a few dozen.
       const one = this.queries.get(`path/step-${direction}-of`)!;
       const parts = await Promise.all(vids.map((vid) => this.live.query(one, { vid })));
