@@ -129,6 +129,14 @@ export class CompanySearchIndex {
   static load(file: string, key: string): CompanySearchIndex | null {
     const r = SnapshotReader.open(file, key);
     if (!r) return null;
+    try {
+      return CompanySearchIndex.readFrom(r, file);
+    } finally {
+      r.close();
+    }
+  }
+
+  private static readFrom(r: SnapshotReader, file: string): CompanySearchIndex | null {
     const head = r.json<{ version: number; maxDegree: number; countries: [string, number][] }>();
     if (head.version !== SNAPSHOT_VERSION) return null;
     const vids = r.json<string[]>();

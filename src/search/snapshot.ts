@@ -5,7 +5,9 @@ import path from 'node:path';
  * A binary file of typed arrays, string lists and small JSON values, written and
  * read back in the same order. The search index saves itself in one so that a
  * restart loads it in seconds instead of reading every company and rebuilding
- * it. Arrays read back are views into the file's buffer: no copy, no parse.
+ * it. Each section is read from the file when it is asked for, straight into
+ * its own array: no parse, and no limit on the file's size (reading the whole
+ * file into one buffer fails beyond 2 GiB, about 2 million companies).
  *
  * Layout: MAGIC, a little-endian u32 header length, the header (JSON: the
  * caller's key and the sections' kinds, offsets and lengths), then each
@@ -13,6 +15,8 @@ import path from 'node:path';
  */
 const MAGIC = Buffer.from('TGSNAP1\n');
 const ALIGN = 8;
+/** The most one read or write call moves (the system calls stop short of 2 GiB). */
+const CHUNK = 1 << 30;
 
 type ArrayKind = 'u8' | 'u16' | 'u32' | 'i32' | 'f64';
 type Kind = ArrayKind | 'json' | 'bytes';
@@ -113,7 +117,10 @@ export class SnapshotWriter {
     const tmp = `${file}.tmp-${process.pid}`;
     const handle = await fs.promises.open(tmp, 'w');
     try {
-      for (const part of [MAGIC, length, header, pad, ...this.parts]) await handle.write(part);
+      for (const part of [MAGIC, length, header, pad, ...this.parts]) {
+        // One write call takes at most 2 GiB.
+        for (let at = 0; at < part.length; at += CHUNK) await handle.write(part.subarray(at, at + CHUNK));
+      }
       await handle.sync();
     } finally {
       await handle.close();
@@ -126,27 +133,42 @@ export class SnapshotReader {
   private next = 0;
 
   private constructor(
-    private readonly buf: Buffer,
+    private fd: number | null,
     private readonly base: number,
     private readonly sections: Section[],
   ) {}
 
   /**
    * Opens `file` if it holds a snapshot saved under `key`; null when it is
-   * missing, of another key or not a snapshot at all.
+   * missing, of another key or not a snapshot at all. The caller reads every
+   * section and then calls `close`.
    */
   static open(file: string, key: string): SnapshotReader | null {
-    let buf: Buffer;
+    let fd: number;
     try {
-      buf = fs.readFileSync(file);
+      fd = fs.openSync(file, 'r');
     } catch {
       return null;
     }
-    if (buf.length < MAGIC.length + 4 || !buf.subarray(0, MAGIC.length).equals(MAGIC)) return null;
-    const length = buf.readUInt32LE(MAGIC.length);
+    let reader: SnapshotReader | null = null;
+    try {
+      reader = SnapshotReader.check(fd, key);
+      return reader;
+    } finally {
+      if (!reader) fs.closeSync(fd);
+    }
+  }
+
+  private static check(fd: number, key: string): SnapshotReader | null {
+    const size = fs.fstatSync(fd).size;
+    if (size < MAGIC.length + 4) return null;
+    const start = readAt(fd, 0, MAGIC.length + 4);
+    if (!start.subarray(0, MAGIC.length).equals(MAGIC)) return null;
+    const length = start.readUInt32LE(MAGIC.length);
+    if (MAGIC.length + 4 + length > size) return null;
     let header: Header;
     try {
-      header = JSON.parse(buf.toString('utf8', MAGIC.length + 4, MAGIC.length + 4 + length)) as Header;
+      header = JSON.parse(readAt(fd, MAGIC.length + 4, length).toString('utf8')) as Header;
     } catch {
       return null;
     }
@@ -154,8 +176,14 @@ export class SnapshotReader {
     const prefix = MAGIC.length + 4 + length;
     const base = prefix + ((ALIGN - (prefix % ALIGN)) % ALIGN);
     const last = header.sections[header.sections.length - 1];
-    if (last && base + last.at + last.bytes > buf.length) return null;
-    return new SnapshotReader(buf, base, header.sections);
+    if (last && base + last.at + last.bytes > size) return null;
+    return new SnapshotReader(fd, base, header.sections);
+  }
+
+  /** Releases the file; the arrays read stay valid. */
+  close(): void {
+    if (this.fd !== null) fs.closeSync(this.fd);
+    this.fd = null;
   }
 
   private take(kind: Kind): Section {
@@ -165,17 +193,19 @@ export class SnapshotReader {
     return s;
   }
 
-  private view<K extends ArrayKind>(kind: K): InstanceType<(typeof CTORS)[K]> {
+  /** The section's bytes, in a buffer of their own (so typed views over it are aligned). */
+  private read(kind: Kind): Buffer {
     const s = this.take(kind);
+    if (this.fd === null) throw new Error('snapshot reader is closed');
+    return readAt(this.fd, this.base + s.at, s.bytes);
+  }
+
+  private view<K extends ArrayKind>(kind: K): InstanceType<(typeof CTORS)[K]> {
+    const b = this.read(kind);
     const Ctor = CTORS[kind];
-    const offset = this.buf.byteOffset + this.base + s.at;
-    const count = s.bytes / Ctor.BYTES_PER_ELEMENT;
-    // A buffer read whole is not pooled, so offsets stay aligned; copy if ever not.
-    if (offset % Ctor.BYTES_PER_ELEMENT === 0)
-      return new Ctor(this.buf.buffer as ArrayBuffer, offset, count) as InstanceType<(typeof CTORS)[K]>;
-    const copy = new Uint8Array(s.bytes);
-    copy.set(this.buf.subarray(this.base + s.at, this.base + s.at + s.bytes));
-    return new Ctor(copy.buffer, 0, count) as InstanceType<(typeof CTORS)[K]>;
+    return new Ctor(b.buffer as ArrayBuffer, b.byteOffset, b.length / Ctor.BYTES_PER_ELEMENT) as InstanceType<
+      (typeof CTORS)[K]
+    >;
   }
 
   u8(): Uint8Array {
@@ -192,13 +222,11 @@ export class SnapshotReader {
   }
 
   bytes(): Buffer {
-    const s = this.take('bytes');
-    return this.buf.subarray(this.base + s.at, this.base + s.at + s.bytes);
+    return this.read('bytes');
   }
 
   json<T>(): T {
-    const s = this.take('json');
-    return JSON.parse(this.buf.toString('utf8', this.base + s.at, this.base + s.at + s.bytes)) as T;
+    return JSON.parse(this.read('json').toString('utf8')) as T;
   }
 
   map(): Map<string, number[]> {
@@ -214,4 +242,19 @@ export class SnapshotReader {
   get done(): boolean {
     return this.next === this.sections.length;
   }
+}
+
+/**
+ * `length` bytes of the file from `position`, in a buffer not taken from the
+ * shared pool (its offset is 0, so any typed array can view it).
+ */
+function readAt(fd: number, position: number, length: number): Buffer {
+  const buf = Buffer.allocUnsafeSlow(length);
+  let done = 0;
+  while (done < length) {
+    const n = fs.readSync(fd, buf, done, Math.min(CHUNK, length - done), position + done);
+    if (n === 0) throw new Error(`snapshot ends ${length - done} bytes early`);
+    done += n;
+  }
+  return buf;
 }

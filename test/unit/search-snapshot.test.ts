@@ -6,6 +6,7 @@ import type { GraphStore } from '../../src/store/graph-store';
 import { CompanySearchIndex } from '../../src/search/company-search';
 import type { SearchCriteria } from '../../src/search/company-search';
 import { SearchIndexHolder } from '../../src/search/search-index-holder';
+import { SnapshotReader } from '../../src/search/snapshot';
 import { buildCompanyCore } from '../support/factories';
 
 const WORDS = [
@@ -150,5 +151,37 @@ describe('search index snapshot', () => {
     const third = new SearchIndexHolder(store);
     await q(third);
     expect(state.scans).toBe(2);
+  });
+
+  it('reads a snapshot larger than 2 GiB, as the index of about 2 million companies makes', () => {
+    // A sparse file: the hole before the last section costs no disk.
+    const file = path.join(dir, 'big');
+    const far = 2 ** 31 + 4096;
+    const header = Buffer.from(
+      JSON.stringify({
+        key: 'k',
+        sections: [
+          { kind: 'u32', at: 0, bytes: 8 },
+          { kind: 'bytes', at: far, bytes: 5 },
+        ],
+      }),
+    );
+    const length = Buffer.alloc(4);
+    length.writeUInt32LE(header.length);
+    const prefix = Buffer.concat([Buffer.from('TGSNAP1\n'), length, header]);
+    const base = Math.ceil(prefix.length / 8) * 8;
+    const fd = fs.openSync(file, 'w');
+    fs.writeSync(fd, Buffer.concat([prefix, Buffer.alloc(base - prefix.length, 0x20)]), 0, undefined, 0);
+    fs.writeSync(fd, Buffer.from(new Uint32Array([7, 2 ** 32 - 1]).buffer), 0, 8, base);
+    fs.writeSync(fd, Buffer.from('tail!'), 0, 5, base + far);
+    fs.closeSync(fd);
+    expect(fs.statSync(file).size).toBeGreaterThan(2 ** 31);
+
+    const r = SnapshotReader.open(file, 'k');
+    expect(r).not.toBeNull();
+    expect(Array.from(r!.u32())).toEqual([7, 2 ** 32 - 1]);
+    expect(r!.bytes().toString()).toBe('tail!');
+    expect(r!.done).toBe(true);
+    r!.close();
   });
 });
