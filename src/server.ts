@@ -97,7 +97,7 @@ export async function startServer(config: Config, log: Logger): Promise<RunningS
     await jobs.start();
     const services = {
       companies: new CompaniesService(store, search, limits, cache),
-      relationships: new RelationshipsService(store, limits, cache),
+      relationships: new RelationshipsService(store, limits, cache, () => search.fresh()),
       edges: new EdgesService(store, cache),
       paths: new PathsService(store, cache, config.MAX_TIERS),
       jobs,

@@ -2,7 +2,7 @@ import type { Logger } from '../logger';
 import type { GraphStore } from '../store/graph-store';
 import { countryCode } from '../domain/countries';
 import { hostsOf } from '../domain/hosts';
-import type { CompanyCore } from '../domain/model';
+import type { CompanyCore, CompanySummary } from '../domain/model';
 import { wordSimilarity } from '../domain/trigram';
 import { PackedRecords, PackedRecordsBuilder } from './packed-records';
 import { importanceOf, matchEntry, planQuery, relevanceOf } from './relevance';
@@ -66,7 +66,7 @@ const MERGE_WORDS = 1000;
 /** Companies read, most important first, for such a beginning. */
 const SCAN_LIMIT = 50_000;
 /** Layout of a saved index; a snapshot of another version is rebuilt instead of read. */
-const SNAPSHOT_VERSION = 1;
+const SNAPSHOT_VERSION = 2;
 /** Extra trigram matches read beyond the page, for relevance to reorder. */
 const TRIGRAM_EXTRA = 100;
 
@@ -105,7 +105,54 @@ export class CompanySearchIndex {
     private readonly rank: Uint32Array,
     /** Each doc's search-result fields: a page of results needs no store read. */
     private readonly cores: PackedRecords,
-  ) {}
+    /** Each doc's country as the store holds it: 0 for none, else 1 + its place in `places`. */
+    private readonly placeOf: Uint32Array,
+    private readonly places: string[],
+  ) {
+    this.docByVid = vidTable(vids);
+  }
+
+  /** Open-addressing table from a vid's hash to 1 + its doc (0: empty), for lookups by key. */
+  private readonly docByVid: Int32Array;
+
+  /** The doc of `vid`, or -1 when the index does not hold it. */
+  private docOf(vid: string): number {
+    const table = this.docByVid;
+    const mask = table.length - 1;
+    for (let slot = hashVid(vid) & mask; ; slot = (slot + 1) & mask) {
+      const entry = table[slot]!;
+      if (entry === 0) return -1;
+      if (this.vids[entry - 1] === vid) return entry - 1;
+    }
+  }
+
+  /** Whether the company `vid` was in the store when the index was built. */
+  has(vid: string): boolean {
+    return this.docOf(vid) >= 0;
+  }
+
+  /**
+   * The company's fields as a relationship list shows its counterpart, as the store held them when
+   * the index was built (the same values as the store's company/get-summary); null when unknown.
+   */
+  summary(vid: string): CompanySummary | null {
+    const doc = this.docOf(vid);
+    if (doc < 0) return null;
+    const c = this.coreOf(doc);
+    const place = this.placeOf[doc]!;
+    return {
+      vid: c.vid,
+      name: c.name,
+      company_legal_name: c.company_legal_name,
+      description: c.description,
+      domains: c.domains,
+      country: place === 0 ? null : this.places[place - 1]!,
+      count_supplier_evidence: c.count_supplier_evidence,
+      count_customer_evidence: c.count_customer_evidence,
+      count_customers: c.count_customers,
+      count_suppliers: c.count_suppliers,
+    };
+  }
 
   get size(): number {
     return this.vids.length;
@@ -122,6 +169,7 @@ export class CompanySearchIndex {
     w.array(this.byDegree).array(this.parent).array(this.rank);
     this.words.writeTo(w);
     this.cores.writeTo(w);
+    w.array(this.placeOf).json(this.places);
     return w.save(file, key);
   }
 
@@ -151,6 +199,8 @@ export class CompanySearchIndex {
     const rank = r.u32();
     const words = WordIndex.readFrom(r);
     const cores = PackedRecords.readFrom(r);
+    const placeOf = r.u32();
+    const places = r.json<string[]>();
     if (!r.done) throw new Error(`search index snapshot ${file}: sections left unread`);
     return new CompanySearchIndex(
       vids,
@@ -170,6 +220,8 @@ export class CompanySearchIndex {
       head.maxDegree,
       rank,
       cores,
+      placeOf,
+      places,
     );
   }
 
@@ -186,6 +238,8 @@ export class CompanySearchIndex {
     const entries: string[][] = [];
     const parents: number[] = [];
     const countries = new Map<string, number>();
+    const placeIds: number[] = [];
+    const places = new Map<string, number>();
     const byHost = new Map<string, number[]>();
     const byCity = new Map<string, number[]>();
     const byIdentifier = new Map<string, number[]>();
@@ -212,6 +266,12 @@ export class CompanySearchIndex {
           countries.set(key, cid);
         }
         countryIds.push(cid);
+        let place = 0;
+        if (r.country !== null) {
+          place = places.get(r.country) ?? places.size + 1;
+          places.set(r.country, place);
+        }
+        placeIds.push(place);
         for (const h of r.hosts) push(byHost, h, doc);
         for (const city of r.cities) push(byCity, fold(city), doc);
         if (r.industry) push(byIndustry, fold(r.industry), doc);
@@ -250,6 +310,8 @@ export class CompanySearchIndex {
       maxDegree,
       rank,
       cores.build(),
+      Uint32Array.from(placeIds),
+      [...places.keys()],
     );
     log?.info(
       { companies: vids.length, ms: Date.now() - started, coreBytes: index.cores.bytes },
@@ -657,4 +719,25 @@ function sortByDegree(docs: readonly number[], degree: Int32Array, vids: readonl
   return [...docs].sort(
     (a, b) => degree[b]! - degree[a]! || (vids[a]! < vids[b]! ? -1 : vids[a]! > vids[b]! ? 1 : 0),
   );
+}
+
+/** FNV-1a over the vid's UTF-16 code units. */
+function hashVid(vid: string): number {
+  let h = 0x811c9dc5;
+  for (let i = 0; i < vid.length; i++) h = Math.imul(h ^ vid.charCodeAt(i), 0x01000193);
+  return h >>> 0;
+}
+
+/** The vid table of {@link CompanySearchIndex}: at most half full, so probes stay short. */
+function vidTable(vids: readonly string[]): Int32Array {
+  let size = 16;
+  while (size < vids.length * 2) size *= 2;
+  const table = new Int32Array(size);
+  const mask = size - 1;
+  vids.forEach((vid, doc) => {
+    let slot = hashVid(vid) & mask;
+    while (table[slot] !== 0) slot = (slot + 1) & mask;
+    table[slot] = doc + 1;
+  });
+  return table;
 }

@@ -42,6 +42,19 @@ export class SearchIndexHolder {
     return this.builtFor;
   }
 
+  /**
+   * The live index if it was built from the store's data as it is now; null before the first build
+   * and while a rebuild after a data change is due or running. What it holds may be served in place of
+   * a store read.
+   */
+  fresh(): CompanySearchIndex | null {
+    if (this.current && this.builtFor === this.store.generation) return this.current;
+    if (this.current && !this.building) {
+      this.rebuild().catch((err: unknown) => this.log?.error({ err }, 'search index rebuild failed'));
+    }
+    return null;
+  }
+
   /** Whether searches can be answered without waiting for a build. */
   get ready(): boolean {
     return this.current !== null;

@@ -3,6 +3,7 @@ import { notFound } from '../domain/errors';
 import type { Direction, RelationshipItem } from '../domain/model';
 import { check, confidence, evidenceAfter, isoDate, pageWithDefaults } from '../domain/params';
 import type { Limits } from '../domain/params';
+import type { CompanySummary } from '../domain/model';
 import type { GraphStore, Page } from '../store/graph-store';
 import { dropNulls } from './companies.service';
 import type { ReadCache } from './read-cache';
@@ -14,6 +15,15 @@ export interface RelationshipListInput {
   offset?: number | null;
 }
 
+/**
+ * Companies already in memory, as of the store's data now (the search index holds every company's
+ * list fields): a list page takes its counterparts from here rather than reading each from the store.
+ */
+export interface KnownCompanies {
+  has(vid: string): boolean;
+  summary(vid: string): CompanySummary | null;
+}
+
 /** Supplier and customer lists, per company or grouped by cluster. */
 export class RelationshipsService {
   private readonly schema;
@@ -22,6 +32,8 @@ export class RelationshipsService {
     private readonly store: GraphStore,
     limits: Limits,
     private readonly cache: ReadCache,
+    /** Null while no such copy is current (before the search index is built, or while it catches up). */
+    private readonly known: () => KnownCompanies | null = () => null,
   ) {
     const page = pageWithDefaults(limits);
     this.schema = z.object({
@@ -55,14 +67,18 @@ export class RelationshipsService {
       limit: p.limit,
       offset: p.offset,
     };
+    const known = this.known();
+    const counterparts = known ? (v: string) => known.summary(v) : undefined;
     if (grouping === 'cluster') {
       const parent = await this.store.getClusterParent(vid);
       if (parent === null) throw notFound('company', vid);
-      return this.store.listRelationships(parent, direction, 'cluster', query);
+      return this.store.listRelationships(parent, direction, 'cluster', query, counterparts);
     }
-    const page = await this.store.listRelationships(vid, direction, 'company', query);
+    const page = await this.store.listRelationships(vid, direction, 'company', query, counterparts);
     // An empty page is either "no relationships" or "no such company": only then ask which.
-    if (page.items.length === 0 && !(await this.store.companyExists(vid))) throw notFound('company', vid);
+    if (page.items.length === 0 && !(known?.has(vid) ?? (await this.store.companyExists(vid)))) {
+      throw notFound('company', vid);
+    }
     return page;
   }
 }

@@ -1,4 +1,11 @@
-import type { CompanyCore, CompanyProfile, Direction, EdgeRecord, RelationshipItem } from '../domain/model';
+import type {
+  CompanyCore,
+  CompanyProfile,
+  CompanySummary,
+  Direction,
+  EdgeRecord,
+  RelationshipItem,
+} from '../domain/model';
 import type { SearchRow } from '../domain/search-row';
 import type { TierCompany, TierRelationship } from '../domain/tier-walk';
 
@@ -88,6 +95,9 @@ export interface StoreStats {
  * database; services call these methods. Each method runs one named query
  * from `cypher/`.
  */
+/** A relationship list's counterpart by vid, from data already in hand; null when not there. */
+export type CounterpartLookup = (vid: string) => CompanySummary | null;
+
 export interface GraphStore {
   readonly engine: 'embedded' | 'neo4j';
   /** Opens the store and creates the schema if it is missing (idempotent). */
@@ -102,11 +112,17 @@ export interface GraphStore {
   companyExists(vid: string): Promise<boolean>;
   /** Members of the cluster `cidId` (the parent first, then by name); empty when unknown. */
   listClusterMembers(cidId: string, page: { limit: number; offset: number }): Promise<Page<ClusterMember>>;
+  /**
+   * A page of a supplier or customer list. `counterparts`, when given, supplies the counterparts'
+   * fields the caller already holds (the search index does); the store reads only those it returns
+   * null for.
+   */
   listRelationships(
     vid: string,
     direction: Direction,
     grouping: 'company' | 'cluster',
     query: RelationshipQuery,
+    counterparts?: CounterpartLookup,
   ): Promise<Page<RelationshipItem>>;
   getEdge(edgeId: string): Promise<EdgeRecord | null>;
   /** Streams every company with its search keys, in batches, for the search index. */

@@ -157,14 +157,14 @@ export function toSummary(c: Props): CompanySummary {
   };
 }
 
-/** A row of the `relationship/list-*` queries with its counterpart's `company/get-summary` row. */
-export function toRelationshipItem(
+/** A row of the `relationship/list-*` queries with its counterpart (mapped from its `company/get-summary` row, or from a CounterpartLookup). */
+export function withCounterpart(
   row: Props,
-  counterpart: Props,
+  counterpart: CompanySummary,
   grouping: 'company' | 'cluster',
 ): RelationshipItem {
   return {
-    counterpart: toSummary(counterpart),
+    counterpart,
     relationship: {
       confidence_score: num(row.confidence_score) ?? 0,
       latest_relationship_date: iso(row.latest_relationship_date),

@@ -1,4 +1,5 @@
 import type { SearchRow } from '../../src/domain/search-row';
+import { CompanySearchIndex } from '../../src/search/company-search';
 import type { TierRelationship } from '../../src/domain/tier-walk';
 import type { GraphStore, TierWalkRequest } from '../../src/store/graph-store';
 import { splitStatements } from '../../src/store/cypher-files';
@@ -172,6 +173,44 @@ export function graphStoreContract(
       expect(suppliers.items.map((i) => [i.counterpart.vid, i.relationship.edge_ids])).toEqual([
         ['mueller', ['e6']],
       ]);
+    });
+
+    it('takes counterparts from the lookup it is given and reads only the ones it lacks', async () => {
+      const plain = await store.listRelationships('boeing', 'suppliers', 'company', all);
+      expect(plain.items.length).toBeGreaterThan(2);
+      const lent = plain.items[0]!.counterpart.vid;
+      const marker = { ...plain.items[0]!.counterpart, name: 'from the lookup' };
+      const asked: string[] = [];
+      const page = await store.listRelationships('boeing', 'suppliers', 'company', all, (vid) => {
+        asked.push(vid);
+        return vid === lent ? marker : null;
+      });
+      expect(asked.sort()).toEqual(plain.items.map((i) => i.counterpart.vid).sort());
+      expect(page.items.map((i) => i.counterpart)).toEqual([
+        marker,
+        ...plain.items.slice(1).map((i) => i.counterpart),
+      ]);
+      expect(page.items.map((i) => i.relationship)).toEqual(plain.items.map((i) => i.relationship));
+    });
+
+    it('lists counterparts exactly as the search index built from it holds them', async () => {
+      const index = await CompanySearchIndex.build(store);
+      let compared = 0;
+      for (const vid of ['boeing', 'delta', 'acme-hold', 'mueller']) {
+        for (const direction of ['suppliers', 'customers'] as const) {
+          for (const grouping of ['company', 'cluster'] as const) {
+            const page = await store.listRelationships(vid, direction, grouping, all);
+            for (const item of page.items) {
+              expect(index.summary(item.counterpart.vid)).toEqual(item.counterpart);
+              compared++;
+            }
+          }
+        }
+      }
+      expect(compared).toBeGreaterThan(8);
+      expect(index.summary('nope')).toBeNull();
+      expect(index.has('boeing')).toBe(true);
+      expect(index.has('nope')).toBe(false);
     });
 
     it('answers a company outside any cluster as its own cluster parent', async () => {

@@ -45,6 +45,23 @@ const names = async (h: SearchIndexHolder, q: string) =>
     .hits.map((x) => x.vid);
 
 describe('SearchIndexHolder', () => {
+  it('lends its index in place of store reads only while it matches the store data', async () => {
+    const f = fakeStore(['Acme Steel']);
+    const holder = new SearchIndexHolder(f.store);
+    expect(holder.fresh()).toBeNull();
+    await holder.get();
+    expect(holder.fresh()?.summary('v0')?.name).toBe('Acme Steel');
+
+    f.state.generation = 2;
+    f.state.names = ['Bolt Castings'];
+    f.hold();
+    // The data changed: the old index must not stand in for the store, and a rebuild is under way.
+    expect(holder.fresh()).toBeNull();
+    f.release();
+    await holder.rebuild();
+    expect(holder.fresh()?.summary('v0')?.name).toBe('Bolt Castings');
+  });
+
   it('waits for the first build only, then serves the old index while a new one builds', async () => {
     const f = fakeStore(['Acme Steel']);
     const holder = new SearchIndexHolder(f.store);

@@ -83,6 +83,7 @@ function answers(index: CompanySearchIndex) {
       index.search({ minSimilarity: 0.3, includeSubsidiaries: true, limit: 10, offset: 0, ...c }),
     ),
     suggestions: ['ac', 'acme st', 'semi', 'bolt castings 1', 'pt'].map((q) => index.suggest(q, 5, false)),
+    counterparts: ['v0', 'v1', 'v3', 'v399', 'nope'].map((vid) => index.summary(vid)),
   };
 }
 
@@ -104,6 +105,13 @@ describe('search index snapshot', () => {
     // The criteria are not vacuous: most find something.
     expect(want.searches.filter((s) => s.hits.length > 0).length).toBeGreaterThan(9);
     expect(want.suggestions.filter((s) => s.length > 0).length).toBeGreaterThan(3);
+    expect(want.counterparts.map((c) => c?.country ?? null)).toEqual([
+      'DE',
+      'United States of America',
+      null,
+      null,
+      null,
+    ]);
     expect(answers(loaded!)).toEqual(want);
     expect(loaded!.size).toBe(400);
   });

@@ -22,12 +22,14 @@ import type {
   StoreStats,
   TierWalkRequest,
   TierWalkSink,
+  CounterpartLookup,
 } from '../graph-store';
 import {
   int,
   str,
   toCompanyCore,
-  toRelationshipItem,
+  toSummary,
+  withCounterpart,
   toTierCompany,
   toSearchRow,
   toPathStep,
@@ -265,14 +267,21 @@ export class EmbeddedGraphStore implements GraphStore {
     direction: Direction,
     grouping: 'company' | 'cluster',
     query: RelationshipQuery,
+    counterparts?: CounterpartLookup,
   ): Promise<Page<RelationshipItem>> {
     const { name, params } = relationshipListQuery(vid, direction, grouping, query);
     // The pool never binds a large SKIP (the engine crashes on it): see withoutSkip.
     const rows = await this.q(name, params);
     const page = rows.slice(0, query.limit);
     const vids = page.map((r) => this.vidByOffset[int(r.counterpart_offset)] ?? '');
-    const summaries = await Promise.all(vids.map((vid) => this.q('company/get-summary', { vid })));
-    const items = page.map((r, i) => toRelationshipItem(r, summaries[i]?.[0] ?? { vid: vids[i] }, grouping));
+    // A counterpart read costs as much engine time as the page itself at a hub: read only the unknown.
+    const known = vids.map((v) => counterparts?.(v) ?? null);
+    const read = await Promise.all(
+      vids.map((v, i) => (known[i] ? Promise.resolve(null) : this.q('company/get-summary', { vid: v }))),
+    );
+    const items = page.map((r, i) =>
+      withCounterpart(r, known[i] ?? toSummary(read[i]?.[0] ?? { vid: vids[i] }), grouping),
+    );
     return { items, hasMore: rows.length > query.limit };
   }
 

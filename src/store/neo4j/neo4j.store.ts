@@ -24,12 +24,14 @@ import type {
   StoreStats,
   TierWalkRequest,
   TierWalkSink,
+  CounterpartLookup,
 } from '../graph-store';
 import {
   int,
   str,
   toCompanyCore,
-  toRelationshipItem,
+  toSummary,
+  withCounterpart,
   toTierCompany,
   toSearchRow,
   toPathStep,
@@ -237,16 +239,18 @@ export class Neo4jGraphStore implements GraphStore {
     direction: Direction,
     grouping: 'company' | 'cluster',
     query: RelationshipQuery,
+    counterparts?: CounterpartLookup,
   ): Promise<Page<RelationshipItem>> {
     const { name, params } = relationshipListQuery(vid, direction, grouping, query);
     const rows = await this.read(name, params);
     const page = rows.slice(0, query.limit);
     const vids = page.map((r) => str(r.counterpart_vid) ?? '');
-    const summaries =
-      vids.length === 0 ? [] : await this.read('company/get-summaries', { vids: [...new Set(vids)] });
+    const known = vids.map((v) => counterparts?.(v) ?? null);
+    const unknown = [...new Set(vids.filter((_, i) => !known[i]))];
+    const summaries = unknown.length === 0 ? [] : await this.read('company/get-summaries', { vids: unknown });
     const byVid = new Map<string, Props>(summaries.map((s) => [str(s.vid) ?? '', s]));
     const items = page.map((r, i) =>
-      toRelationshipItem(r, byVid.get(vids[i]!) ?? { vid: vids[i] }, grouping),
+      withCounterpart(r, known[i] ?? toSummary(byVid.get(vids[i]!) ?? { vid: vids[i] }), grouping),
     );
     return { items, hasMore: rows.length > query.limit };
   }
