@@ -97,11 +97,19 @@ export async function startServer(config: Config, log: Logger): Promise<RunningS
     await jobs.start();
     const services = {
       companies: new CompaniesService(store, search, limits, cache),
-      relationships: new RelationshipsService(store, limits, cache, () => search.fresh()),
+      relationships: new RelationshipsService(
+        store,
+        limits,
+        cache,
+        () => search.fresh(),
+        log.child({ module: 'lists' }),
+      ),
       edges: new EdgesService(store, cache),
       paths: new PathsService(store, cache, config.MAX_TIERS),
       jobs,
     };
+    // The long lists' heads are read in the background; until then their pages come from the store.
+    services.relationships.heads.prepare();
     const sharedLimits = config.RATE_LIMIT_REDIS_URL
       ? redisRateLimitStore(config.RATE_LIMIT_REDIS_URL)
       : null;
@@ -171,6 +179,7 @@ export async function startServer(config: Config, log: Logger): Promise<RunningS
           await sharedLimits?.close();
           // A search index being saved for the next start is finished rather than left half written.
           await search.saved();
+          await services.relationships.heads.close();
           await store.close();
         })()),
     };

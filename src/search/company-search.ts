@@ -126,6 +126,23 @@ export class CompanySearchIndex {
     }
   }
 
+  /**
+   * Companies with at least `min` suppliers, and those with at least `min` customers, most connected
+   * first: the lists long enough to be worth keeping the head of (see ListHeads).
+   */
+  longLists(min: number): { suppliers: string[]; customers: string[] } {
+    const suppliers: string[] = [];
+    const customers: string[] = [];
+    for (const doc of this.byDegree) {
+      // The degree is suppliers plus customers: below `min`, neither list can reach it.
+      if (this.degree[doc]! < min) break;
+      const c = this.coreOf(doc);
+      if (c.count_suppliers >= min) suppliers.push(c.vid);
+      if (c.count_customers >= min) customers.push(c.vid);
+    }
+    return { suppliers, customers };
+  }
+
   /** Whether the company `vid` was in the store when the index was built. */
   has(vid: string): boolean {
     return this.docOf(vid) >= 0;

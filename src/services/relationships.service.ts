@@ -4,7 +4,9 @@ import type { Direction, RelationshipItem } from '../domain/model';
 import { check, confidence, evidenceAfter, isoDate, pageWithDefaults } from '../domain/params';
 import type { Limits } from '../domain/params';
 import type { CompanySummary } from '../domain/model';
+import type { Logger } from '../logger';
 import type { GraphStore, Page } from '../store/graph-store';
+import { ListHeads } from './list-heads';
 import { dropNulls } from './companies.service';
 import type { ReadCache } from './read-cache';
 
@@ -22,11 +24,15 @@ export interface RelationshipListInput {
 export interface KnownCompanies {
   has(vid: string): boolean;
   summary(vid: string): CompanySummary | null;
+  /** Companies with at least `min` suppliers, and with at least `min` customers. */
+  longLists(min: number): Record<Direction, string[]>;
 }
 
 /** Supplier and customer lists, per company or grouped by cluster. */
 export class RelationshipsService {
   private readonly schema;
+  /** The first entries of the longest lists, kept so their usual pages need no store read. */
+  readonly heads: ListHeads;
 
   constructor(
     private readonly store: GraphStore,
@@ -34,7 +40,9 @@ export class RelationshipsService {
     private readonly cache: ReadCache,
     /** Null while no such copy is current (before the search index is built, or while it catches up). */
     private readonly known: () => KnownCompanies | null = () => null,
+    log?: Logger,
   ) {
+    this.heads = new ListHeads(store, known, log);
     const page = pageWithDefaults(limits);
     this.schema = z.object({
       confidence_score: confidence.default(0),
@@ -74,6 +82,8 @@ export class RelationshipsService {
       if (parent === null) throw notFound('company', vid);
       return this.store.listRelationships(parent, direction, 'cluster', query, counterparts);
     }
+    const kept = this.heads.page(vid, direction, query);
+    if (kept) return kept;
     const page = await this.store.listRelationships(vid, direction, 'company', query, counterparts);
     // An empty page is either "no relationships" or "no such company": only then ask which.
     if (page.items.length === 0 && !(known?.has(vid) ?? (await this.store.companyExists(vid)))) {

@@ -1,0 +1,141 @@
+import type { Logger } from '../logger';
+import type { Direction, RelationshipItem } from '../domain/model';
+import type { GraphStore, Page, RelationshipQuery } from '../store/graph-store';
+import type { KnownCompanies } from './relationships.service';
+
+/** Lists at least this long have their head kept: shorter ones read fast enough from the store. */
+export const LONG_LIST = 200;
+/** Entries kept per long list: a page of the largest size from the top, and one more to tell if more follow. */
+export const HEAD_ENTRIES = 101;
+/** Lists read at once while the heads are built (in the background, beside the requests). */
+const BUILD_CONCURRENCY = 2;
+
+/** An entry of a head: the item without its counterpart's fields, which come from KnownCompanies. */
+interface HeadEntry {
+  counterpart: string;
+  item: Omit<RelationshipItem, 'counterpart'>;
+  /** latest_relationship_date as a time, for the date filter; NaN when there is none. */
+  latest: number;
+}
+
+interface Heads {
+  generation: number;
+  lists: Map<string, HeadEntry[]>;
+}
+
+/**
+ * The first entries, in the default order, of every long supplier or customer list. The first page of a
+ * hub's list costs the engine a read of all its relationships (about 2 ms for 15k at 1M companies); kept
+ * here, the usual pages (the first ones, any confidence or date filter whose matches fall among the kept
+ * entries) need no store read at all. Built in the background from the store's own list reads after the
+ * search index (which names the long lists and holds the counterparts), again after every data change,
+ * and used only while built from the data as it is now.
+ */
+export class ListHeads {
+  private heads: Heads | null = null;
+  private building: Promise<void> | null = null;
+  private closed = false;
+
+  constructor(
+    private readonly store: GraphStore,
+    private readonly known: () => KnownCompanies | null,
+    private readonly log?: Logger,
+    private readonly sizes = { longList: LONG_LIST, headEntries: HEAD_ENTRIES },
+  ) {}
+
+  /**
+   * The page of `vid`'s list asked for, when the kept head answers it exactly; null otherwise (no head,
+   * heads of other data, a page beyond the head, or fewer matches in the head than the page needs).
+   */
+  page(vid: string, direction: Direction, query: RelationshipQuery): Page<RelationshipItem> | null {
+    const known = this.known();
+    const heads = this.current(known !== null);
+    if (!known || !heads) return null;
+    const head = heads.lists.get(`${direction}:${vid}`);
+    if (!head) return null;
+    const want = query.offset + query.limit + 1;
+    const from = query.evidenceFrom?.getTime() ?? null;
+    const matches: HeadEntry[] = [];
+    for (const e of head) {
+      // Entries are by confidence, highest first: the first one below the minimum ends the matches.
+      if (e.item.relationship.confidence_score < query.minConfidence) break;
+      if (from !== null && !(e.latest >= from)) continue;
+      matches.push(e);
+      if (matches.length === want) break;
+    }
+    // Fewer matches than wanted: those beyond the head may belong to the page, so the store must answer.
+    if (matches.length < want) return null;
+    const items: RelationshipItem[] = [];
+    for (const e of matches.slice(query.offset, query.offset + query.limit)) {
+      const counterpart = known.summary(e.counterpart);
+      if (!counterpart) return null;
+      items.push({ counterpart, ...e.item });
+    }
+    return { items, hasMore: true };
+  }
+
+  /** Starts building the heads now, if they are not built for the data as it is and can be. */
+  prepare(): void {
+    this.current(this.known() !== null);
+  }
+
+  /** Resolves when a build under way (if any) has ended. */
+  async settled(): Promise<void> {
+    await this.building;
+  }
+
+  /** Stops a build under way (the store is about to close) and starts no other. */
+  async close(): Promise<void> {
+    this.closed = true;
+    await this.building;
+  }
+
+  /** The heads if built from the data as it is now; starts a build when they are not and can be. */
+  private current(indexFresh: boolean): Heads | null {
+    const generation = this.store.generation;
+    if (this.heads?.generation === generation) return this.heads;
+    if (indexFresh && !this.building && !this.closed) {
+      this.building = this.build(generation)
+        .catch((err: unknown) => this.log?.warn({ err }, 'could not build the heads of long lists'))
+        .finally(() => {
+          this.building = null;
+        });
+    }
+    return null;
+  }
+
+  private async build(generation: number): Promise<void> {
+    const started = Date.now();
+    const known = this.known();
+    if (!known) return;
+    const long = known.longLists(this.sizes.longList);
+    const todo: [Direction, string][] = [
+      ...long.suppliers.map((v): [Direction, string] => ['suppliers', v]),
+      ...long.customers.map((v): [Direction, string] => ['customers', v]),
+    ];
+    const lists = new Map<string, HeadEntry[]>();
+    const query = { minConfidence: 0, evidenceFrom: null, limit: this.sizes.headEntries, offset: 0 };
+    const next = async (): Promise<void> => {
+      for (let job = todo.pop(); job; job = todo.pop()) {
+        if (this.closed || this.store.generation !== generation) return;
+        const [direction, vid] = job;
+        const page = await this.store.listRelationships(vid, direction, 'company', query, (v) =>
+          known.summary(v),
+        );
+        lists.set(
+          `${direction}:${vid}`,
+          page.items.map(({ counterpart, ...item }) => ({
+            counterpart: counterpart.vid,
+            item,
+            latest: Date.parse(item.relationship.latest_relationship_date ?? ''),
+          })),
+        );
+      }
+    };
+    await Promise.all(Array.from({ length: BUILD_CONCURRENCY }, next));
+    // The data changed while the lists were read: what was read may mix both; the next request rebuilds.
+    if (this.closed || this.store.generation !== generation) return;
+    this.heads = { generation, lists };
+    this.log?.info({ lists: lists.size, ms: Date.now() - started }, 'heads of long lists built');
+  }
+}

@@ -1,0 +1,114 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import type { Direction } from '../../src/domain/model';
+import { CompanySearchIndex } from '../../src/search/company-search';
+import { ListHeads } from '../../src/services/list-heads';
+import { EmbeddedGraphStore } from '../../src/store/embedded/embedded.store';
+import type { RelationshipQuery } from '../../src/store/graph-store';
+import { tempDir } from '../support/paths';
+
+/** A hub with 40 suppliers and 40 customers: confidences with many ties, some relationships undated. */
+function hubGraph(seed: number): string[] {
+  let x = seed;
+  const rand = () => (x = (Math.imul(x, 1103515245) + 12345) >>> 0) / 2 ** 32;
+  const company = (vid: string, suppliers: number, customers: number) =>
+    `CREATE (:Company {vid: '${vid}', cid_id: '${vid}', name: 'Company ${vid}', domains: '[${vid}.example]', websites: '[]', domiciled_country: ${rand() < 0.8 ? "'Germany'" : 'NULL'}, is_cluster_parent: false, cluster_parent_vid: '${vid}', cluster_size: 1, count_suppliers: ${suppliers}, count_customers: ${customers}, count_supplier_evidence: ${suppliers}, count_customer_evidence: ${customers}, identifiers: '[]', addresses: '[]'})`;
+  const out = [company('hub', 40, 40)];
+  const relate = (from: string, to: string, id: string) => {
+    const confidence = [0.2, 0.5, 0.5, 0.7, 0.9, 0.9, 1][Math.floor(rand() * 7)];
+    const date =
+      rand() < 0.25
+        ? 'NULL'
+        : `timestamp('20${10 + Math.floor(rand() * 15)}-0${1 + Math.floor(rand() * 9)}-15T00:00:00Z')`;
+    out.push(
+      `MATCH (a:Company {vid: '${from}'}), (b:Company {vid: '${to}'}) CREATE (a)-[:SUPPLIES {edge_id: '${id}', confidence_score: ${confidence}, latest_edge_date: ${date}, status_code: 1, evidence_types: '[news]', hs_codes: '[]'}]->(b)`,
+    );
+  };
+  for (let i = 0; i < 40; i++) {
+    out.splice(1, 0, company(`s${i}`, 0, 1), company(`c${i}`, 1, 0));
+    relate(`s${i}`, 'hub', `es${String(rand()).slice(2, 6)}-${i}`);
+    relate('hub', `c${i}`, `ec${String(rand()).slice(2, 6)}-${i}`);
+  }
+  return out;
+}
+
+describe('heads of long relationship lists', () => {
+  let dir: string;
+  let store: EmbeddedGraphStore;
+  let index: CompanySearchIndex | null = null;
+  let heads: ListHeads;
+
+  beforeAll(async () => {
+    dir = tempDir('list-heads');
+    store = new EmbeddedGraphStore({ dir: path.join(dir, 'graph'), connections: 2, bufferPoolMb: 256 });
+    await store.open();
+    await store.runScript(hubGraph(7));
+    index = await CompanySearchIndex.build(store);
+    // Lists of 30 or more keep their first 16 entries.
+    heads = new ListHeads(store, () => index, undefined, { longList: 30, headEntries: 16 });
+  });
+  afterAll(async () => {
+    await heads.close();
+    await store.close();
+    fs.rmSync(dir, { recursive: true, force: true });
+  });
+
+  const fromStore = (direction: Direction, q: RelationshipQuery) =>
+    store.listRelationships('hub', direction, 'company', q, (v) => index!.summary(v));
+
+  it('answers exactly as the store does, or leaves the page to the store', async () => {
+    expect(
+      heads.page('hub', 'suppliers', { minConfidence: 0, evidenceFrom: null, limit: 10, offset: 0 }),
+    ).toBeNull();
+    await heads.settled();
+    let answered = 0;
+    let declined = 0;
+    for (const direction of ['suppliers', 'customers'] as const) {
+      for (const minConfidence of [0, 0.5, 0.8, 0.95]) {
+        for (const evidenceFrom of [
+          null,
+          new Date('2016-01-01T00:00:00Z'),
+          new Date('2023-06-01T00:00:00Z'),
+        ]) {
+          for (const limit of [1, 3, 10]) {
+            for (const offset of [0, 2, 5, 14]) {
+              const q = { minConfidence, evidenceFrom, limit, offset };
+              const kept = heads.page('hub', direction, q);
+              if (kept === null) {
+                declined++;
+                continue;
+              }
+              answered++;
+              expect(kept).toEqual(await fromStore(direction, q));
+            }
+          }
+        }
+      }
+    }
+    // Both kinds happen: pages inside the head, and pages the head cannot vouch for.
+    expect(answered).toBeGreaterThan(40);
+    expect(declined).toBeGreaterThan(40);
+    // Short lists keep no head.
+    expect(
+      heads.page('s1', 'customers', { minConfidence: 0, evidenceFrom: null, limit: 1, offset: 0 }),
+    ).toBeNull();
+  });
+
+  it('stops answering when the data changes, and answers from the new data once rebuilt', async () => {
+    const q = { minConfidence: 0, evidenceFrom: null, limit: 3, offset: 0 };
+    expect(heads.page('hub', 'suppliers', q)).not.toBeNull();
+    await store.runScript([
+      "CREATE (:Company {vid: 'newcomer', cid_id: 'newcomer', name: 'Newcomer', domains: '[]', websites: '[]', is_cluster_parent: false, cluster_parent_vid: 'newcomer', cluster_size: 1, count_suppliers: 0, count_customers: 1, count_supplier_evidence: 0, count_customer_evidence: 1, identifiers: '[]', addresses: '[]'})",
+      "MATCH (a:Company {vid: 'newcomer'}), (b:Company {vid: 'hub'}) CREATE (a)-[:SUPPLIES {edge_id: 'e-top', confidence_score: 1, latest_edge_date: NULL, status_code: 1, evidence_types: '[news]', hs_codes: '[]'}]->(b)",
+    ]);
+    // The index still describes the old data: neither it nor the heads may answer.
+    index = null;
+    expect(heads.page('hub', 'suppliers', q)).toBeNull();
+    index = await CompanySearchIndex.build(store);
+    expect(heads.page('hub', 'suppliers', q)).toBeNull();
+    await heads.settled();
+    const kept = heads.page('hub', 'suppliers', q);
+    expect(kept?.items[0]?.counterpart.vid).toBe('newcomer');
+    expect(kept).toEqual(await fromStore('suppliers', q));
+  });
+});
