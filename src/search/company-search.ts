@@ -35,6 +35,12 @@ export interface SearchCriteria {
 
 export type SearchSort = 'relevance' | 'similarity';
 
+/** A company's supplier or customer list, by its length. */
+export interface LongList {
+  vid: string;
+  length: number;
+}
+
 export interface SearchHit {
   vid: string;
   /** float4 similarity to the name; null when no name was given. */
@@ -127,18 +133,18 @@ export class CompanySearchIndex {
   }
 
   /**
-   * Companies with at least `min` suppliers, and those with at least `min` customers, most connected
-   * first: the lists long enough to be worth keeping the head of (see ListHeads).
+   * Companies with at least `min` suppliers, and those with at least `min` customers, with the length
+   * of that list: the lists long enough to be worth keeping the head of (see ListHeads).
    */
-  longLists(min: number): { suppliers: string[]; customers: string[] } {
-    const suppliers: string[] = [];
-    const customers: string[] = [];
+  longLists(min: number): Record<'suppliers' | 'customers', LongList[]> {
+    const suppliers: LongList[] = [];
+    const customers: LongList[] = [];
     for (const doc of this.byDegree) {
       // The degree is suppliers plus customers: below `min`, neither list can reach it.
       if (this.degree[doc]! < min) break;
       const c = this.coreOf(doc);
-      if (c.count_suppliers >= min) suppliers.push(c.vid);
-      if (c.count_customers >= min) customers.push(c.vid);
+      if (c.count_suppliers >= min) suppliers.push({ vid: c.vid, length: c.count_suppliers });
+      if (c.count_customers >= min) customers.push({ vid: c.vid, length: c.count_customers });
     }
     return { suppliers, customers };
   }

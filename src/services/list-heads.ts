@@ -5,6 +5,11 @@ import type { KnownCompanies } from './relationships.service';
 
 /** Lists at least this long have their head kept: shorter ones read fast enough from the store. */
 export const LONG_LIST = 100;
+/**
+ * Lists kept at most, the longest first: 6,046 lists qualify at 1M companies (73 MB); the cap keeps
+ * larger graphs to about 120 MB.
+ */
+export const MAX_LISTS = 10_000;
 /** Entries kept per long list: a page of the largest size from the top, and one more to tell if more follow. */
 export const HEAD_ENTRIES = 101;
 /** Lists read at once while the heads are built (in the background, beside the requests). */
@@ -87,7 +92,7 @@ export class ListHeads {
     private readonly store: GraphStore,
     private readonly known: () => KnownCompanies | null,
     private readonly log?: Logger,
-    private readonly sizes = { longList: LONG_LIST, headEntries: HEAD_ENTRIES },
+    private readonly sizes = { longList: LONG_LIST, headEntries: HEAD_ENTRIES, maxLists: MAX_LISTS },
   ) {}
 
   /**
@@ -156,9 +161,12 @@ export class ListHeads {
     if (!known) return;
     const long = known.longLists(this.sizes.longList);
     const todo: [Direction, string][] = [
-      ...long.suppliers.map((v): [Direction, string] => ['suppliers', v]),
-      ...long.customers.map((v): [Direction, string] => ['customers', v]),
-    ];
+      ...long.suppliers.map((l) => ({ ...l, direction: 'suppliers' as const })),
+      ...long.customers.map((l) => ({ ...l, direction: 'customers' as const })),
+    ]
+      .sort((a, b) => b.length - a.length)
+      .slice(0, this.sizes.maxLists)
+      .map((l): [Direction, string] => [l.direction, l.vid]);
     const lists = new Map<string, Head>();
     const typeLists = new Map<string, string[]>();
     const query = { minConfidence: 0, evidenceFrom: null, limit: this.sizes.headEntries, offset: 0 };

@@ -24,8 +24,8 @@ export interface RelationshipListInput {
 export interface KnownCompanies {
   has(vid: string): boolean;
   summary(vid: string): CompanySummary | null;
-  /** Companies with at least `min` suppliers, and with at least `min` customers. */
-  longLists(min: number): Record<Direction, string[]>;
+  /** Companies with at least `min` suppliers, and with at least `min` customers, with those counts. */
+  longLists(min: number): Record<Direction, { vid: string; length: number }[]>;
 }
 
 /** Supplier and customer lists, per company or grouped by cluster. */

@@ -7,13 +7,13 @@ import { EmbeddedGraphStore } from '../../src/store/embedded/embedded.store';
 import type { RelationshipQuery } from '../../src/store/graph-store';
 import { tempDir } from '../support/paths';
 
-/** A hub with 40 suppliers and 40 customers: confidences with many ties, some relationships undated. */
+/** A hub with 40 suppliers and 41 customers: confidences with many ties, some relationships undated. */
 function hubGraph(seed: number): string[] {
   let x = seed;
   const rand = () => (x = (Math.imul(x, 1103515245) + 12345) >>> 0) / 2 ** 32;
   const company = (vid: string, suppliers: number, customers: number) =>
     `CREATE (:Company {vid: '${vid}', cid_id: '${vid}', name: 'Company ${vid}', domains: '[${vid}.example]', websites: '[]', domiciled_country: ${rand() < 0.8 ? "'Germany'" : 'NULL'}, is_cluster_parent: false, cluster_parent_vid: '${vid}', cluster_size: 1, count_suppliers: ${suppliers}, count_customers: ${customers}, count_supplier_evidence: ${suppliers}, count_customer_evidence: ${customers}, identifiers: '[]', addresses: '[]'})`;
-  const out = [company('hub', 40, 40)];
+  const out = [company('hub', 40, 41)];
   const relate = (from: string, to: string, id: string) => {
     const confidence = [0.2, 0.5, 0.5, 0.7, 0.9, 0.9, 1][Math.floor(rand() * 7)];
     const date =
@@ -29,6 +29,8 @@ function hubGraph(seed: number): string[] {
     relate(`s${i}`, 'hub', `es${String(rand()).slice(2, 6)}-${i}`);
     relate('hub', `c${i}`, `ec${String(rand()).slice(2, 6)}-${i}`);
   }
+  out.splice(1, 0, company('c40', 1, 0));
+  relate('hub', 'c40', 'ec-extra');
   return out;
 }
 
@@ -45,7 +47,7 @@ describe('heads of long relationship lists', () => {
     await store.runScript(hubGraph(7));
     index = await CompanySearchIndex.build(store);
     // Lists of 30 or more keep their first 16 entries.
-    heads = new ListHeads(store, () => index, undefined, { longList: 30, headEntries: 16 });
+    heads = new ListHeads(store, () => index, undefined, { longList: 30, headEntries: 16, maxLists: 10 });
   });
   afterAll(async () => {
     await heads.close();
@@ -92,6 +94,17 @@ describe('heads of long relationship lists', () => {
     expect(
       heads.page('s1', 'customers', { minConfidence: 0, evidenceFrom: null, limit: 1, offset: 0 }),
     ).toBeNull();
+  });
+
+  it('keeps only the longest lists when more qualify than it may keep', async () => {
+    const q = { minConfidence: 0, evidenceFrom: null, limit: 1, offset: 0 };
+    // Only the hub's lists qualify (40 suppliers, 41 customers); a cap of one keeps the longer.
+    const one = new ListHeads(store, () => index, undefined, { longList: 30, headEntries: 16, maxLists: 1 });
+    one.prepare();
+    await one.settled();
+    const kept = (['suppliers', 'customers'] as const).filter((d) => one.page('hub', d, q) !== null);
+    expect(kept).toEqual(['customers']);
+    await one.close();
   });
 
   it('stops answering when the data changes, and answers from the new data once rebuilt', async () => {
