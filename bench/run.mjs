@@ -20,7 +20,17 @@ const RESULTS_DIR = path.join(ROOT, 'bench', 'results');
 const BENCH_KEY = 'tiergraph-bench-key-000000000000';
 const KEY_HEADER = 'X-SERVICE-KEY';
 
-const SERVER_CASES = ['healthz', 'search', 'search_all', 'suggest', 'profile', 'suppliers', 'edge', 'paths'];
+const SERVER_CASES = [
+  'healthz',
+  'search',
+  'search_all',
+  'suggest',
+  'profile',
+  'suppliers',
+  'hub_lists',
+  'edge',
+  'paths',
+];
 const ALL_CASES = [...SERVER_CASES, 'pg_trgm'];
 
 const SEARCH_TERMS = 2000;
@@ -641,7 +651,13 @@ function casePaths(name, inputs, top, pairs) {
     case 'profile':
       return inputs.vids.map((v) => `/v1/companies/${q(v)}/`);
     case 'suppliers':
-      return top.map((v) => `/v1/companies/${q(v)}/suppliers/?limit=10`);
+      return top.map((c) => `/v1/companies/${q(c.vid)}/suppliers/?limit=10`);
+    case 'hub_lists':
+      // The longer of each company's two lists: what makes it a hub.
+      return top.map(
+        (c) =>
+          `/v1/companies/${q(c.vid)}/${c.count_suppliers >= c.count_customers ? 'suppliers' : 'customers'}/?limit=10`,
+      );
     case 'edge':
       return inputs.edge_ids.map((e) => `/v1/edges/${q(e)}/`);
     case 'paths':
@@ -1125,9 +1141,9 @@ async function main() {
         `server ready on ${server.base} in ${server.readyS.toFixed(1)} s, RSS ${fmtBytes(server.rssAfterStart)}`,
       );
       let top = [];
-      if (serverCases.includes('suppliers')) {
+      if (serverCases.includes('suppliers') || serverCases.includes('hub_lists')) {
         const page = await getJson(server, `/v1/companies/?limit=${TOP_COMPANIES}&include_subsidiaries=true`);
-        top = page.results.map((c) => c.vid);
+        top = page.results;
         if (top.length === 0) throw new Error('the top-companies list is empty');
         results.inputs.top_companies = top.length;
       }
