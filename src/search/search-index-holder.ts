@@ -26,10 +26,15 @@ export class SearchIndexHolder {
 
   async get(): Promise<CompanySearchIndex> {
     if (!this.current) return this.rebuild();
+    this.catchUp();
+    return this.current;
+  }
+
+  /** Starts a rebuild in the background when the store's data moved on since the live index was built. */
+  private catchUp(): void {
     if (this.builtFor !== this.store.generation && !this.building) {
       this.rebuild().catch((err: unknown) => this.log?.error({ err }, 'search index rebuild failed'));
     }
-    return this.current;
   }
 
   /** Resolves once the saves started so far have ended (they never reject). */
@@ -48,10 +53,9 @@ export class SearchIndexHolder {
    * a store read.
    */
   fresh(): CompanySearchIndex | null {
-    if (this.current && this.builtFor === this.store.generation) return this.current;
-    if (this.current && !this.building) {
-      this.rebuild().catch((err: unknown) => this.log?.error({ err }, 'search index rebuild failed'));
-    }
+    if (!this.current) return null;
+    if (this.builtFor === this.store.generation) return this.current;
+    this.catchUp();
     return null;
   }
 

@@ -1,7 +1,18 @@
 import type { Logger } from '../logger';
 import type { CompanySummary, Direction, RelationshipItem } from '../domain/model';
+import type { LongList } from '../search/company-search';
 import type { GraphStore, Page, RelationshipQuery } from '../store/graph-store';
-import type { KnownCompanies } from './relationships.service';
+
+/**
+ * Companies already in memory, as of the store's data now (the search index holds every company's
+ * list fields): a list page takes its counterparts from here rather than reading each from the store.
+ */
+export interface KnownCompanies {
+  has(vid: string): boolean;
+  summary(vid: string): CompanySummary | null;
+  /** Companies with at least `min` suppliers, and with at least `min` customers, with those counts. */
+  longLists(min: number): Record<Direction, LongList[]>;
+}
 
 /** Lists at least this long have their head kept: shorter ones read fast enough from the store. */
 export const LONG_LIST = 100;
@@ -98,9 +109,14 @@ export class ListHeads {
   /**
    * The page of `vid`'s list asked for, when the kept head answers it exactly; null otherwise (no head,
    * heads of other data, a page beyond the head, or fewer matches in the head than the page needs).
+   * `known` is what the caller took from the lookup the heads were made with, for this request.
    */
-  page(vid: string, direction: Direction, query: RelationshipQuery): Page<RelationshipItem> | null {
-    const known = this.known();
+  page(
+    vid: string,
+    direction: Direction,
+    query: RelationshipQuery,
+    known: KnownCompanies | null,
+  ): Page<RelationshipItem> | null {
     const heads = this.current(known !== null);
     if (!known || !heads) return null;
     const head = heads.lists.get(`${direction}:${vid}`);

@@ -3,10 +3,10 @@ import { notFound } from '../domain/errors';
 import type { Direction, RelationshipItem } from '../domain/model';
 import { check, confidence, evidenceAfter, isoDate, pageWithDefaults } from '../domain/params';
 import type { Limits } from '../domain/params';
-import type { CompanySummary } from '../domain/model';
 import type { Logger } from '../logger';
 import type { GraphStore, Page } from '../store/graph-store';
 import { ListHeads } from './list-heads';
+import type { KnownCompanies } from './list-heads';
 import { dropNulls } from './companies.service';
 import type { ReadCache } from './read-cache';
 
@@ -15,17 +15,6 @@ export interface RelationshipListInput {
   date?: string | null;
   limit?: number | null;
   offset?: number | null;
-}
-
-/**
- * Companies already in memory, as of the store's data now (the search index holds every company's
- * list fields): a list page takes its counterparts from here rather than reading each from the store.
- */
-export interface KnownCompanies {
-  has(vid: string): boolean;
-  summary(vid: string): CompanySummary | null;
-  /** Companies with at least `min` suppliers, and with at least `min` customers, with those counts. */
-  longLists(min: number): Record<Direction, { vid: string; length: number }[]>;
 }
 
 /** Supplier and customer lists, per company or grouped by cluster. */
@@ -82,7 +71,7 @@ export class RelationshipsService {
       if (parent === null) throw notFound('company', vid);
       return this.store.listRelationships(parent, direction, 'cluster', query, counterparts);
     }
-    const kept = this.heads.page(vid, direction, query);
+    const kept = this.heads.page(vid, direction, query, known);
     if (kept) return kept;
     const page = await this.store.listRelationships(vid, direction, 'company', query, counterparts);
     // An empty page is either "no relationships" or "no such company": only then ask which.

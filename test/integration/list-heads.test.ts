@@ -60,7 +60,7 @@ describe('heads of long relationship lists', () => {
 
   it('answers exactly as the store does, or leaves the page to the store', async () => {
     expect(
-      heads.page('hub', 'suppliers', { minConfidence: 0, evidenceFrom: null, limit: 10, offset: 0 }),
+      heads.page('hub', 'suppliers', { minConfidence: 0, evidenceFrom: null, limit: 10, offset: 0 }, index),
     ).toBeNull();
     await heads.settled();
     let answered = 0;
@@ -75,7 +75,7 @@ describe('heads of long relationship lists', () => {
           for (const limit of [1, 3, 10]) {
             for (const offset of [0, 2, 5, 14]) {
               const q = { minConfidence, evidenceFrom, limit, offset };
-              const kept = heads.page('hub', direction, q);
+              const kept = heads.page('hub', direction, q, index);
               if (kept === null) {
                 declined++;
                 continue;
@@ -92,7 +92,7 @@ describe('heads of long relationship lists', () => {
     expect(declined).toBeGreaterThan(40);
     // Short lists keep no head.
     expect(
-      heads.page('s1', 'customers', { minConfidence: 0, evidenceFrom: null, limit: 1, offset: 0 }),
+      heads.page('s1', 'customers', { minConfidence: 0, evidenceFrom: null, limit: 1, offset: 0 }, index),
     ).toBeNull();
   });
 
@@ -102,25 +102,25 @@ describe('heads of long relationship lists', () => {
     const one = new ListHeads(store, () => index, undefined, { longList: 30, headEntries: 16, maxLists: 1 });
     one.prepare();
     await one.settled();
-    const kept = (['suppliers', 'customers'] as const).filter((d) => one.page('hub', d, q) !== null);
+    const kept = (['suppliers', 'customers'] as const).filter((d) => one.page('hub', d, q, index) !== null);
     expect(kept).toEqual(['customers']);
     await one.close();
   });
 
   it('stops answering when the data changes, and answers from the new data once rebuilt', async () => {
     const q = { minConfidence: 0, evidenceFrom: null, limit: 3, offset: 0 };
-    expect(heads.page('hub', 'suppliers', q)).not.toBeNull();
+    expect(heads.page('hub', 'suppliers', q, index)).not.toBeNull();
     await store.runScript([
       "CREATE (:Company {vid: 'newcomer', cid_id: 'newcomer', name: 'Newcomer', domains: '[]', websites: '[]', is_cluster_parent: false, cluster_parent_vid: 'newcomer', cluster_size: 1, count_suppliers: 0, count_customers: 1, count_supplier_evidence: 0, count_customer_evidence: 1, identifiers: '[]', addresses: '[]'})",
       "MATCH (a:Company {vid: 'newcomer'}), (b:Company {vid: 'hub'}) CREATE (a)-[:SUPPLIES {edge_id: 'e-top', confidence_score: 1, latest_edge_date: NULL, status_code: 1, evidence_types: '[news]', hs_codes: '[]'}]->(b)",
     ]);
     // The index still describes the old data: neither it nor the heads may answer.
     index = null;
-    expect(heads.page('hub', 'suppliers', q)).toBeNull();
+    expect(heads.page('hub', 'suppliers', q, index)).toBeNull();
     index = await CompanySearchIndex.build(store);
-    expect(heads.page('hub', 'suppliers', q)).toBeNull();
+    expect(heads.page('hub', 'suppliers', q, index)).toBeNull();
     await heads.settled();
-    const kept = heads.page('hub', 'suppliers', q);
+    const kept = heads.page('hub', 'suppliers', q, index);
     expect(kept?.items[0]?.counterpart.vid).toBe('newcomer');
     expect(kept).toEqual(await fromStore('suppliers', q));
   });

@@ -231,6 +231,17 @@ export class EmbeddedGraphStore implements GraphStore {
     return this.live.query(this.queries.get(name)!, params);
   }
 
+  /** The rows of a `$vid` query for each of `vids`, one keyed query each on `pool` (see KEYED_STEP_MAX). */
+  private async byKey(
+    pool: ConnectionPool,
+    query: CypherQuery,
+    vids: readonly string[],
+    params: Record<string, unknown> = {},
+  ): Promise<EngineRow[]> {
+    const parts = await Promise.all(vids.map((vid) => pool.query(query, { ...params, vid })));
+    return parts.flat();
+  }
+
   private readonly reads = new PointReads((name, params) => this.q(name, params));
 
   async stats(): Promise<StoreStats> {
@@ -328,8 +339,7 @@ export class EmbeddedGraphStore implements GraphStore {
           if (vids.length <= this.keyedStepMax) {
             // A key match per company beats one `IN` that scans every company (see KEYED_STEP_MAX).
             signal?.throwIfAborted();
-            const parts = await Promise.all(vids.map((vid) => pool.query(stepOne, { ...params, vid })));
-            const rows = parts.flat();
+            const rows = await this.byKey(pool, stepOne, vids, params);
             for (let i = 0; i < rows.length; i += WALK_BATCH) await onRows(rows.slice(i, i + WALK_BATCH));
             return;
           }
@@ -416,9 +426,9 @@ export class EmbeddedGraphStore implements GraphStore {
     if (vids.length === 0) return [];
     if (vids.length <= this.keyedStepMax) {
       // A key match per company beats one `IN` that scans every company, up to a few dozen.
-      const one = this.queries.get(`path/step-${direction}-of`)!;
-      const parts = await Promise.all(vids.map((vid) => this.live.query(one, { vid })));
-      return parts.flat().map(toPathStep);
+      return (await this.byKey(this.live, this.queries.get(`path/step-${direction}-of`)!, vids)).map(
+        toPathStep,
+      );
     }
     const rows = await this.live.query(this.queries.get(`path/step-${direction}`)!, { vids: [...vids] });
     return rows.map(toPathStep);
