@@ -89,22 +89,8 @@ export async function searchChains(
   let unsorted = false;
   let rowsRead = 0;
   let steps = 0;
-  const fwd: Side = {
-    direction: 'customers',
-    depth: new Map([[source, 0]]),
-    frontier: [source],
-    frontierCost: query.sourceDegree,
-    level: 0,
-    done: false,
-  };
-  const back: Side = {
-    direction: 'suppliers',
-    depth: new Map([[target, 0]]),
-    frontier: [target],
-    frontierCost: query.targetDegree,
-    level: 0,
-    done: false,
-  };
+  const fwd = startSide('customers', source, query.sourceDegree);
+  const back = startSide('suppliers', target, query.targetDegree);
 
   const addEdge = (supplier: string, customer: string, hop: PathHop) => {
     if (seenEdges.has(hop.edge_id)) return;
@@ -236,4 +222,16 @@ function offer(best: FoundChain[], want: number, chain: FoundChain): void {
   while (i > 0 && compareFound(chain, best[i - 1]!) < 0) i--;
   best.splice(i, 0, chain);
   if (best.length > want) best.pop();
+}
+
+/** One end of the search before its first step: the end company alone, at depth 0. */
+function startSide(direction: Side['direction'], start: string, degree: number): Side {
+  return {
+    direction,
+    depth: new Map([[start, 0]]),
+    frontier: [start],
+    frontierCost: degree,
+    level: 0,
+    done: false,
+  };
 }
