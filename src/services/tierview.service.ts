@@ -1,7 +1,7 @@
 import { PassThrough } from 'node:stream';
 import { once } from 'node:events';
-import { createObjectCsvStringifier } from 'csv-writer';
 import type { BlobStore } from '../blobs/blob-store';
+import { csvHeader, csvRecord } from '../domain/csv-text';
 import { AppError } from '../domain/errors';
 import {
   COMPANY_COLUMNS,
@@ -54,38 +54,36 @@ export function droppedMessage(dropped: Record<number, number>): string {
 const UTF8_BOM = '\uFEFF';
 
 /**
- * One CSV file being written: rows are stringified by csv-writer and pushed into
+ * One CSV file being written: records are turned into CSV text and pushed into
  * the blob store as a stream, waiting whenever the store is behind, so a file
  * is never held whole in memory.
  */
 class CsvFile {
   private readonly out = new PassThrough({ highWaterMark: 1 << 20 });
-  private readonly stringifier;
+  private readonly columns: readonly string[];
   readonly done: Promise<{ key: string; bytes: number }>;
   /** Rejects as soon as the store stops taking the file (a full disk budget, an I/O error). */
   private readonly failed: Promise<never>;
   rows = 0;
 
   constructor(blobs: BlobStore, key: string, columns: readonly string[], bom: boolean) {
-    this.stringifier = createObjectCsvStringifier({
-      header: columns.map((id) => ({ id, title: id })),
-      // RFC 4180 ends records with CRLF.
-      recordDelimiter: '\r\n',
-    });
+    this.columns = columns;
     this.done = blobs.put(key, this.out, 'text/csv; charset=utf-8');
     // The writer may stop early; the rejection is awaited in finish() or abort().
     this.done.catch(() => undefined);
     this.failed = this.done.then(() => new Promise<never>(() => undefined));
     this.failed.catch(() => undefined);
     // Excel reads a CSV file as UTF-8 only when it starts with the byte order mark.
-    this.out.write(`${bom ? UTF8_BOM : ''}${this.stringifier.getHeaderString()}`);
+    this.out.write(`${bom ? UTF8_BOM : ''}${csvHeader(columns)}`);
   }
 
   async write(records: CsvRecord[]): Promise<void> {
     if (records.length === 0) return;
     this.rows += records.length;
     // A store that failed never drains: its error ends the wait instead.
-    if (!this.out.write(this.stringifier.stringifyRecords(records))) {
+    let text = '';
+    for (const record of records) text += csvRecord(this.columns, record);
+    if (!this.out.write(text)) {
       await Promise.race([once(this.out, 'drain'), this.failed]);
     }
   }
@@ -174,6 +172,8 @@ export class TierViewService {
           minConfidence: request.min_confidence ?? null,
           countries: request.countries ?? null,
           maxCompaniesPerTier: request.max_companies_per_tier ?? null,
+          // Only the companies file of a three-table export shows them.
+          companyDetails: request.output_multiple_tables,
         },
         {
           companies: async (batch: TierCompany[]) => {

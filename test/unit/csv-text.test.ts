@@ -1,0 +1,71 @@
+import { csvField, csvHeader, csvRecord } from '../../src/domain/csv-text';
+
+describe('CSV text', () => {
+  it('leaves plain fields as they are and empties null, undefined and ""', () => {
+    expect(csvField('Acme Corp')).toBe('Acme Corp');
+    expect(csvField(0.75)).toBe('0.75');
+    expect(csvField(3)).toBe('3');
+    expect(csvField(false)).toBe('false');
+    expect(csvField(null)).toBe('');
+    expect(csvField(undefined)).toBe('');
+    expect(csvField('')).toBe('');
+  });
+
+  it('quotes a field holding a comma, a quote, a line feed or a carriage return, doubling quotes', () => {
+    expect(csvField('Acme, Inc.')).toBe('"Acme, Inc."');
+    expect(csvField('The "Best" Co')).toBe('"The ""Best"" Co"');
+    expect(csvField('line\nbreak')).toBe('"line\nbreak"');
+    // A carriage return alone ends a record for many readers (Excel among them), so it is quoted too.
+    expect(csvField('carriage\rreturn')).toBe('"carriage\rreturn"');
+    expect(csvField('[8471,8473]')).toBe('"[8471,8473]"');
+  });
+
+  it('writes a record in the order of the columns, ended by CRLF, whatever the order of its keys', () => {
+    const columns = ['b', 'a', 'c', 'd'];
+    expect(csvRecord(columns, { a: 1, b: 'x,y', c: null, d: 'z' })).toBe('"x,y",1,,z\r\n');
+    expect(csvRecord(columns, {})).toBe(',,,\r\n');
+    expect(csvHeader(columns)).toBe('b,a,c,d\r\n');
+  });
+
+  it('reads back, field for field, with an RFC 4180 reader', () => {
+    const values = ['plain', 'a,b', 'say "hi"', 'two\r\nlines', 'cr\ronly', '', 'ü ß 中'];
+    const columns = values.map((_, i) => `c${i}`);
+    const record = Object.fromEntries(values.map((v, i) => [`c${i}`, v]));
+    expect(parseRecord(csvRecord(columns, record))).toEqual(values);
+  });
+});
+
+/** A strict reader of one RFC 4180 record ending in CRLF: a bare CR or LF outside quotes is an error. */
+function parseRecord(text: string): string[] {
+  const fields: string[] = [];
+  let i = 0;
+  for (;;) {
+    let field = '';
+    if (text[i] === '"') {
+      i++;
+      for (;;) {
+        if (i >= text.length) throw new Error('unterminated quote');
+        if (text[i] === '"') {
+          if (text[i + 1] === '"') {
+            field += '"';
+            i += 2;
+            continue;
+          }
+          i++;
+          break;
+        }
+        field += text[i++];
+      }
+    } else {
+      while (i < text.length && text[i] !== ',' && text[i] !== '\r' && text[i] !== '\n') field += text[i++];
+    }
+    fields.push(field);
+    if (text[i] === ',') {
+      i++;
+      continue;
+    }
+    if (text.slice(i) !== '\r\n')
+      throw new Error(`unexpected text after a field: ${JSON.stringify(text.slice(i))}`);
+    return fields;
+  }
+}
