@@ -49,6 +49,13 @@ export interface TierWalkRequest {
   countries?: readonly string[] | null;
   /** Per tier, keep this many companies, those reached through the strongest relationships; null or absent: all. */
   maxCompaniesPerTier?: number | null;
+  /**
+   * Whether the sink uses the companies' details (country, websites, listing, industry,
+   * relationship counts). When false, a store may leave them empty (null, [] or 0) and
+   * read only what every export row names: vid, tier, name, legal name and cid.
+   * Absent: true.
+   */
+  companyDetails?: boolean;
 }
 
 /** Receives a walk's results; the store awaits each call, so a slow writer slows the walk instead of piling up rows. */

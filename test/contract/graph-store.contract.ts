@@ -1,6 +1,6 @@
 import type { SearchRow } from '../../src/domain/search-row';
 import { CompanySearchIndex } from '../../src/search/company-search';
-import type { TierRelationship } from '../../src/domain/tier-walk';
+import type { TierCompany, TierRelationship } from '../../src/domain/tier-walk';
 import type { GraphStore, TierWalkRequest } from '../../src/store/graph-store';
 import { splitStatements } from '../../src/store/cypher-files';
 import { readSeed } from '../support/paths';
@@ -492,6 +492,33 @@ export function graphStoreContract(
         expect(e3.cluster_edge_id).toBe('K1~boeing');
         expect(Array.isArray(e3.hs_codes)).toBe(true);
         expect(Array.isArray(e3.evidence_types)).toBe(true);
+      });
+
+      it('walks the same without company details, keeping every name a row shows', async () => {
+        const collect = async (companyDetails: boolean) => {
+          const companies: TierCompany[] = [];
+          const rows: TierRelationship[] = [];
+          await store.walkTiers(
+            { root: 'boeing', direction: 'suppliers', tiers: 3, evidenceFrom: null, companyDetails },
+            { companies: (b) => void companies.push(...b), relationships: (_t, b) => void rows.push(...b) },
+          );
+          const named = (c: TierCompany) =>
+            `${c.vid}:${c.tier}:${c.name}:${c.company_legal_name}:${c.cid_id}`;
+          return {
+            companies: companies.map(named).sort(),
+            rows: rows
+              .map((r) => `${r.edge_id}:${named(r.supplier)}>${named(r.customer)}:${r.confidence_score}`)
+              .sort(),
+            details: companies.find((c) => c.vid === 'acme-gmbh')!,
+          };
+        };
+        const full = await collect(true);
+        const lean = await collect(false);
+        expect(lean.companies).toEqual(full.companies);
+        expect(lean.rows).toEqual(full.rows);
+        expect(full.rows).toHaveLength(5);
+        // With details, the walk reads them; without, it may leave them out.
+        expect(full.details.domiciled_country).not.toBeNull();
       });
 
       it('answers false for an unknown root and reports a company with no relationships alone', async () => {

@@ -84,6 +84,8 @@ const QUERY_NAMES = [
   'tierview/domiciles',
   'tierview/tiers-suppliers',
   'tierview/tiers-customers',
+  'tierview/tier-names-suppliers',
+  'tierview/tier-names-customers',
   'tierview/tier-relationships-suppliers',
   'tierview/tier-relationships-customers',
   'path/step-customers',
@@ -360,10 +362,12 @@ export class EmbeddedGraphStore implements GraphStore {
     // each tier has onwards (an upper bound of the next query's rows).
     const byOffset = new Map<number, TierCompany>();
     const onward = new Array<number>(request.tiers + 1).fill(0);
-    const tiersQuery = bindLiterals(this.queries.get(`tierview/tiers-${dir}`)!, {
-      max_tier: request.tiers,
-      evidence_from: evidenceFrom,
-    });
+    const tiersQuery = bindLiterals(
+      this.queries.get(
+        request.companyDetails === false ? `tierview/tier-names-${dir}` : `tierview/tiers-${dir}`,
+      )!,
+      { max_tier: request.tiers, evidence_from: evidenceFrom },
+    );
     await this.oneWalkQueryAtATime(() =>
       pool.stream(tiersQuery, { root: request.root }, WALK_BATCH, async (rows) => {
         const batch: TierCompany[] = [];
