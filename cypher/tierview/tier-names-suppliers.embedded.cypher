@@ -1,6 +1,6 @@
 // tierview/tiers-suppliers with only what every row of an export names (vid, name,
 // legal name, cid) and the onward degree: the walk of an export that shows no
-// company details. The detail columns are most of the query's cost: at 1M, for the
+// company details. The detail columns are a third of the query's cost: at 1M, for the
 // 216k companies within 3 tiers of a hub of 15.7k suppliers, 0.9 s against 1.4 s.
 // $root: STRING
 // {{max_tier}}: INT
