@@ -28,6 +28,10 @@ const ENGINE_FILES: Record<string, string> = {
     'recursive SHORTEST join with literal filters (embedded syntax)',
   'tierview/tiers-customers.embedded.cypher':
     'recursive SHORTEST join with literal filters (embedded syntax)',
+  'tierview/tier-names-suppliers.embedded.cypher':
+    'the recursive join of tiers-suppliers with only the names a row shows',
+  'tierview/tier-names-customers.embedded.cypher':
+    'the recursive join of tiers-customers with only the names a row shows',
   'tierview/tier-relationships-suppliers.embedded.cypher': 'per-tier partitions by internal offset',
   'tierview/tier-relationships-customers.embedded.cypher': 'per-tier partitions by internal offset',
   'company/get-cores.neo4j.cypher': 'one round trip per page; the embedded engine is faster per key',
