@@ -1,20 +1,21 @@
+import { csvField as quotedField } from '../import/csv';
+
 /**
- * CSV text as RFC 4180 writes it: fields separated by commas, records ended by CRLF,
- * and a field quoted (its quotes doubled) when it holds a comma, a quote, a line feed
- * or a carriage return. Null, undefined and '' are empty fields.
+ * CSV records as RFC 4180 writes them: fields separated by commas, records ended by
+ * CRLF, each text field encoded by the project's one field encoder (import/csv.ts,
+ * which the generator uses too: quoted when it holds a comma, a quote, a line feed or
+ * a carriage return). Null, undefined and '' are empty fields.
  *
  * Exports write hundreds of thousands of records, so a record is one string built by
- * concatenation, and a field is scanned once for the characters that need quotes.
+ * concatenation.
  */
 
 export type CsvValue = string | number | boolean | null | undefined;
 
-const NEEDS_QUOTES = /[",\n\r]/;
-
 export function csvField(value: CsvValue): string {
   if (value === null || value === undefined) return '';
   if (typeof value !== 'string') return String(value);
-  return NEEDS_QUOTES.test(value) ? `"${value.replace(/"/g, '""')}"` : value;
+  return quotedField(value);
 }
 
 /** One record, CRLF included, of `record`'s values in the order of `columns`. */
