@@ -97,14 +97,14 @@ export interface StoreStats {
   relationships: number;
 }
 
+/** A relationship list's counterpart by vid, from data already in hand; null when not there. */
+export type CounterpartLookup = (vid: string) => CompanySummary | null;
+
 /**
  * The port every graph engine adapter implements. Only adapters talk to a
  * database; services call these methods. Each method runs one named query
  * from `cypher/`.
  */
-/** A relationship list's counterpart by vid, from data already in hand; null when not there. */
-export type CounterpartLookup = (vid: string) => CompanySummary | null;
-
 export interface GraphStore {
   readonly engine: 'embedded' | 'neo4j';
   /** Opens the store and creates the schema if it is missing (idempotent). */
