@@ -28,8 +28,8 @@ export interface TierRelationship {
   edge_id: string;
   confidence_score: number | null;
   status_code: number | null;
-  hs_codes: string[];
-  evidence_types: string[];
+  hs_codes: readonly string[];
+  evidence_types: readonly string[];
   latest_evidence_date: string | null;
   cluster_edge_id: string | null;
 }

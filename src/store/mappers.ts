@@ -244,15 +244,35 @@ export function toEdge(e: Props): EdgeRecord {
  * `<supplier cid_id>~<customer cid_id>`, or null inside one cluster.
  */
 export function toTierRelationship(r: Props, supplier: TierCompany, customer: TierCompany): TierRelationship {
+  return tierRelationship(
+    {
+      edge_id: str(r.edge_id) ?? '',
+      confidence_score: num(r.confidence_score),
+      status_code: r.status_code === null || r.status_code === undefined ? null : int(r.status_code),
+      hs_codes: strings(r.hs_codes),
+      evidence_types: strings(r.evidence_types),
+      latest_evidence_date: iso(r.latest_evidence_date)?.slice(0, 10) ?? null,
+    },
+    supplier,
+    customer,
+  );
+}
+
+/** A tier-walk row from fields already in their domain form; the cluster relationship follows from the two companies. */
+export function tierRelationship(
+  fields: Omit<TierRelationship, 'supplier' | 'customer' | 'cluster_edge_id'>,
+  supplier: TierCompany,
+  customer: TierCompany,
+): TierRelationship {
   return {
     supplier,
     customer,
-    edge_id: str(r.edge_id) ?? '',
-    confidence_score: num(r.confidence_score),
-    status_code: r.status_code === null || r.status_code === undefined ? null : int(r.status_code),
-    hs_codes: strings(r.hs_codes),
-    evidence_types: strings(r.evidence_types),
-    latest_evidence_date: iso(r.latest_evidence_date)?.slice(0, 10) ?? null,
+    edge_id: fields.edge_id,
+    confidence_score: fields.confidence_score,
+    status_code: fields.status_code,
+    hs_codes: fields.hs_codes,
+    evidence_types: fields.evidence_types,
+    latest_evidence_date: fields.latest_evidence_date,
     cluster_edge_id: supplier.cid_id === customer.cid_id ? null : `${supplier.cid_id}~${customer.cid_id}`,
   };
 }
