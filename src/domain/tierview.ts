@@ -1,4 +1,5 @@
 import { countryCode } from './countries';
+import { csvField } from './csv-text';
 import { listField } from './lists';
 import { badRequest } from './errors';
 import type { FieldError } from './errors';
@@ -269,6 +270,39 @@ export function tierviewRecord(root: TierCompany, rel: TierRelationship): CsvRec
     evidence_types: listField(rel.evidence_types),
     latest_evidence_date: rel.latest_evidence_date,
   };
+}
+
+/**
+ * The CSV records of one single-table export, as `csvRecord(TIERVIEW_COLUMNS, tierviewRecord(root, rel))`
+ * writes them, built without the record: the root's fields and each company's (tier, delivery name, vid,
+ * cid) are encoded once and reused by every row that shows them. An export writes hundreds of thousands
+ * of rows, and each company appears in several.
+ */
+export class TierviewLines {
+  private readonly rootFields: string;
+  private readonly companies = new Map<TierCompany, string>();
+
+  constructor(root: TierCompany) {
+    this.rootFields = `${csvField(deliveryName(root))},${csvField(root.vid)}`;
+  }
+
+  line(rel: TierRelationship): string {
+    return (
+      `${this.rootFields},${this.company(rel.customer)},${this.company(rel.supplier)},` +
+      `${csvField(rel.edge_id)},${csvField(rel.cluster_edge_id)},${csvField(rel.confidence_score)},` +
+      `${csvField(listField(rel.hs_codes))},${csvField(rel.status_code)},` +
+      `${csvField(listField(rel.evidence_types))},${csvField(rel.latest_evidence_date)}\r\n`
+    );
+  }
+
+  private company(c: TierCompany): string {
+    let fields = this.companies.get(c);
+    if (fields === undefined) {
+      fields = `${c.tier},${csvField(deliveryName(c))},${csvField(c.vid)},${csvField(c.cid_id)}`;
+      this.companies.set(c, fields);
+    }
+    return fields;
+  }
 }
 
 /**

@@ -8,6 +8,7 @@ import {
   RELATIONSHIP_COLUMNS,
   TIER_COLUMNS,
   TIERVIEW_COLUMNS,
+  TierviewLines,
   companyRecord,
   rootOnlyRecord,
   tierviewRecord,
@@ -78,11 +79,16 @@ class CsvFile {
   }
 
   async write(records: CsvRecord[]): Promise<void> {
-    if (records.length === 0) return;
-    this.rows += records.length;
-    // A store that failed never drains: its error ends the wait instead.
     let text = '';
     for (const record of records) text += csvRecord(this.columns, record);
+    await this.writeText(text, records.length);
+  }
+
+  /** `rows` records already encoded as CSV text (see TierviewLines). */
+  async writeText(text: string, rows: number): Promise<void> {
+    if (rows === 0) return;
+    this.rows += rows;
+    // A store that failed never drains: its error ends the wait instead.
     if (!this.out.write(text)) {
       await Promise.race([once(this.out, 'drain'), this.failed]);
     }
@@ -150,6 +156,7 @@ export class TierViewService {
     const companiesFile = files.get('companies_file');
 
     let root: TierCompany | null = null;
+    let lines: TierviewLines | null = null;
     let companies = 0;
     const dropped: Record<number, number> = {};
     const progress: ExportProgress = {
@@ -188,10 +195,14 @@ export class TierViewService {
           relationships: async (tier: number, batch: TierRelationship[]) => {
             signal?.throwIfAborted();
             const r = root!;
-            const records = request.output_multiple_tables
-              ? batch.map((rel) => relationshipRecord(r, rel))
-              : batch.map((rel) => tierviewRecord(r, rel));
-            await main.write(records);
+            if (request.output_multiple_tables) {
+              await main.write(batch.map((rel) => relationshipRecord(r, rel)));
+            } else {
+              lines ??= new TierviewLines(r);
+              let text = '';
+              for (const rel of batch) text += lines.line(rel);
+              await main.writeText(text, batch.length);
+            }
             progress.phase = 'relationships';
             progress.tier = tier + 1;
             progress.rows = main.rows;

@@ -1,0 +1,75 @@
+import { csvRecord } from '../../src/domain/csv-text';
+import { TIERVIEW_COLUMNS, TierviewLines, tierviewRecord } from '../../src/domain/tierview';
+import type { TierCompany, TierRelationship } from '../../src/domain/tier-walk';
+
+function company(vid: string, tier: number, fields: Partial<TierCompany> = {}): TierCompany {
+  return {
+    vid,
+    tier,
+    name: `Name of ${vid}`,
+    company_legal_name: null,
+    cid_id: vid,
+    domiciled_country: null,
+    websites: [],
+    is_public: null,
+    industry: null,
+    industry_code_system: null,
+    industry_code: null,
+    count_suppliers: 0,
+    count_customers: 0,
+    ...fields,
+  };
+}
+
+function rel(supplier: TierCompany, customer: TierCompany, fields: Partial<TierRelationship> = {}) {
+  const r: TierRelationship = {
+    supplier,
+    customer,
+    edge_id: `e-${supplier.vid}-${customer.vid}`,
+    confidence_score: 0.5,
+    status_code: 1,
+    hs_codes: [],
+    evidence_types: ['text'],
+    latest_evidence_date: '2024-01-10',
+    cluster_edge_id: null,
+    ...fields,
+  };
+  return r;
+}
+
+describe('TierviewLines', () => {
+  const root = company('root', 0, { company_legal_name: 'Root, "Legal" Inc.' });
+  const near = company('near', 1, { name: 'Near\r\nLines', cid_id: 'K1' });
+  const far = company('far', 2, { company_legal_name: '  ', name: 'Ünïcödé 株式会社' });
+  const cases: TierRelationship[] = [
+    rel(near, root),
+    rel(far, near, {
+      confidence_score: null,
+      status_code: null,
+      hs_codes: ['8471', '8542'],
+      evidence_types: [],
+      latest_evidence_date: null,
+      cluster_edge_id: 'far~K1',
+    }),
+    rel(far, root, {
+      edge_id: 'e,with"quote',
+      confidence_score: 0,
+      status_code: 0,
+      evidence_types: ['a', 'b'],
+    }),
+    // The same companies again: their encoded fields are reused.
+    rel(near, root, { edge_id: 'e-again', confidence_score: 1e-7 }),
+  ];
+
+  it('writes each row as the generic record writer does, column for column', () => {
+    const lines = new TierviewLines(root);
+    for (const r of cases) expect(lines.line(r)).toBe(csvRecord(TIERVIEW_COLUMNS, tierviewRecord(root, r)));
+  });
+
+  it('quotes what needs quoting and puts the nearer company in the customer columns', () => {
+    const line = new TierviewLines(root).line(cases[1]!);
+    expect(line).toBe(
+      '"Root, ""Legal"" Inc.",root,1,"Near\r\nLines",near,K1,2,Ünïcödé 株式会社,far,far,e-far-near,far~K1,,8471|8542,,,\r\n',
+    );
+  });
+});
