@@ -49,7 +49,7 @@ export async function startServer(config: Config, log: Logger): Promise<RunningS
     for (const dir of removeStaleStaging(workDir))
       log.info({ dir }, 'removed staging files of an interrupted import');
   }
-  const store = await openStore(config, log);
+  const store = await openStore(config, log, true);
   try {
     const { companies } = await store.stats();
     if (companies === 0 && config.SEED_DEMO) await loadDemo(config, store, log);
@@ -110,6 +110,8 @@ export async function startServer(config: Config, log: Logger): Promise<RunningS
     };
     // The long lists' heads are read in the background; until then their pages come from the store.
     services.relationships.heads.prepare();
+    // So is what the store keeps for itself (the embedded store's relationships for tier walks).
+    store.prepare?.();
     const sharedLimits = config.RATE_LIMIT_REDIS_URL
       ? redisRateLimitStore(config.RATE_LIMIT_REDIS_URL)
       : null;

@@ -100,6 +100,12 @@ const schema = z.object({
    * more than EMBEDDED_BUFFER_POOL_MB's default.
    */
   EMBEDDED_IMPORT_BUFFER_POOL_MB: intIn(0, 1_048_576).default(0),
+  /**
+   * A server on the embedded store holds every relationship in memory (about 270 MB at
+   * 1M companies, read in the background after start and after every import) so that
+   * tier-view exports walk there instead of asking the engine for every tier.
+   */
+  EMBEDDED_WALK_MEMORY: bool.default(true),
   /** Connections the embedded adapter keeps open for concurrent queries. */
   EMBEDDED_CONNECTIONS: intIn(1, 64).default(4),
   /** Read results kept in memory between imports (0 turns the cache off). */

@@ -148,6 +148,12 @@ export interface GraphStore {
    */
   followExternalImports?(): () => void;
   /**
+   * A server is up: the store may now prepare, in the background and again after every
+   * data change, what it keeps for itself (the embedded store's relationships in memory
+   * for tier walks). Optional; stores that keep nothing leave it out.
+   */
+  prepare?(): void;
+  /**
    * Walks the graph from `request.root`: a company's tier is its shortest distance
    * from the root over relationships that pass the evidence filter. Reports the
    * companies, then every relationship between consecutive tiers. Returns false

@@ -25,23 +25,36 @@ export function neo4jStore(config: Config, log: Logger, migrateOnOpen: boolean):
   });
 }
 
-/** The embedded adapter on DATA_DIR/graph (not yet opened). */
-export function embeddedStore(config: Config, log: Logger, connections = config.EMBEDDED_CONNECTIONS) {
+/**
+ * The embedded adapter on DATA_DIR/graph (not yet opened). `serving`: the store of a
+ * server, which holds the relationships in memory for tier walks when EMBEDDED_WALK_MEMORY
+ * says so; a command that opens the store for a moment does not.
+ */
+export function embeddedStore(
+  config: Config,
+  log: Logger,
+  connections = config.EMBEDDED_CONNECTIONS,
+  serving = false,
+) {
   return new EmbeddedGraphStore({
     dir: path.join(config.dataDir, 'graph'),
     connections,
     bufferPoolMb: config.EMBEDDED_BUFFER_POOL_MB,
     importBufferPoolMb: config.EMBEDDED_IMPORT_BUFFER_POOL_MB,
+    walkMemory: serving && config.EMBEDDED_WALK_MEMORY ? 'background' : 'off',
     logger: log.child({ module: 'store' }),
   });
 }
 
 /**
  * Opens the configured graph store. On Neo4j, missing constraints and indexes
- * are created first (the same migration as `tiergraph migrate`).
+ * are created first (the same migration as `tiergraph migrate`). `serving`: see embeddedStore.
  */
-export async function openStore(config: Config, log: Logger): Promise<GraphStore> {
-  const store = config.STORE === 'neo4j' ? neo4jStore(config, log, true) : embeddedStore(config, log);
+export async function openStore(config: Config, log: Logger, serving = false): Promise<GraphStore> {
+  const store =
+    config.STORE === 'neo4j'
+      ? neo4jStore(config, log, true)
+      : embeddedStore(config, log, config.EMBEDDED_CONNECTIONS, serving);
   await store.open();
   return store;
 }

@@ -8,7 +8,10 @@ import { tempDir } from '../support/paths';
 const dirs = new Map<unknown, string>();
 
 /** An empty embedded store in a directory of its own, with the adapter options given. */
-function opener(label: string, options: { keyedStepMax?: number } = {}) {
+function opener(
+  label: string,
+  options: { keyedStepMax?: number; walkMemory?: 'off' | 'background' | 'wait' } = {},
+) {
   return async (): Promise<GraphStore> => {
     const dir = tempDir(label);
     const store = new EmbeddedGraphStore({
@@ -37,3 +40,7 @@ graphStoreContract(
   opener('contract-in', { keyedStepMax: 0 }),
   dispose,
 );
+
+// Walks whose rows show names only and filter by date alone run over the relationships held in
+// memory when the store keeps them; the contract runs again with every such walk waiting for them.
+graphStoreContract('embedded, walks from memory', opener('contract-memory', { walkMemory: 'wait' }), dispose);

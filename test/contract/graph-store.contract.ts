@@ -327,7 +327,15 @@ export function graphStoreContract(
     });
 
     describe('tier walk', () => {
+      /** The walk as a file of one table (names only) and of three (details): both must agree. */
       async function walk(request: TierWalkRequest) {
+        const lean = await walkOnce({ ...request, companyDetails: false });
+        const full = await walkOnce({ ...request, companyDetails: true });
+        expect(lean).toEqual(full);
+        return full;
+      }
+
+      async function walkOnce(request: TierWalkRequest) {
         const companies: Record<string, number> = {};
         const rows: string[] = [];
         const found = await store.walkTiers(request, {
@@ -477,22 +485,25 @@ export function graphStoreContract(
         ]);
       });
 
-      it('carries cluster ids and relationship fields on every row', async () => {
-        const rows: TierRelationship[] = [];
-        await store.walkTiers(
-          { root: 'boeing', direction: 'suppliers', tiers: 1, evidenceFrom: null },
-          { companies: () => undefined, relationships: (_t, b) => void rows.push(...b) },
-        );
-        const e3 = rows.find((r) => r.edge_id === 'e3')!;
-        expect(e3.supplier).toMatchObject({ vid: 'acme-gmbh', cid_id: 'K1', tier: 1 });
-        expect(e3.customer).toMatchObject({ vid: 'boeing', cid_id: 'boeing', tier: 0 });
-        expect(e3.confidence_score).toBe(0.8);
-        expect(e3.latest_evidence_date).toBe('2024-01-10');
-        // The cluster relationship covering it: supplier cluster ~ customer cluster.
-        expect(e3.cluster_edge_id).toBe('K1~boeing');
-        expect(Array.isArray(e3.hs_codes)).toBe(true);
-        expect(Array.isArray(e3.evidence_types)).toBe(true);
-      });
+      it.each([true, false])(
+        'carries cluster ids and relationship fields on every row (details: %s)',
+        async (companyDetails) => {
+          const rows: TierRelationship[] = [];
+          await store.walkTiers(
+            { root: 'boeing', direction: 'suppliers', tiers: 1, evidenceFrom: null, companyDetails },
+            { companies: () => undefined, relationships: (_t, b) => void rows.push(...b) },
+          );
+          const e3 = rows.find((r) => r.edge_id === 'e3')!;
+          expect(e3.supplier).toMatchObject({ vid: 'acme-gmbh', cid_id: 'K1', tier: 1 });
+          expect(e3.customer).toMatchObject({ vid: 'boeing', cid_id: 'boeing', tier: 0 });
+          expect(e3.confidence_score).toBe(0.8);
+          expect(e3.latest_evidence_date).toBe('2024-01-10');
+          // The cluster relationship covering it: supplier cluster ~ customer cluster.
+          expect(e3.cluster_edge_id).toBe('K1~boeing');
+          expect(Array.isArray(e3.hs_codes)).toBe(true);
+          expect(Array.isArray(e3.evidence_types)).toBe(true);
+        },
+      );
 
       it('walks the same without company details, keeping every name a row shows', async () => {
         const collect = async (companyDetails: boolean) => {
@@ -543,28 +554,40 @@ export function graphStoreContract(
       try {
         const company = (v: string) =>
           `CREATE (:Company {vid: '${v}', name: '${v.toUpperCase()}', cid_id: '${v}', cluster_parent_vid: '${v}', cluster_size: 1})`;
-        const supplies = (id: string, s: string, c: string) =>
-          `MATCH (s:Company {vid: '${s}'}), (c:Company {vid: '${c}'}) CREATE (s)-[:SUPPLIES {edge_id: '${id}', confidence_score: 0.5, latest_edge_date: timestamp('2024-01-01T00:00:00Z')}]->(c)`;
+        const supplies = (id: string, s: string, c: string, day = '2024-01-01') =>
+          `MATCH (s:Company {vid: '${s}'}), (c:Company {vid: '${c}'}) CREATE (s)-[:SUPPLIES {edge_id: '${id}', confidence_score: 0.5, latest_edge_date: timestamp('${day}T00:00:00Z')}]->(c)`;
         await diamond.runScript([
           ...['r', 'a', 'b', 'd', 'e'].map(company),
           supplies('x1', 'a', 'r'),
           supplies('x2', 'b', 'r'),
           supplies('x3', 'd', 'a'),
-          supplies('x4', 'd', 'b'),
+          // Older evidence: from 2020 on, d is still in tier 2 (through a) but x4 is no row.
+          supplies('x4', 'd', 'b', '2019-12-31'),
           supplies('x5', 'e', 'd'),
           supplies('x6', 'e', 'r'),
         ]);
-        const tiers: Record<string, number> = {};
-        const rows: string[] = [];
-        await diamond.walkTiers(
-          { root: 'r', direction: 'suppliers', tiers: 3, evidenceFrom: null },
-          {
-            companies: (b) => b.forEach((c) => (tiers[c.vid] = c.tier)),
-            relationships: (_t, b) => b.forEach((x) => rows.push(x.edge_id)),
-          },
-        );
-        expect(tiers).toEqual({ r: 0, a: 1, b: 1, e: 1, d: 2 });
-        expect(rows.sort()).toEqual(['x1', 'x2', 'x3', 'x4', 'x6']);
+        for (const companyDetails of [true, false]) {
+          const tiers: Record<string, number> = {};
+          const rows: string[] = [];
+          await diamond.walkTiers(
+            { root: 'r', direction: 'suppliers', tiers: 3, evidenceFrom: null, companyDetails },
+            {
+              companies: (b) => b.forEach((c) => (tiers[c.vid] = c.tier)),
+              relationships: (_t, b) => b.forEach((x) => rows.push(x.edge_id)),
+            },
+          );
+          expect(tiers).toEqual({ r: 0, a: 1, b: 1, e: 1, d: 2 });
+          expect(rows.sort()).toEqual(['x1', 'x2', 'x3', 'x4', 'x6']);
+          const recent: string[] = [];
+          await diamond.walkTiers(
+            { root: 'r', direction: 'suppliers', tiers: 3, evidenceFrom: '2020-01-01', companyDetails },
+            {
+              companies: () => undefined,
+              relationships: (_t, b) => b.forEach((x) => recent.push(x.edge_id)),
+            },
+          );
+          expect(recent.sort()).toEqual(['x1', 'x2', 'x3', 'x6']);
+        }
       } finally {
         await dispose(diamond);
       }

@@ -42,6 +42,8 @@ import type { TableName } from '../tables';
 import { ConnectionPool } from './connection-pool';
 import type { EngineRow } from './connection-pool';
 import { openDatabase } from './engine';
+import type { WalkMemory } from './walk-memory';
+import { NotHeldExactly, WalkMemoryBuilder } from './walk-memory';
 import type { EngineDatabase } from './engine';
 
 export interface EmbeddedStoreOptions {
@@ -58,6 +60,13 @@ export interface EmbeddedStoreOptions {
   queryTimeoutMs?: number;
   /** Frontiers up to this size are read key by key (default KEYED_STEP_MAX; tests set 0 to read every frontier at once). */
   keyedStepMax?: number;
+  /**
+   * Tier walks from memory (walk-memory.ts): `off` (default) leaves every walk to the engine;
+   * `background` reads the relationships into memory after every data change, without holding
+   * anything up, and walks from there once they are read; `wait` makes a walk wait for the read
+   * (tests, small graphs).
+   */
+  walkMemory?: 'off' | 'background' | 'wait';
   logger?: Logger;
 }
 
@@ -88,6 +97,9 @@ const QUERY_NAMES = [
   'tierview/tier-names-customers',
   'tierview/tier-relationships-suppliers',
   'tierview/tier-relationships-customers',
+  'tierview/memory-companies',
+  'tierview/memory-relationships',
+  'tierview/root-offset',
   'path/step-customers',
   'path/step-suppliers',
   'path/step-customers-of',
@@ -111,6 +123,8 @@ const WALK_ROWS_PER_QUERY = 400_000;
  * 30 ms at 1M companies, more with the list's length).
  */
 const KEYED_STEP_MAX = 48;
+/** Relationships read into the walks' memory per query: the engine holds each result whole. */
+const MEMORY_ROWS_PER_QUERY = 400_000;
 /** Floor of the walk's evidence filter when the request sets none. */
 const NO_EVIDENCE_FLOOR = '0001-01-01';
 
@@ -140,6 +154,12 @@ export class EmbeddedGraphStore implements GraphStore {
   private walkQueue: Promise<void> = Promise.resolve();
 
   private readonly keyedStepMax: number;
+  /** The relationships in memory for tier walks, of the generation it was read from. */
+  private memory: { generation: number; walks: WalkMemory } | null = null;
+  /** A read of the walks' memory under way, or the generation it could not be read for. */
+  private memoryRead: { generation: number; done: Promise<WalkMemory | null> } | null = null;
+  /** Whether the server has asked for derived data to be read in the background (prepare). */
+  private prepared = false;
 
   constructor(private readonly options: EmbeddedStoreOptions) {
     this.keyedStepMax = options.keyedStepMax ?? KEYED_STEP_MAX;
@@ -159,6 +179,8 @@ export class EmbeddedGraphStore implements GraphStore {
 
   async close(): Promise<void> {
     await this.swapping;
+    this.gen++; // a read of the walks' memory under way stops at its next query
+    await this.memoryRead?.done;
     await this.detach();
   }
 
@@ -198,6 +220,79 @@ export class EmbeddedGraphStore implements GraphStore {
     await this.createSchema(pool);
     await this.loadVidOffsets();
     this.gen++;
+    this.dataChanged();
+  }
+
+  /** After every change of the data: the walks' memory is of the old data; read it anew if it is kept. */
+  private dataChanged(): void {
+    this.memory = null;
+    if (this.prepared && this.options.walkMemory === 'background') void this.walksMemory(false);
+  }
+
+  /** Reads the relationships into memory for tier walks now and after every data change, if they are kept. */
+  prepare(): void {
+    this.prepared = true;
+    this.dataChanged();
+  }
+
+  /**
+   * The walks' memory of the data as it is now, or null. Starts reading it when it is kept
+   * and not read yet for this generation; `wait`: resolves when that read ends.
+   */
+  private async walksMemory(wait: boolean): Promise<WalkMemory | null> {
+    const generation = this.gen;
+    if ((this.options.walkMemory ?? 'off') === 'off') return null;
+    if (this.memory?.generation === generation) return this.memory.walks;
+    if (this.memoryRead?.generation !== generation) {
+      const done = this.readWalksMemory(generation).catch((err: unknown) => {
+        // The data changed or the store closed under the read: nothing to report.
+        if (this.gen !== generation) return null;
+        this.options.logger?.warn(
+          { err, generation },
+          'tier walks read by the engine: the relationships could not be held in memory',
+        );
+        return null;
+      });
+      this.memoryRead = { generation, done };
+    }
+    return wait ? this.memoryRead.done : null;
+  }
+
+  private async readWalksMemory(generation: number): Promise<WalkMemory | null> {
+    const started = Date.now();
+    const pool = this.live;
+    const vids = this.vidByOffset;
+    const stale = () => this.gen !== generation || this.pool !== pool;
+    const [counted] = await this.q('relationship/count');
+    const total = int(counted?.relationships);
+    const builder = new WalkMemoryBuilder(vids, total);
+    await this.oneWalkQueryAtATime(() =>
+      pool.stream(this.queries.get('tierview/memory-companies')!, {}, 50_000, (rows) =>
+        builder.addCompanies(rows),
+      ),
+    );
+    const width = Math.max(1, Math.ceil(vids.length / Math.max(1, Math.ceil(total / MEMORY_ROWS_PER_QUERY))));
+    for (let lo = 0; lo < vids.length; lo += width) {
+      if (stale()) return null;
+      await this.oneWalkQueryAtATime(() =>
+        pool.stream(
+          this.queries.get('tierview/memory-relationships')!,
+          { lo, hi: lo + width },
+          20_000,
+          (rows) => builder.addRelationships(rows),
+        ),
+      );
+    }
+    if (stale()) return null;
+    const walks = builder.finish();
+    if (walks.relationships !== total)
+      throw new NotHeldExactly('the relationships read are not those counted');
+    this.memory = { generation, walks };
+    this.options.logger?.info(
+      { relationships: total, mb: Math.round(walks.bytes / 1048576), ms: Date.now() - started },
+      'relationships held in memory for tier walks',
+    );
+    return walks;
   }
 
   /** Offsets are fixed within a generation; seeds add companies, so they reload it too. */
@@ -328,6 +423,19 @@ export class EmbeddedGraphStore implements GraphStore {
         )
       : null;
     const params = stepParams(request, spellings);
+    if (!needsStepWalk(request) && request.companyDetails === false) {
+      // Rows with names only and no filter but the date: the walk the memory holds.
+      const memory = await this.walksMemory(this.options.walkMemory === 'wait');
+      const [at] = memory ? await this.q('tierview/root-offset', { vid: request.root }) : [];
+      if (memory && at) {
+        await memory.walk(
+          { root, rootOffset: int(at.off), direction: dir, tiers: request.tiers, evidenceFrom },
+          sink,
+          signal,
+        );
+        return true;
+      }
+    }
     if (needsStepWalk(request)) {
       // The native walk's filter takes only literals; the request's filters are
       // values from clients, so they go to the step query as parameters instead.
@@ -550,6 +658,7 @@ export class EmbeddedGraphStore implements GraphStore {
     }
     await this.loadVidOffsets();
     this.gen++;
+    this.dataChanged();
     return n;
   }
 }

@@ -1,0 +1,362 @@
+import type { TierCompany, TierRelationship } from '../../domain/tier-walk';
+import type { Direction } from '../../domain/model';
+import type { TierWalkSink } from '../graph-store';
+import { int, num, str, strings, tierRelationship, toTierCompany } from '../mappers';
+import type { Props } from '../mappers';
+
+/**
+ * The relationships of one embedded graph generation, held in memory for tier-view walks.
+ *
+ * The engine answers a tier's relationships by scanning every relationship of the graph
+ * (5.1M at 1M companies) and hands each row to JavaScript at about 0.4 µs a value, kept or
+ * not; a 3-tier export of the biggest hub spent most of its seconds there. Here a walk is a
+ * breadth-first search over arrays indexed by the engine's internal offsets, and only the
+ * rows an export writes are ever made into objects.
+ *
+ * Relationship columns are typed arrays and one byte buffer, not objects, so the garbage
+ * collector has almost nothing to trace: 266 MB off the JavaScript heap at 1M companies and
+ * 5.1M relationships, plus about 110 MB of company names on it.
+ * Built from the engine by the store (EmbeddedGraphStore) after every data change; the
+ * engine stays the store of record and answers every walk this does not (filters beyond
+ * the evidence date, company details).
+ */
+
+/** `latest_edge_date` as whole days since 1970-01-01; this stands for none (never walked). */
+const NO_DAY = -2_147_483_648;
+/** `status_code` stands for none. */
+const NO_STATUS = -2_147_483_648;
+const DAY_MS = 86_400_000;
+/** Key of an absent list among the interned ones (no stored list is this text). */
+const NO_LIST = '\u0000';
+/** The engine walk's floor when a request sets no evidence date (NO_EVIDENCE_FLOOR of the store). */
+const FIRST_DAY = '0001-01-01';
+
+/** Companies' row fields, by internal offset (vids come from the store's own table). */
+export interface MemoryCompanyRow {
+  off: unknown;
+  name: unknown;
+  company_legal_name: unknown;
+  cid_id: unknown;
+}
+
+/** One relationship as the engine reads it for the memory (see tierview/memory-relationships). */
+export interface MemoryRelationshipRow {
+  s: unknown;
+  c: unknown;
+  edge_id: unknown;
+  confidence_score: unknown;
+  status_code: unknown;
+  hs_codes: unknown;
+  evidence_types: unknown;
+  latest: unknown;
+}
+
+/** Why the memory cannot hold a graph exactly; the engine then keeps answering every walk. */
+export class NotHeldExactly extends Error {}
+
+function dayOf(v: unknown): number {
+  if (v === null || v === undefined) return NO_DAY;
+  const time =
+    v instanceof Date || Object.prototype.toString.call(v) === '[object Date]' ? (v as Date).getTime() : NaN;
+  if (Number.isNaN(time)) throw new NotHeldExactly('a relationship date is not a timestamp');
+  return Math.floor(time / DAY_MS);
+}
+
+/** Collects the engine's rows; `finish` turns them into the walkable arrays. */
+export class WalkMemoryBuilder {
+  private readonly names: string[];
+  private readonly legalNames: (string | null)[];
+  /** cid_id where it differs from the vid (most companies are their own cluster). */
+  private readonly cids: (string | null)[];
+  private readonly sup: Int32Array;
+  private readonly cus: Int32Array;
+  private readonly day: Int32Array;
+  private readonly confidence: Float64Array;
+  private readonly status: Int32Array;
+  private readonly hs: Uint32Array;
+  private readonly types: Uint32Array;
+  private readonly edgeStart: Uint32Array;
+  private edgeText = Buffer.alloc(1 << 16);
+  private edgeBytes = 0;
+  private readonly lists = new Map<string, number>();
+  private readonly listTexts: string[] = [];
+  private count = 0;
+
+  constructor(
+    private readonly vids: readonly string[],
+    private readonly capacity: number,
+  ) {
+    const n = vids.length;
+    this.names = new Array<string>(n).fill('');
+    this.legalNames = new Array<string | null>(n).fill(null);
+    this.cids = new Array<string | null>(n).fill(null);
+    this.sup = new Int32Array(capacity);
+    this.cus = new Int32Array(capacity);
+    this.day = new Int32Array(capacity);
+    this.confidence = new Float64Array(capacity);
+    this.status = new Int32Array(capacity);
+    this.hs = new Uint32Array(capacity);
+    this.types = new Uint32Array(capacity);
+    this.edgeStart = new Uint32Array(capacity + 1);
+  }
+
+  addCompanies(rows: readonly Props[]): void {
+    for (const r of rows) {
+      const off = int(r.off);
+      const vid = this.vids[off];
+      if (vid === undefined) throw new NotHeldExactly('a company is not in the offset table');
+      this.names[off] = str(r.name) ?? '';
+      this.legalNames[off] = str(r.company_legal_name);
+      const cid = str(r.cid_id);
+      this.cids[off] = cid === vid ? null : cid;
+    }
+  }
+
+  addRelationships(rows: readonly Props[]): void {
+    const n = this.vids.length;
+    for (const r of rows) {
+      const i = this.count;
+      if (i >= this.capacity) throw new NotHeldExactly('more relationships than counted');
+      const s = int(r.s);
+      const c = int(r.c);
+      if (s < 0 || s >= n || c < 0 || c >= n) throw new NotHeldExactly('a relationship end is not a company');
+      this.sup[i] = s;
+      this.cus[i] = c;
+      this.day[i] = dayOf(r.latest);
+      const conf = num(r.confidence_score);
+      this.confidence[i] = conf ?? NaN;
+      const status = num(r.status_code);
+      if (status !== null && !(Number.isInteger(status) && status > NO_STATUS && status <= 2_147_483_647))
+        throw new NotHeldExactly('a status code does not fit 32 bits');
+      this.status[i] = status ?? NO_STATUS;
+      this.hs[i] = this.listId(r.hs_codes);
+      this.types[i] = this.listId(r.evidence_types);
+      const edgeId = str(r.edge_id) ?? '';
+      const bytes = Buffer.byteLength(edgeId);
+      if (this.edgeBytes + bytes > this.edgeText.length) {
+        const grown = Buffer.alloc(Math.max(this.edgeText.length * 2, this.edgeBytes + bytes));
+        this.edgeText.copy(grown, 0, 0, this.edgeBytes);
+        this.edgeText = grown;
+      }
+      this.edgeText.write(edgeId, this.edgeBytes, 'utf8');
+      this.edgeBytes += bytes;
+      this.edgeStart[i + 1] = this.edgeBytes;
+      this.count++;
+    }
+  }
+
+  /** Lists (hs codes, evidence types) in the engine's stored text; few distinct ones exist. */
+  private listId(v: unknown): number {
+    if (v !== null && v !== undefined && typeof v !== 'string')
+      throw new NotHeldExactly('a list column is not stored as text');
+    const text = v ?? NO_LIST;
+    let id = this.lists.get(text);
+    if (id === undefined) {
+      id = this.listTexts.length;
+      this.lists.set(text, id);
+      this.listTexts.push(text);
+    }
+    return id;
+  }
+
+  finish(): WalkMemory {
+    const m = this.count;
+    const edgeText = Buffer.alloc(this.edgeBytes);
+    this.edgeText.copy(edgeText, 0, 0, this.edgeBytes);
+    this.edgeText = Buffer.alloc(0);
+    return new WalkMemory({
+      vids: this.vids,
+      names: this.names,
+      legalNames: this.legalNames,
+      cids: this.cids,
+      sup: this.sup.subarray(0, m),
+      cus: this.cus.subarray(0, m),
+      day: this.day.subarray(0, m),
+      confidence: this.confidence.subarray(0, m),
+      status: this.status.subarray(0, m),
+      hs: this.hs.subarray(0, m),
+      types: this.types.subarray(0, m),
+      edgeStart: this.edgeStart.subarray(0, m + 1),
+      edgeText,
+      lists: this.listTexts.map((t) => Object.freeze(strings(t === NO_LIST ? null : t))),
+    });
+  }
+}
+
+interface Columns {
+  vids: readonly string[];
+  names: readonly string[];
+  legalNames: readonly (string | null)[];
+  cids: readonly (string | null)[];
+  sup: Int32Array;
+  cus: Int32Array;
+  day: Int32Array;
+  confidence: Float64Array;
+  status: Int32Array;
+  hs: Uint32Array;
+  types: Uint32Array;
+  edgeStart: Uint32Array;
+  edgeText: Buffer;
+  /** Each distinct list, shared by the rows that hold it (frozen: a sink only reads it). */
+  lists: readonly (readonly string[])[];
+}
+
+/** Relationship indices grouped by one end: those of company `o` are `rels[start[o]]` to `rels[start[o + 1] - 1]`. */
+interface Adjacency {
+  start: Uint32Array;
+  rels: Uint32Array;
+}
+
+function adjacency(by: Int32Array, companies: number): Adjacency {
+  const start = new Uint32Array(companies + 1);
+  for (let i = 0; i < by.length; i++) start[by[i]! + 1]!++;
+  for (let o = 0; o < companies; o++) start[o + 1]! += start[o]!;
+  const fill = start.slice(0, companies);
+  const rels = new Uint32Array(by.length);
+  for (let i = 0; i < by.length; i++) rels[fill[by[i]!]!++] = i;
+  return { start, rels };
+}
+
+/** Sink calls carry at most this many rows. */
+const BATCH = 5_000;
+
+export interface MemoryWalk {
+  root: TierCompany;
+  rootOffset: number;
+  direction: Direction;
+  tiers: number;
+  /** `YYYY-MM-DD`; null: from 0001-01-01, as the engine walks (a relationship without a date never is). */
+  evidenceFrom: string | null;
+}
+
+export class WalkMemory {
+  /** Towards suppliers: relationships by customer. Towards customers: by supplier. */
+  private readonly into: Adjacency;
+  private readonly outOf: Adjacency;
+  /** Each day a row shows, as its text. */
+  private readonly dayText = new Map<number, string>();
+
+  constructor(private readonly c: Columns) {
+    this.into = adjacency(c.cus, c.vids.length);
+    this.outOf = adjacency(c.sup, c.vids.length);
+  }
+
+  get relationships(): number {
+    return this.c.sup.length;
+  }
+
+  /** Bytes held, roughly (typed arrays and the edge id text; the name strings are not counted). */
+  get bytes(): number {
+    const c = this.c;
+    const arrays = [c.sup, c.cus, c.day, c.confidence, c.status, c.hs, c.types, c.edgeStart];
+    const adj = [this.into.start, this.into.rels, this.outOf.start, this.outOf.rels];
+    return [...arrays, ...adj].reduce((n, a) => n + a.byteLength, 0) + c.edgeText.length;
+  }
+
+  /**
+   * The walk of GraphStore.walkTiers without filters beyond the evidence date and without
+   * company details: every company within `tiers` steps at its shortest distance over the
+   * relationships with evidence on or after the day, then the relationships from each tier
+   * into the next, tier by tier.
+   */
+  async walk(w: MemoryWalk, sink: TierWalkSink, signal?: AbortSignal): Promise<void> {
+    const c = this.c;
+    const adj = w.direction === 'suppliers' ? this.into : this.outOf;
+    const far = w.direction === 'suppliers' ? c.sup : c.cus;
+    const from = Math.floor(Date.parse(`${w.evidenceFrom ?? FIRST_DAY}T00:00:00Z`) / DAY_MS);
+    if (Number.isNaN(from)) throw new Error(`not a day: ${w.evidenceFrom}`);
+    const tierOf = new Int8Array(c.vids.length).fill(-1);
+    tierOf[w.rootOffset] = 0;
+    const tiers: number[][] = [[w.rootOffset]];
+    for (let t = 1; t <= w.tiers; t++) {
+      const next: number[] = [];
+      for (const o of tiers[t - 1]!) {
+        for (let k = adj.start[o]!, end = adj.start[o + 1]!; k < end; k++) {
+          const rel = adj.rels[k]!;
+          if (c.day[rel]! < from) continue;
+          const other = far[rel]!;
+          if (tierOf[other] !== -1) continue;
+          tierOf[other] = t;
+          next.push(other);
+        }
+      }
+      if (next.length === 0) break;
+      tiers.push(next);
+    }
+
+    // The companies, root first, each made once and shared by its rows.
+    const made = new Map<number, TierCompany>([[w.rootOffset, w.root]]);
+    await sink.companies([w.root]);
+    for (let t = 1; t < tiers.length; t++) {
+      const list = tiers[t]!;
+      for (let i = 0; i < list.length; i += BATCH) {
+        signal?.throwIfAborted();
+        const batch: TierCompany[] = [];
+        for (const o of list.slice(i, i + BATCH)) {
+          const company = this.company(o, t);
+          made.set(o, company);
+          batch.push(company);
+        }
+        await sink.companies(batch);
+      }
+    }
+
+    for (let t = 0; t + 1 < tiers.length; t++) {
+      let batch: TierRelationship[] = [];
+      for (const o of tiers[t]!) {
+        const near = made.get(o)!;
+        for (let k = adj.start[o]!, end = adj.start[o + 1]!; k < end; k++) {
+          const rel = adj.rels[k]!;
+          const other = far[rel]!;
+          // Only relationships into the next tier are rows of the map.
+          if (tierOf[other] !== t + 1 || c.day[rel]! < from) continue;
+          const farCompany = made.get(other)!;
+          batch.push(
+            w.direction === 'suppliers'
+              ? this.relationship(rel, farCompany, near)
+              : this.relationship(rel, near, farCompany),
+          );
+          if (batch.length === BATCH) {
+            signal?.throwIfAborted();
+            await sink.relationships(t, batch);
+            batch = [];
+          }
+        }
+      }
+      if (batch.length > 0) await sink.relationships(t, batch);
+    }
+  }
+
+  private company(o: number, tier: number): TierCompany {
+    const c = this.c;
+    const vid = c.vids[o]!;
+    return toTierCompany(
+      { vid, name: c.names[o], company_legal_name: c.legalNames[o], cid_id: c.cids[o] ?? vid },
+      tier,
+    );
+  }
+
+  private relationship(rel: number, supplier: TierCompany, customer: TierCompany): TierRelationship {
+    const c = this.c;
+    const day = c.day[rel]!;
+    let date = this.dayText.get(day);
+    if (date === undefined) {
+      date = new Date(day * DAY_MS).toISOString().slice(0, 10);
+      this.dayText.set(day, date);
+    }
+    const confidence = c.confidence[rel]!;
+    const status = c.status[rel]!;
+    return tierRelationship(
+      {
+        edge_id: c.edgeText.toString('utf8', c.edgeStart[rel], c.edgeStart[rel + 1]),
+        confidence_score: Number.isNaN(confidence) ? null : confidence,
+        status_code: status === NO_STATUS ? null : status,
+        hs_codes: c.lists[c.hs[rel]!]!,
+        evidence_types: c.lists[c.types[rel]!]!,
+        latest_evidence_date: date,
+      },
+      supplier,
+      customer,
+    );
+  }
+}

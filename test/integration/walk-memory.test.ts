@@ -1,0 +1,109 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import { Writable } from 'node:stream';
+import pino from 'pino';
+import { splitStatements } from '../../src/store/cypher-files';
+import { EmbeddedGraphStore } from '../../src/store/embedded/embedded.store';
+import type { EmbeddedStoreOptions } from '../../src/store/embedded/embedded.store';
+import type { TierRelationship } from '../../src/domain/tier-walk';
+import type { TierWalkRequest } from '../../src/store/graph-store';
+import { readSeed, tempDir } from '../support/paths';
+
+/** Tier walks over the relationships the embedded store holds in memory (walk-memory.ts). */
+describe('embedded store: tier walks from memory', () => {
+  let dir: string;
+  let logged: string[];
+  beforeEach(() => {
+    dir = tempDir('walk-memory');
+    logged = [];
+  });
+  afterEach(() => fs.rmSync(dir, { recursive: true, force: true }));
+
+  const open = async (walkMemory: EmbeddedStoreOptions['walkMemory']) => {
+    const logger = pino(
+      { level: 'info' },
+      new Writable({
+        write(chunk: Buffer, _enc, done) {
+          logged.push(String(chunk));
+          done();
+        },
+      }),
+    );
+    const store = new EmbeddedGraphStore({
+      dir: path.join(dir, 'graph'),
+      connections: 2,
+      bufferPoolMb: 128,
+      walkMemory,
+      logger,
+    });
+    await store.open();
+    await store.runScript(splitStatements(readSeed('test-small.cypher')));
+    return store;
+  };
+
+  const walk = async (store: EmbeddedGraphStore, request: Partial<TierWalkRequest> = {}) => {
+    const rows: TierRelationship[] = [];
+    await store.walkTiers(
+      {
+        root: 'boeing',
+        direction: 'suppliers',
+        tiers: 3,
+        evidenceFrom: null,
+        companyDetails: false,
+        ...request,
+      },
+      { companies: () => undefined, relationships: (_t, b) => void rows.push(...b) },
+    );
+    return rows;
+  };
+  const held = () => logged.filter((l) => l.includes('relationships held in memory')).length;
+
+  it('reads the relationships anew after the data changes, so a walk never shows the old graph', async () => {
+    const store = await open('wait');
+    try {
+      const before = (await walk(store)).map((r) => r.edge_id).sort();
+      expect(before).toEqual(['e1', 'e2', 'e3', 'e4', 'e6']);
+      expect(held()).toBe(1);
+      await store.runScript([
+        "MATCH (s:Company {vid: 'lonely'}), (c:Company {vid: 'mueller'}) CREATE (s)-[:SUPPLIES {edge_id: 'e-new', confidence_score: 0.7, status_code: 2, latest_edge_date: timestamp('2025-03-04T00:00:00Z')}]->(c)",
+      ]);
+      const after = await walk(store);
+      expect(after.map((r) => r.edge_id).sort()).toEqual([...before, 'e-new'].sort());
+      expect(held()).toBe(2);
+      const added = after.find((r) => r.edge_id === 'e-new')!;
+      expect(added).toMatchObject({
+        confidence_score: 0.7,
+        status_code: 2,
+        latest_evidence_date: '2025-03-04',
+        supplier: { vid: 'lonely', tier: 3 },
+        customer: { vid: 'mueller', tier: 2 },
+      });
+    } finally {
+      await store.close();
+    }
+  });
+
+  it('leaves walks to the engine when a value does not fit its columns, and says so', async () => {
+    const store = await open('wait');
+    try {
+      await store.runScript(["MATCH ()-[r:SUPPLIES {edge_id: 'e3'}]->() SET r.status_code = 1099511627776"]);
+      const rows = await walk(store);
+      expect(rows.find((r) => r.edge_id === 'e3')!.status_code).toBe(2 ** 40);
+      expect(held()).toBe(0);
+      expect(logged.some((l) => l.includes('could not be held in memory') && l.includes('32 bits'))).toBe(
+        true,
+      );
+    } finally {
+      await store.close();
+    }
+  });
+
+  it('reads in the background once prepared, and closes cleanly with a read under way', async () => {
+    const store = await open('background');
+    // Not prepared: a walk starts the read but does not wait for it.
+    await walk(store);
+    store.prepare();
+    await store.close();
+    expect(logged.filter((l) => l.includes('"level":50') || l.includes('could not be held'))).toEqual([]);
+  });
+});
