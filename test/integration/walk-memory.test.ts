@@ -98,6 +98,33 @@ describe('embedded store: tier walks from memory', () => {
     }
   });
 
+  it('lets other work run between batches of a long walk', async () => {
+    const store = await open('wait');
+    try {
+      await store.runScript([
+        "UNWIND range(1, 3000) AS i CREATE (:Company {vid: 'bulk-' + CAST(i AS STRING), name: 'Bulk', cid_id: 'bulk-' + CAST(i AS STRING), cluster_parent_vid: 'bulk-' + CAST(i AS STRING), cluster_size: 1})",
+        "MATCH (s:Company), (c:Company {vid: 'boeing'}) WHERE s.vid STARTS WITH 'bulk-' CREATE (s)-[:SUPPLIES {edge_id: 'x' + s.vid, confidence_score: 0.5, latest_edge_date: timestamp('2024-01-01T00:00:00Z')}]->(c)",
+      ]);
+      let other = false;
+      const seenBefore: boolean[] = [];
+      await store.walkTiers(
+        { root: 'boeing', direction: 'suppliers', tiers: 1, evidenceFrom: null, companyDetails: false },
+        {
+          // A sink that never waits: without turns of the event loop, nothing else would run until the end.
+          companies: (b) => {
+            if (b[0]?.tier === 0) setImmediate(() => (other = true));
+          },
+          relationships: () => void seenBefore.push(other),
+        },
+      );
+      expect(held()).toBe(1);
+      expect(seenBefore.length).toBeGreaterThan(2);
+      expect(seenBefore.slice(0, -1)).toContain(true);
+    } finally {
+      await store.close();
+    }
+  });
+
   it('reads in the background once prepared, and closes cleanly with a read under way', async () => {
     const store = await open('background');
     // Not prepared: a walk starts the read but does not wait for it.

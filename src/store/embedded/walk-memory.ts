@@ -218,7 +218,13 @@ function adjacency(by: Int32Array, companies: number): Adjacency {
 }
 
 /** Sink calls carry at most this many rows. */
-const BATCH = 5_000;
+const BATCH = 1_000;
+
+/**
+ * Lets the event loop run between batches: a sink that never waits (its stream not full)
+ * would otherwise keep requests waiting until the whole walk is written.
+ */
+const turn = () => new Promise<void>((resolve) => setImmediate(resolve));
 
 export interface MemoryWalk {
   root: TierCompany;
@@ -298,6 +304,7 @@ export class WalkMemory {
           batch.push(company);
         }
         await sink.companies(batch);
+        await turn();
       }
     }
 
@@ -319,6 +326,7 @@ export class WalkMemory {
           if (batch.length === BATCH) {
             signal?.throwIfAborted();
             await sink.relationships(t, batch);
+            await turn();
             batch = [];
           }
         }
