@@ -56,14 +56,21 @@ function unprefixed(row: Props, prefix: string): Props {
   return out;
 }
 
-interface Candidate {
-  company: TierCompany;
+/** What a per-tier cap ranks a company reached by: the strongest relationship into it. */
+export interface Ranked {
+  company: { vid: string };
+  /** Confidence, none counted as 0. */
   confidence: number;
+  /** The relationship's latest evidence as an ISO timestamp. */
   date: string;
 }
 
+interface Candidate extends Ranked {
+  company: TierCompany;
+}
+
 /** Stronger first: confidence, then the latest evidence, then the vid so that ties always fall the same way. */
-function stronger(a: Candidate, b: Candidate): number {
+export function stronger(a: Ranked, b: Ranked): number {
   if (a.confidence !== b.confidence) return b.confidence - a.confidence;
   if (a.date !== b.date) return a.date < b.date ? 1 : -1;
   return a.company.vid < b.company.vid ? -1 : a.company.vid > b.company.vid ? 1 : 0;

@@ -449,24 +449,34 @@ export function graphStoreContract(
         expect(none).toEqual({ found: true, companies: { boeing: 0 }, rows: [] });
       });
 
-      it('keeps per tier the companies of the strongest relationships and reports how many it left out', async () => {
-        const dropped: Record<number, number> = {};
-        const companies: Record<string, number> = {};
-        const rows: string[] = [];
-        await store.walkTiers(
-          { root: 'boeing', direction: 'suppliers', tiers: 3, evidenceFrom: null, maxCompaniesPerTier: 2 },
-          {
-            companies: (b) => b.forEach((c) => (companies[c.vid] = c.tier)),
-            relationships: (_t, b) => b.forEach((r) => rows.push(r.edge_id)),
-            dropped: (tier, count) => void (dropped[tier] = count),
-          },
-        );
-        // Tier 1 keeps bolt (0.9) and acme-gmbh (0.8) and leaves out acme-jp and delta, which are
-        // not reached again farther away; tier 2 is mueller alone.
-        expect(companies).toEqual({ boeing: 0, bolt: 1, 'acme-gmbh': 1, mueller: 2 });
-        expect(rows.sort()).toEqual(['e1', 'e3', 'e6']);
-        expect(dropped).toEqual({ 1: 2 });
-      });
+      it.each([true, false])(
+        'keeps per tier the companies of the strongest relationships and reports how many it left out (details: %s)',
+        async (companyDetails) => {
+          const dropped: Record<number, number> = {};
+          const companies: Record<string, number> = {};
+          const rows: string[] = [];
+          await store.walkTiers(
+            {
+              root: 'boeing',
+              direction: 'suppliers',
+              tiers: 3,
+              evidenceFrom: null,
+              maxCompaniesPerTier: 2,
+              companyDetails,
+            },
+            {
+              companies: (b) => b.forEach((c) => (companies[c.vid] = c.tier)),
+              relationships: (_t, b) => b.forEach((r) => rows.push(r.edge_id)),
+              dropped: (tier, count) => void (dropped[tier] = count),
+            },
+          );
+          // Tier 1 keeps bolt (0.9) and acme-gmbh (0.8) and leaves out acme-jp and delta, which are
+          // not reached again farther away; tier 2 is mueller alone.
+          expect(companies).toEqual({ boeing: 0, bolt: 1, 'acme-gmbh': 1, mueller: 2 });
+          expect(rows.sort()).toEqual(['e1', 'e3', 'e6']);
+          expect(dropped).toEqual({ 1: 2 });
+        },
+      );
 
       it('stops at the requested number of tiers', async () => {
         const r = await walk({ root: 'boeing', direction: 'suppliers', tiers: 1, evidenceFrom: null });

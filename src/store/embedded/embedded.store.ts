@@ -416,6 +416,19 @@ export class EmbeddedGraphStore implements GraphStore {
     const [rootRow] = await this.q('company/get-profile', { vid: request.root });
     if (!rootRow) return false;
     const root = toTierCompany(rootRow, 0);
+    if (request.companyDetails === false) {
+      // Rows with names only: the walk the memory holds, filters included.
+      const memory = await this.walksMemory(this.options.walkMemory === 'wait');
+      const [at] = memory ? await this.q('tierview/root-offset', { vid: request.root }) : [];
+      if (memory && at) {
+        await memory.walk(
+          { ...request, root, rootOffset: int(at.off), direction: dir, evidenceFrom },
+          sink,
+          signal,
+        );
+        return true;
+      }
+    }
     const spellings = request.countries
       ? domicileSpellings(
           (await this.q('tierview/domiciles')).map((r) => r.country),
@@ -423,19 +436,6 @@ export class EmbeddedGraphStore implements GraphStore {
         )
       : null;
     const params = stepParams(request, spellings);
-    if (!needsStepWalk(request) && request.companyDetails === false) {
-      // Rows with names only and no filter but the date: the walk the memory holds.
-      const memory = await this.walksMemory(this.options.walkMemory === 'wait');
-      const [at] = memory ? await this.q('tierview/root-offset', { vid: request.root }) : [];
-      if (memory && at) {
-        await memory.walk(
-          { root, rootOffset: int(at.off), direction: dir, tiers: request.tiers, evidenceFrom },
-          sink,
-          signal,
-        );
-        return true;
-      }
-    }
     if (needsStepWalk(request)) {
       // The native walk's filter takes only literals; the request's filters are
       // values from clients, so they go to the step query as parameters instead.

@@ -1,28 +1,28 @@
 import type { TierCompany, TierRelationship } from '../../domain/tier-walk';
 import type { Direction } from '../../domain/model';
 import type { TierWalkSink } from '../graph-store';
-import { int, num, str, strings, tierRelationship, toTierCompany } from '../mappers';
+import { int, isDate, iso, num, str, strings, tierRelationship, toTierCompany } from '../mappers';
 import type { Props } from '../mappers';
+import { domicileSpellings, stronger } from '../step-walk';
+import type { Ranked } from '../step-walk';
 
 /**
  * The relationships of one embedded graph generation, held in memory for tier-view walks.
  *
  * The engine answers a tier's relationships by scanning every relationship of the graph
  * (5.1M at 1M companies) and hands each row to JavaScript at about 0.4 µs a value, kept or
- * not; a 3-tier export of the biggest hub spent most of its seconds there. Here a walk is a
- * breadth-first search over arrays indexed by the engine's internal offsets, and only the
- * rows an export writes are ever made into objects.
+ * not; a 3-tier export of the biggest hub spent most of its seconds there, and a filtered one
+ * (confidence, countries, a per-tier cap), stepped frontier by frontier, minutes. Here a walk
+ * is a breadth-first search over arrays indexed by the engine's internal offsets, with the
+ * same filters, and only the rows an export writes are ever made into objects.
  *
  * Relationship columns are typed arrays and one byte buffer, not objects, so the garbage
- * collector has almost nothing to trace: 266 MB off the JavaScript heap at 1M companies and
- * 5.1M relationships, plus about 110 MB of company names on it.
- * Built from the engine by the store (EmbeddedGraphStore) after every data change; the
- * engine stays the store of record and answers every walk this does not (filters beyond
- * the evidence date, company details).
+ * collector has almost nothing to trace: about 290 MB off the JavaScript heap at 1M companies
+ * and 5.1M relationships, plus about 110 MB of company names on it. Built from the engine by
+ * the store (EmbeddedGraphStore) after every data change; the engine stays the store of
+ * record and answers every walk this does not (those that show company details).
  */
 
-/** `latest_edge_date` as whole days since 1970-01-01; this stands for none (never walked). */
-const NO_DAY = -2_147_483_648;
 /** `status_code` stands for none. */
 const NO_STATUS = -2_147_483_648;
 const DAY_MS = 86_400_000;
@@ -30,36 +30,18 @@ const DAY_MS = 86_400_000;
 const NO_LIST = '\u0000';
 /** The engine walk's floor when a request sets no evidence date (NO_EVIDENCE_FLOOR of the store). */
 const FIRST_DAY = '0001-01-01';
-
-/** Companies' row fields, by internal offset (vids come from the store's own table). */
-export interface MemoryCompanyRow {
-  off: unknown;
-  name: unknown;
-  company_legal_name: unknown;
-  cid_id: unknown;
-}
-
-/** One relationship as the engine reads it for the memory (see tierview/memory-relationships). */
-export interface MemoryRelationshipRow {
-  s: unknown;
-  c: unknown;
-  edge_id: unknown;
-  confidence_score: unknown;
-  status_code: unknown;
-  hs_codes: unknown;
-  evidence_types: unknown;
-  latest: unknown;
-}
+/** A company a per-tier cap left out: seen, so never reached again farther away, but in no tier. */
+const LEFT_OUT = 127;
 
 /** Why the memory cannot hold a graph exactly; the engine then keeps answering every walk. */
 export class NotHeldExactly extends Error {}
 
-function dayOf(v: unknown): number {
-  if (v === null || v === undefined) return NO_DAY;
-  const time =
-    v instanceof Date || Object.prototype.toString.call(v) === '[object Date]' ? (v as Date).getTime() : NaN;
-  if (Number.isNaN(time)) throw new NotHeldExactly('a relationship date is not a timestamp');
-  return Math.floor(time / DAY_MS);
+/** `latest_edge_date` as epoch milliseconds; NaN for none (such a relationship is never walked). */
+function timeOf(v: unknown): number {
+  if (v === null || v === undefined) return NaN;
+  if (!isDate(v) || Number.isNaN(v.getTime()))
+    throw new NotHeldExactly('a relationship date is not a timestamp');
+  return v.getTime();
 }
 
 /** Collects the engine's rows; `finish` turns them into the walkable arrays. */
@@ -68,9 +50,13 @@ export class WalkMemoryBuilder {
   private readonly legalNames: (string | null)[];
   /** cid_id where it differs from the vid (most companies are their own cluster). */
   private readonly cids: (string | null)[];
+  /** Each company's domicile as stored, by its index in `countries` (0: none). */
+  private readonly country: Uint16Array;
+  private readonly countryIds = new Map<string, number>();
+  private readonly countries: (string | null)[] = [null];
   private readonly sup: Int32Array;
   private readonly cus: Int32Array;
-  private readonly day: Int32Array;
+  private readonly time: Float64Array;
   private readonly confidence: Float64Array;
   private readonly status: Int32Array;
   private readonly hs: Uint32Array;
@@ -90,9 +76,10 @@ export class WalkMemoryBuilder {
     this.names = new Array<string>(n).fill('');
     this.legalNames = new Array<string | null>(n).fill(null);
     this.cids = new Array<string | null>(n).fill(null);
+    this.country = new Uint16Array(n);
     this.sup = new Int32Array(capacity);
     this.cus = new Int32Array(capacity);
-    this.day = new Int32Array(capacity);
+    this.time = new Float64Array(capacity);
     this.confidence = new Float64Array(capacity);
     this.status = new Int32Array(capacity);
     this.hs = new Uint32Array(capacity);
@@ -109,6 +96,7 @@ export class WalkMemoryBuilder {
       this.legalNames[off] = str(r.company_legal_name);
       const cid = str(r.cid_id);
       this.cids[off] = cid === vid ? null : cid;
+      this.country[off] = this.countryId(str(r.domiciled_country));
     }
   }
 
@@ -122,7 +110,7 @@ export class WalkMemoryBuilder {
       if (s < 0 || s >= n || c < 0 || c >= n) throw new NotHeldExactly('a relationship end is not a company');
       this.sup[i] = s;
       this.cus[i] = c;
-      this.day[i] = dayOf(r.latest);
+      this.time[i] = timeOf(r.latest);
       const conf = num(r.confidence_score);
       this.confidence[i] = conf ?? NaN;
       const status = num(r.status_code);
@@ -143,6 +131,18 @@ export class WalkMemoryBuilder {
       this.edgeStart[i + 1] = this.edgeBytes;
       this.count++;
     }
+  }
+
+  private countryId(domicile: string | null): number {
+    if (domicile === null) return 0;
+    let id = this.countryIds.get(domicile);
+    if (id === undefined) {
+      id = this.countries.length;
+      if (id > 0xffff) throw new NotHeldExactly('more than 65,535 distinct domiciles');
+      this.countryIds.set(domicile, id);
+      this.countries.push(domicile);
+    }
+    return id;
   }
 
   /** Lists (hs codes, evidence types) in the engine's stored text; few distinct ones exist. */
@@ -169,9 +169,11 @@ export class WalkMemoryBuilder {
       names: this.names,
       legalNames: this.legalNames,
       cids: this.cids,
+      country: this.country,
+      countries: this.countries,
       sup: this.sup.subarray(0, m),
       cus: this.cus.subarray(0, m),
-      day: this.day.subarray(0, m),
+      time: this.time.subarray(0, m),
       confidence: this.confidence.subarray(0, m),
       status: this.status.subarray(0, m),
       hs: this.hs.subarray(0, m),
@@ -188,9 +190,13 @@ interface Columns {
   names: readonly string[];
   legalNames: readonly (string | null)[];
   cids: readonly (string | null)[];
+  country: Uint16Array;
+  /** Stored domicile values by id; id 0 is none. */
+  countries: readonly (string | null)[];
   sup: Int32Array;
   cus: Int32Array;
-  day: Int32Array;
+  /** Latest evidence, epoch milliseconds; NaN: none. */
+  time: Float64Array;
   confidence: Float64Array;
   status: Int32Array;
   hs: Uint32Array;
@@ -233,13 +239,17 @@ export interface MemoryWalk {
   tiers: number;
   /** `YYYY-MM-DD`; null: from 0001-01-01, as the engine walks (a relationship without a date never is). */
   evidenceFrom: string | null;
+  /** As in TierWalkRequest: null or absent, no filter. */
+  minConfidence?: number | null;
+  countries?: readonly string[] | null;
+  maxCompaniesPerTier?: number | null;
 }
 
 export class WalkMemory {
   /** Towards suppliers: relationships by customer. Towards customers: by supplier. */
   private readonly into: Adjacency;
   private readonly outOf: Adjacency;
-  /** Each day a row shows, as its text. */
+  /** Each day a row shows, as its text (`YYYY-MM-DD`). */
   private readonly dayText = new Map<number, string>();
 
   constructor(private readonly c: Columns) {
@@ -254,45 +264,84 @@ export class WalkMemory {
   /** Bytes held, roughly (typed arrays and the edge id text; the name strings are not counted). */
   get bytes(): number {
     const c = this.c;
-    const arrays = [c.sup, c.cus, c.day, c.confidence, c.status, c.hs, c.types, c.edgeStart];
+    const arrays = [c.sup, c.cus, c.time, c.country, c.confidence, c.status, c.hs, c.types, c.edgeStart];
     const adj = [this.into.start, this.into.rels, this.outOf.start, this.outOf.rels];
     return [...arrays, ...adj].reduce((n, a) => n + a.byteLength, 0) + c.edgeText.length;
   }
 
   /**
-   * The walk of GraphStore.walkTiers without filters beyond the evidence date and without
-   * company details: every company within `tiers` steps at its shortest distance over the
-   * relationships with evidence on or after the day, then the relationships from each tier
+   * The walk of GraphStore.walkTiers for a sink that needs no company details: every company
+   * within `tiers` steps at its shortest distance over the relationships that pass the filters
+   * (evidence date, confidence, the domicile of the company walked into), each tier cut to the
+   * strongest `maxCompaniesPerTier` as walkBySteps does; then the relationships from each tier
    * into the next, tier by tier.
    */
   async walk(w: MemoryWalk, sink: TierWalkSink, signal?: AbortSignal): Promise<void> {
     const c = this.c;
     const adj = w.direction === 'suppliers' ? this.into : this.outOf;
     const far = w.direction === 'suppliers' ? c.sup : c.cus;
-    const from = Math.floor(Date.parse(`${w.evidenceFrom ?? FIRST_DAY}T00:00:00Z`) / DAY_MS);
+    const from = Date.parse(`${w.evidenceFrom ?? FIRST_DAY}T00:00:00Z`);
     if (Number.isNaN(from)) throw new Error(`not a day: ${w.evidenceFrom}`);
+    const minConfidence = w.minConfidence ?? null;
+    // Relationships the walk may use: coalesce(confidence, 0) >= min, as the step query has it.
+    const passes = (rel: number) =>
+      c.time[rel]! >= from && (minConfidence === null || (c.confidence[rel]! || 0) >= minConfidence);
+    let enters: Uint8Array | null = null;
+    if (w.countries) {
+      enters = new Uint8Array(c.countries.length);
+      const spellings = new Set(domicileSpellings(c.countries, w.countries));
+      c.countries.forEach((v, id) => {
+        if (v !== null && spellings.has(v)) enters![id] = 1;
+      });
+    }
+    const cap = w.maxCompaniesPerTier ?? null;
+
     const tierOf = new Int8Array(c.vids.length).fill(-1);
     tierOf[w.rootOffset] = 0;
     const tiers: number[][] = [[w.rootOffset]];
+    const made = new Map<number, TierCompany>([[w.rootOffset, w.root]]);
+    const dropped: [number, number][] = [];
     for (let t = 1; t <= w.tiers; t++) {
+      // The strongest relationship into each company reached, when a cap must rank them.
+      const best = cap === null ? null : new Map<number, number>();
       const next: number[] = [];
       for (const o of tiers[t - 1]!) {
         for (let k = adj.start[o]!, end = adj.start[o + 1]!; k < end; k++) {
           const rel = adj.rels[k]!;
-          if (c.day[rel]! < from) continue;
           const other = far[rel]!;
+          if (!passes(rel) || (enters !== null && enters[c.country[other]!] !== 1)) continue;
+          if (best !== null) {
+            if (tierOf[other] !== -1 && !best.has(other)) continue;
+            const known = best.get(other);
+            if (known === undefined) {
+              best.set(other, rel);
+              tierOf[other] = LEFT_OUT;
+              next.push(other);
+            } else if (stronger(this.ranked(rel, other), this.ranked(known, other)) < 0) best.set(other, rel);
+            continue;
+          }
           if (tierOf[other] !== -1) continue;
           tierOf[other] = t;
           next.push(other);
         }
       }
-      if (next.length === 0) break;
-      tiers.push(next);
+      let kept = next;
+      if (best !== null && cap !== null) {
+        if (next.length > cap) {
+          const ranked = next.map((o) => ({ o, ...this.ranked(best.get(o)!, o) }));
+          ranked.sort(stronger);
+          kept = ranked.slice(0, cap).map((x) => x.o);
+          dropped.push([t, next.length - cap]);
+        }
+        for (const o of kept) tierOf[o] = t;
+      }
+      if (kept.length === 0) break;
+      tiers.push(kept);
     }
 
     // The companies, root first, each made once and shared by its rows.
-    const made = new Map<number, TierCompany>([[w.rootOffset, w.root]]);
     await sink.companies([w.root]);
+    for (const [t, count] of dropped) await sink.dropped?.(t, count);
     for (let t = 1; t < tiers.length; t++) {
       const list = tiers[t]!;
       for (let i = 0; i < list.length; i += BATCH) {
@@ -316,7 +365,7 @@ export class WalkMemory {
           const rel = adj.rels[k]!;
           const other = far[rel]!;
           // Only relationships into the next tier are rows of the map.
-          if (tierOf[other] !== t + 1 || c.day[rel]! < from) continue;
+          if (tierOf[other] !== t + 1 || !passes(rel)) continue;
           const farCompany = made.get(other)!;
           batch.push(
             w.direction === 'suppliers'
@@ -335,6 +384,16 @@ export class WalkMemory {
     }
   }
 
+  /** Company `o` as a per-tier cap ranks it when reached through `rel` (walkBySteps' `stronger`). */
+  private ranked(rel: number, o: number): Ranked {
+    const c = this.c;
+    return {
+      company: { vid: c.vids[o]! },
+      confidence: c.confidence[rel]! || 0,
+      date: iso(new Date(c.time[rel]!)) ?? '',
+    };
+  }
+
   private company(o: number, tier: number): TierCompany {
     const c = this.c;
     const vid = c.vids[o]!;
@@ -346,7 +405,7 @@ export class WalkMemory {
 
   private relationship(rel: number, supplier: TierCompany, customer: TierCompany): TierRelationship {
     const c = this.c;
-    const day = c.day[rel]!;
+    const day = Math.floor(c.time[rel]! / DAY_MS);
     let date = this.dayText.get(day);
     if (date === undefined) {
       date = new Date(day * DAY_MS).toISOString().slice(0, 10);
