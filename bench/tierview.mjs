@@ -23,6 +23,8 @@ const batch = Number(args.batch ?? 50);
 // embedded store the relationships for tier walks, about 16 s at 1M) is given this long
 // before the first export, so that runs measure the server as it serves once settled.
 const settleS = Number(args.settle ?? 30);
+// More request fields for the single-root runs, as JSON: '{"min_confidence":0.5}'.
+const extraRequest = args.request ? JSON.parse(args.request) : {};
 const minDate = args['min-date'] ?? '2015-01-01';
 // The store of bench/run.mjs with the same --store: embedded in <data-dir>/store, or the Neo4j server it imported into.
 const store = args.store ?? 'embedded';
@@ -141,6 +143,7 @@ async function main() {
           direction: 'supplier',
           min_evid_date: minDate,
           output_multiple_tables: 'no',
+          ...extraRequest,
         });
         let job;
         for (;;) {
@@ -219,6 +222,7 @@ async function main() {
       store: store === 'neo4j' ? `neo4j (${neo4jUri})` : 'embedded',
       root: roots[0],
       min_evid_date: minDate,
+      request: extraRequest,
       single,
       batch: {
         jobs: ids.length,
