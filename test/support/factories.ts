@@ -7,6 +7,7 @@ import type {
   Evidence,
   RelationshipItem,
 } from '../../src/domain/model';
+import type { TierCompany } from '../../src/domain/tier-walk';
 
 /**
  * Test data builders. Each returns a complete, valid value with plain defaults
@@ -39,6 +40,27 @@ export function buildCompanyCore(
     count_customer_evidence: 0,
     count_customers: 0,
     count_suppliers: 0,
+    ...overrides,
+  };
+}
+
+/** A company as a tier walk reports it: tier 1, named after its vid, its own cluster, no details. */
+export function buildTierCompany(overrides: Partial<TierCompany> = {}): TierCompany {
+  const vid = overrides.vid ?? nextId('c');
+  return {
+    vid,
+    tier: 1,
+    name: vid,
+    company_legal_name: null,
+    cid_id: vid,
+    domiciled_country: null,
+    websites: [],
+    is_public: null,
+    industry: null,
+    industry_code_system: null,
+    industry_code: null,
+    count_suppliers: 0,
+    count_customers: 0,
     ...overrides,
   };
 }

@@ -1,21 +1,8 @@
 import type { TierCompany } from '../../src/domain/tier-walk';
 import { evidenceItems, toEdge, toTierRelationship } from '../../src/store/mappers';
+import { buildTierCompany } from '../support/factories';
 
-const company = (vid: string, cid: string): TierCompany => ({
-  vid,
-  tier: 1,
-  name: vid,
-  company_legal_name: null,
-  cid_id: cid,
-  domiciled_country: null,
-  websites: [],
-  is_public: null,
-  industry: null,
-  industry_code_system: null,
-  industry_code: null,
-  count_suppliers: 0,
-  count_customers: 0,
-});
+const company = (vid: string, cid: string): TierCompany => buildTierCompany({ vid, cid_id: cid });
 
 describe('toTierRelationship', () => {
   it('names the cluster relationship covering it: supplier cluster ~ customer cluster, none inside one cluster', () => {

@@ -1,24 +1,10 @@
 import { csvRecord } from '../../src/domain/csv-text';
 import { TIERVIEW_COLUMNS, TierviewLines, tierviewRecord } from '../../src/domain/tierview';
 import type { TierCompany, TierRelationship } from '../../src/domain/tier-walk';
+import { buildTierCompany } from '../support/factories';
 
 function company(vid: string, tier: number, fields: Partial<TierCompany> = {}): TierCompany {
-  return {
-    vid,
-    tier,
-    name: `Name of ${vid}`,
-    company_legal_name: null,
-    cid_id: vid,
-    domiciled_country: null,
-    websites: [],
-    is_public: null,
-    industry: null,
-    industry_code_system: null,
-    industry_code: null,
-    count_suppliers: 0,
-    count_customers: 0,
-    ...fields,
-  };
+  return buildTierCompany({ vid, tier, name: `Name of ${vid}`, ...fields });
 }
 
 function rel(supplier: TierCompany, customer: TierCompany, fields: Partial<TierRelationship> = {}) {

@@ -1,6 +1,5 @@
 import type { TierCompany, TierRelationship } from '../../domain/tier-walk';
-import type { Direction } from '../../domain/model';
-import type { TierWalkSink } from '../graph-store';
+import type { TierWalkRequest, TierWalkSink } from '../graph-store';
 import { int, isDate, iso, num, str, strings, tierRelationship, toTierCompany } from '../mappers';
 import type { Props } from '../mappers';
 import { domicileSpellings, stronger } from '../step-walk';
@@ -232,17 +231,13 @@ const BATCH = 1_000;
  */
 const turn = () => new Promise<void>((resolve) => setImmediate(resolve));
 
-export interface MemoryWalk {
+/**
+ * A walk request (see TierWalkRequest; an `evidenceFrom` of null walks from 0001-01-01 as the
+ * engine does) with its root found: the company and its internal offset.
+ */
+export interface MemoryWalk extends Omit<TierWalkRequest, 'root' | 'companyDetails'> {
   root: TierCompany;
   rootOffset: number;
-  direction: Direction;
-  tiers: number;
-  /** `YYYY-MM-DD`; null: from 0001-01-01, as the engine walks (a relationship without a date never is). */
-  evidenceFrom: string | null;
-  /** As in TierWalkRequest: null or absent, no filter. */
-  minConfidence?: number | null;
-  countries?: readonly string[] | null;
-  maxCompaniesPerTier?: number | null;
 }
 
 export class WalkMemory {
