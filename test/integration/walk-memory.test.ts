@@ -5,7 +5,7 @@ import pino from 'pino';
 import { splitStatements } from '../../src/store/cypher-files';
 import { EmbeddedGraphStore } from '../../src/store/embedded/embedded.store';
 import type { EmbeddedStoreOptions } from '../../src/store/embedded/embedded.store';
-import type { TierRelationship } from '../../src/domain/tier-walk';
+import type { TierCompany, TierRelationship } from '../../src/domain/tier-walk';
 import type { TierWalkRequest } from '../../src/store/graph-store';
 import { readSeed, tempDir } from '../support/paths';
 
@@ -57,6 +57,71 @@ describe('embedded store: tier walks from memory', () => {
     return rows;
   };
   const held = () => logged.filter((l) => l.includes('relationships held in memory')).length;
+
+  it('answers every walk as the engine does, company details and filters included', async () => {
+    const memory = await open('wait');
+    const engineDir = dir;
+    dir = tempDir('walk-engine');
+    const engine = await open('off');
+    const everything = async (store: EmbeddedGraphStore, request: TierWalkRequest) => {
+      const companies: TierCompany[] = [];
+      const rows: TierRelationship[] = [];
+      const dropped: Record<number, number> = {};
+      await store.walkTiers(request, {
+        companies: (b) => void companies.push(...b),
+        relationships: (_t, b) => void rows.push(...b),
+        dropped: (t, n) => void (dropped[t] = n),
+      });
+      const key = (x: { vid?: string; edge_id?: string }) => x.vid ?? x.edge_id ?? '';
+      // Without details a store may leave them empty (the engine does; the memory need not).
+      const shown = (c: TierCompany): Partial<TierCompany> =>
+        request.companyDetails === false
+          ? {
+              vid: c.vid,
+              tier: c.tier,
+              name: c.name,
+              company_legal_name: c.company_legal_name,
+              cid_id: c.cid_id,
+            }
+          : c;
+      return {
+        companies: companies.sort((a, b) => key(a).localeCompare(key(b))).map(shown),
+        rows: rows
+          .sort((a, b) => key(a).localeCompare(key(b)))
+          .map((r) => ({ ...r, supplier: shown(r.supplier), customer: shown(r.customer) })),
+        dropped,
+      };
+    };
+    try {
+      const requests: TierWalkRequest[] = [];
+      for (const direction of ['suppliers', 'customers'] as const)
+        for (const extra of [
+          {},
+          { evidenceFrom: '2020-01-01' },
+          { minConfidence: 0.55 },
+          { countries: ['DE', 'IN', 'US'] },
+          { maxCompaniesPerTier: 2 },
+        ])
+          for (const companyDetails of [true, false])
+            requests.push({
+              root: direction === 'suppliers' ? 'boeing' : 'delta',
+              direction,
+              tiers: 4,
+              evidenceFrom: null,
+              companyDetails,
+              ...extra,
+            });
+      for (const request of requests) {
+        const fromMemory = await everything(memory, request);
+        expect(fromMemory).toEqual(await everything(engine, request));
+      }
+      expect(held()).toBe(1);
+    } finally {
+      await memory.close();
+      await engine.close();
+      fs.rmSync(engineDir, { recursive: true, force: true });
+    }
+  });
 
   it('reads the relationships anew after the data changes, so a walk never shows the old graph', async () => {
     const store = await open('wait');

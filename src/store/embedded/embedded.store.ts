@@ -416,18 +416,16 @@ export class EmbeddedGraphStore implements GraphStore {
     const [rootRow] = await this.q('company/get-profile', { vid: request.root });
     if (!rootRow) return false;
     const root = toTierCompany(rootRow, 0);
-    if (request.companyDetails === false) {
-      // Rows with names only: the walk the memory holds, filters included.
-      const memory = await this.walksMemory(this.options.walkMemory === 'wait');
-      const [at] = memory ? await this.q('tierview/root-offset', { vid: request.root }) : [];
-      if (memory && at) {
-        await memory.walk(
-          { ...request, root, rootOffset: int(at.off), direction: dir, evidenceFrom },
-          sink,
-          signal,
-        );
-        return true;
-      }
+    // The relationships held in memory answer every walk, filters and company details included.
+    const memory = await this.walksMemory(this.options.walkMemory === 'wait');
+    const [at] = memory ? await this.q('tierview/root-offset', { vid: request.root }) : [];
+    if (memory && at) {
+      await memory.walk(
+        { ...request, root, rootOffset: int(at.off), direction: dir, evidenceFrom },
+        sink,
+        signal,
+      );
+      return true;
     }
     const spellings = request.countries
       ? domicileSpellings(

@@ -1,6 +1,6 @@
 import type { TierCompany, TierRelationship } from '../../domain/tier-walk';
 import type { TierWalkRequest, TierWalkSink } from '../graph-store';
-import { int, isDate, iso, num, str, strings, tierRelationship, toTierCompany } from '../mappers';
+import { bool, int, isDate, iso, num, str, strings, tierRelationship, toTierCompany } from '../mappers';
 import type { Props } from '../mappers';
 import { domicileSpellings, stronger } from '../step-walk';
 import type { Ranked } from '../step-walk';
@@ -16,10 +16,10 @@ import type { Ranked } from '../step-walk';
  * same filters, and only the rows an export writes are ever made into objects.
  *
  * Relationship columns are typed arrays and one byte buffer, not objects, so the garbage
- * collector has almost nothing to trace: about 290 MB off the JavaScript heap at 1M companies
- * and 5.1M relationships, plus about 110 MB of company names on it. Built from the engine by
- * the store (EmbeddedGraphStore) after every data change; the engine stays the store of
- * record and answers every walk this does not (those that show company details).
+ * collector has almost nothing to trace: about 310 MB off the JavaScript heap at 1M companies
+ * and 5.1M relationships, plus about 160 MB of company names and details on it. Built from the
+ * engine by the store (EmbeddedGraphStore) after every data change; the engine stays the store
+ * of record and answers every walk until this is built.
  */
 
 /** `status_code` stands for none. */
@@ -51,6 +51,15 @@ export class WalkMemoryBuilder {
   private readonly cids: (string | null)[];
   /** Each company's domicile as stored, by its index in `countries` (0: none). */
   private readonly country: Uint16Array;
+  /** The rest of a company's details, for exports that show them (the companies file). */
+  private readonly websites: unknown[];
+  /** 1 true, 0 false, -1 unknown. */
+  private readonly isPublic: Int8Array;
+  /** Index of the company's (industry, code system, code) in `industries`. */
+  private readonly industry: Uint32Array;
+  private readonly industryIds = new Map<string, number>();
+  private readonly industries: (readonly [string | null, string | null, string | null])[] = [];
+  private readonly counts: Float64Array;
   private readonly countryIds = new Map<string, number>();
   private readonly countries: (string | null)[] = [null];
   private readonly sup: Int32Array;
@@ -76,6 +85,10 @@ export class WalkMemoryBuilder {
     this.legalNames = new Array<string | null>(n).fill(null);
     this.cids = new Array<string | null>(n).fill(null);
     this.country = new Uint16Array(n);
+    this.websites = new Array<unknown>(n).fill(null);
+    this.isPublic = new Int8Array(n).fill(-1);
+    this.industry = new Uint32Array(n);
+    this.counts = new Float64Array(2 * n);
     this.sup = new Int32Array(capacity);
     this.cus = new Int32Array(capacity);
     this.time = new Float64Array(capacity);
@@ -96,6 +109,20 @@ export class WalkMemoryBuilder {
       const cid = str(r.cid_id);
       this.cids[off] = cid === vid ? null : cid;
       this.country[off] = this.countryId(str(r.domiciled_country));
+      this.websites[off] = r.websites ?? null;
+      const listed = bool(r.is_public);
+      this.isPublic[off] = listed === null ? -1 : listed ? 1 : 0;
+      const industry = [str(r.industry), str(r.industry_code_system), str(r.industry_code)] as const;
+      const key = JSON.stringify(industry);
+      let id = this.industryIds.get(key);
+      if (id === undefined) {
+        id = this.industries.length;
+        this.industryIds.set(key, id);
+        this.industries.push(industry);
+      }
+      this.industry[off] = id;
+      this.counts[2 * off] = int(r.count_suppliers);
+      this.counts[2 * off + 1] = int(r.count_customers);
     }
   }
 
@@ -170,6 +197,11 @@ export class WalkMemoryBuilder {
       cids: this.cids,
       country: this.country,
       countries: this.countries,
+      websites: this.websites,
+      isPublic: this.isPublic,
+      industry: this.industry,
+      industries: this.industries,
+      counts: this.counts,
       sup: this.sup.subarray(0, m),
       cus: this.cus.subarray(0, m),
       time: this.time.subarray(0, m),
@@ -192,6 +224,12 @@ interface Columns {
   country: Uint16Array;
   /** Stored domicile values by id; id 0 is none. */
   countries: readonly (string | null)[];
+  websites: readonly unknown[];
+  isPublic: Int8Array;
+  industry: Uint32Array;
+  industries: readonly (readonly [string | null, string | null, string | null])[];
+  /** count_suppliers then count_customers of each company. */
+  counts: Float64Array;
   sup: Int32Array;
   cus: Int32Array;
   /** Latest evidence, epoch milliseconds; NaN: none. */
@@ -259,13 +297,26 @@ export class WalkMemory {
   /** Bytes held, roughly (typed arrays and the edge id text; the name strings are not counted). */
   get bytes(): number {
     const c = this.c;
-    const arrays = [c.sup, c.cus, c.time, c.country, c.confidence, c.status, c.hs, c.types, c.edgeStart];
+    const arrays = [
+      c.sup,
+      c.cus,
+      c.time,
+      c.country,
+      c.isPublic,
+      c.industry,
+      c.counts,
+      c.confidence,
+      c.status,
+      c.hs,
+      c.types,
+      c.edgeStart,
+    ];
     const adj = [this.into.start, this.into.rels, this.outOf.start, this.outOf.rels];
     return [...arrays, ...adj].reduce((n, a) => n + a.byteLength, 0) + c.edgeText.length;
   }
 
   /**
-   * The walk of GraphStore.walkTiers for a sink that needs no company details: every company
+   * The walk of GraphStore.walkTiers, company details included: every company
    * within `tiers` steps at its shortest distance over the relationships that pass the filters
    * (evidence date, confidence, the domicile of the company walked into), each tier cut to the
    * strongest `maxCompaniesPerTier` as walkBySteps does; then the relationships from each tier
@@ -392,8 +443,22 @@ export class WalkMemory {
   private company(o: number, tier: number): TierCompany {
     const c = this.c;
     const vid = c.vids[o]!;
+    const industry = c.industries[c.industry[o]!]!;
     return toTierCompany(
-      { vid, name: c.names[o], company_legal_name: c.legalNames[o], cid_id: c.cids[o] ?? vid },
+      {
+        vid,
+        name: c.names[o],
+        company_legal_name: c.legalNames[o],
+        cid_id: c.cids[o] ?? vid,
+        domiciled_country: c.countries[c.country[o]!],
+        websites: c.websites[o],
+        is_public: c.isPublic[o] === -1 ? null : c.isPublic[o] === 1,
+        industry: industry[0],
+        industry_code_system: industry[1],
+        industry_code: industry[2],
+        count_suppliers: c.counts[2 * o],
+        count_customers: c.counts[2 * o + 1],
+      },
       tier,
     );
   }
