@@ -8,7 +8,7 @@ import { PackedRecords, PackedRecordsBuilder } from './packed-records';
 import { importanceOf, matchEntry, planQuery, relevanceOf } from './relevance';
 import type { QueryPlan } from './relevance';
 import { TrigramIndex, TrigramIndexBuilder } from './trigram-index';
-import { SnapshotReader, SnapshotWriter } from './snapshot';
+import { SnapshotReader, SnapshotWriter } from '../store/snapshot';
 import { WordIndex } from './word-index';
 
 /** What a search can ask for; every criterion given must match. */

@@ -1,4 +1,4 @@
-import type { SnapshotReader, SnapshotWriter } from './snapshot';
+import type { SnapshotReader, SnapshotWriter } from '../store/snapshot';
 
 /**
  * Many small JSON records held in a few large buffers. A million records as

@@ -1,4 +1,4 @@
-import type { SnapshotReader, SnapshotWriter } from './snapshot';
+import type { SnapshotReader, SnapshotWriter } from '../store/snapshot';
 import { float4Ratio, trigramSet } from '../domain/trigram';
 
 /**

@@ -1,5 +1,5 @@
 import { TrigramIndex, TrigramIndexBuilder } from './trigram-index';
-import type { SnapshotReader, SnapshotWriter } from './snapshot';
+import type { SnapshotReader, SnapshotWriter } from '../store/snapshot';
 import { LEGAL_FORMS, acronymsOf, allowedEdits, editDistanceWithin, wordsOf } from './name-words';
 
 /** What a searchable name of a company is: its name, an alias given at import, or a derived acronym. */

@@ -6,7 +6,7 @@ import type { GraphStore } from '../../src/store/graph-store';
 import { CompanySearchIndex } from '../../src/search/company-search';
 import type { SearchCriteria } from '../../src/search/company-search';
 import { SearchIndexHolder } from '../../src/search/search-index-holder';
-import { SnapshotReader } from '../../src/search/snapshot';
+import { SnapshotReader } from '../../src/store/snapshot';
 import { buildCompanyCore } from '../support/factories';
 
 const WORDS = [

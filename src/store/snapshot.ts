@@ -3,9 +3,10 @@ import path from 'node:path';
 
 /**
  * A binary file of typed arrays, string lists and small JSON values, written and
- * read back in the same order. The search index saves itself in one so that a
- * restart loads it in seconds instead of reading every company and rebuilding
- * it. Each section is read from the file when it is asked for, straight into
+ * read back in the same order: the format of data derived from a graph generation
+ * and saved beside it (GraphStore.derivedDataFile). The search index and the
+ * embedded store's walk memory save themselves in one so that a restart loads
+ * them in seconds instead of reading the graph again. Each section is read from the file when it is asked for, straight into
  * its own array: no parse, and no limit on the file's size (reading the whole
  * file into one buffer fails beyond 2 GiB, about 2 million companies).
  *
@@ -219,6 +220,9 @@ export class SnapshotReader {
   }
   i32(): Int32Array {
     return this.view('i32');
+  }
+  f64(): Float64Array {
+    return this.view('f64');
   }
 
   bytes(): Buffer {
