@@ -19,7 +19,8 @@ describe('embedded store: tier walks from memory', () => {
   });
   afterEach(() => fs.rmSync(dir, { recursive: true, force: true }));
 
-  const open = async (walkMemory: EmbeddedStoreOptions['walkMemory']) => {
+  /** `seed` false: reopen the graph as it is (the seed counts as a change of the data). */
+  const open = async (walkMemory: EmbeddedStoreOptions['walkMemory'], seed = true) => {
     const logger = pino(
       { level: 'info' },
       new Writable({
@@ -37,7 +38,7 @@ describe('embedded store: tier walks from memory', () => {
       logger,
     });
     await store.open();
-    await store.runScript(splitStatements(readSeed('test-small.cypher')));
+    if (seed) await store.runScript(splitStatements(readSeed('test-small.cypher')));
     return store;
   };
 
@@ -146,6 +147,59 @@ describe('embedded store: tier walks from memory', () => {
     } finally {
       await store.close();
     }
+  });
+
+  const count = (text: string) => logged.filter((l) => l.includes(text)).length;
+  const rowsOf = async (store: EmbeddedGraphStore) =>
+    (await walk(store, { companyDetails: true })).map((r) => JSON.stringify(r)).sort();
+
+  it('saves the memory beside the graph and loads it at the next start, for the same data only', async () => {
+    const first = await open('wait');
+    let expected: string[];
+    try {
+      expected = await rowsOf(first);
+      expect(expected.length).toBe(5);
+      expect(held()).toBe(1);
+    } finally {
+      await first.close();
+    }
+    expect(count('walk memory saved')).toBe(1);
+    logged = [];
+    const second = await open('wait', false);
+    try {
+      expect(await rowsOf(second)).toEqual(expected);
+      expect(count('held in memory for tier walks: loaded')).toBe(1);
+      // A seed changes the data: what was saved is of the old graph, so it is read from the engine.
+      await second.runScript([
+        "MATCH (s:Company {vid: 'lonely'}), (c:Company {vid: 'mueller'}) CREATE (s)-[:SUPPLIES {edge_id: 'e-new', confidence_score: 0.7, latest_edge_date: timestamp('2025-03-04T00:00:00Z')}]->(c)",
+      ]);
+      expect((await walk(second)).map((r) => r.edge_id)).toContain('e-new');
+      expect(count('held in memory for tier walks: loaded')).toBe(1);
+      expect(held()).toBe(2);
+    } finally {
+      await second.close();
+    }
+    expect(count('walk memory saved')).toBe(1);
+  });
+
+  it('reads the relationships from the engine when the saved memory is cut short, and saves it again', async () => {
+    const first = await open('wait');
+    const expected = await rowsOf(first).finally(() => first.close());
+    const graph = path.join(dir, 'graph');
+    const saved = fs.readdirSync(graph).filter((f) => f.endsWith('.walk-memory'));
+    expect(saved).toHaveLength(1);
+    const file = path.join(graph, saved[0]!);
+    fs.truncateSync(file, Math.floor(fs.statSync(file).size / 2));
+    logged = [];
+    const second = await open('wait', false);
+    try {
+      expect(await rowsOf(second)).toEqual(expected);
+      expect(count('held in memory for tier walks: loaded')).toBe(0);
+      expect(held()).toBe(1);
+    } finally {
+      await second.close();
+    }
+    expect(count('walk memory saved')).toBe(1);
   });
 
   it('leaves walks to the engine when a value does not fit its columns, and says so', async () => {

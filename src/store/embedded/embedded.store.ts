@@ -42,8 +42,7 @@ import type { TableName } from '../tables';
 import { ConnectionPool } from './connection-pool';
 import type { EngineRow } from './connection-pool';
 import { openDatabase } from './engine';
-import type { WalkMemory } from './walk-memory';
-import { NotHeldExactly, WalkMemoryBuilder } from './walk-memory';
+import { NotHeldExactly, WalkMemory, WalkMemoryBuilder } from './walk-memory';
 import type { EngineDatabase } from './engine';
 
 export interface EmbeddedStoreOptions {
@@ -125,6 +124,8 @@ const WALK_ROWS_PER_QUERY = 400_000;
 const KEYED_STEP_MAX = 48;
 /** Relationships read into the walks' memory per query: the engine holds each result whole. */
 const MEMORY_ROWS_PER_QUERY = 400_000;
+/** The walk memory saved beside its graph generation (see derivedDataFile), about 360 MB at 1M companies. */
+const WALK_MEMORY_FILE = 'walk-memory';
 /** Floor of the walk's evidence filter when the request sets none. */
 const NO_EVIDENCE_FLOOR = '0001-01-01';
 
@@ -160,6 +161,8 @@ export class EmbeddedGraphStore implements GraphStore {
   private memoryRead: { generation: number; done: Promise<WalkMemory | null> } | null = null;
   /** Whether the server has asked for derived data to be read in the background (prepare). */
   private prepared = false;
+  /** The last save of the walks' memory beside the graph (it never rejects). */
+  private memorySave: Promise<void> = Promise.resolve();
 
   constructor(private readonly options: EmbeddedStoreOptions) {
     this.keyedStepMax = options.keyedStepMax ?? KEYED_STEP_MAX;
@@ -181,6 +184,7 @@ export class EmbeddedGraphStore implements GraphStore {
     await this.swapping;
     this.gen++; // a read of the walks' memory under way stops at its next query
     await this.memoryRead?.done;
+    await this.memorySave;
     await this.detach();
   }
 
@@ -265,6 +269,22 @@ export class EmbeddedGraphStore implements GraphStore {
     const stale = () => this.gen !== generation || this.pool !== pool;
     const [counted] = await this.q('relationship/count');
     const total = int(counted?.relationships);
+    const saved = this.derivedDataFile(WALK_MEMORY_FILE);
+    if (saved) {
+      const loaded = await WalkMemory.load(saved.file, saved.key, vids).catch((err: unknown) => {
+        this.options.logger?.warn({ err, file: saved.file }, 'saved walk memory unreadable; reading it anew');
+        return null;
+      });
+      if (stale()) return null;
+      if (loaded && loaded.relationships === total) {
+        this.memory = { generation, walks: loaded };
+        this.options.logger?.info(
+          { relationships: total, ms: Date.now() - started, file: saved.file },
+          'relationships held in memory for tier walks: loaded',
+        );
+        return loaded;
+      }
+    }
     const builder = new WalkMemoryBuilder(vids, total);
     await this.oneWalkQueryAtATime(() =>
       pool.stream(this.queries.get('tierview/memory-companies')!, {}, 50_000, (rows) =>
@@ -292,6 +312,17 @@ export class EmbeddedGraphStore implements GraphStore {
       { relationships: total, mb: Math.round(walks.bytes / 1048576), ms: Date.now() - started },
       'relationships held in memory for tier walks',
     );
+    if (saved) {
+      const saving = Date.now();
+      this.memorySave = walks
+        .save(saved.file, saved.key)
+        .then(() =>
+          this.options.logger?.info({ ms: Date.now() - saving, file: saved.file }, 'walk memory saved'),
+        )
+        .catch((err: unknown) =>
+          this.options.logger?.warn({ err, file: saved.file }, 'could not save the walk memory'),
+        );
+    }
     return walks;
   }
 

@@ -4,6 +4,8 @@ import { bool, int, isDate, iso, num, str, strings, tierRelationship, toTierComp
 import type { Props } from '../mappers';
 import { domicileSpellings, stronger } from '../step-walk';
 import type { Ranked } from '../step-walk';
+import { SnapshotReader, SnapshotWriter } from '../snapshot';
+import { createHash } from 'node:crypto';
 
 /**
  * The relationships of one embedded graph generation, held in memory for tier-view walks.
@@ -278,6 +280,23 @@ export interface MemoryWalk extends Omit<TierWalkRequest, 'root' | 'companyDetai
   rootOffset: number;
 }
 
+/** What a saved memory was made from, checked before the rest is read. */
+interface SavedHead {
+  companies: number;
+  relationships: number;
+  /** Digest of the vids by internal offset: the offsets must name the same companies. */
+  vids: string;
+}
+
+/** The layout is part of the key: a file saved by a build with another layout is not read. */
+const savedKey = (key: string) => `${key}#walk-memory-1`;
+
+function vidsDigest(vids: readonly string[]): string {
+  const hash = createHash('sha256');
+  for (let i = 0; i < vids.length; i += 10_000) hash.update(vids.slice(i, i + 10_000).join('\n') + '\n');
+  return hash.digest('hex');
+}
+
 export class WalkMemory {
   /** Towards suppliers: relationships by customer. Towards customers: by supplier. */
   private readonly into: Adjacency;
@@ -313,6 +332,120 @@ export class WalkMemory {
     ];
     const adj = [this.into.start, this.into.rels, this.outOf.start, this.outOf.rels];
     return [...arrays, ...adj].reduce((n, a) => n + a.byteLength, 0) + c.edgeText.length;
+  }
+
+  /**
+   * Saves the memory in `file` under `key` (see GraphStore.derivedDataFile), so that the next
+   * start loads it instead of reading every relationship from the engine again.
+   */
+  save(file: string, key: string): Promise<void> {
+    const c = this.c;
+    const head: SavedHead = {
+      companies: c.vids.length,
+      relationships: c.sup.length,
+      vids: vidsDigest(c.vids),
+    };
+    const listed = new Uint8Array(c.isPublic.buffer, c.isPublic.byteOffset, c.isPublic.byteLength);
+    return new SnapshotWriter()
+      .json(head)
+      .json(c.names)
+      .json(c.legalNames)
+      .json(c.cids)
+      .array(c.country)
+      .json(c.countries)
+      .json(c.websites)
+      .array(listed)
+      .array(c.industry)
+      .json(c.industries)
+      .array(c.counts)
+      .array(c.sup)
+      .array(c.cus)
+      .array(c.time)
+      .array(c.confidence)
+      .array(c.status)
+      .array(c.hs)
+      .array(c.types)
+      .array(c.edgeStart)
+      .bytes(c.edgeText)
+      .json(c.lists)
+      .save(file, savedKey(key));
+  }
+
+  /**
+   * The memory saved in `file` under `key` for the companies `vids` (by internal offset), or
+   * null when there is none, or it is of other data or another layout. Lets requests in
+   * between its sections (each at most some tens of MB at 1M companies).
+   */
+  static async load(file: string, key: string, vids: readonly string[]): Promise<WalkMemory | null> {
+    const r = SnapshotReader.open(file, savedKey(key));
+    if (!r) return null;
+    try {
+      const head = r.json<SavedHead>();
+      if (head.companies !== vids.length || head.vids !== vidsDigest(vids)) return null;
+      const names = r.json<string[]>();
+      const legalNames = r.json<(string | null)[]>();
+      const cids = r.json<(string | null)[]>();
+      await turn();
+      const country = r.u16();
+      const countries = r.json<(string | null)[]>();
+      const websites = r.json<unknown[]>();
+      const listed = r.u8();
+      const isPublic = new Int8Array(listed.buffer, listed.byteOffset, listed.byteLength);
+      const industry = r.u32();
+      const industries = r.json<[string | null, string | null, string | null][]>();
+      const counts = r.f64();
+      await turn();
+      const sup = r.i32();
+      const cus = r.i32();
+      await turn();
+      const time = r.f64();
+      await turn();
+      const confidence = r.f64();
+      await turn();
+      const status = r.i32();
+      const hs = r.u32();
+      const types = r.u32();
+      await turn();
+      const edgeStart = r.u32();
+      const edgeText = r.bytes();
+      const lists = r.json<string[][]>().map((l) => Object.freeze(l));
+      const m = head.relationships;
+      const fits =
+        r.done &&
+        [names, legalNames, cids, websites, country, isPublic, industry].every(
+          (a) => a.length === vids.length,
+        ) &&
+        counts.length === 2 * vids.length &&
+        [sup, cus, time, confidence, status, hs, types].every((a) => a.length === m) &&
+        edgeStart.length === m + 1 &&
+        edgeStart[m] === edgeText.length;
+      if (!fits) return null;
+      return new WalkMemory({
+        vids,
+        names,
+        legalNames,
+        cids,
+        country,
+        countries,
+        websites,
+        isPublic,
+        industry,
+        industries,
+        counts,
+        sup,
+        cus,
+        time,
+        confidence,
+        status,
+        hs,
+        types,
+        edgeStart,
+        edgeText,
+        lists,
+      });
+    } finally {
+      r.close();
+    }
   }
 
   /**
