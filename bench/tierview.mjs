@@ -154,10 +154,14 @@ async function main() {
         }
         const ms = performance.now() - t0;
         if (job.state.result_state !== 'SUCCESS') throw new Error(`run ${id}: ${JSON.stringify(job.state)}`);
-        const link = JSON.parse(job.output.result).tierview_file;
-        const csv = await (await fetch(link)).text();
-        rows = csv.split('\r\n').filter(Boolean).length - 1;
-        bytes = Buffer.byteLength(csv);
+        // One file, or three with output_multiple_tables: rows and bytes of all of them.
+        rows = 0;
+        bytes = 0;
+        for (const link of Object.values(JSON.parse(job.output.result))) {
+          const csv = await (await fetch(link)).text();
+          rows += csv.split('\r\n').filter(Boolean).length - 1;
+          bytes += Buffer.byteLength(csv);
+        }
         times.push(ms);
         growths.push(peak - before);
         log(
