@@ -179,8 +179,8 @@ async function main() {
       });
     }
 
-    // Many runs at once, with profile reads alongside.
-    const vids = roots.map((r) => r.vid);
+    // Many runs at once, with profile reads alongside (none with --batch 0).
+    const vids = batch > 0 ? roots.slice(0, batch).map((r) => r.vid) : [];
     const t0 = performance.now();
     const ids = await Promise.all(
       vids.map((vid, i) =>
@@ -193,22 +193,25 @@ async function main() {
       ),
     );
     let finished = false;
-    const reads = autocannon({
-      url: base,
-      connections: 8,
-      duration: 3600,
-      headers: { 'X-SERVICE-KEY': KEY },
-      requests: [
-        {
-          setupRequest: (req) => ({
-            ...req,
-            path: `/v1/companies/${vids[Math.floor(Math.random() * vids.length)]}/`,
-          }),
-        },
-      ],
-    });
+    const reads =
+      vids.length === 0
+        ? null
+        : autocannon({
+            url: base,
+            connections: 8,
+            duration: 3600,
+            headers: { 'X-SERVICE-KEY': KEY },
+            requests: [
+              {
+                setupRequest: (req) => ({
+                  ...req,
+                  path: `/v1/companies/${vids[Math.floor(Math.random() * vids.length)]}/`,
+                }),
+              },
+            ],
+          });
     const ends = {};
-    while (!finished) {
+    while (!finished && ids.length > 0) {
       const states = await Promise.all(ids.map(poll));
       finished = states.every(
         (s) => s.state.life_cycle_state === 'TERMINATED' || s.state.life_cycle_state === 'INTERNAL_ERROR',
@@ -218,7 +221,7 @@ async function main() {
       else await sleep(250);
     }
     const batchSeconds = (performance.now() - t0) / 1000;
-    reads.stop();
+    reads?.stop();
     const readResult = await reads;
 
     const result = {
@@ -228,7 +231,7 @@ async function main() {
       min_evid_date: minDate,
       request: extraRequest,
       single,
-      batch: {
+      batch: readResult && {
         jobs: ids.length,
         distinctIds: new Set(ids).size,
         ends,
