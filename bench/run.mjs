@@ -84,6 +84,7 @@ function readOptions() {
       store: { type: 'string' },
       'neo4j-uri': { type: 'string' },
       'read-cache': { type: 'string' },
+      'node-args': { type: 'string' },
       help: { type: 'boolean', short: 'h' },
     },
   });
@@ -92,6 +93,7 @@ function readOptions() {
       'node bench/run.mjs [--companies N] [--seed S] [--duration SECONDS] [--connections N] [--runs N]\n' +
         `                   [--data-dir DIR] [--cases ${ALL_CASES.join(',')}] [--skip-pg]\n` +
         '                   [--store embedded|neo4j] [--neo4j-uri bolt://HOST:PORT] [--read-cache ENTRIES]\n' +
+        '                   [--node-args=--max-old-space-size=1536]\n' +
         'Each option can also be set as BENCH_<NAME> in the environment (BENCH_DATA_DIR, BENCH_SKIP_PG=1, ...).\n',
     );
     process.exit(0);
@@ -130,6 +132,8 @@ function readOptions() {
     runs: int('runs', 3, 1, 100),
     dataDir: path.resolve(raw('data-dir') ?? path.join(ROOT, 'bench', 'data')),
     cases: ALL_CASES.filter((c) => cases.includes(c)),
+    // Flags for the server's Node process (a heap limit, say), space-separated.
+    nodeArgs: (raw('node-args') ?? '').split(' ').filter((a) => a.length > 0),
     skipPg: skipPg === true || ['1', 'true', 'yes'].includes(String(skipPg ?? '').toLowerCase()),
   };
 }
@@ -556,7 +560,7 @@ async function startServer(opts) {
   const started = performance.now();
   // Its own process group: a Ctrl-C in the terminal must not reach it besides the SIGTERM sent by cleanup,
   // since a second signal would cut its graceful shutdown short.
-  const child = spawn(process.execPath, [CLI, 'serve'], {
+  const child = spawn(process.execPath, [...opts.nodeArgs, CLI, 'serve'], {
     cwd: ROOT,
     env,
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -1035,7 +1039,8 @@ function report(results) {
     `Options: ${results.options.companies.toLocaleString('en-US')} companies, seed ${results.options.seed}, ` +
       `${results.options.duration} s x ${results.options.runs} run(s) per case, ${results.options.connections} connections, ` +
       `store ${results.options.store}${results.options.neo4jUri ? ` (${results.options.neo4jUri})` : ''}, ` +
-      `read cache ${results.options.readCache ?? 'server default'}`,
+      `read cache ${results.options.readCache ?? 'server default'}` +
+      (results.options.nodeArgs.length > 0 ? `, node ${results.options.nodeArgs.join(' ')}` : ''),
     '',
     '| case | req/s (median) | p50 ms | p99 ms | ratio to healthz | non-2xx / errors | target |',
     '|---|---:|---:|---:|---:|---:|---|',
