@@ -85,6 +85,7 @@ function readOptions() {
       'neo4j-uri': { type: 'string' },
       'read-cache': { type: 'string' },
       'node-args': { type: 'string' },
+      settle: { type: 'string' },
       help: { type: 'boolean', short: 'h' },
     },
   });
@@ -93,7 +94,7 @@ function readOptions() {
       'node bench/run.mjs [--companies N] [--seed S] [--duration SECONDS] [--connections N] [--runs N]\n' +
         `                   [--data-dir DIR] [--cases ${ALL_CASES.join(',')}] [--skip-pg]\n` +
         '                   [--store embedded|neo4j] [--neo4j-uri bolt://HOST:PORT] [--read-cache ENTRIES]\n' +
-        '                   [--node-args=--max-old-space-size=1536]\n' +
+        '                   [--node-args=--max-old-space-size=1536] [--settle SECONDS]\n' +
         'Each option can also be set as BENCH_<NAME> in the environment (BENCH_DATA_DIR, BENCH_SKIP_PG=1, ...).\n',
     );
     process.exit(0);
@@ -134,6 +135,8 @@ function readOptions() {
     cases: ALL_CASES.filter((c) => cases.includes(c)),
     // Flags for the server's Node process (a heap limit, say), space-separated.
     nodeArgs: (raw('node-args') ?? '').split(' ').filter((a) => a.length > 0),
+    // What the server reads in the background after it is ready (list heads, walk memory) ends by then.
+    settle: int('settle', 30, 0, 3600),
     skipPg: skipPg === true || ['1', 'true', 'yes'].includes(String(skipPg ?? '').toLowerCase()),
   };
 }
@@ -1145,6 +1148,10 @@ async function main() {
       log(
         `server ready on ${server.base} in ${server.readyS.toFixed(1)} s, RSS ${fmtBytes(server.rssAfterStart)}`,
       );
+      if (opts.settle > 0) {
+        log(`letting the server settle for ${opts.settle} s (--settle)`);
+        await sleep(opts.settle * 1000);
+      }
       let top = [];
       if (serverCases.includes('suppliers') || serverCases.includes('hub_lists')) {
         const page = await getJson(server, `/v1/companies/?limit=${TOP_COMPANIES}&include_subsidiaries=true`);
