@@ -11,6 +11,7 @@ import { openDatabase } from '../../src/store/embedded/engine';
 import type { EngineDatabase } from '../../src/store/embedded/engine';
 import { parseHeader } from '../../src/store/cypher-files';
 import type { CypherQuery } from '../../src/store/cypher-files';
+import { EmbeddedGraphStore } from '../../src/store/embedded/embedded.store';
 import { ROOT, tempDir } from '../support/paths';
 
 const query = (name: string, text: string): CypherQuery => ({
@@ -129,5 +130,38 @@ describe('embedded engine guards', () => {
       signal: null,
       stdout: 'closed',
     });
+  });
+
+  it('says so plainly when another process holds the store', async () => {
+    const storeDir = tempDir('in-use');
+    const openInChild = () =>
+      spawnSync(
+        process.execPath,
+        [
+          '-r',
+          path.join(ROOT, 'test/support/ts-register.js'),
+          path.join(ROOT, 'test/support/open-store.child.ts'),
+          storeDir,
+        ],
+        { encoding: 'utf8', timeout: 60_000 },
+      );
+    const holder = new EmbeddedGraphStore({
+      dir: path.join(storeDir, 'graph'),
+      connections: 1,
+      bufferPoolMb: 64,
+    });
+    await holder.open();
+    try {
+      const r = openInChild();
+      expect(r.status).toBe(0);
+      expect(r.stdout).toBe(
+        `the embedded store in ${path.join(storeDir, 'graph')} is in use by another process (a server on the same DATA_DIR?): stop that process, or give this one another DATA_DIR`,
+      );
+    } finally {
+      await holder.close();
+    }
+    // Once it is let go, another process opens it.
+    expect(openInChild().stdout).toBe('opened');
+    fs.rmSync(storeDir, { recursive: true, force: true });
   });
 });

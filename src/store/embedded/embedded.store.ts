@@ -211,7 +211,17 @@ export class EmbeddedGraphStore implements GraphStore {
     const db = openDatabase(path.join(this.options.dir, file), {
       bufferPoolBytes: bufferPoolMb * 1024 * 1024,
     });
-    await db.init();
+    try {
+      await db.init();
+    } catch (err) {
+      // The engine locks its file for one process; its own message names neither the cause nor a way out.
+      if (err instanceof Error && /could not set lock/i.test(err.message))
+        throw new Error(
+          `the embedded store in ${this.options.dir} is in use by another process (a server on the same DATA_DIR?): stop that process, or give this one another DATA_DIR`,
+          { cause: err },
+        );
+      throw err;
+    }
     const pool = await ConnectionPool.open(db, this.options.connections, { queryTimeoutMs });
     return { db, pool };
   }
