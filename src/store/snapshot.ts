@@ -116,17 +116,23 @@ export class SnapshotWriter {
       if (f.startsWith(stale)) await fs.promises.rm(path.join(dir, f), { force: true });
     }
     const tmp = `${file}.tmp-${process.pid}`;
-    const handle = await fs.promises.open(tmp, 'w');
     try {
-      for (const part of [MAGIC, length, header, pad, ...this.parts]) {
-        // One write call takes at most 2 GiB.
-        for (let at = 0; at < part.length; at += CHUNK) await handle.write(part.subarray(at, at + CHUNK));
+      const handle = await fs.promises.open(tmp, 'w');
+      try {
+        for (const part of [MAGIC, length, header, pad, ...this.parts]) {
+          // One write call takes at most 2 GiB.
+          for (let at = 0; at < part.length; at += CHUNK) await handle.write(part.subarray(at, at + CHUNK));
+        }
+        await handle.sync();
+      } finally {
+        await handle.close();
       }
-      await handle.sync();
-    } finally {
-      await handle.close();
+      await fs.promises.rename(tmp, file);
+    } catch (err) {
+      // A save that failed (a full disk, say) must not leave a file as large as the snapshot behind.
+      await fs.promises.rm(tmp, { force: true });
+      throw err;
     }
-    await fs.promises.rename(tmp, file);
   }
 }
 

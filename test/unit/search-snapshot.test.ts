@@ -6,7 +6,7 @@ import type { GraphStore } from '../../src/store/graph-store';
 import { CompanySearchIndex } from '../../src/search/company-search';
 import type { SearchCriteria } from '../../src/search/company-search';
 import { SearchIndexHolder } from '../../src/search/search-index-holder';
-import { SnapshotReader } from '../../src/store/snapshot';
+import { SnapshotReader, SnapshotWriter } from '../../src/store/snapshot';
 import { buildCompanyCore } from '../support/factories';
 
 const WORDS = [
@@ -159,6 +159,16 @@ describe('search index snapshot', () => {
     const third = new SearchIndexHolder(store);
     await q(third);
     expect(state.scans).toBe(2);
+  });
+
+  it('leaves no temporary file behind when a save fails', async () => {
+    // A directory where the file should go: the final rename fails after every byte was written.
+    const file = path.join(dir, 'taken');
+    fs.mkdirSync(file);
+    fs.writeFileSync(path.join(file, 'inside'), 'x');
+    const w = new SnapshotWriter().json({ a: 1 }).array(new Uint32Array(1000));
+    await expect(w.save(file, 'k')).rejects.toThrow();
+    expect(fs.readdirSync(dir)).toEqual(['taken']);
   });
 
   it('reads a snapshot larger than 2 GiB, as the index of about 2 million companies makes', () => {
