@@ -8,7 +8,8 @@ import { mkdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import { Worker } from 'node:worker_threads';
-import { ChunkWriter, csvField } from '../import/csv';
+import { quotedField } from '../domain/csv-text';
+import { ChunkWriter } from '../import/csv';
 import { INPUT_FILES, INPUT_ORDER, isinCheckDigit, leiCheckDigits } from '../import/format';
 import type { InputFileName } from '../import/format';
 import {
@@ -470,7 +471,7 @@ async function writeCompanies(
         : '';
       const extras = companyExtras(extrasKey, i, nm.base, sector, isPublic);
       wCompanies.write(
-        `${vid},${csvField(name)},${csvField(legal)},${csvField(description)},${domains},${websites},${csvField(country.name)},${csvField(incorporated.name)},${incDate},${ipo},${active},${isPublic ? 'true' : 'false'},${ff},${phone},${csvField(extras.aliases.join('|'))},${csvField(extras.industry)},,\n`,
+        `${vid},${quotedField(name)},${quotedField(legal)},${quotedField(description)},${domains},${websites},${quotedField(country.name)},${quotedField(incorporated.name)},${incDate},${ipo},${active},${isPublic ? 'true' : 'false'},${ff},${phone},${quotedField(extras.aliases.join('|'))},${quotedField(extras.industry)},,\n`,
       );
 
       if (p >= 0) {
@@ -507,20 +508,20 @@ async function writeCompanies(
         wiki = nm.base;
       }
       if (wiki !== '') {
-        wIdentifiers.write(`${vid},Wikipedia,${csvField(wiki)}\n`);
+        wIdentifiers.write(`${vid},Wikipedia,${quotedField(wiki)}\n`);
         identifierRows++;
       }
 
       if (rng.chance(0.95)) {
         wAddresses.write(
-          `${vid},${csvField(streetLine(rng, country))},${csvField(hq.city)},${csvField(hq.region)},${postalCode(rng, country.postal)},${csvField(country.name)},headquarters\n`,
+          `${vid},${quotedField(streetLine(rng, country))},${quotedField(hq.city)},${quotedField(hq.region)},${postalCode(rng, country.postal)},${quotedField(country.name)},headquarters\n`,
         );
         addressRows++;
       }
       if (rng.chance(0.15)) {
         const site = rng.pick(country.cities);
         wAddresses.write(
-          `${vid},${csvField(streetLine(rng, country))},${csvField(site.city)},${csvField(site.region)},${postalCode(rng, country.postal)},${csvField(country.name)},${rng.pick(['plant', 'warehouse', 'registered'])}\n`,
+          `${vid},${quotedField(streetLine(rng, country))},${quotedField(site.city)},${quotedField(site.region)},${postalCode(rng, country.postal)},${quotedField(country.name)},${rng.pick(['plant', 'warehouse', 'registered'])}\n`,
         );
         addressRows++;
       }
@@ -645,7 +646,7 @@ async function writeEdges(
           const status = er.chance(0.9) ? '1' : er.chance(0.8) ? '2' : '3';
           const r = er.next();
           const byCustomer = r < 0.9 ? '' : r < 0.95 ? 'true' : 'false';
-          const meta = er.chance(0.04) ? csvField(METADATA[er.int(METADATA.length)] as string) : '';
+          const meta = er.chance(0.04) ? quotedField(METADATA[er.int(METADATA.length)] as string) : '';
           const created = day + er.int(8);
           const fin = er.chance(0.25) ? dayText(created + er.int(21)) : '';
           const mod = created + er.int(31);

@@ -1,9 +1,7 @@
-import { csvField as quotedField } from '../import/csv';
-
 /**
  * CSV records as RFC 4180 writes them: fields separated by commas, records ended by
- * CRLF, each text field encoded by the project's one field encoder (import/csv.ts,
- * which the generator uses too: quoted when it holds a comma, a quote, a line feed or
+ * CRLF, each text field encoded by the project's one field encoder (quotedField, which
+ * the demo generator uses too: quoted when it holds a comma, a quote, a line feed or
  * a carriage return). Null, undefined and '' are empty fields.
  *
  * Exports write hundreds of thousands of records, so a record is one string built by
@@ -11,6 +9,13 @@ import { csvField as quotedField } from '../import/csv';
  */
 
 export type CsvValue = string | number | boolean | null | undefined;
+
+const NEEDS_QUOTES_RE = /[",\r\n]/;
+
+/** Encodes one text as an RFC 4180 field, quoting only when needed. */
+export function quotedField(v: string): string {
+  return NEEDS_QUOTES_RE.test(v) ? `"${v.replace(/"/g, '""')}"` : v;
+}
 
 export function csvField(value: CsvValue): string {
   if (value === null || value === undefined) return '';

@@ -274,13 +274,6 @@ export function parseCsvText(text: string, sink: CsvSink): void {
   parser.end();
 }
 
-const NEEDS_QUOTES_RE = /[",\r\n]/;
-
-/** Encodes one value as an RFC 4180 field, quoting only when needed. */
-export function csvField(v: string): string {
-  return NEEDS_QUOTES_RE.test(v) ? `"${v.replace(/"/g, '""')}"` : v;
-}
-
 /** Default size of the buffers a writer encodes rows into. */
 const CHUNK_BYTES = 1 << 20;
 /** Text gathered before it is encoded, by default. */

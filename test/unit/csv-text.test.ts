@@ -1,4 +1,4 @@
-import { csvField, csvHeader, csvRecord } from '../../src/domain/csv-text';
+import { csvField, csvHeader, csvRecord, quotedField } from '../../src/domain/csv-text';
 
 describe('CSV text', () => {
   it('leaves plain fields as they are and empties null, undefined and ""', () => {
@@ -69,3 +69,13 @@ function parseRecord(text: string): string[] {
     return fields;
   }
 }
+
+describe('quotedField', () => {
+  it('quotes only when needed', () => {
+    expect(quotedField('plain')).toBe('plain');
+    expect(quotedField('a,b')).toBe('"a,b"');
+    expect(quotedField('say "hi"')).toBe('"say ""hi"""');
+    expect(quotedField('two\nlines')).toBe('"two\nlines"');
+    expect(quotedField('')).toBe('');
+  });
+});

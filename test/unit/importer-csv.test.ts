@@ -6,7 +6,6 @@ import {
   ChunkWriter,
   CsvParser,
   TextBuffer,
-  csvField,
   parseCsvText,
   readCsvFile,
 } from '../../src/import/csv';
@@ -193,16 +192,6 @@ describe('readCsvFile', () => {
     });
     expect(got[1]!.fields[1]).toContain('\ufffd');
     expect(got[1]!.suspect).toBe(true);
-  });
-});
-
-describe('csvField', () => {
-  it('quotes only when needed', () => {
-    expect(csvField('plain')).toBe('plain');
-    expect(csvField('a,b')).toBe('"a,b"');
-    expect(csvField('say "hi"')).toBe('"say ""hi"""');
-    expect(csvField('two\nlines')).toBe('"two\nlines"');
-    expect(csvField('')).toBe('');
   });
 });
 
