@@ -101,9 +101,10 @@ const schema = z.object({
    */
   EMBEDDED_IMPORT_BUFFER_POOL_MB: intIn(0, 1_048_576).default(0),
   /**
-   * A server on the embedded store holds every relationship in memory (about 270 MB at
-   * 1M companies, read in the background after start and after every import) so that
-   * tier-view exports walk there instead of asking the engine for every tier.
+   * A server on the embedded store holds every relationship in memory (about 470 MB at
+   * 1M companies, read in the background after every import and saved beside the graph
+   * for the next start) so that tier-view exports walk there instead of asking the engine
+   * for every tier.
    */
   EMBEDDED_WALK_MEMORY: bool.default(true),
   /** Connections the embedded adapter keeps open for concurrent queries. */

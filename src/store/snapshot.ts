@@ -19,9 +19,9 @@ const ALIGN = 8;
 /** The most one read or write call moves (the system calls stop short of 2 GiB). */
 const CHUNK = 1 << 30;
 
-type ArrayKind = 'u8' | 'u16' | 'u32' | 'i32' | 'f64';
+export type ArrayKind = 'i8' | 'u8' | 'u16' | 'u32' | 'i32' | 'f64';
 type Kind = ArrayKind | 'json' | 'bytes';
-type Typed = Uint8Array | Uint16Array | Uint32Array | Int32Array | Float64Array;
+type Typed = Int8Array | Uint8Array | Uint16Array | Uint32Array | Int32Array | Float64Array;
 
 interface Section {
   kind: Kind;
@@ -36,6 +36,7 @@ interface Header {
 }
 
 const CTORS = {
+  i8: Int8Array,
   u8: Uint8Array,
   u16: Uint16Array,
   u32: Uint32Array,
@@ -44,6 +45,7 @@ const CTORS = {
 } as const;
 
 function kindOf(a: Typed): ArrayKind {
+  if (a instanceof Int8Array) return 'i8';
   if (a instanceof Uint8Array) return 'u8';
   if (a instanceof Uint16Array) return 'u16';
   if (a instanceof Uint32Array) return 'u32';
@@ -207,7 +209,8 @@ export class SnapshotReader {
     return readAt(this.fd, this.base + s.at, s.bytes);
   }
 
-  private view<K extends ArrayKind>(kind: K): InstanceType<(typeof CTORS)[K]> {
+  /** The next section, an array of `kind` (u8() and the rest name the kind in the call). */
+  array<K extends ArrayKind>(kind: K): InstanceType<(typeof CTORS)[K]> {
     const b = this.read(kind);
     const Ctor = CTORS[kind];
     return new Ctor(b.buffer as ArrayBuffer, b.byteOffset, b.length / Ctor.BYTES_PER_ELEMENT) as InstanceType<
@@ -216,19 +219,16 @@ export class SnapshotReader {
   }
 
   u8(): Uint8Array {
-    return this.view('u8');
+    return this.array('u8');
   }
   u16(): Uint16Array {
-    return this.view('u16');
+    return this.array('u16');
   }
   u32(): Uint32Array {
-    return this.view('u32');
+    return this.array('u32');
   }
   i32(): Int32Array {
-    return this.view('i32');
-  }
-  f64(): Float64Array {
-    return this.view('f64');
+    return this.array('i32');
   }
 
   bytes(): Buffer {

@@ -22,6 +22,15 @@ const query = (name: string, text: string): CypherQuery => ({
   literals: new Map(),
 });
 
+/** Runs test/support/`file` in a node process of its own, loading the TypeScript sources, with `dir`. */
+function runChild(file: string, dir: string) {
+  return spawnSync(
+    process.execPath,
+    ['-r', path.join(ROOT, 'test/support/ts-register.js'), path.join(ROOT, 'test/support', file), dir],
+    { encoding: 'utf8', timeout: 60_000 },
+  );
+}
+
 describe('embedded engine guards', () => {
   let dir: string;
   let db: EngineDatabase;
@@ -91,16 +100,7 @@ describe('embedded engine guards', () => {
   it('reads pages at offsets the engine would crash the process on', () => {
     // In a process of its own: before the guard, this ended with SIGSEGV at offset 7,086.
     const childDir = tempDir('skip');
-    const r = spawnSync(
-      process.execPath,
-      [
-        '-r',
-        path.join(ROOT, 'test/support/ts-register.js'),
-        path.join(ROOT, 'test/support/skip-page.child.ts'),
-        childDir,
-      ],
-      { encoding: 'utf8', timeout: 60_000 },
-    );
+    const r = runChild('skip-page.child.ts', childDir);
     fs.rmSync(childDir, { recursive: true, force: true });
     expect({ status: r.status, signal: r.signal }).toEqual({ status: 0, signal: null });
     expect(JSON.parse(r.stdout)).toEqual({
@@ -114,16 +114,7 @@ describe('embedded engine guards', () => {
 
   it('lets a process that used the store exit cleanly', () => {
     const childDir = tempDir('exit');
-    const r = spawnSync(
-      process.execPath,
-      [
-        '-r',
-        path.join(ROOT, 'test/support/ts-register.js'),
-        path.join(ROOT, 'test/support/exit-cleanly.child.ts'),
-        childDir,
-      ],
-      { encoding: 'utf8', timeout: 60_000 },
-    );
+    const r = runChild('exit-cleanly.child.ts', childDir);
     fs.rmSync(childDir, { recursive: true, force: true });
     expect({ status: r.status, signal: r.signal, stdout: r.stdout.trim() }).toEqual({
       status: 0,
@@ -134,17 +125,7 @@ describe('embedded engine guards', () => {
 
   it('says so plainly when another process holds the store', async () => {
     const storeDir = tempDir('in-use');
-    const openInChild = () =>
-      spawnSync(
-        process.execPath,
-        [
-          '-r',
-          path.join(ROOT, 'test/support/ts-register.js'),
-          path.join(ROOT, 'test/support/open-store.child.ts'),
-          storeDir,
-        ],
-        { encoding: 'utf8', timeout: 60_000 },
-      );
+    const openInChild = () => runChild('open-store.child.ts', storeDir);
     const holder = new EmbeddedGraphStore({
       dir: path.join(storeDir, 'graph'),
       connections: 1,

@@ -57,7 +57,8 @@ describe('embedded store: tier walks from memory', () => {
     );
     return rows;
   };
-  const held = () => logged.filter((l) => l.includes('relationships held in memory')).length;
+  const count = (text: string) => logged.filter((l) => l.includes(text)).length;
+  const held = () => count('relationships held in memory');
 
   it('answers every walk as the engine does, company details and filters included', async () => {
     const memory = await open('wait');
@@ -149,20 +150,14 @@ describe('embedded store: tier walks from memory', () => {
     }
   });
 
-  const count = (text: string) => logged.filter((l) => l.includes(text)).length;
   const rowsOf = async (store: EmbeddedGraphStore) =>
     (await walk(store, { companyDetails: true })).map((r) => JSON.stringify(r)).sort();
 
   it('saves the memory beside the graph and loads it at the next start, for the same data only', async () => {
     const first = await open('wait');
-    let expected: string[];
-    try {
-      expected = await rowsOf(first);
-      expect(expected.length).toBe(5);
-      expect(held()).toBe(1);
-    } finally {
-      await first.close();
-    }
+    const expected = await rowsOf(first).finally(() => first.close());
+    expect(expected.length).toBe(5);
+    expect(held()).toBe(1);
     expect(count('walk memory saved')).toBe(1);
     logged = [];
     const second = await open('wait', false);

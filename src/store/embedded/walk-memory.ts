@@ -5,6 +5,7 @@ import type { Props } from '../mappers';
 import { domicileSpellings, stronger } from '../step-walk';
 import type { Ranked } from '../step-walk';
 import { SnapshotReader, SnapshotWriter } from '../snapshot';
+import type { ArrayKind } from '../snapshot';
 import { createHash } from 'node:crypto';
 
 /**
@@ -43,6 +44,17 @@ function timeOf(v: unknown): number {
   if (!isDate(v) || Number.isNaN(v.getTime()))
     throw new NotHeldExactly('a relationship date is not a timestamp');
   return v.getTime();
+}
+
+/** The id of `value` (known by `key`) among `values`, which it joins when it is new. */
+function intern<T>(ids: Map<string, number>, values: T[], key: string, value: T): number {
+  let id = ids.get(key);
+  if (id === undefined) {
+    id = values.length;
+    ids.set(key, id);
+    values.push(value);
+  }
+  return id;
 }
 
 /** Collects the engine's rows; `finish` turns them into the walkable arrays. */
@@ -115,14 +127,7 @@ export class WalkMemoryBuilder {
       const listed = bool(r.is_public);
       this.isPublic[off] = listed === null ? -1 : listed ? 1 : 0;
       const industry = [str(r.industry), str(r.industry_code_system), str(r.industry_code)] as const;
-      const key = JSON.stringify(industry);
-      let id = this.industryIds.get(key);
-      if (id === undefined) {
-        id = this.industries.length;
-        this.industryIds.set(key, id);
-        this.industries.push(industry);
-      }
-      this.industry[off] = id;
+      this.industry[off] = intern(this.industryIds, this.industries, JSON.stringify(industry), industry);
       this.counts[2 * off] = int(r.count_suppliers);
       this.counts[2 * off + 1] = int(r.count_customers);
     }
@@ -163,13 +168,8 @@ export class WalkMemoryBuilder {
 
   private countryId(domicile: string | null): number {
     if (domicile === null) return 0;
-    let id = this.countryIds.get(domicile);
-    if (id === undefined) {
-      id = this.countries.length;
-      if (id > 0xffff) throw new NotHeldExactly('more than 65,535 distinct domiciles');
-      this.countryIds.set(domicile, id);
-      this.countries.push(domicile);
-    }
+    const id = intern(this.countryIds, this.countries, domicile, domicile);
+    if (id > 0xffff) throw new NotHeldExactly('more than 65,535 distinct domiciles');
     return id;
   }
 
@@ -178,13 +178,7 @@ export class WalkMemoryBuilder {
     if (v !== null && v !== undefined && typeof v !== 'string')
       throw new NotHeldExactly('a list column is not stored as text');
     const text = v ?? NO_LIST;
-    let id = this.lists.get(text);
-    if (id === undefined) {
-      id = this.listTexts.length;
-      this.lists.set(text, id);
-      this.listTexts.push(text);
-    }
-    return id;
+    return intern(this.lists, this.listTexts, text, text);
   }
 
   finish(): WalkMemory {
@@ -246,6 +240,38 @@ interface Columns {
   lists: readonly (readonly string[])[];
 }
 
+/**
+ * How a saved memory holds each column but the vids (which the store has), in file order,
+ * and how many entries the column has: one per company, two per company, one per
+ * relationship, one more than the relationships, or any number.
+ */
+const SAVED: readonly (readonly [
+  Exclude<keyof Columns, 'vids'>,
+  ArrayKind | 'json' | 'bytes',
+  'company' | 'twice' | 'rel' | 'edges' | 'any',
+])[] = [
+  ['names', 'json', 'company'],
+  ['legalNames', 'json', 'company'],
+  ['cids', 'json', 'company'],
+  ['country', 'u16', 'company'],
+  ['countries', 'json', 'any'],
+  ['websites', 'json', 'company'],
+  ['isPublic', 'i8', 'company'],
+  ['industry', 'u32', 'company'],
+  ['industries', 'json', 'any'],
+  ['counts', 'f64', 'twice'],
+  ['sup', 'i32', 'rel'],
+  ['cus', 'i32', 'rel'],
+  ['time', 'f64', 'rel'],
+  ['confidence', 'f64', 'rel'],
+  ['status', 'i32', 'rel'],
+  ['hs', 'u32', 'rel'],
+  ['types', 'u32', 'rel'],
+  ['edgeStart', 'u32', 'edges'],
+  ['edgeText', 'bytes', 'any'],
+  ['lists', 'json', 'any'],
+];
+
 /** Relationship indices grouped by one end: those of company `o` are `rels[start[o]]` to `rels[start[o + 1] - 1]`. */
 interface Adjacency {
   start: Uint32Array;
@@ -289,7 +315,7 @@ interface SavedHead {
 }
 
 /** The layout is part of the key: a file saved by a build with another layout is not read. */
-const savedKey = (key: string) => `${key}#walk-memory-1`;
+const savedKey = (key: string) => `${key}#walk-memory-2`;
 
 function vidsDigest(vids: readonly string[]): string {
   const hash = createHash('sha256');
@@ -315,23 +341,9 @@ export class WalkMemory {
 
   /** Bytes held, roughly (typed arrays and the edge id text; the name strings are not counted). */
   get bytes(): number {
-    const c = this.c;
-    const arrays = [
-      c.sup,
-      c.cus,
-      c.time,
-      c.country,
-      c.isPublic,
-      c.industry,
-      c.counts,
-      c.confidence,
-      c.status,
-      c.hs,
-      c.types,
-      c.edgeStart,
-    ];
-    const adj = [this.into.start, this.into.rels, this.outOf.start, this.outOf.rels];
-    return [...arrays, ...adj].reduce((n, a) => n + a.byteLength, 0) + c.edgeText.length;
+    const columns: unknown[] = Object.values(this.c);
+    const held = [...columns, this.into.start, this.into.rels, this.outOf.start, this.outOf.rels];
+    return held.reduce<number>((n, a) => n + (ArrayBuffer.isView(a) ? a.byteLength : 0), 0);
   }
 
   /**
@@ -345,30 +357,14 @@ export class WalkMemory {
       relationships: c.sup.length,
       vids: vidsDigest(c.vids),
     };
-    const listed = new Uint8Array(c.isPublic.buffer, c.isPublic.byteOffset, c.isPublic.byteLength);
-    return new SnapshotWriter()
-      .json(head)
-      .json(c.names)
-      .json(c.legalNames)
-      .json(c.cids)
-      .array(c.country)
-      .json(c.countries)
-      .json(c.websites)
-      .array(listed)
-      .array(c.industry)
-      .json(c.industries)
-      .array(c.counts)
-      .array(c.sup)
-      .array(c.cus)
-      .array(c.time)
-      .array(c.confidence)
-      .array(c.status)
-      .array(c.hs)
-      .array(c.types)
-      .array(c.edgeStart)
-      .bytes(c.edgeText)
-      .json(c.lists)
-      .save(file, savedKey(key));
+    const w = new SnapshotWriter().json(head);
+    for (const [name, kind] of SAVED) {
+      const column = c[name];
+      if (kind === 'json') w.json(column);
+      else if (kind === 'bytes') w.bytes(column as Buffer);
+      else w.array(column as Parameters<SnapshotWriter['array']>[0]);
+    }
+    return w.save(file, savedKey(key));
   }
 
   /**
@@ -382,67 +378,21 @@ export class WalkMemory {
     try {
       const head = r.json<SavedHead>();
       if (head.companies !== vids.length || head.vids !== vidsDigest(vids)) return null;
-      const names = r.json<string[]>();
-      const legalNames = r.json<(string | null)[]>();
-      const cids = r.json<(string | null)[]>();
-      await turn();
-      const country = r.u16();
-      const countries = r.json<(string | null)[]>();
-      const websites = r.json<unknown[]>();
-      const listed = r.u8();
-      const isPublic = new Int8Array(listed.buffer, listed.byteOffset, listed.byteLength);
-      const industry = r.u32();
-      const industries = r.json<[string | null, string | null, string | null][]>();
-      const counts = r.f64();
-      await turn();
-      const sup = r.i32();
-      const cus = r.i32();
-      await turn();
-      const time = r.f64();
-      await turn();
-      const confidence = r.f64();
-      await turn();
-      const status = r.i32();
-      const hs = r.u32();
-      const types = r.u32();
-      await turn();
-      const edgeStart = r.u32();
-      const edgeText = r.bytes();
-      const lists = r.json<string[][]>().map((l) => Object.freeze(l));
+      const read: Record<string, ArrayLike<unknown>> = {};
+      for (const [name, kind] of SAVED) {
+        read[name] = kind === 'json' ? r.json<unknown[]>() : kind === 'bytes' ? r.bytes() : r.array(kind);
+        await turn();
+      }
       const m = head.relationships;
+      const lengths = { company: vids.length, twice: 2 * vids.length, rel: m, edges: m + 1 };
+      const c = { vids, ...read } as unknown as Columns;
       const fits =
         r.done &&
-        [names, legalNames, cids, websites, country, isPublic, industry].every(
-          (a) => a.length === vids.length,
-        ) &&
-        counts.length === 2 * vids.length &&
-        [sup, cus, time, confidence, status, hs, types].every((a) => a.length === m) &&
-        edgeStart.length === m + 1 &&
-        edgeStart[m] === edgeText.length;
+        SAVED.every(([name, , per]) => per === 'any' || read[name]!.length === lengths[per]) &&
+        c.edgeStart[m] === c.edgeText.length;
       if (!fits) return null;
-      return new WalkMemory({
-        vids,
-        names,
-        legalNames,
-        cids,
-        country,
-        countries,
-        websites,
-        isPublic,
-        industry,
-        industries,
-        counts,
-        sup,
-        cus,
-        time,
-        confidence,
-        status,
-        hs,
-        types,
-        edgeStart,
-        edgeText,
-        lists,
-      });
+      c.lists.forEach((l) => Object.freeze(l));
+      return new WalkMemory(c);
     } finally {
       r.close();
     }
