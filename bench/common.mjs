@@ -1,5 +1,7 @@
 // What the benchmark scripts share: where the repository and the built CLI are,
-// their `--name value` arguments, the median, a free loopback port, a pause.
+// their `--name value` arguments, the median, a free loopback port, a pause, profile reads
+// alongside a batch of exports.
+import autocannon from 'autocannon';
 import net from 'node:net';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -35,3 +37,24 @@ export function freePort() {
 }
 
 export const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/**
+ * Profile reads of random companies among `vids` over 8 connections, until stopped
+ * (`reads.stop()`; awaiting `reads` then gives autocannon's result).
+ */
+export function profileReads(base, key, vids) {
+  return autocannon({
+    url: base,
+    connections: 8,
+    duration: 3600,
+    headers: { 'X-SERVICE-KEY': key },
+    requests: [
+      {
+        setupRequest: (req) => ({
+          ...req,
+          path: `/v1/companies/${vids[Math.floor(Math.random() * vids.length)]}/`,
+        }),
+      },
+    ],
+  });
+}

@@ -11,8 +11,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import readline from 'node:readline';
-import autocannon from 'autocannon';
-import { CLI, ROOT, freePort, parseArgs, sleep } from './common.mjs';
+import { CLI, ROOT, freePort, parseArgs, profileReads, sleep } from './common.mjs';
 
 const KEY = 'tiergraph-bench-key-000000000000';
 const args = parseArgs();
@@ -130,20 +129,7 @@ async function main() {
         return (await res.json()).run_id;
       }),
     );
-    const reads = autocannon({
-      url: base,
-      connections: 8,
-      duration: 3600,
-      headers: { 'X-SERVICE-KEY': KEY },
-      requests: [
-        {
-          setupRequest: (req) => ({
-            ...req,
-            path: `/v1/companies/${vids[Math.floor(Math.random() * vids.length)]}/`,
-          }),
-        },
-      ],
-    });
+    const reads = profileReads(base, KEY, vids);
     let states;
     for (;;) {
       states = await Promise.all(ids.map(poll));

@@ -9,8 +9,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import readline from 'node:readline';
-import autocannon from 'autocannon';
-import { CLI, ROOT, freePort, median, parseArgs, sleep } from './common.mjs';
+import { CLI, ROOT, freePort, median, parseArgs, profileReads, sleep } from './common.mjs';
 
 const KEY = 'tiergraph-bench-key-000000000000';
 
@@ -193,23 +192,7 @@ async function main() {
       ),
     );
     let finished = false;
-    const reads =
-      vids.length === 0
-        ? null
-        : autocannon({
-            url: base,
-            connections: 8,
-            duration: 3600,
-            headers: { 'X-SERVICE-KEY': KEY },
-            requests: [
-              {
-                setupRequest: (req) => ({
-                  ...req,
-                  path: `/v1/companies/${vids[Math.floor(Math.random() * vids.length)]}/`,
-                }),
-              },
-            ],
-          });
+    const reads = vids.length === 0 ? null : profileReads(base, KEY, vids);
     const ends = {};
     while (!finished && ids.length > 0) {
       const states = await Promise.all(ids.map(poll));
