@@ -28,7 +28,8 @@ export function neo4jStore(config: Config, log: Logger, migrateOnOpen: boolean):
 /**
  * The embedded adapter on DATA_DIR/graph (not yet opened). `serving`: the store of a
  * server, which holds the relationships in memory for tier walks when EMBEDDED_WALK_MEMORY
- * says so; a command that opens the store for a moment does not.
+ * says so and answers point reads from a file when EMBEDDED_POINT_READS does; a command
+ * that opens the store for a moment does neither.
  */
 export function embeddedStore(
   config: Config,
@@ -42,6 +43,8 @@ export function embeddedStore(
     bufferPoolMb: config.EMBEDDED_BUFFER_POOL_MB,
     importBufferPoolMb: config.EMBEDDED_IMPORT_BUFFER_POOL_MB,
     walkMemory: serving && config.EMBEDDED_WALK_MEMORY ? 'background' : 'off',
+    pointFile: serving && config.EMBEDDED_POINT_READS ? 'background' : 'off',
+    pointFileEdges: config.EMBEDDED_POINT_READS_EDGES,
     logger: log.child({ module: 'store' }),
   });
 }

@@ -1,6 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { EmbeddedGraphStore } from '../../src/store/embedded/embedded.store';
+import type { EmbeddedStoreOptions } from '../../src/store/embedded/embedded.store';
 import type { GraphStore } from '../../src/store/graph-store';
 import { graphStoreContract } from './graph-store.contract';
 import { tempDir } from '../support/paths';
@@ -10,7 +11,7 @@ const dirs = new Map<unknown, string>();
 /** An empty embedded store in a directory of its own, with the adapter options given. */
 function opener(
   label: string,
-  options: { keyedStepMax?: number; walkMemory?: 'off' | 'background' | 'wait' } = {},
+  options: Pick<EmbeddedStoreOptions, 'keyedStepMax' | 'walkMemory' | 'pointFile' | 'pointFileEdges'> = {},
 ) {
   return async (): Promise<GraphStore> => {
     const dir = tempDir(label);
@@ -44,3 +45,11 @@ graphStoreContract(
 // Walks whose rows show names only and filter by date alone run over the relationships held in
 // memory when the store keeps them; the contract runs again with every such walk waiting for them.
 graphStoreContract('embedded, walks from memory', opener('contract-memory', { walkMemory: 'wait' }), dispose);
+
+// Profiles, edges and list counterparts come from the point-read file when the store writes one;
+// the contract runs again with every such read waiting for the file of the data as it is.
+graphStoreContract(
+  'embedded, point reads from file',
+  opener('contract-points', { pointFile: 'wait', pointFileEdges: true }),
+  dispose,
+);

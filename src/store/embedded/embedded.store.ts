@@ -28,6 +28,8 @@ import {
   int,
   str,
   toCompanyCore,
+  toEdge,
+  toProfile,
   toSummary,
   withCounterpart,
   toTierCompany,
@@ -43,6 +45,7 @@ import { ConnectionPool } from './connection-pool';
 import type { EngineRow } from './connection-pool';
 import { openDatabase } from './engine';
 import { NotHeldExactly, WalkMemory, WalkMemoryBuilder } from './walk-memory';
+import { PointFile, PointFileWriter } from './point-file';
 import type { EngineDatabase } from './engine';
 
 export interface EmbeddedStoreOptions {
@@ -66,6 +69,19 @@ export interface EmbeddedStoreOptions {
    * (tests, small graphs).
    */
   walkMemory?: 'off' | 'background' | 'wait';
+  /**
+   * Point reads from a file (point-file.ts): `off` (default) leaves profiles, edges and
+   * counterparts to the engine; `background` writes them into a file beside the graph after
+   * every data change (or finds the one written before), without holding anything up, and
+   * reads from it once it is there; `wait` makes a read wait for the file (tests, small graphs).
+   */
+  pointFile?: 'off' | 'background' | 'wait';
+  /**
+   * Whether the point-read file holds the edges with their evidence too (default: companies
+   * only). At 1M companies the edges make the file 5.2 GB instead of 1.4 GB and its writing
+   * take six minutes instead of about 35 s, for about a sixth more edge reads per second.
+   */
+  pointFileEdges?: boolean;
   logger?: Logger;
 }
 
@@ -85,6 +101,9 @@ const QUERY_NAMES = [
   'edge/get',
   'search/scan-companies',
   'company/vid-offsets',
+  'company/profiles-range',
+  'edge/range',
+  'edge/count',
   'tierview/step-suppliers',
   'tierview/step-customers',
   'tierview/step-suppliers-of',
@@ -126,6 +145,10 @@ const KEYED_STEP_MAX = 48;
 const MEMORY_ROWS_PER_QUERY = 400_000;
 /** The walk memory saved beside its graph generation (see derivedDataFile), about 360 MB at 1M companies. */
 const WALK_MEMORY_FILE = 'walk-memory';
+/** The point-read file beside its graph generation (see derivedDataFile). */
+const POINT_FILE = 'point-reads';
+/** Rows per range query of the point-read file: evidence makes an edge row a few hundred bytes. */
+const POINT_ROWS_PER_QUERY = 100_000;
 /** Floor of the walk's evidence filter when the request sets none. */
 const NO_EVIDENCE_FLOOR = '0001-01-01';
 
@@ -163,6 +186,10 @@ export class EmbeddedGraphStore implements GraphStore {
   private prepared = false;
   /** The last save of the walks' memory beside the graph (it never rejects). */
   private memorySave: Promise<void> = Promise.resolve();
+  /** The point-read file of the generation it was written for. */
+  private points: { generation: number; file: PointFile } | null = null;
+  /** A write or opening of the point-read file under way, for a generation. */
+  private pointsRead: { generation: number; done: Promise<PointFile | null> } | null = null;
 
   constructor(private readonly options: EmbeddedStoreOptions) {
     this.keyedStepMax = options.keyedStepMax ?? KEYED_STEP_MAX;
@@ -185,6 +212,8 @@ export class EmbeddedGraphStore implements GraphStore {
     this.gen++; // a read of the walks' memory under way stops at its next query
     await this.memoryRead?.done;
     await this.memorySave;
+    await this.pointsRead?.done;
+    this.dropPoints();
     await this.detach();
   }
 
@@ -240,7 +269,123 @@ export class EmbeddedGraphStore implements GraphStore {
   /** After every change of the data: the walks' memory is of the old data; read it anew if it is kept. */
   private dataChanged(): void {
     this.memory = null;
+    this.dropPoints();
     if (this.prepared && this.options.walkMemory === 'background') void this.walksMemory(false);
+    if (this.prepared && this.options.pointFile === 'background') void this.readPoints();
+  }
+
+  private dropPoints(): void {
+    this.points?.file.close();
+    this.points = null;
+  }
+
+  /** The point-read file of the data as it is now, or null (the engine answers). Use it before the next await. */
+  private heldPoints(): PointFile | null {
+    return this.points?.generation === this.gen ? this.points.file : null;
+  }
+
+  /** In `wait` mode, resolves once the point-read file of the data as it is now is there (or could not be). */
+  private async pointsReady(): Promise<void> {
+    if (this.options.pointFile === 'wait' && !this.heldPoints()) await this.readPoints();
+  }
+
+  /** Opens or writes the point-read file of this generation, once per generation; errors are logged. */
+  private readPoints(): Promise<PointFile | null> {
+    const generation = this.gen;
+    if ((this.options.pointFile ?? 'off') === 'off') return Promise.resolve(null);
+    if (this.pointsRead?.generation !== generation) {
+      const done = this.writePoints(generation).catch((err: unknown) => {
+        if (this.gen !== generation) return null;
+        this.options.logger?.warn(
+          { err, generation },
+          'point reads answered by the engine: the point-read file could not be written',
+        );
+        return null;
+      });
+      this.pointsRead = { generation, done };
+    }
+    return this.pointsRead.done;
+  }
+
+  private async writePoints(generation: number): Promise<PointFile | null> {
+    const started = Date.now();
+    const pool = this.live;
+    const stale = () => this.gen !== generation || this.pool !== pool;
+    const derived = this.derivedDataFile(POINT_FILE);
+    if (!derived) return null;
+    const withEdges = this.options.pointFileEdges ?? false;
+    // A file written with or without the edges is another file's worth of rows: part of the key.
+    const saved = {
+      file: derived.file,
+      key: `${derived.key}#${withEdges ? 'companies+edges' : 'companies'}`,
+    };
+    // The walks' memory reads every relationship too: one full read at a time spares the engine's buffer pool.
+    if (this.memoryRead?.generation === generation) await this.memoryRead.done;
+    if (stale()) return null;
+    const [stats] = await this.q('company/stats');
+    const [edgeCount] = withEdges ? await this.q('edge/count') : [];
+    const total = { companies: int(stats?.companies), edges: withEdges ? int(edgeCount?.edges) : 0 };
+    const same = (f: PointFile) => f.counts.companies === total.companies && f.counts.edges === total.edges;
+    let file: PointFile | null = null;
+    let written = false;
+    let companiesMs = 0;
+    try {
+      file = PointFile.open(saved.file, saved.key);
+    } catch (err) {
+      this.options.logger?.warn({ err, file: saved.file }, 'point-read file unreadable; writing it anew');
+    }
+    if (file && !same(file)) {
+      file.close();
+      file = null;
+    }
+    if (!file) {
+      const writer = new PointFileWriter(saved.file);
+      try {
+        const ranges = async (
+          query: QueryName,
+          end: number,
+          rows: number,
+          add: (rows: EngineRow[]) => void,
+        ) => {
+          const width = Math.max(1, Math.ceil(end / Math.max(1, Math.ceil(rows / POINT_ROWS_PER_QUERY))));
+          for (let lo = 0; lo < end; lo += width) {
+            if (stale()) return;
+            await this.oneWalkQueryAtATime(() =>
+              pool.stream(this.queries.get(query)!, { lo, hi: lo + width }, 5_000, add),
+            );
+          }
+        };
+        await ranges('company/profiles-range', this.vidByOffset.length, total.companies, (rows) =>
+          writer.addCompanies(rows),
+        );
+        companiesMs = Date.now() - started;
+        if (withEdges)
+          await ranges('edge/range', int(edgeCount?.last) + 1, total.edges, (rows) => writer.addEdges(rows));
+        if (stale()) {
+          writer.abort();
+          return null;
+        }
+        if (writer.written.companies !== total.companies || writer.written.edges !== total.edges)
+          throw new NotHeldExactly('the companies and edges written are not those counted');
+        writer.finish(saved.key);
+      } catch (err) {
+        writer.abort();
+        throw err;
+      }
+      written = true;
+      file = PointFile.open(saved.file, saved.key);
+      if (!file) throw new Error(`point-read file ${saved.file} not readable after writing it`);
+    }
+    if (stale()) {
+      file.close();
+      return null;
+    }
+    this.points = { generation, file };
+    this.options.logger?.info(
+      { ...total, ms: Date.now() - started, ...(written ? { companiesMs } : {}), file: saved.file },
+      written ? 'point-read file written' : 'point-read file opened',
+    );
+    return file;
   }
 
   /** Reads the relationships into memory for tier walks now and after every data change, if they are kept. */
@@ -387,10 +532,23 @@ export class EmbeddedGraphStore implements GraphStore {
   }
 
   async getCompany(vid: string): Promise<CompanyProfile | null> {
+    await this.pointsReady();
+    const file = this.heldPoints();
+    if (file) {
+      const row = file.company(vid);
+      return row ? toProfile(row) : null;
+    }
     return this.reads.getCompany(vid);
   }
 
   async getCompanies(vids: readonly string[]): Promise<CompanyCore[]> {
+    await this.pointsReady();
+    const file = this.heldPoints();
+    if (file)
+      return vids.flatMap((vid) => {
+        const row = file.company(vid);
+        return row ? [toCompanyCore(row)] : [];
+      });
     // Concurrent primary-key lookups beat one query over the list on this engine.
     const rows = await Promise.all(vids.map((vid) => this.q('company/get-core', { vid })));
     return rows.flatMap(([row]) => (row ? [toCompanyCore(row)] : []));
@@ -418,6 +576,7 @@ export class EmbeddedGraphStore implements GraphStore {
     query: RelationshipQuery,
     counterparts?: CounterpartLookup,
   ): Promise<Page<RelationshipItem>> {
+    await this.pointsReady();
     const { name, params } = relationshipListQuery(vid, direction, grouping, query);
     // The pool never binds a large SKIP (the engine crashes on it): see withoutSkip.
     const rows = await this.q(name, params);
@@ -425,6 +584,12 @@ export class EmbeddedGraphStore implements GraphStore {
     const vids = page.map((r) => this.vidByOffset[int(r.counterpart_offset)] ?? '');
     // A counterpart read costs as much engine time as the page itself at a hub: read only the unknown.
     const known = vids.map((v) => counterparts?.(v) ?? null);
+    const file = this.heldPoints();
+    if (file)
+      for (let i = 0; i < vids.length; i++) {
+        const row = known[i] ? null : file.company(vids[i]!);
+        if (row) known[i] = toSummary(row);
+      }
     const read = await Promise.all(
       vids.map((v, i) => (known[i] ? Promise.resolve(null) : this.q('company/get-summary', { vid: v }))),
     );
@@ -435,6 +600,12 @@ export class EmbeddedGraphStore implements GraphStore {
   }
 
   async getEdge(edgeId: string): Promise<EdgeRecord | null> {
+    await this.pointsReady();
+    const file = this.heldPoints();
+    if (file?.holdsEdges) {
+      const row = file.edge(edgeId);
+      return row ? toEdge(row) : null;
+    }
     return this.reads.getEdge(edgeId);
   }
 

@@ -1,0 +1,173 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import { Writable } from 'node:stream';
+import BetterSqlite3 from 'better-sqlite3';
+import pino from 'pino';
+import { splitStatements } from '../../src/store/cypher-files';
+import { EmbeddedGraphStore } from '../../src/store/embedded/embedded.store';
+import type { EmbeddedStoreOptions } from '../../src/store/embedded/embedded.store';
+import { readSeed, tempDir } from '../support/paths';
+
+const VIDS = ['acme-gmbh', 'acme-hold', 'acme-jp', 'boeing', 'bolt', 'delta', 'lonely', 'mueller', 'nobody'];
+const EDGES = ['e1', 'e2', 'e3', 'e4', 'e5', 'e6', 'e7', 'e8', 'e-none'];
+
+/** Point reads (profiles, edges, list counterparts) from the file the embedded store writes beside its graph. */
+describe('embedded store: point reads from a file', () => {
+  let dir: string;
+  let logged: string[];
+  beforeEach(() => {
+    dir = tempDir('point-file');
+    logged = [];
+  });
+  afterEach(() => fs.rmSync(dir, { recursive: true, force: true }));
+
+  /** `seed` false: reopen the graph as it is (the seed counts as a change of the data). */
+  const open = async (pointFile: EmbeddedStoreOptions['pointFile'], seed = true, pointFileEdges = true) => {
+    const logger = pino(
+      { level: 'info' },
+      new Writable({
+        write(chunk: Buffer, _enc, done) {
+          logged.push(String(chunk));
+          done();
+        },
+      }),
+    );
+    const store = new EmbeddedGraphStore({
+      dir: path.join(dir, 'graph'),
+      connections: 2,
+      bufferPoolMb: 128,
+      pointFile,
+      pointFileEdges,
+      logger,
+    });
+    await store.open();
+    if (seed) await store.runScript(splitStatements(readSeed('test-small.cypher')));
+    return store;
+  };
+  const count = (text: string) => logged.filter((l) => l.includes(text)).length;
+  const files = () => fs.readdirSync(path.join(dir, 'graph')).filter((f) => f.endsWith('.point-reads'));
+  const answers = async (store: EmbeddedGraphStore) => ({
+    profiles: await Promise.all(VIDS.map((v) => store.getCompany(v))),
+    cores: await store.getCompanies(VIDS),
+    edges: await Promise.all(EDGES.map((e) => store.getEdge(e))),
+    lists: await Promise.all(
+      VIDS.flatMap((v) =>
+        (['suppliers', 'customers'] as const).map((d) =>
+          store.listRelationships(v, d, 'company', {
+            minConfidence: 0,
+            evidenceFrom: null,
+            limit: 10,
+            offset: 0,
+          }),
+        ),
+      ),
+    ),
+  });
+
+  it('answers profiles, edges and list counterparts as the engine does', async () => {
+    const fromFile = await open('wait');
+    const engineDir = dir;
+    dir = tempDir('point-engine');
+    const engine = await open('off');
+    try {
+      const got = await answers(fromFile);
+      expect(got).toEqual(await answers(engine));
+      expect(got.profiles.filter((p) => p !== null)).toHaveLength(8);
+      expect(got.edges.filter((e) => e !== null)).toHaveLength(8);
+      expect(count('point-read file written')).toBe(1);
+    } finally {
+      await fromFile.close();
+      await engine.close();
+      fs.rmSync(engineDir, { recursive: true, force: true });
+    }
+  });
+
+  it('reads from the file, which a later start opens instead of writing it again', async () => {
+    let store = await open('wait');
+    expect((await store.getCompany('boeing'))?.name).toBe('Boeing Co');
+    await store.close();
+    expect(files()).toHaveLength(1);
+    // Changed behind the store's back: only a read from the file can show this name.
+    const file = path.join(dir, 'graph', files()[0]!);
+    const db = new BetterSqlite3(file);
+    db.prepare(
+      "UPDATE company SET row = json_set(row, '$.name', 'Boeing (from the file)') WHERE key = ?",
+    ).run('boeing');
+    db.close();
+    store = await open('wait', false);
+    try {
+      expect((await store.getCompany('boeing'))?.name).toBe('Boeing (from the file)');
+      expect(count('point-read file written')).toBe(1);
+      expect(count('point-read file opened')).toBe(1);
+    } finally {
+      await store.close();
+    }
+  });
+
+  it('writes the file anew after the data changes, so a read never shows the old data', async () => {
+    const store = await open('wait');
+    try {
+      expect(await store.getEdge('e-new')).toBeNull();
+      await store.runScript([
+        "MATCH (c:Company {vid: 'boeing'}) SET c.name = 'Boeing Renamed'",
+        "CREATE (:Edge {edge_id: 'e-new', supplier_id: 'lonely', customer_id: 'mueller', label: 'supply', confidence_score: 0.7, evidences: '[]'})",
+      ]);
+      expect((await store.getCompany('boeing'))?.name).toBe('Boeing Renamed');
+      expect((await store.getEdge('e-new'))?.customer_id).toBe('mueller');
+      expect(count('point-read file written')).toBe(2);
+      expect(files()).toHaveLength(1);
+    } finally {
+      await store.close();
+    }
+  });
+
+  it('writes over a file it cannot read', async () => {
+    let store = await open('wait');
+    await store.getCompany('boeing');
+    await store.close();
+    const file = path.join(dir, 'graph', files()[0]!);
+    fs.writeFileSync(file, 'not a database');
+    store = await open('wait', false);
+    try {
+      expect((await store.getCompany('boeing'))?.name).toBe('Boeing Co');
+      expect(count('point-read file unreadable')).toBe(1);
+      expect(count('point-read file written')).toBe(2);
+      expect(fs.existsSync(`${file}.tmp`)).toBe(false);
+    } finally {
+      await store.close();
+    }
+  });
+
+  it('holds the companies only unless asked for the edges too, which the engine then answers', async () => {
+    let store = await open('wait', true, false);
+    expect((await store.getEdge('e4'))?.supplier_id).toBe('acme-jp');
+    await store.close();
+    const db = new BetterSqlite3(path.join(dir, 'graph', files()[0]!), { readonly: true });
+    const rows = (table: string) =>
+      (db.prepare(`SELECT count(*) AS n FROM ${table}`).get() as { n: number }).n;
+    try {
+      expect([rows('company'), rows('edge')]).toEqual([8, 0]);
+    } finally {
+      db.close();
+    }
+    // Asked for the edges now: a file written without them is not that file.
+    store = await open('wait', false, true);
+    try {
+      expect((await store.getEdge('e4'))?.supplier_id).toBe('acme-jp');
+      expect(count('point-read file written')).toBe(2);
+    } finally {
+      await store.close();
+    }
+  });
+
+  it('leaves every read to the engine when off, and writes no file', async () => {
+    const store = await open('off');
+    try {
+      expect((await store.getCompany('boeing'))?.name).toBe('Boeing Co');
+      expect(files()).toEqual([]);
+      expect(count('point-read file')).toBe(0);
+    } finally {
+      await store.close();
+    }
+  });
+});
