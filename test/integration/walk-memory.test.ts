@@ -125,6 +125,47 @@ describe('embedded store: tier walks from memory', () => {
     }
   });
 
+  it('answers every plain list page as the engine does, filters and offsets included', async () => {
+    const memory = await open('wait');
+    const engineDir = dir;
+    dir = tempDir('list-engine');
+    const engine = await open('off');
+    const vids = [
+      'acme-gmbh',
+      'acme-hold',
+      'acme-jp',
+      'boeing',
+      'bolt',
+      'delta',
+      'lonely',
+      'mueller',
+      'nobody',
+    ];
+    const queries = [
+      { minConfidence: 0, evidenceFrom: null, limit: 10, offset: 0 },
+      { minConfidence: 0.6, evidenceFrom: null, limit: 10, offset: 0 },
+      { minConfidence: 0, evidenceFrom: new Date('2022-01-01T00:00:00Z'), limit: 10, offset: 0 },
+      { minConfidence: 0, evidenceFrom: null, limit: 1, offset: 1 },
+      { minConfidence: 0, evidenceFrom: null, limit: 2, offset: 5 },
+    ];
+    try {
+      let items = 0;
+      for (const vid of vids)
+        for (const direction of ['suppliers', 'customers'] as const)
+          for (const query of queries) {
+            const fromMemory = await memory.listRelationships(vid, direction, 'company', query);
+            expect(fromMemory).toEqual(await engine.listRelationships(vid, direction, 'company', query));
+            items += fromMemory.items.length;
+          }
+      expect(items).toBeGreaterThan(20);
+      expect(held()).toBe(1);
+    } finally {
+      await memory.close();
+      await engine.close();
+      fs.rmSync(engineDir, { recursive: true, force: true });
+    }
+  });
+
   it('reads the relationships anew after the data changes, so a walk never shows the old graph', async () => {
     const store = await open('wait');
     try {

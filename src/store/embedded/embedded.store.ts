@@ -577,9 +577,11 @@ export class EmbeddedGraphStore implements GraphStore {
     counterparts?: CounterpartLookup,
   ): Promise<Page<RelationshipItem>> {
     await this.pointsReady();
-    const { name, params } = relationshipListQuery(vid, direction, grouping, query);
-    // The pool never binds a large SKIP (the engine crashes on it): see withoutSkip.
-    const rows = await this.q(name, params);
+    // Plain lists come from the walks' memory once it is held; cluster lists from the engine.
+    const memory = grouping === 'company' ? await this.walksMemory(this.options.walkMemory === 'wait') : null;
+    const rows = memory
+      ? memory.listRows(vid, direction, { ...query, count: query.limit + 1 })
+      : await this.engineListRows(vid, direction, grouping, query);
     const page = rows.slice(0, query.limit);
     const vids = page.map((r) => this.vidByOffset[int(r.counterpart_offset)] ?? '');
     // A counterpart read costs as much engine time as the page itself at a hub: read only the unknown.
@@ -597,6 +599,17 @@ export class EmbeddedGraphStore implements GraphStore {
       withCounterpart(r, known[i] ?? toSummary(read[i]?.[0] ?? { vid: vids[i] }), grouping),
     );
     return { items, hasMore: rows.length > query.limit };
+  }
+
+  private engineListRows(
+    vid: string,
+    direction: Direction,
+    grouping: 'company' | 'cluster',
+    query: RelationshipQuery,
+  ): Promise<EngineRow[]> {
+    const { name, params } = relationshipListQuery(vid, direction, grouping, query);
+    // The pool never binds a large SKIP (the engine crashes on it): see withoutSkip.
+    return this.q(name, params);
   }
 
   async getEdge(edgeId: string): Promise<EdgeRecord | null> {
