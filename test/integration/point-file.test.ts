@@ -1,12 +1,10 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import { Writable } from 'node:stream';
 import BetterSqlite3 from 'better-sqlite3';
-import pino from 'pino';
-import { splitStatements } from '../../src/store/cypher-files';
-import { EmbeddedGraphStore } from '../../src/store/embedded/embedded.store';
+import type { EmbeddedGraphStore } from '../../src/store/embedded/embedded.store';
 import type { EmbeddedStoreOptions } from '../../src/store/embedded/embedded.store';
-import { readSeed, tempDir } from '../support/paths';
+import { tempDir } from '../support/paths';
+import { openSeededStore } from '../support/seeded-store';
 
 const VIDS = ['acme-gmbh', 'acme-hold', 'acme-jp', 'boeing', 'bolt', 'delta', 'lonely', 'mueller', 'nobody'];
 const EDGES = ['e1', 'e2', 'e3', 'e4', 'e5', 'e6', 'e7', 'e8', 'e-none'];
@@ -22,28 +20,8 @@ describe('embedded store: point reads from a file', () => {
   afterEach(() => fs.rmSync(dir, { recursive: true, force: true }));
 
   /** `seed` false: reopen the graph as it is (the seed counts as a change of the data). */
-  const open = async (pointFile: EmbeddedStoreOptions['pointFile'], seed = true, pointFileEdges = true) => {
-    const logger = pino(
-      { level: 'info' },
-      new Writable({
-        write(chunk: Buffer, _enc, done) {
-          logged.push(String(chunk));
-          done();
-        },
-      }),
-    );
-    const store = new EmbeddedGraphStore({
-      dir: path.join(dir, 'graph'),
-      connections: 2,
-      bufferPoolMb: 128,
-      pointFile,
-      pointFileEdges,
-      logger,
-    });
-    await store.open();
-    if (seed) await store.runScript(splitStatements(readSeed('test-small.cypher')));
-    return store;
-  };
+  const open = (pointFile: EmbeddedStoreOptions['pointFile'], seed = true, pointFileEdges = true) =>
+    openSeededStore(dir, logged, { pointFile, pointFileEdges }, seed);
   const count = (text: string) => logged.filter((l) => l.includes(text)).length;
   const files = () => fs.readdirSync(path.join(dir, 'graph')).filter((f) => f.endsWith('.point-reads'));
   const answers = async (store: EmbeddedGraphStore) => ({

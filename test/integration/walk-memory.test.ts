@@ -1,13 +1,11 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import { Writable } from 'node:stream';
-import pino from 'pino';
-import { splitStatements } from '../../src/store/cypher-files';
-import { EmbeddedGraphStore } from '../../src/store/embedded/embedded.store';
+import type { EmbeddedGraphStore } from '../../src/store/embedded/embedded.store';
 import type { EmbeddedStoreOptions } from '../../src/store/embedded/embedded.store';
 import type { TierCompany, TierRelationship } from '../../src/domain/tier-walk';
 import type { TierWalkRequest } from '../../src/store/graph-store';
-import { readSeed, tempDir } from '../support/paths';
+import { tempDir } from '../support/paths';
+import { openSeededStore } from '../support/seeded-store';
 
 /** Tier walks over the relationships the embedded store holds in memory (walk-memory.ts). */
 describe('embedded store: tier walks from memory', () => {
@@ -20,27 +18,8 @@ describe('embedded store: tier walks from memory', () => {
   afterEach(() => fs.rmSync(dir, { recursive: true, force: true }));
 
   /** `seed` false: reopen the graph as it is (the seed counts as a change of the data). */
-  const open = async (walkMemory: EmbeddedStoreOptions['walkMemory'], seed = true) => {
-    const logger = pino(
-      { level: 'info' },
-      new Writable({
-        write(chunk: Buffer, _enc, done) {
-          logged.push(String(chunk));
-          done();
-        },
-      }),
-    );
-    const store = new EmbeddedGraphStore({
-      dir: path.join(dir, 'graph'),
-      connections: 2,
-      bufferPoolMb: 128,
-      walkMemory,
-      logger,
-    });
-    await store.open();
-    if (seed) await store.runScript(splitStatements(readSeed('test-small.cypher')));
-    return store;
-  };
+  const open = (walkMemory: EmbeddedStoreOptions['walkMemory'], seed = true) =>
+    openSeededStore(dir, logged, { walkMemory }, seed);
 
   const walk = async (store: EmbeddedGraphStore, request: Partial<TierWalkRequest> = {}) => {
     const rows: TierRelationship[] = [];

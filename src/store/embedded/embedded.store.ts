@@ -291,20 +291,33 @@ export class EmbeddedGraphStore implements GraphStore {
 
   /** Opens or writes the point-read file of this generation, once per generation; errors are logged. */
   private readPoints(): Promise<PointFile | null> {
-    const generation = this.gen;
     if ((this.options.pointFile ?? 'off') === 'off') return Promise.resolve(null);
-    if (this.pointsRead?.generation !== generation) {
-      const done = this.writePoints(generation).catch((err: unknown) => {
-        if (this.gen !== generation) return null;
-        this.options.logger?.warn(
-          { err, generation },
-          'point reads answered by the engine: the point-read file could not be written',
-        );
-        return null;
-      });
-      this.pointsRead = { generation, done };
-    }
+    this.pointsRead = this.oncePerGeneration(
+      this.pointsRead,
+      (g) => this.writePoints(g),
+      'point reads answered by the engine: the point-read file could not be written',
+    );
     return this.pointsRead.done;
+  }
+
+  /**
+   * `running` if it is for the data as it is now, else `start` for this generation. Failures
+   * are logged with `failure` and end in null, as does a start the data changed under.
+   */
+  private oncePerGeneration<T>(
+    running: { generation: number; done: Promise<T | null> } | null,
+    start: (generation: number) => Promise<T | null>,
+    failure: string,
+  ): { generation: number; done: Promise<T | null> } {
+    const generation = this.gen;
+    if (running?.generation === generation) return running;
+    const done = start(generation).catch((err: unknown) => {
+      // The data changed or the store closed under the read: nothing to report.
+      if (this.gen !== generation) return null;
+      this.options.logger?.warn({ err, generation }, failure);
+      return null;
+    });
+    return { generation, done };
   }
 
   private async writePoints(generation: number): Promise<PointFile | null> {
@@ -402,18 +415,11 @@ export class EmbeddedGraphStore implements GraphStore {
     const generation = this.gen;
     if ((this.options.walkMemory ?? 'off') === 'off') return null;
     if (this.memory?.generation === generation) return this.memory.walks;
-    if (this.memoryRead?.generation !== generation) {
-      const done = this.readWalksMemory(generation).catch((err: unknown) => {
-        // The data changed or the store closed under the read: nothing to report.
-        if (this.gen !== generation) return null;
-        this.options.logger?.warn(
-          { err, generation },
-          'tier walks read by the engine: the relationships could not be held in memory',
-        );
-        return null;
-      });
-      this.memoryRead = { generation, done };
-    }
+    this.memoryRead = this.oncePerGeneration(
+      this.memoryRead,
+      (g) => this.readWalksMemory(g),
+      'tier walks read by the engine: the relationships could not be held in memory',
+    );
     return wait ? this.memoryRead.done : null;
   }
 
