@@ -1,4 +1,4 @@
-import { Kind } from 'graphql';
+import { execute, Kind } from 'graphql';
 import type { DocumentNode, ExecutionResult, GraphQLError, GraphQLSchema } from 'graphql';
 import { compileQuery, isCompiledQuery } from 'graphql-jit';
 import type { CompiledQuery } from 'graphql-jit';
@@ -17,7 +17,11 @@ export async function runOperation(
   variables: Record<string, unknown>,
   context: GraphQLContext,
 ): Promise<Record<string, unknown>> {
-  const result = await compiledOperation(schema, document).query(undefined, context, variables);
+  let result = await compiledOperation(schema, document).query(undefined, context, variables);
+  // Variables that do not fit: graphql-js says which variable and keeps the scalar's own error,
+  // the compiled operation only a message, so the (rare) refusal is worked out by graphql-js.
+  if (result.errors?.length && !('data' in result))
+    result = await execute({ schema, document, variableValues: variables, contextValue: context });
   const first = result.errors?.[0];
   // Without `data` execution never started: the variables, which come from the request, did not fit the operation.
   if (first && !('data' in result)) throw variableErrors(result.errors ?? []);
