@@ -108,9 +108,10 @@ const schema = z.object({
    */
   EMBEDDED_WALK_MEMORY: bool.default(true),
   /**
-   * A server on the embedded store answers profiles, edges and list counterparts from a
-   * file written beside the graph after every import (`<generation>.point-reads`, kept
-   * for the next start) instead of one engine query each.
+   * A server on the embedded store answers profiles, list counterparts and the companies
+   * of paths (edges too with EMBEDDED_POINT_READS_EDGES) from a file written beside the
+   * graph after every import (`<generation>.point-reads`, kept for the next start)
+   * instead of one engine query each.
    */
   EMBEDDED_POINT_READS: bool.default(true),
   /**

@@ -40,7 +40,6 @@ const ENGINE_FILES: Record<string, string> = {
   'tierview/memory-companies.embedded.cypher': 'names by internal offset for the walks held in memory',
   'tierview/memory-relationships.embedded.cypher':
     'relationships by internal offset range for the walks held in memory',
-  'tierview/root-offset.embedded.cypher': 'where a walk held in memory starts (internal offset)',
   'company/get-cores.neo4j.cypher': 'one round trip per page; the embedded engine is faster per key',
   'company/get-summaries.neo4j.cypher': 'one round trip per page; the embedded engine is faster per key',
   'graph/generation.neo4j.cypher': 'shared generation for several instances (embedded watches a file)',

@@ -117,7 +117,6 @@ const QUERY_NAMES = [
   'tierview/tier-relationships-customers',
   'tierview/memory-companies',
   'tierview/memory-relationships',
-  'tierview/root-offset',
   'path/step-customers',
   'path/step-suppliers',
   'path/step-customers-of',
@@ -360,7 +359,7 @@ export class EmbeddedGraphStore implements GraphStore {
           rows: number,
           add: (rows: EngineRow[]) => void,
         ) => {
-          const width = Math.max(1, Math.ceil(end / Math.max(1, Math.ceil(rows / POINT_ROWS_PER_QUERY))));
+          const width = rangeWidth(end, rows, POINT_ROWS_PER_QUERY);
           for (let lo = 0; lo < end; lo += width) {
             if (stale()) return;
             await this.oneWalkQueryAtATime(() =>
@@ -452,7 +451,7 @@ export class EmbeddedGraphStore implements GraphStore {
         builder.addCompanies(rows),
       ),
     );
-    const width = Math.max(1, Math.ceil(vids.length / Math.max(1, Math.ceil(total / MEMORY_ROWS_PER_QUERY))));
+    const width = rangeWidth(vids.length, total, MEMORY_ROWS_PER_QUERY);
     for (let lo = 0; lo < vids.length; lo += width) {
       if (stale()) return null;
       await this.oneWalkQueryAtATime(() =>
@@ -649,13 +648,9 @@ export class EmbeddedGraphStore implements GraphStore {
     const root = toTierCompany(rootRow, 0);
     // The relationships held in memory answer every walk, filters and company details included.
     const memory = await this.walksMemory(this.options.walkMemory === 'wait');
-    const [at] = memory ? await this.q('tierview/root-offset', { vid: request.root }) : [];
-    if (memory && at) {
-      await memory.walk(
-        { ...request, root, rootOffset: int(at.off), direction: dir, evidenceFrom },
-        sink,
-        signal,
-      );
+    const rootOffset = memory ? memory.offsetOf(request.root) : -1;
+    if (memory && rootOffset >= 0) {
+      await memory.walk({ ...request, root, rootOffset, direction: dir, evidenceFrom }, sink, signal);
       return true;
     }
     const spellings = request.countries
@@ -890,6 +885,14 @@ export class EmbeddedGraphStore implements GraphStore {
     this.dataChanged();
     return n;
   }
+}
+
+/**
+ * How many internal offsets one range query of a full read covers: `rows` spread over
+ * offsets [0, `end`) in ranges of about `perQuery` rows (the engine holds each result whole).
+ */
+function rangeWidth(end: number, rows: number, perQuery: number): number {
+  return Math.max(1, Math.ceil(end / Math.max(1, Math.ceil(rows / perQuery))));
 }
 
 function nextGenerationName(current: string | null): string {

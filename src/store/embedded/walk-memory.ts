@@ -367,7 +367,7 @@ export class WalkMemory {
   /** Each day a row shows, as its text (`YYYY-MM-DD`). */
   private readonly dayText = new Map<number, string>();
 
-  /** Offsets by vid, for list pages (tier walks find their root by a query). */
+  /** Offsets by vid: where a list page or a tier walk starts. */
   private readonly offsets: OffsetIndex;
 
   constructor(private readonly c: Columns) {
@@ -388,7 +388,7 @@ export class WalkMemory {
     direction: 'suppliers' | 'customers',
     query: { minConfidence: number; evidenceFrom: Date | null; offset: number; count: number },
   ): Props[] {
-    const o = this.offsets.get(vid);
+    const o = this.offsetOf(vid);
     if (o < 0) return [];
     const c = this.c;
     const adj = direction === 'suppliers' ? this.into : this.outOf;
@@ -416,6 +416,11 @@ export class WalkMemory {
         edge_ids: [id],
       };
     });
+  }
+
+  /** The internal offset of the company `vid`, or -1 when it is not one. */
+  offsetOf(vid: string): number {
+    return this.offsets.get(vid);
   }
 
   private edgeId(rel: number): string {
