@@ -4,6 +4,7 @@ import { countryCode } from '../domain/countries';
 import { hostsOf } from '../domain/hosts';
 import type { CompanyCore, CompanySummary } from '../domain/model';
 import { wordSimilarity } from '../domain/trigram';
+import { KeyedLists } from './keyed-lists';
 import { PackedRecords, PackedRecordsBuilder } from './packed-records';
 import { importanceOf, matchEntry, planQuery, relevanceOf } from './relevance';
 import type { QueryPlan } from './relevance';
@@ -72,7 +73,7 @@ const MERGE_WORDS = 1000;
 /** Companies read, most important first, for such a beginning. */
 const SCAN_LIMIT = 50_000;
 /** Layout of a saved index; a snapshot of another version is rebuilt instead of read. */
-const SNAPSHOT_VERSION = 2;
+const SNAPSHOT_VERSION = 3;
 /** Extra trigram matches read beyond the page, for relevance to reorder. */
 const TRIGRAM_EXTRA = 100;
 
@@ -97,10 +98,10 @@ export class CompanySearchIndex {
     private readonly byDefault: Uint8Array,
     private readonly countryOf: Uint16Array,
     private readonly countries: Map<string, number>,
-    private readonly byCity: Map<string, number[]>,
-    private readonly byIdentifier: Map<string, number[]>,
-    private readonly byHost: Map<string, number[]>,
-    private readonly byIndustry: Map<string, number[]>,
+    private readonly byCity: KeyedLists,
+    private readonly byIdentifier: KeyedLists,
+    private readonly byHost: KeyedLists,
+    private readonly byIndustry: KeyedLists,
     /** Docs ordered by degree desc, vid asc: the order of searches without a name. */
     private readonly byDegree: Uint32Array,
     private readonly words: WordIndex,
@@ -188,7 +189,7 @@ export class CompanySearchIndex {
     w.json(this.vids).json(this.names_);
     this.names.writeTo(w);
     w.array(this.degree).array(this.byDefault).array(this.countryOf);
-    w.map(this.byCity).map(this.byIdentifier).map(this.byHost).map(this.byIndustry);
+    for (const lists of [this.byCity, this.byIdentifier, this.byHost, this.byIndustry]) lists.writeTo(w);
     w.array(this.byDegree).array(this.parent).array(this.rank);
     this.words.writeTo(w);
     this.cores.writeTo(w);
@@ -216,7 +217,10 @@ export class CompanySearchIndex {
     const degree = r.i32();
     const byDefault = r.u8();
     const countryOf = r.u16();
-    const [byCity, byIdentifier, byHost, byIndustry] = [r.map(), r.map(), r.map(), r.map()];
+    const byCity = KeyedLists.readFrom(r);
+    const byIdentifier = KeyedLists.readFrom(r);
+    const byHost = KeyedLists.readFrom(r);
+    const byIndustry = KeyedLists.readFrom(r);
     const byDegree = r.u32();
     const parent = r.u8();
     const rank = r.u32();
@@ -305,9 +309,6 @@ export class CompanySearchIndex {
         for (const value of r.identifierValues) push(byIdentifier, fold(value), doc);
       }
     });
-    for (const list of byCity.values()) list.sort((a, b) => a - b);
-    for (const list of byIdentifier.values()) list.sort((a, b) => a - b);
-    for (const list of byIndustry.values()) list.sort((a, b) => a - b);
     const degree = Int32Array.from(degrees);
     const order = Uint32Array.from(vids.keys());
     order.sort((a, b) => degree[b]! - degree[a]! || (vids[a]! < vids[b]! ? -1 : vids[a]! > vids[b]! ? 1 : 0));
@@ -322,10 +323,10 @@ export class CompanySearchIndex {
       Uint8Array.from(defaults),
       Uint16Array.from(countryIds),
       countries,
-      byCity,
-      byIdentifier,
-      byHost,
-      byIndustry,
+      KeyedLists.from(byCity),
+      KeyedLists.from(byIdentifier),
+      KeyedLists.from(byHost),
+      KeyedLists.from(byIndustry),
       order,
       WordIndex.build(entries, rank),
       names,
@@ -707,9 +708,9 @@ export class CompanySearchIndex {
    */
   private filter(c: SearchCriteria): 'none' | { accept: (doc: number) => boolean; docs: number[] | null } {
     let docs: number[] | null = null;
-    const narrow = (list: number[] | undefined) => {
-      const next = list ?? [];
-      docs = docs === null ? [...next] : intersect(docs, next);
+    const narrow = (list: Uint32Array | undefined) => {
+      const next = list ?? new Uint32Array(0);
+      docs = docs === null ? Array.from(next) : intersect(docs, next);
     };
     if (c.city !== undefined) narrow(this.byCity.get(fold(c.city)));
     if (c.identifier !== undefined) narrow(this.byIdentifier.get(fold(c.identifier)));
@@ -733,7 +734,7 @@ export class CompanySearchIndex {
   }
 }
 
-function intersect(a: readonly number[], b: readonly number[]): number[] {
+function intersect(a: readonly number[], b: Iterable<number>): number[] {
   const set = new Set(b);
   return a.filter((x) => set.has(x));
 }

@@ -84,21 +84,6 @@ export class SnapshotWriter {
     return this;
   }
 
-  /** A map from strings to lists of numbers (every number below 2^32). */
-  map(m: ReadonlyMap<string, readonly number[]>): this {
-    const keys = [...m.keys()];
-    const start = new Uint32Array(keys.length + 1);
-    let n = 0;
-    keys.forEach((k, i) => {
-      start[i] = n;
-      n += m.get(k)!.length;
-    });
-    start[keys.length] = n;
-    const values = new Uint32Array(n);
-    keys.forEach((k, i) => values.set(m.get(k)!, start[i]));
-    return this.json(keys).array(start).array(values);
-  }
-
   /**
    * Writes the file under `key` (what the caller checks on reading), through a
    * temporary name and a rename, so a reader never sees half a file.
@@ -237,15 +222,6 @@ export class SnapshotReader {
 
   json<T>(): T {
     return JSON.parse(this.read('json').toString('utf8')) as T;
-  }
-
-  map(): Map<string, number[]> {
-    const keys = this.json<string[]>();
-    const start = this.u32();
-    const values = this.u32();
-    const m = new Map<string, number[]>();
-    keys.forEach((k, i) => m.set(k, Array.from(values.subarray(start[i], start[i + 1]))));
-    return m;
   }
 
   /** Every section was read: the reader and the writer agreed on the layout. */
