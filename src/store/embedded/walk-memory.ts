@@ -4,6 +4,7 @@ import { bool, int, isDate, iso, num, str, strings, tierRelationship, toTierComp
 import type { Props } from '../mappers';
 import { domicileSpellings, stronger } from '../step-walk';
 import type { Ranked } from '../step-walk';
+import { PackedStrings } from '../packed-strings';
 import { SnapshotReader, SnapshotWriter } from '../snapshot';
 import type { ArrayKind } from '../snapshot';
 import { createHash } from 'node:crypto';
@@ -18,9 +19,9 @@ import { createHash } from 'node:crypto';
  * is a breadth-first search over arrays indexed by the engine's internal offsets, with the
  * same filters, and only the rows an export writes are ever made into objects.
  *
- * Relationship columns are typed arrays and one byte buffer, not objects, so the garbage
- * collector has almost nothing to trace: about 310 MB off the JavaScript heap at 1M companies
- * and 5.1M relationships, plus about 160 MB of company names and details on it. Built from the
+ * Columns are typed arrays and byte buffers (company names and details as packed UTF-8), not
+ * objects, so the garbage collector has almost nothing to trace: all of it lives off the
+ * JavaScript heap. Built from the
  * engine by the store (EmbeddedGraphStore) after every data change; the engine stays the store
  * of record and answers every walk until this is built.
  */
@@ -188,12 +189,12 @@ export class WalkMemoryBuilder {
     this.edgeText = Buffer.alloc(0);
     return new WalkMemory({
       vids: this.vids,
-      names: this.names,
-      legalNames: this.legalNames,
-      cids: this.cids,
+      names: PackedStrings.from(this.names),
+      legalNames: PackedStrings.from(this.legalNames),
+      cids: PackedStrings.from(this.cids),
       country: this.country,
       countries: this.countries,
-      websites: this.websites,
+      websites: PackedStrings.from(this.websites.map((w) => (w === null ? null : JSON.stringify(w)))),
       isPublic: this.isPublic,
       industry: this.industry,
       industries: this.industries,
@@ -214,13 +215,15 @@ export class WalkMemoryBuilder {
 
 interface Columns {
   vids: readonly string[];
-  names: readonly string[];
-  legalNames: readonly (string | null)[];
-  cids: readonly (string | null)[];
+  names: PackedStrings;
+  legalNames: PackedStrings;
+  /** cid_id where it differs from the vid. */
+  cids: PackedStrings;
   country: Uint16Array;
   /** Stored domicile values by id; id 0 is none. */
   countries: readonly (string | null)[];
-  websites: readonly unknown[];
+  /** Each company's websites as JSON text (null: none). */
+  websites: PackedStrings;
   isPublic: Int8Array;
   industry: Uint32Array;
   industries: readonly (readonly [string | null, string | null, string | null])[];
@@ -247,15 +250,15 @@ interface Columns {
  */
 const SAVED: readonly (readonly [
   Exclude<keyof Columns, 'vids'>,
-  ArrayKind | 'json' | 'bytes',
+  ArrayKind | 'json' | 'bytes' | 'strings',
   'company' | 'twice' | 'rel' | 'edges' | 'any',
 ])[] = [
-  ['names', 'json', 'company'],
-  ['legalNames', 'json', 'company'],
-  ['cids', 'json', 'company'],
+  ['names', 'strings', 'company'],
+  ['legalNames', 'strings', 'company'],
+  ['cids', 'strings', 'company'],
   ['country', 'u16', 'company'],
   ['countries', 'json', 'any'],
-  ['websites', 'json', 'company'],
+  ['websites', 'strings', 'company'],
   ['isPublic', 'i8', 'company'],
   ['industry', 'u32', 'company'],
   ['industries', 'json', 'any'],
@@ -352,7 +355,10 @@ interface SavedHead {
 }
 
 /** The layout is part of the key: a file saved by a build with another layout is not read. */
-const savedKey = (key: string) => `${key}#walk-memory-2`;
+const savedKey = (key: string) => `${key}#walk-memory-3`;
+
+/** A company's websites as held in memory (JSON text) back as the engine gave them. */
+const websitesOf = (text: string | null): unknown => (text === null ? null : JSON.parse(text));
 
 function vidsDigest(vids: readonly string[]): string {
   const hash = createHash('sha256');
@@ -431,11 +437,13 @@ export class WalkMemory {
     return this.c.sup.length;
   }
 
-  /** Bytes held, roughly (typed arrays and the edge id text; the name strings are not counted). */
+  /** Bytes held, roughly (typed arrays, the edge id text and the packed company columns). */
   get bytes(): number {
     const columns: unknown[] = Object.values(this.c);
     const held = [...columns, this.into.start, this.into.rels, this.outOf.start, this.outOf.rels];
-    return held.reduce<number>((n, a) => n + (ArrayBuffer.isView(a) ? a.byteLength : 0), 0);
+    const size = (a: unknown) =>
+      ArrayBuffer.isView(a) ? a.byteLength : a instanceof PackedStrings ? a.bytes : 0;
+    return held.reduce<number>((n, a) => n + size(a), 0);
   }
 
   /**
@@ -453,6 +461,7 @@ export class WalkMemory {
     for (const [name, kind] of SAVED) {
       const column = c[name];
       if (kind === 'json') w.json(column);
+      else if (kind === 'strings') (column as PackedStrings).writeTo(w);
       else if (kind === 'bytes') w.bytes(column as Buffer);
       else w.array(column as Parameters<SnapshotWriter['array']>[0]);
     }
@@ -470,9 +479,14 @@ export class WalkMemory {
     try {
       const head = r.json<SavedHead>();
       if (head.companies !== vids.length || head.vids !== vidsDigest(vids)) return null;
-      const read: Record<string, ArrayLike<unknown>> = {};
+      const read: Record<string, { readonly length: number }> = {};
       for (const [name, kind] of SAVED) {
-        read[name] = kind === 'json' ? r.json<unknown[]>() : kind === 'bytes' ? r.bytes() : r.array(kind);
+        if (kind === 'strings') {
+          const strings = PackedStrings.readFrom(r);
+          if (!strings) return null;
+          read[name] = strings;
+        } else
+          read[name] = kind === 'json' ? r.json<unknown[]>() : kind === 'bytes' ? r.bytes() : r.array(kind);
         await turn();
       }
       const m = head.relationships;
@@ -622,11 +636,11 @@ export class WalkMemory {
     return toTierCompany(
       {
         vid,
-        name: c.names[o],
-        company_legal_name: c.legalNames[o],
-        cid_id: c.cids[o] ?? vid,
+        name: c.names.get(o) ?? '',
+        company_legal_name: c.legalNames.get(o),
+        cid_id: c.cids.get(o) ?? vid,
         domiciled_country: c.countries[c.country[o]!],
-        websites: c.websites[o],
+        websites: websitesOf(c.websites.get(o)),
         is_public: c.isPublic[o] === -1 ? null : c.isPublic[o] === 1,
         industry: industry[0],
         industry_code_system: industry[1],
