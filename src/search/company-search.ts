@@ -4,6 +4,7 @@ import { countryCode } from '../domain/countries';
 import { hostsOf } from '../domain/hosts';
 import type { CompanyCore, CompanySummary } from '../domain/model';
 import { wordSimilarity } from '../domain/trigram';
+import { PackedStrings } from '../store/packed-strings';
 import { KeyedLists } from './keyed-lists';
 import { PackedRecords, PackedRecordsBuilder } from './packed-records';
 import { importanceOf, matchEntry, planQuery, relevanceOf } from './relevance';
@@ -73,7 +74,7 @@ const MERGE_WORDS = 1000;
 /** Companies read, most important first, for such a beginning. */
 const SCAN_LIMIT = 50_000;
 /** Layout of a saved index; a snapshot of another version is rebuilt instead of read. */
-const SNAPSHOT_VERSION = 3;
+const SNAPSHOT_VERSION = 4;
 /** Extra trigram matches read beyond the page, for relevance to reorder. */
 const TRIGRAM_EXTRA = 100;
 
@@ -92,7 +93,7 @@ interface Scored {
  */
 export class CompanySearchIndex {
   private constructor(
-    private readonly vids: string[],
+    private readonly vids: PackedStrings,
     private readonly names: TrigramIndex,
     private readonly degree: Int32Array,
     private readonly byDefault: Uint8Array,
@@ -105,7 +106,7 @@ export class CompanySearchIndex {
     /** Docs ordered by degree desc, vid asc: the order of searches without a name. */
     private readonly byDegree: Uint32Array,
     private readonly words: WordIndex,
-    private readonly names_: string[],
+    private readonly names_: PackedStrings,
     private readonly parent: Uint8Array,
     private readonly maxDegree: number,
     /** Place of each doc in importance order (byDegree), 0 first. */
@@ -129,7 +130,7 @@ export class CompanySearchIndex {
     for (let slot = hashVid(vid) & mask; ; slot = (slot + 1) & mask) {
       const entry = table[slot]!;
       if (entry === 0) return -1;
-      if (this.vids[entry - 1] === vid) return entry - 1;
+      if (this.vids.get(entry - 1) === vid) return entry - 1;
     }
   }
 
@@ -186,7 +187,8 @@ export class CompanySearchIndex {
   save(file: string, key: string): Promise<void> {
     const w = new SnapshotWriter();
     w.json({ version: SNAPSHOT_VERSION, maxDegree: this.maxDegree, countries: [...this.countries] });
-    w.json(this.vids).json(this.names_);
+    this.vids.writeTo(w);
+    this.names_.writeTo(w);
     this.names.writeTo(w);
     w.array(this.degree).array(this.byDefault).array(this.countryOf);
     for (const lists of [this.byCity, this.byIdentifier, this.byHost, this.byIndustry]) lists.writeTo(w);
@@ -211,8 +213,9 @@ export class CompanySearchIndex {
   private static readFrom(r: SnapshotReader, file: string): CompanySearchIndex | null {
     const head = r.json<{ version: number; maxDegree: number; countries: [string, number][] }>();
     if (head.version !== SNAPSHOT_VERSION) return null;
-    const vids = r.json<string[]>();
-    const names = r.json<string[]>();
+    const vids = PackedStrings.readFrom(r);
+    const names = PackedStrings.readFrom(r);
+    if (!vids || !names) return null;
     const trigrams = TrigramIndex.readFrom(r);
     const degree = r.i32();
     const byDefault = r.u8();
@@ -225,6 +228,7 @@ export class CompanySearchIndex {
     const parent = r.u8();
     const rank = r.u32();
     const words = WordIndex.readFrom(r);
+    if (!words) return null;
     const cores = PackedRecords.readFrom(r);
     const placeOf = r.u32();
     const places = r.json<string[]>();
@@ -317,7 +321,7 @@ export class CompanySearchIndex {
     let maxDegree = 0;
     for (const d of degree) maxDegree = Math.max(maxDegree, d);
     const index = new CompanySearchIndex(
-      vids,
+      PackedStrings.from(vids),
       builder.build(),
       degree,
       Uint8Array.from(defaults),
@@ -329,7 +333,7 @@ export class CompanySearchIndex {
       KeyedLists.from(byIndustry),
       order,
       WordIndex.build(entries, rank),
-      names,
+      PackedStrings.from(names),
       Uint8Array.from(parents),
       maxDegree,
       rank,
@@ -362,10 +366,10 @@ export class CompanySearchIndex {
       });
       return {
         hits: r.matches.map((m) => ({
-          vid: this.vids[m.doc]!,
+          vid: this.vids.get(m.doc)!,
           similarity: m.similarity,
-          wordSimilarity: wordSimilarity(name, this.names_[m.doc]!),
-          matchedName: this.names_[m.doc]!,
+          wordSimilarity: wordSimilarity(name, this.names_.get(m.doc)!),
+          matchedName: this.names_.get(m.doc)!,
           relevance: null,
           core: this.coreOf(m.doc),
         })),
@@ -374,7 +378,7 @@ export class CompanySearchIndex {
     }
     const hits: SearchHit[] = [];
     let skipped = 0;
-    const source = docs ? sortByDegree(docs, this.degree, this.vids) : this.byDegree;
+    const source = docs ? sortByRank(docs, this.rank) : this.byDegree;
     for (const doc of source) {
       if (!accept(doc)) continue;
       if (skipped < c.offset) {
@@ -383,7 +387,7 @@ export class CompanySearchIndex {
       }
       if (hits.length === c.limit) return { hits, hasMore: true };
       hits.push({
-        vid: this.vids[doc]!,
+        vid: this.vids.get(doc)!,
         similarity: null,
         wordSimilarity: null,
         matchedName: null,
@@ -409,7 +413,7 @@ export class CompanySearchIndex {
     for (const doc of this.wordCandidates(plan, accept, SUGGEST_BUDGET)) candidates.set(doc, null);
     return this.best(plan, candidates, 0, limit)
       .slice(0, limit)
-      .map((s) => ({ ...this.hitOf(s), name: this.names_[s.doc]! }));
+      .map((s) => ({ ...this.hitOf(s), name: this.names_.get(s.doc)! }));
   }
 
   /** Relevance order over trigram candidates and word candidates (see relevance.ts). */
@@ -501,10 +505,10 @@ export class CompanySearchIndex {
     const top: Scored[] = [];
     for (const c of bounded) {
       if (top.length >= count && c.bound < top[count - 1]!.relevance) break;
-      const name = this.names_[c.doc]!;
+      const name = this.names_.get(c.doc)!;
       const sim = c.knownSim!;
       const wsName = wordSimilarity(plan.text, name);
-      const matched = this.words.entryText[c.entry]!;
+      const matched = this.words.entryText.get(c.entry)!;
       const wsMatched = matched === name ? wsName : wordSimilarity(plan.text, matched);
       top.push({
         doc: c.doc,
@@ -522,23 +526,19 @@ export class CompanySearchIndex {
   }
 
   private order(scored: Scored[]): Scored[] {
-    const vids = this.vids;
-    const degree = this.degree;
+    // Ties go by importance order (degree, then vid), which `rank` holds.
+    const rank = this.rank;
     return scored.sort(
-      (a, b) =>
-        b.relevance - a.relevance ||
-        b.similarity - a.similarity ||
-        degree[b.doc]! - degree[a.doc]! ||
-        (vids[a.doc]! < vids[b.doc]! ? -1 : vids[a.doc]! > vids[b.doc]! ? 1 : 0),
+      (a, b) => b.relevance - a.relevance || b.similarity - a.similarity || rank[a.doc]! - rank[b.doc]!,
     );
   }
 
   private hitOf(s: Scored): SearchHit {
     return {
-      vid: this.vids[s.doc]!,
+      vid: this.vids.get(s.doc)!,
       similarity: s.similarity,
       wordSimilarity: s.wordSimilarity,
-      matchedName: this.words.entryText[s.entry]!,
+      matchedName: this.words.entryText.get(s.entry)!,
       relevance: s.relevance,
       core: this.coreOf(s.doc),
     };
@@ -691,10 +691,10 @@ export class CompanySearchIndex {
     const page = scored.slice(c.offset, c.offset + c.limit);
     return {
       hits: page.map((m) => ({
-        vid: this.vids[m.doc]!,
+        vid: this.vids.get(m.doc)!,
         similarity: m.similarity,
-        wordSimilarity: wordSimilarity(name, this.names_[m.doc]!),
-        matchedName: this.names_[m.doc]!,
+        wordSimilarity: wordSimilarity(name, this.names_.get(m.doc)!),
+        matchedName: this.names_.get(m.doc)!,
         relevance: null,
         core: this.coreOf(m.doc),
       })),
@@ -739,10 +739,9 @@ function intersect(a: readonly number[], b: Iterable<number>): number[] {
   return a.filter((x) => set.has(x));
 }
 
-function sortByDegree(docs: readonly number[], degree: Int32Array, vids: readonly string[]): number[] {
-  return [...docs].sort(
-    (a, b) => degree[b]! - degree[a]! || (vids[a]! < vids[b]! ? -1 : vids[a]! > vids[b]! ? 1 : 0),
-  );
+/** Docs in importance order (degree, then vid): the order of `rank`. */
+function sortByRank(docs: readonly number[], rank: Uint32Array): number[] {
+  return [...docs].sort((a, b) => rank[a]! - rank[b]!);
 }
 
 /** FNV-1a over the vid's UTF-16 code units. */
@@ -753,15 +752,15 @@ function hashVid(vid: string): number {
 }
 
 /** The vid table of {@link CompanySearchIndex}: at most half full, so probes stay short. */
-function vidTable(vids: readonly string[]): Int32Array {
+function vidTable(vids: PackedStrings): Int32Array {
   let size = 16;
   while (size < vids.length * 2) size *= 2;
   const table = new Int32Array(size);
   const mask = size - 1;
-  vids.forEach((vid, doc) => {
-    let slot = hashVid(vid) & mask;
+  for (let doc = 0; doc < vids.length; doc++) {
+    let slot = hashVid(vids.get(doc)!) & mask;
     while (table[slot] !== 0) slot = (slot + 1) & mask;
     table[slot] = doc + 1;
-  });
+  }
   return table;
 }

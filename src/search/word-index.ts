@@ -1,4 +1,5 @@
 import { TrigramIndex, TrigramIndexBuilder } from './trigram-index';
+import { PackedStrings } from '../store/packed-strings';
 import type { SnapshotReader, SnapshotWriter } from '../store/snapshot';
 import { LEGAL_FORMS, acronymsOf, allowedEdits, editDistanceWithin, wordsOf } from './name-words';
 
@@ -18,7 +19,7 @@ export class WordIndex {
     private readonly postStart: Uint32Array,
     private readonly postings: Uint32Array,
     readonly entryDoc: Uint32Array,
-    readonly entryText: string[],
+    readonly entryText: PackedStrings,
     private readonly entryKind: Uint8Array,
     private readonly wordStart: Uint32Array,
     private readonly entryWords: Uint32Array,
@@ -101,7 +102,7 @@ export class WordIndex {
       postStart,
       postings,
       Uint32Array.from(entryDoc),
-      entryText,
+      PackedStrings.from(entryText),
       Uint8Array.from(entryKind),
       starts,
       entryWords,
@@ -114,19 +115,26 @@ export class WordIndex {
   /** Saves the index (see {@link WordIndex.readFrom}). */
   writeTo(w: SnapshotWriter): void {
     w.json(this.vocab).array(this.postStart).array(this.postings).array(this.entryDoc);
-    w.json(this.entryText).array(this.entryKind).array(this.wordStart).array(this.entryWords);
+    this.entryText.writeTo(w);
+    w.array(this.entryKind).array(this.wordStart).array(this.entryWords);
     w.array(this.docEntryStart);
     this.vocabTrigrams.writeTo(w);
     w.array(this.legal);
   }
 
-  static readFrom(r: SnapshotReader): WordIndex {
+  static readFrom(r: SnapshotReader): WordIndex | null {
+    const vocab = r.json<string[]>();
+    const postStart = r.u32();
+    const postings = r.u32();
+    const entryDoc = r.u32();
+    const entryText = PackedStrings.readFrom(r);
+    if (!entryText) return null;
     return new WordIndex(
-      r.json<string[]>(),
-      r.u32(),
-      r.u32(),
-      r.u32(),
-      r.json<string[]>(),
+      vocab,
+      postStart,
+      postings,
+      entryDoc,
+      entryText,
       r.u8(),
       r.u32(),
       r.u32(),
