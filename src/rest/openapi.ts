@@ -400,10 +400,10 @@ export function openApiDocument(keyHeader: string, f: ApiFacts): Json {
           summary: 'Search companies',
           description:
             'With `name` and sort=relevance (the default): candidates are the companies whose name has PostgreSQL pg_trgm similarity >= min_similarity to it, ' +
-            'and those whose name, alias or acronym holds at least half of its words as words, word beginnings or typos; ordered by relevance, then similarity, then number of relationships. ' +
+            'and those whose name, alias or acronym holds at least half of its words as words, word beginnings or typos; ordered by relevance, then similarity, then number of relationships, then vid. ' +
             `${RELEVANCE_FORMULA} ` +
-            'With sort=similarity: the specified order, companies whose name has pg_trgm similarity >= min_similarity, by similarity then by number of relationships. ' +
-            'Without `name`: by number of relationships. All criteria given must match. By default only cluster parents and companies outside any cluster are searched.',
+            'With sort=similarity: the specified order, companies whose name has pg_trgm similarity >= min_similarity, by similarity, then by number of relationships, then by vid. ' +
+            'Without `name`: by number of relationships, then by vid. All criteria given must match. By default only cluster parents and companies outside any cluster are searched.',
           tags: ['companies'],
           parameters: [
             ifNoneMatch,

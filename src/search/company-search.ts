@@ -118,7 +118,14 @@ export class CompanySearchIndex {
     private readonly places: string[],
   ) {
     this.docByVid = vidTable(vids);
+    // The store may stream companies in any order, so doc numbers differ between two builds of the
+    // same data; ties are settled by this instead, which only the data decides.
+    const n = rank.length;
+    this.importance = Uint32Array.from(rank, (r) => n - r);
   }
+
+  /** n - rank: higher for the more important doc (more relationships, then the lower vid), all distinct. */
+  private readonly importance: Uint32Array;
 
   /** Open-addressing table from a vid's hash to 1 + its doc (0: empty), for lookups by key. */
   private readonly docByVid: Int32Array;
@@ -361,7 +368,7 @@ export class CompanySearchIndex {
         threshold: c.minSimilarity,
         limit: c.limit,
         offset: c.offset,
-        weights: this.degree,
+        weights: this.importance,
         accept,
       });
       return {
@@ -432,7 +439,7 @@ export class CompanySearchIndex {
         threshold: c.minSimilarity,
         limit: c.offset + c.limit + TRIGRAM_EXTRA,
         offset: 0,
-        weights: this.degree,
+        weights: this.importance,
         accept,
       });
       for (const m of r.matches) candidates.set(m.doc, m.similarity);
@@ -685,9 +692,7 @@ export class CompanySearchIndex {
       const similarity = this.names.similarityTo(name, doc);
       if (similarity >= c.minSimilarity && similarity > 0) scored.push({ doc, similarity });
     }
-    scored.sort(
-      (a, b) => b.similarity - a.similarity || this.degree[b.doc]! - this.degree[a.doc]! || a.doc - b.doc,
-    );
+    scored.sort((a, b) => b.similarity - a.similarity || this.rank[a.doc]! - this.rank[b.doc]!);
     const page = scored.slice(c.offset, c.offset + c.limit);
     return {
       hits: page.map((m) => ({
