@@ -1,5 +1,5 @@
 import type { TierCompany } from '../../src/domain/tier-walk';
-import { evidenceItems, toEdge, toTierRelationship } from '../../src/store/mappers';
+import { evidenceItems, toEdge, toProfile, toTierRelationship } from '../../src/store/mappers';
 import { buildTierCompany } from '../support/factories';
 
 const company = (vid: string, cid: string): TierCompany => buildTierCompany({ vid, cid_id: cid });
@@ -68,5 +68,83 @@ describe('evidenceItems', () => {
       ['v1', '2021-01-01T00:00:00.000Z', '2021-01-02T03:04:05.000Z'],
       ['v0', '2020-05-05T00:00:00.000Z', null],
     ]);
+  });
+});
+
+describe('toProfile', () => {
+  // A company/get-profile row as the embedded engine and the point-read file give it.
+  const row = {
+    vid: 'ckjmdax',
+    cid_id: 'ckjmdax',
+    name: 'Crown Electronics GmbH & Co. KG',
+    company_legal_name: 'Crown Electronics GmbH & Co. KG',
+    description: 'Assembles electronic modules.',
+    domains: '[crown.de]',
+    websites: '[https://www.crown.de]',
+    count_supplier_evidence: 4,
+    count_customer_evidence: 5,
+    count_customers: 2,
+    count_suppliers: 3,
+    domiciled_country: 'Germany',
+    incorporated_country: 'Germany',
+    incorporation_date: '1991-08-23T00:00:00.000Z',
+    ipo_date: null,
+    is_active: true,
+    is_freight_forwarder: false,
+    is_public: false,
+    hq_phone_number: null,
+    is_cluster_parent: null,
+    identifiers: '[{"type":"Wikidata","value":"Q1"},{"type":"PermID","value":"44"}]',
+    addresses:
+      '[{"address_line":"Hafenstraße 26","city":"München","country":"Germany","type":"headquarters"}]',
+    aliases: '[Crown%2C Munich,CE]',
+    industry: 'Electronics',
+    industry_code_system: null,
+    industry_code: null,
+  };
+
+  it('maps every field of the row, core fields first, identifiers sorted', () => {
+    const p = toProfile(row);
+    expect(p).toEqual({
+      vid: 'ckjmdax',
+      cid_id: 'ckjmdax',
+      name: 'Crown Electronics GmbH & Co. KG',
+      company_legal_name: 'Crown Electronics GmbH & Co. KG',
+      description: 'Assembles electronic modules.',
+      domains: ['crown.de'],
+      websites: ['https://www.crown.de'],
+      count_supplier_evidence: 4,
+      count_customer_evidence: 5,
+      count_customers: 2,
+      count_suppliers: 3,
+      identifiers: [
+        { type: 'PermID', value: '44' },
+        { type: 'Wikidata', value: 'Q1' },
+      ],
+      addresses: [
+        {
+          address_line: 'Hafenstraße 26',
+          city: 'München',
+          region: null,
+          postal_code: null,
+          country: 'Germany',
+          type: 'headquarters',
+        },
+      ],
+      domiciled_country: 'Germany',
+      incorporated_country: 'Germany',
+      incorporation_date: '1991-08-23T00:00:00.000Z',
+      ipo_date: null,
+      is_active: true,
+      is_freight_forwarder: false,
+      is_public: false,
+      hq_phone_number: null,
+      is_cluster_parent: false,
+      aliases: ['Crown, Munich', 'CE'],
+      industry: 'Electronics',
+      industry_code_system: null,
+      industry_code: null,
+    });
+    expect(Object.keys(p).slice(0, 3)).toEqual(['vid', 'cid_id', 'name']);
   });
 });
