@@ -7,6 +7,7 @@ import type {
   Evidence,
   RelationshipItem,
 } from '../../src/domain/model';
+import type { SearchRow } from '../../src/domain/search-row';
 import type { TierCompany } from '../../src/domain/tier-walk';
 
 /**
@@ -40,6 +41,27 @@ export function buildCompanyCore(
     count_customer_evidence: 0,
     count_customers: 0,
     count_suppliers: 0,
+    ...overrides,
+  };
+}
+
+/** A company as the store hands it to the search index: searched by default, no relationships, no details. */
+export function buildSearchRow(vid: string, name: string, overrides: Partial<SearchRow> = {}): SearchRow {
+  return {
+    core: buildCompanyCore(vid, name),
+    vid,
+    name,
+    searchedByDefault: true,
+    isClusterParent: false,
+    aliases: [],
+    industry: null,
+    industryCode: null,
+    industryCodeSystem: null,
+    degree: 0,
+    country: null,
+    hosts: [],
+    cities: [],
+    identifierValues: [],
     ...overrides,
   };
 }

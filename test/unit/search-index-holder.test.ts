@@ -1,7 +1,7 @@
 import type { SearchRow } from '../../src/domain/search-row';
 import type { GraphStore } from '../../src/store/graph-store';
 import { SearchIndexHolder } from '../../src/search/search-index-holder';
-import { buildCompanyCore } from '../support/factories';
+import { buildSearchRow } from '../support/factories';
 
 /** Just enough of a store for the index: its rows and its generation, and a gate to hold a scan. */
 function fakeStore(names: string[]) {
@@ -13,24 +13,7 @@ function fakeStore(names: string[]) {
     },
     async scanSearchRows(onBatch: (rows: SearchRow[]) => void) {
       if (state.gate) await state.gate;
-      onBatch(
-        state.names.map((name, i) => ({
-          core: buildCompanyCore(`v${i}`, name),
-          vid: `v${i}`,
-          name,
-          searchedByDefault: true,
-          isClusterParent: false,
-          aliases: [],
-          industry: null,
-          industryCode: null,
-          industryCodeSystem: null,
-          degree: 0,
-          country: null,
-          hosts: [],
-          cities: [],
-          identifierValues: [],
-        })),
-      );
+      onBatch(state.names.map((name, i) => buildSearchRow(`v${i}`, name)));
     },
   } as unknown as GraphStore;
   const hold = () => {

@@ -2,7 +2,7 @@ import { CompanySearchIndex } from '../../src/search/company-search';
 import type { SearchCriteria } from '../../src/search/company-search';
 import type { SearchRow } from '../../src/domain/search-row';
 import type { GraphStore } from '../../src/store/graph-store';
-import { buildCompanyCore } from '../support/factories';
+import { buildSearchRow } from '../support/factories';
 
 /**
  * 600 companies, many with the same name and the same number of relationships, so that similarity and
@@ -13,22 +13,7 @@ function rows(): SearchRow[] {
     const name =
       i % 3 === 0 ? 'Acme Steel Works GmbH' : i % 3 === 1 ? 'Acme Steel Work Ltd' : `Nordic Glass ${i}`;
     const vid = `c${String((i * 7919) % 600).padStart(4, '0')}`;
-    return {
-      core: buildCompanyCore(vid, name),
-      vid,
-      name,
-      searchedByDefault: true,
-      isClusterParent: false,
-      aliases: [],
-      industry: null,
-      industryCode: null,
-      industryCodeSystem: null,
-      degree: i % 4,
-      country: null,
-      hosts: [],
-      cities: i % 2 === 0 ? ['Hamburg'] : [],
-      identifierValues: [],
-    };
+    return buildSearchRow(vid, name, { degree: i % 4, cities: i % 2 === 0 ? ['Hamburg'] : [] });
   });
 }
 
