@@ -231,6 +231,7 @@ export class CompanySearchIndex {
     const byIdentifier = KeyedLists.readFrom(r);
     const byHost = KeyedLists.readFrom(r);
     const byIndustry = KeyedLists.readFrom(r);
+    if (!byCity || !byIdentifier || !byHost || !byIndustry) return null;
     const byDegree = r.u32();
     const parent = r.u8();
     const rank = r.u32();

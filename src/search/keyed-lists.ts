@@ -82,9 +82,36 @@ export class KeyedLists {
     w.bytes(this.keys).array(this.keyStart).array(this.valueStart).array(this.values).array(this.slots);
   }
 
-  /** Lists saved by {@link KeyedLists.writeTo}, viewed in place. */
-  static readFrom(r: SnapshotReader): KeyedLists {
-    return new KeyedLists(r.bytes(), r.u32(), r.u32(), r.u32(), r.u32());
+  /**
+   * Lists saved by {@link KeyedLists.writeTo}, viewed in place; null when the parts disagree. The
+   * table is checked slot by slot: a lookup probes until it meets an empty slot, so a table
+   * without one, or of a size that is not a power of two, would never answer.
+   */
+  static readFrom(r: SnapshotReader): KeyedLists | null {
+    const keys = r.bytes();
+    const keyStart = r.u32();
+    const valueStart = r.u32();
+    const values = r.u32();
+    const slots = r.u32();
+    const n = keyStart.length - 1;
+    if (
+      n < 0 ||
+      valueStart.length !== n + 1 ||
+      keyStart[n] !== keys.length ||
+      valueStart[n] !== values.length ||
+      slots.length < 2 * n ||
+      slots.length === 0 ||
+      (slots.length & (slots.length - 1)) !== 0
+    ) {
+      return null;
+    }
+    let used = 0;
+    for (const entry of slots) {
+      if (entry > n) return null;
+      if (entry !== 0) used++;
+    }
+    if (used !== n) return null;
+    return new KeyedLists(keys, keyStart, valueStart, values, slots);
   }
 }
 

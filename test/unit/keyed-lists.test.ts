@@ -49,14 +49,47 @@ describe('keyed lists', () => {
       await w.save(path.join(dir, 'lists'), 'k1');
       const r = SnapshotReader.open(path.join(dir, 'lists'), 'k1')!;
       try {
-        const first = KeyedLists.readFrom(r);
-        const second = KeyedLists.readFrom(r);
+        const first = KeyedLists.readFrom(r)!;
+        const second = KeyedLists.readFrom(r)!;
         expect(r.done).toBe(true);
         for (const [key, list] of m) {
           expect(Array.from(first.get(key)!)).toEqual([...list].sort((a, b) => a - b));
         }
         expect(Array.from(second.get('only')!)).toEqual([1, 2, 3]);
         expect(second.get('lei000001')).toBeUndefined();
+      } finally {
+        r.close();
+      }
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('reads nothing from a saved table that could not answer, so the index is built again', async () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'keyed-lists-'));
+    const section = (w: SnapshotWriter, slots: number[]) =>
+      w
+        .bytes(Buffer.from('ab'))
+        .array(Uint32Array.from([0, 1, 2]))
+        .array(Uint32Array.from([0, 1, 1]))
+        .array(Uint32Array.from([7]))
+        .array(Uint32Array.from(slots));
+    try {
+      const w = new SnapshotWriter();
+      section(w, [1, 2, 0, 0]); // sound: two keys, half the slots empty
+      section(w, [1, 2, 1, 2]); // no empty slot: a lookup of a missing key would probe forever
+      section(w, [1, 2, 0]); // not a power of two
+      section(w, [1, 3, 0, 0]); // an entry beyond the keys
+      section(w, [1, 0, 0, 0]); // a key missing from the table
+      await w.save(path.join(dir, 'lists'), 'k1');
+      const r = SnapshotReader.open(path.join(dir, 'lists'), 'k1')!;
+      try {
+        const sound = KeyedLists.readFrom(r)!;
+        expect(Array.from(sound.get('a')!)).toEqual([7]);
+        expect(Array.from(sound.get('b')!)).toEqual([]);
+        expect(sound.get('c')).toBeUndefined();
+        for (let i = 0; i < 4; i++) expect(KeyedLists.readFrom(r)).toBeNull();
+        expect(r.done).toBe(true);
       } finally {
         r.close();
       }
