@@ -9,7 +9,6 @@ import { ApolloServerPluginLandingPageDisabled } from '@apollo/server/plugin/dis
 import { expressMiddleware } from '@as-integrations/express5';
 import express from 'express';
 import type { Express, Request } from 'express';
-import { rateLimit } from 'express-rate-limit';
 import type { Store } from 'express-rate-limit';
 import type { GraphQLSchema } from 'graphql';
 import { AppError, ERROR_CODES, GRAPHQL_REQUEST_CODES, isAppError } from '../domain/errors';
@@ -38,6 +37,7 @@ import { graphqlAdmission } from './graphql-admission';
 import { methodNotAllowed } from './method-not-allowed';
 import { webAppRoutes } from './web-app';
 import { conditionalReads } from './conditional';
+import { keyRateLimit } from './key-rate-limit';
 import { cors } from './cors';
 import { errorHandler, sendProblem } from './problem';
 
@@ -125,15 +125,11 @@ export async function buildApp(o: AppOptions): Promise<BuiltApp> {
   for (const r of o.open ?? []) app.use(r);
 
   const auth = requireApiKey(o.keys, o.keyHeader, new AuthFailureLimiter(o.authFailures, o.log));
-  const limiter = rateLimit({
-    windowMs: o.rateLimit.windowS * 1000,
-    limit: o.rateLimit.max,
+  const limiter = keyRateLimit({
+    windowS: o.rateLimit.windowS,
+    max: o.rateLimit.max,
     ...(o.rateLimit.store ? { store: o.rateLimit.store } : {}),
-    standardHeaders: 'draft-8',
-    legacyHeaders: false,
-    // Requests reach the limiter only after authentication, so the key id is always there.
-    keyGenerator: (req) => req.keyId ?? 'anonymous',
-    handler: (req, res) => {
+    onLimited: (req, res) => {
       sendProblem(
         res,
         new AppError(
