@@ -23,10 +23,11 @@ export interface KeyRateLimitOptions {
  * middleware awaits a chain of promises per request even over its in-memory
  * store, which cost about a tenth of the profile route's request rate at 1M
  * companies with the read cache off (bench/README.md). Both forms send the same
- * headers; `test/integration/limits.test.ts` runs against both.
+ * headers; `test/unit/key-rate-limit.test.ts` compares them request by request.
  */
 export function keyRateLimit(o: KeyRateLimitOptions): RequestHandler {
   const windowMs = o.windowS * 1000;
+  const keyOf = (req: Request) => req.keyId ?? 'anonymous';
   if (o.store) {
     return rateLimit({
       windowMs,
@@ -34,21 +35,20 @@ export function keyRateLimit(o: KeyRateLimitOptions): RequestHandler {
       store: o.store,
       standardHeaders: 'draft-8',
       legacyHeaders: false,
-      keyGenerator: (req) => req.keyId ?? 'anonymous',
+      keyGenerator: keyOf,
       handler: (req, res) => o.onLimited(req, res),
     });
   }
   const policyName = `"${o.max}-in-${durationName(o.windowS)}"`;
-  const windows = new KeyWindows(windowMs);
+  const policyOf = (key: string) =>
+    `${policyName}; q=${o.max}; w=${Math.ceil(o.windowS)}; pk=:${partitionKey(key)}:`;
+  const windows = new KeyWindows(windowMs, policyOf);
   return (req, res, next) => {
     const now = Date.now();
-    const w = windows.hit(req.keyId ?? 'anonymous', now);
+    const w = windows.hit(keyOf(req), now);
     const resetS = Math.max(0, Math.ceil((w.resetAt - now) / 1000));
     res.append('RateLimit', `${policyName}; r=${Math.max(o.max - w.hits, 0)}; t=${resetS}`);
-    res.append(
-      'RateLimit-Policy',
-      `${policyName}; q=${o.max}; w=${Math.ceil(o.windowS)}; pk=:${w.partitionKey}:`,
-    );
+    res.append('RateLimit-Policy', w.policy);
     if (w.hits > o.max) {
       res.setHeader('Retry-After', String(resetS));
       o.onLimited(req, res);
@@ -72,8 +72,8 @@ function durationName(windowS: number): string {
 interface KeyWindow {
   hits: number;
   resetAt: number;
-  /** The key's partition key of `RateLimit-Policy`: it names the key without revealing it. */
-  partitionKey: string;
+  /** The key's `RateLimit-Policy` header, made when its entry is and kept while the entry lives. */
+  policy: string;
 }
 
 /** One counting window per key; windows that have ended are dropped once per window length. */
@@ -81,7 +81,10 @@ class KeyWindows {
   private readonly windows = new Map<string, KeyWindow>();
   private nextSweep = 0;
 
-  constructor(private readonly windowMs: number) {}
+  constructor(
+    private readonly windowMs: number,
+    private readonly policyOf: (key: string) => string,
+  ) {}
 
   hit(key: string, now: number): KeyWindow {
     if (now >= this.nextSweep) {
@@ -90,7 +93,7 @@ class KeyWindows {
     }
     let w = this.windows.get(key);
     if (!w) {
-      w = { hits: 0, resetAt: now + this.windowMs, partitionKey: partitionKey(key) };
+      w = { hits: 0, resetAt: now + this.windowMs, policy: this.policyOf(key) };
       this.windows.set(key, w);
     } else if (w.resetAt <= now) {
       w.hits = 0;
@@ -101,7 +104,10 @@ class KeyWindows {
   }
 }
 
-/** The first 12 hex digits of the key's SHA-256, base64-encoded (as express-rate-limit sends it). */
+/**
+ * The policy's partition key, which names the key without revealing it: the first 12 hex digits of
+ * its SHA-256, base64-encoded (as express-rate-limit sends it).
+ */
 function partitionKey(key: string): string {
   const hex = crypto.createHash('sha256').update(key).digest('hex').slice(0, 12);
   return Buffer.from(hex).toString('base64');
