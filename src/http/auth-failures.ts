@@ -1,7 +1,8 @@
 import type { Request } from 'express';
-import { ipKeyGenerator, MemoryStore } from 'express-rate-limit';
+import { ipKeyGenerator } from 'express-rate-limit';
 import type { Options, Store } from 'express-rate-limit';
 import type { Logger } from '../logger';
+import { FixedWindows } from './fixed-windows';
 
 export interface AuthFailureLimitOptions {
   /** Failed authentications an address may make per window; beyond, every request from it is refused. */
@@ -13,6 +14,8 @@ export interface AuthFailureLimitOptions {
 
 export type AuthFailureCheck = { blocked: false } | { blocked: true; retryAfterS: number };
 
+const NOT_BLOCKED: AuthFailureCheck = { blocked: false };
+
 /**
  * Counts failed authentications per client address (IPv6 by /56, as a host
  * usually holds a whole prefix) so that keys cannot be guessed at request rate.
@@ -20,13 +23,21 @@ export type AuthFailureCheck = { blocked: false } | { blocked: true; retryAfterS
  * included: answering a right guess differently would tell the guesser.
  */
 export class AuthFailureLimiter {
-  private readonly store: Store;
+  /** Shared counters, or null when they are `local`. */
+  private readonly store: Store | null;
+  /**
+   * This process's counters, read synchronously: with no failure counted lately (the usual case)
+   * a request costs one size check, not a promise and the parsing of its address.
+   */
+  private readonly local: FixedWindows;
 
   constructor(
     private readonly o: AuthFailureLimitOptions,
     private readonly log: Logger,
   ) {
-    this.store = o.store ?? new MemoryStore();
+    this.local = new FixedWindows(o.windowS * 1000, (_key, resetAt) => ({ hits: 0, resetAt }));
+    this.store = o.store ?? null;
+    if (!this.store) return;
     void Promise.resolve(this.store.init?.({ windowMs: o.windowS * 1000 } as Options)).catch(
       (err: unknown) => {
         this.log.warn({ err }, 'failed-authentication counter store did not start');
@@ -42,9 +53,19 @@ export class AuthFailureLimiter {
     return this.o.windowS;
   }
 
-  async check(req: Request): Promise<AuthFailureCheck> {
+  /** Whether the request's address is refused; synchronous unless the counters are shared. */
+  check(req: Request): AuthFailureCheck | Promise<AuthFailureCheck> {
+    if (this.store) return this.checkShared(this.store, req);
+    if (this.local.empty) return NOT_BLOCKED;
+    const now = Date.now();
+    const w = this.local.peek(addressOf(req), now);
+    if (!w || w.hits < this.o.max) return NOT_BLOCKED;
+    return { blocked: true, retryAfterS: Math.max(1, Math.ceil((w.resetAt - now) / 1000)) };
+  }
+
+  private async checkShared(store: Store, req: Request): Promise<AuthFailureCheck> {
     try {
-      const info = await this.store.get?.(addressOf(req));
+      const info = await store.get?.(addressOf(req));
       // rate-limit-redis reports an address it has never seen as NaN hits.
       if (!info || !(info.totalHits >= this.o.max)) return { blocked: false };
       const resetMs = info.resetTime ? info.resetTime.getTime() - Date.now() : this.o.windowS * 1000;
@@ -57,6 +78,10 @@ export class AuthFailureLimiter {
   }
 
   async recordFailure(req: Request): Promise<void> {
+    if (!this.store) {
+      this.local.hit(addressOf(req), Date.now());
+      return;
+    }
     try {
       await this.store.increment(addressOf(req));
     } catch (err) {
@@ -65,7 +90,7 @@ export class AuthFailureLimiter {
   }
 
   async close(): Promise<void> {
-    await this.store.shutdown?.();
+    await this.store?.shutdown?.();
   }
 }
 

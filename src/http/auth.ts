@@ -1,7 +1,7 @@
-import type { RequestHandler } from 'express';
+import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import { AppError } from '../domain/errors';
 import type { ApiKeyStore } from './api-keys';
-import type { AuthFailureLimiter } from './auth-failures';
+import type { AuthFailureCheck, AuthFailureLimiter } from './auth-failures';
 
 declare module 'express-serve-static-core' {
   interface Request {
@@ -20,8 +20,13 @@ export function requireApiKey(
   failures: AuthFailureLimiter,
 ): RequestHandler {
   const name = header.toLowerCase();
-  return async (req, res, next) => {
-    const limited = await failures.check(req);
+  // Synchronous while nothing is wrong: the failure counters answer at once unless they are shared.
+  const decide = (
+    req: Request,
+    res: Response,
+    next: NextFunction,
+    limited: AuthFailureCheck,
+  ): void | Promise<void> => {
     if (limited.blocked) {
       res.setHeader('Retry-After', String(limited.retryAfterS));
       next(
@@ -39,16 +44,25 @@ export function requireApiKey(
       next();
       return;
     }
+    return refuse(req, next, result.reason);
+  };
+  const refuse = async (req: Request, next: NextFunction, reason: 'missing' | 'revoked' | 'unknown') => {
     await failures.recordFailure(req);
-    if (result.reason === 'missing') {
+    if (reason === 'missing') {
       next(new AppError('UNAUTHENTICATED', `Send an API key in the ${header} header.`));
     } else {
       next(
         new AppError(
           'FORBIDDEN',
-          `The API key in the ${header} header is ${result.reason === 'revoked' ? 'revoked' : 'not known'}.`,
+          `The API key in the ${header} header is ${reason === 'revoked' ? 'revoked' : 'not known'}.`,
         ),
       );
     }
+  };
+  return (req, res, next) => {
+    const limited = failures.check(req);
+    return limited instanceof Promise
+      ? limited.then((l) => decide(req, res, next, l))
+      : decide(req, res, next, limited);
   };
 }

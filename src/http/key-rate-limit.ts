@@ -2,6 +2,8 @@ import crypto from 'node:crypto';
 import type { Request, RequestHandler, Response } from 'express';
 import { rateLimit } from 'express-rate-limit';
 import type { Store } from 'express-rate-limit';
+import { FixedWindows } from './fixed-windows';
+import type { CountWindow } from './fixed-windows';
 
 export interface KeyRateLimitOptions {
   windowS: number;
@@ -42,13 +44,18 @@ export function keyRateLimit(o: KeyRateLimitOptions): RequestHandler {
   const policyName = `"${o.max}-in-${durationName(o.windowS)}"`;
   const policyOf = (key: string) =>
     `${policyName}; q=${o.max}; w=${Math.ceil(o.windowS)}; pk=:${partitionKey(key)}:`;
-  const windows = new KeyWindows(windowMs, policyOf);
+  const windows = new FixedWindows<KeyWindow>(windowMs, (key, resetAt) => ({
+    hits: 0,
+    resetAt,
+    policy: policyOf(key),
+  }));
   return (req, res, next) => {
     const now = Date.now();
     const w = windows.hit(keyOf(req), now);
     const resetS = Math.max(0, Math.ceil((w.resetAt - now) / 1000));
-    res.append('RateLimit', `${policyName}; r=${Math.max(o.max - w.hits, 0)}; t=${resetS}`);
-    res.append('RateLimit-Policy', w.policy);
+    // Set rather than appended: no earlier handler sends them, and express's append reads the header back first.
+    res.setHeader('RateLimit', `${policyName}; r=${Math.max(o.max - w.hits, 0)}; t=${resetS}`);
+    res.setHeader('RateLimit-Policy', w.policy);
     if (w.hits > o.max) {
       res.setHeader('Retry-After', String(resetS));
       o.onLimited(req, res);
@@ -69,39 +76,9 @@ function durationName(windowS: number): string {
   return `${days}day${days > 1 ? 's' : ''}`;
 }
 
-interface KeyWindow {
-  hits: number;
-  resetAt: number;
+interface KeyWindow extends CountWindow {
   /** The key's `RateLimit-Policy` header, made when its entry is and kept while the entry lives. */
   policy: string;
-}
-
-/** One counting window per key; windows that have ended are dropped once per window length. */
-class KeyWindows {
-  private readonly windows = new Map<string, KeyWindow>();
-  private nextSweep = 0;
-
-  constructor(
-    private readonly windowMs: number,
-    private readonly policyOf: (key: string) => string,
-  ) {}
-
-  hit(key: string, now: number): KeyWindow {
-    if (now >= this.nextSweep) {
-      for (const [k, w] of this.windows) if (w.resetAt <= now) this.windows.delete(k);
-      this.nextSweep = now + this.windowMs;
-    }
-    let w = this.windows.get(key);
-    if (!w) {
-      w = { hits: 0, resetAt: now + this.windowMs, policy: this.policyOf(key) };
-      this.windows.set(key, w);
-    } else if (w.resetAt <= now) {
-      w.hits = 0;
-      w.resetAt = now + this.windowMs;
-    }
-    w.hits += 1;
-    return w;
-  }
 }
 
 /**
