@@ -1,46 +1,96 @@
 import fs from 'node:fs';
-import BetterSqlite3 from 'better-sqlite3';
-import type { Database, Statement } from 'better-sqlite3';
 import type { Props } from '../mappers';
 
 /**
- * Version of the file's layout, part of its key: a file of another layout is
- * not used, and the rows are read from the engine again.
+ * Version of the file's layout, part of its key: a file of another layout
+ * (layout 1 was a SQLite database) is not used, and the rows are read from
+ * the engine again.
  */
-const LAYOUT = 1;
+const LAYOUT = 2;
 
-/** The two kinds of record a point read asks for by key. */
-const TABLES = { companies: 'company', edges: 'edge' } as const;
-type Kind = keyof typeof TABLES;
+/** First and last bytes of a point-read file. */
+const MAGIC = Buffer.from('tgpoint\0', 'latin1');
+/** The magic, the layout as a 32-bit number, four bytes kept zero. */
+const HEADER_BYTES = 16;
+/** The footer's last bytes: the length of its JSON (32 bits, then 32 zero bits) and the magic. */
+const TRAILER_BYTES = 16;
+
+/** The two kinds of record a point read asks for by key, and the column that holds the key. */
+const KEY_COLUMNS = { companies: 'vid', edges: 'edge_id' } as const;
+type Kind = keyof typeof KEY_COLUMNS;
+const KINDS = Object.keys(KEY_COLUMNS) as Kind[];
 
 /** Engine values as JSON: INT64 may come as a bigint, which JSON has no form for. */
 function engineJson(row: Props): string {
   return JSON.stringify(row, (_k, v: unknown) => (typeof v === 'bigint' ? Number(v) : v));
 }
 
+/** FNV-1a over the key's UTF-16 code units: the index is sorted by it. */
+function keyHash(key: string): number {
+  let h = 0x811c9dc5;
+  for (let i = 0; i < key.length; i++) {
+    h ^= key.charCodeAt(i);
+    h = Math.imul(h, 0x01000193);
+  }
+  return h >>> 0;
+}
+
+/**
+ * How many high bits of the hash the index keeps: as many as fit beside the
+ * row's number in the 53 bits of a double, which is what the writer sorts on.
+ * Fewer bits only make two keys share an index value more often; a read checks
+ * the key of every row it finds.
+ */
+function hashBits(count: number): number {
+  return Math.min(32, 53 - Math.max(1, Math.ceil(Math.log2(count + 1))));
+}
+
+/** One kind's index: hashes in order, and where each row is in the file. */
+interface Index {
+  hashes: Uint32Array;
+  offsets: Float64Array;
+  lengths: Uint32Array;
+  shift: number;
+}
+
+/** Where a kind's index is in the file, as the footer states it. */
+interface IndexPlace {
+  count: number;
+  bits: number;
+  /** Offsets of the hashes, offsets and lengths arrays. */
+  at: [number, number, number];
+}
+
+interface Footer {
+  key: string;
+  layout: number;
+  indexes: Record<Kind, IndexPlace>;
+}
+
 /**
  * Company profiles and edges with their evidence, one engine row per key, in a
- * SQLite file written once per graph generation and kept beside it
+ * file written once per graph generation and kept beside it
  * (`<generation>.point-reads`). The engine spends about half a millisecond of
- * its own threads on every point query, however small; here a read is one
- * B-tree lookup on the calling thread, a few microseconds once the pages are
- * in the operating system's cache.
+ * its own threads on every point query, however small; here a read is a
+ * binary search in an index held in memory (16 bytes a row) and one `pread` of
+ * the row's JSON, on the calling thread.
  *
- * The rows are stored as the engine returned them (dates become ISO text) and
- * go through the same mappers as the engine's, so both answer alike.
+ * The file: a header (magic, layout), the rows as UTF-8 JSON one after the
+ * other, then per kind the index (the key hashes in order, each row's offset
+ * and length), then a JSON footer (the data's key, the indexes' places) and a
+ * trailer (the footer's length, the magic). The rows are stored as the engine
+ * returned them (dates become ISO text) and go through the same mappers as the
+ * engine's, so both answer alike.
  */
 export class PointFile {
-  private readonly lookups: Record<Kind, Statement<[string], { row: string }>>;
+  /** Holds one row while it is decoded; grown when a row is longer. */
+  private buffer = Buffer.allocUnsafe(64 * 1024);
 
   private constructor(
-    private readonly db: Database,
+    private fd: number | null,
+    private readonly indexes: Record<Kind, Index>,
     readonly counts: Record<Kind, number>,
-  ) {
-    this.lookups = {
-      companies: db.prepare(`SELECT row FROM ${TABLES.companies} WHERE key = ?`),
-      edges: db.prepare(`SELECT row FROM ${TABLES.edges} WHERE key = ?`),
-    };
-  }
+  ) {}
 
   /**
    * Opens the file written for `key`. Null when there is none, or when it was
@@ -48,24 +98,22 @@ export class PointFile {
    */
   static open(file: string, key: string): PointFile | null {
     if (!fs.existsSync(file)) return null;
-    const db = new BetterSqlite3(file, { readonly: true, fileMustExist: true });
+    const fd = fs.openSync(file, 'r');
     try {
-      const meta = new Map(
-        db
-          .prepare<[], { name: string; value: string }>('SELECT name, value FROM meta')
-          .all()
-          .map((r) => [r.name, r.value]),
-      );
-      if (meta.get('key') !== key || meta.get('layout') !== String(LAYOUT)) {
-        db.close();
+      const footer = readFooter(fd);
+      if (!footer || footer.layout !== LAYOUT || footer.key !== key) {
+        fs.closeSync(fd);
         return null;
       }
-      return new PointFile(db, {
-        companies: Number(meta.get('companies')),
-        edges: Number(meta.get('edges')),
-      });
+      const indexes = {} as Record<Kind, Index>;
+      const counts = {} as Record<Kind, number>;
+      for (const kind of KINDS) {
+        indexes[kind] = readIndex(fd, footer.indexes[kind]);
+        counts[kind] = footer.indexes[kind].count;
+      }
+      return new PointFile(fd, indexes, counts);
     } catch (err) {
-      db.close();
+      fs.closeSync(fd);
       throw err;
     }
   }
@@ -86,86 +134,250 @@ export class PointFile {
   }
 
   private read(kind: Kind, key: string): Props | null {
-    const found = this.lookups[kind].get(key);
-    return found ? (JSON.parse(found.row) as Props) : null;
+    const { hashes, offsets, lengths, shift } = this.indexes[kind];
+    const h = keyHash(key) >>> shift;
+    let lo = 0;
+    let hi = hashes.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1;
+      if (hashes[mid]! < h) lo = mid + 1;
+      else hi = mid;
+    }
+    for (let i = lo; i < hashes.length && hashes[i] === h; i++) {
+      const row = this.row(offsets[i]!, lengths[i]!);
+      if (row[KEY_COLUMNS[kind]] === key) return row;
+    }
+    return null;
   }
 
+  private row(offset: number, length: number): Props {
+    if (this.fd === null) throw new Error('point-read file closed');
+    if (length > this.buffer.length) this.buffer = Buffer.allocUnsafe(length);
+    readFully(this.fd, this.buffer, length, offset);
+    return JSON.parse(this.buffer.toString('utf8', 0, length)) as Props;
+  }
+
+  /** Once only: a descriptor closed twice could be another file's by then. */
   close(): void {
-    if (this.db.open) this.db.close();
+    if (this.fd === null) return;
+    fs.closeSync(this.fd);
+    this.fd = null;
   }
 }
 
+function readFully(fd: number, into: Buffer, length: number, position: number): void {
+  let done = 0;
+  while (done < length) {
+    const n = fs.readSync(fd, into, done, length - done, position + done);
+    if (n === 0) throw new Error(`point-read file ends before byte ${position + length}`);
+    done += n;
+  }
+}
+
+/** Layout 1 files were SQLite databases, which begin so. */
+const SQLITE_HEADER = 'SQLite format 3\0';
+
+/** The footer; null for a file of another layout; throws for anything else. */
+function readFooter(fd: number): Footer | null {
+  const size = fs.fstatSync(fd).size;
+  if (size < HEADER_BYTES + TRAILER_BYTES) throw new Error('not a point-read file (too short)');
+  const header = Buffer.alloc(HEADER_BYTES);
+  readFully(fd, header, HEADER_BYTES, 0);
+  if (header.toString('latin1') === SQLITE_HEADER) return null;
+  if (!header.subarray(0, MAGIC.length).equals(MAGIC)) throw new Error('not a point-read file');
+  if (header.readUInt32LE(MAGIC.length) !== LAYOUT) return null;
+  const trailer = Buffer.alloc(TRAILER_BYTES);
+  readFully(fd, trailer, TRAILER_BYTES, size - TRAILER_BYTES);
+  if (!trailer.subarray(8).equals(MAGIC)) throw new Error('point-read file cut short (no trailer)');
+  const length = trailer.readUInt32LE(0);
+  if (length > size - HEADER_BYTES - TRAILER_BYTES) throw new Error('point-read file footer out of bounds');
+  const json = Buffer.alloc(length);
+  readFully(fd, json, length, size - TRAILER_BYTES - length);
+  return JSON.parse(json.toString('utf8')) as Footer;
+}
+
+/** What a finished point-read file holds, by kind, whatever data it was written for (for checks). */
+export function pointFileCounts(file: string): Record<Kind, number> | null {
+  const fd = fs.openSync(file, 'r');
+  try {
+    const footer = readFooter(fd);
+    return footer && { companies: footer.indexes.companies.count, edges: footer.indexes.edges.count };
+  } finally {
+    fs.closeSync(fd);
+  }
+}
+
+function readIndex(fd: number, place: IndexPlace): Index {
+  const hashes = new Uint32Array(place.count);
+  const offsets = new Float64Array(place.count);
+  const lengths = new Uint32Array(place.count);
+  for (const [i, array] of [hashes, offsets, lengths].entries()) {
+    const bytes = Buffer.from(array.buffer, array.byteOffset, array.byteLength);
+    readFully(fd, bytes, bytes.length, place.at[i]!);
+  }
+  for (let i = 1; i < hashes.length; i++) {
+    // Lookups rely on the order; a damaged index is refused, and the file written again.
+    if (hashes[i]! < hashes[i - 1]!) throw new Error('point-read file index out of order');
+  }
+  return { hashes, offsets, lengths, shift: 32 - place.bits };
+}
+
+/** A kind's rows as they are written: hash, offset and length, in typed arrays that grow. */
+class Entries {
+  hashes = new Uint32Array(1024);
+  offsets = new Float64Array(1024);
+  lengths = new Uint32Array(1024);
+  count = 0;
+
+  push(hash: number, offset: number, length: number): void {
+    if (this.count === this.hashes.length) {
+      const grow = <T extends Uint32Array | Float64Array>(a: T, make: (n: number) => T): T => {
+        const b = make(a.length * 2);
+        b.set(a);
+        return b;
+      };
+      this.hashes = grow(this.hashes, (n) => new Uint32Array(n));
+      this.offsets = grow(this.offsets, (n) => new Float64Array(n));
+      this.lengths = grow(this.lengths, (n) => new Uint32Array(n));
+    }
+    this.hashes[this.count] = hash;
+    this.offsets[this.count] = offset;
+    this.lengths[this.count] = length;
+    this.count++;
+  }
+}
+
+/** Rows are gathered into this many bytes before each write. */
+const WRITE_CHUNK = 4 * 1024 * 1024;
+
 /**
  * Writes a point-read file: rows go into `<file>.tmp`, which becomes `file`
- * only when `finish` has written the key, so a reader never sees half a file
- * and a write cut short leaves nothing behind once `abort` has run.
+ * only when `finish` has written the index and the key, so a reader never sees
+ * half a file and a write cut short leaves nothing behind once `abort` has run.
  */
 export class PointFileWriter {
   private readonly tmp: string;
-  private readonly db: Database;
-  private readonly inserts: Record<Kind, Statement<[string, string]>>;
-  private readonly counts: Record<Kind, number> = { companies: 0, edges: 0 };
+  private fd: number | null;
+  private readonly entries: Record<Kind, Entries> = { companies: new Entries(), edges: new Entries() };
+  private chunk = Buffer.allocUnsafe(WRITE_CHUNK);
+  private used = 0;
+  /** Bytes in the file, the gathered ones included. */
+  private size = 0;
 
   constructor(private readonly file: string) {
     this.tmp = `${file}.tmp`;
     fs.rmSync(this.tmp, { force: true });
-    this.db = new BetterSqlite3(this.tmp);
-    // A file that is rebuilt from the engine when lost needs no journal. The tables keep rowids:
-    // without them a row of more than a few hundred bytes (an edge's evidence) spills into
-    // overflow pages of its own, which made the file four times the size at 1M companies.
-    this.db.pragma('journal_mode = OFF');
-    this.db.pragma('synchronous = OFF');
-    this.db.exec(`
-      CREATE TABLE meta (name TEXT PRIMARY KEY, value TEXT NOT NULL);
-      CREATE TABLE ${TABLES.companies} (key TEXT PRIMARY KEY, row TEXT NOT NULL);
-      CREATE TABLE ${TABLES.edges} (key TEXT PRIMARY KEY, row TEXT NOT NULL);
-      BEGIN;`);
-    this.inserts = {
-      companies: this.db.prepare(`INSERT INTO ${TABLES.companies} (key, row) VALUES (?, ?)`),
-      edges: this.db.prepare(`INSERT INTO ${TABLES.edges} (key, row) VALUES (?, ?)`),
-    };
+    this.fd = fs.openSync(this.tmp, 'w');
+    const header = Buffer.alloc(HEADER_BYTES);
+    MAGIC.copy(header);
+    header.writeUInt32LE(LAYOUT, MAGIC.length);
+    this.append(header);
   }
 
   /** Rows of company/profiles-range. */
   addCompanies(rows: readonly Props[]): void {
-    this.add('companies', 'vid', rows);
+    this.add('companies', rows);
   }
 
   /** Rows of edge/range. */
   addEdges(rows: readonly Props[]): void {
-    this.add('edges', 'edge_id', rows);
+    this.add('edges', rows);
   }
 
-  private add(kind: Kind, keyColumn: string, rows: readonly Props[]): void {
-    const insert = this.inserts[kind];
+  private add(kind: Kind, rows: readonly Props[]): void {
+    const entries = this.entries[kind];
     for (const row of rows) {
-      const key = row[keyColumn];
+      const key = row[KEY_COLUMNS[kind]];
       if (typeof key !== 'string') continue;
-      insert.run(key, engineJson(row));
-      this.counts[kind]++;
+      const text = engineJson(row);
+      const length = Buffer.byteLength(text);
+      entries.push(keyHash(key), this.size, length);
+      if (this.used + length > this.chunk.length) this.flush();
+      if (length > this.chunk.length) this.chunk = Buffer.allocUnsafe(length);
+      this.chunk.write(text, this.used);
+      this.used += length;
+      this.size += length;
     }
   }
 
   /** Rows written so far, by kind. */
   get written(): Readonly<Record<Kind, number>> {
-    return this.counts;
+    return { companies: this.entries.companies.count, edges: this.entries.edges.count };
   }
 
-  /** Writes the key, closes the file and moves it into place. */
+  /** Writes the indexes and the key, closes the file and moves it into place. */
   finish(key: string): void {
-    const meta = this.db.prepare('INSERT INTO meta (name, value) VALUES (?, ?)');
-    meta.run('key', key);
-    meta.run('layout', String(LAYOUT));
-    meta.run('companies', String(this.counts.companies));
-    meta.run('edges', String(this.counts.edges));
-    this.db.exec('COMMIT');
-    this.db.close();
+    const indexes = {} as Record<Kind, IndexPlace>;
+    for (const kind of KINDS) indexes[kind] = this.writeIndex(this.entries[kind]);
+    const footer: Footer = { key, layout: LAYOUT, indexes };
+    const json = Buffer.from(JSON.stringify(footer), 'utf8');
+    const trailer = Buffer.alloc(TRAILER_BYTES);
+    trailer.writeUInt32LE(json.length, 0);
+    MAGIC.copy(trailer, 8);
+    this.append(json);
+    this.append(trailer);
+    this.flush();
+    fs.closeSync(this.fd!);
+    this.fd = null;
     fs.renameSync(this.tmp, this.file);
   }
 
   /** Closes and removes the unfinished file. */
   abort(): void {
-    if (this.db.open) this.db.close();
+    if (this.fd !== null) fs.closeSync(this.fd);
+    this.fd = null;
     fs.rmSync(this.tmp, { force: true });
   }
+
+  /**
+   * Sorts a kind's rows by hash and writes the three arrays, each at an offset
+   * that is a multiple of 8. The sort is on one double per row, the kept hash
+   * bits above the row's number, so it needs no comparator.
+   */
+  private writeIndex(e: Entries): IndexPlace {
+    const bits = hashBits(e.count);
+    const shift = 32 - bits;
+    const scale = 2 ** (53 - bits);
+    const order = new Float64Array(e.count);
+    for (let i = 0; i < e.count; i++) order[i] = (e.hashes[i]! >>> shift) * scale + i;
+    order.sort();
+    const hashes = new Uint32Array(e.count);
+    const offsets = new Float64Array(e.count);
+    const lengths = new Uint32Array(e.count);
+    for (let j = 0; j < e.count; j++) {
+      const i = order[j]! % scale;
+      hashes[j] = e.hashes[i]! >>> shift;
+      offsets[j] = e.offsets[i]!;
+      lengths[j] = e.lengths[i]!;
+    }
+    const at: number[] = [];
+    for (const array of [hashes, offsets, lengths]) {
+      const pad = (8 - (this.size % 8)) % 8;
+      if (pad > 0) this.append(Buffer.alloc(pad));
+      at.push(this.size);
+      this.append(Buffer.from(array.buffer, array.byteOffset, array.byteLength));
+    }
+    return { count: e.count, bits, at: at as [number, number, number] };
+  }
+
+  private append(bytes: Buffer): void {
+    if (this.used + bytes.length > this.chunk.length) this.flush();
+    if (bytes.length > this.chunk.length) {
+      writeFully(this.fd!, bytes, bytes.length);
+    } else {
+      bytes.copy(this.chunk, this.used);
+      this.used += bytes.length;
+    }
+    this.size += bytes.length;
+  }
+
+  private flush(): void {
+    writeFully(this.fd!, this.chunk, this.used);
+    this.used = 0;
+  }
+}
+
+function writeFully(fd: number, bytes: Buffer, length: number): void {
+  let done = 0;
+  while (done < length) done += fs.writeSync(fd, bytes, done, length - done);
 }

@@ -1,0 +1,98 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import { PointFile, PointFileWriter, pointFileCounts } from '../../src/store/embedded/point-file';
+import { tempDir } from '../support/paths';
+
+/** Two vids whose FNV-1a hashes are equal, so the index holds one value twice. */
+const SAME_HASH = ['c2ya8', 'czki6'];
+
+describe('PointFile', () => {
+  let dir: string;
+  let file: string;
+  beforeEach(() => {
+    dir = tempDir('point-file-unit');
+    file = path.join(dir, 'g.point-reads');
+  });
+  afterEach(() => fs.rmSync(dir, { recursive: true, force: true }));
+
+  const company = (i: number) => ({
+    vid: `v${i}`,
+    name: `Company ${i} — Zürich 株式会社`,
+    count_suppliers: BigInt(i),
+    incorporation_date: '2001-02-03T00:00:00.000Z',
+  });
+
+  it('finds every row by its key, and none for a key it does not hold', () => {
+    const w = new PointFileWriter(file);
+    for (let i = 0; i < 20_000; i += 1000)
+      w.addCompanies(Array.from({ length: 1000 }, (_, j) => company(i + j)));
+    w.addCompanies(SAME_HASH.map((vid) => ({ vid, name: vid })));
+    // A row longer than the reader's buffer and than the writer's chunk.
+    w.addEdges([
+      { edge_id: 'big', evidences: 'x'.repeat(5 * 1024 * 1024) },
+      { edge_id: 'e1', label: 'supply' },
+    ]);
+    w.addCompanies([{ name: 'no key' }]);
+    expect(w.written).toEqual({ companies: 20_002, edges: 2 });
+    w.finish('k1');
+    expect(fs.existsSync(`${file}.tmp`)).toBe(false);
+
+    const f = PointFile.open(file, 'k1')!;
+    try {
+      expect(f.counts).toEqual({ companies: 20_002, edges: 2 });
+      expect(f.holdsEdges).toBe(true);
+      for (const i of [0, 1, 999, 1000, 12_345, 19_999]) {
+        expect(f.company(`v${i}`)).toEqual({ ...company(i), count_suppliers: i });
+      }
+      expect(SAME_HASH.map((vid) => f.company(vid)?.name)).toEqual(SAME_HASH);
+      expect(f.company('v20000')).toBeNull();
+      expect(f.company('czki7')).toBeNull();
+      expect(f.company('e1')).toBeNull();
+      expect(f.edge('e1')).toEqual({ edge_id: 'e1', label: 'supply' });
+      expect((f.edge('big')?.evidences as string).length).toBe(5 * 1024 * 1024);
+      expect(f.edge('v1')).toBeNull();
+    } finally {
+      f.close();
+    }
+    expect(pointFileCounts(file)).toEqual({ companies: 20_002, edges: 2 });
+  });
+
+  it('answers an empty kind with null', () => {
+    const w = new PointFileWriter(file);
+    w.addCompanies([company(1)]);
+    w.finish('k1');
+    const f = PointFile.open(file, 'k1')!;
+    expect(f.holdsEdges).toBe(false);
+    expect(f.edge('e1')).toBeNull();
+    f.close();
+    f.close();
+  });
+
+  it('is not used for another key, nor when it is a file of the former SQLite layout', () => {
+    const w = new PointFileWriter(file);
+    w.addCompanies([company(1)]);
+    w.finish('k1');
+    expect(PointFile.open(file, 'k2')).toBeNull();
+    expect(PointFile.open(path.join(dir, 'absent'), 'k1')).toBeNull();
+    fs.writeFileSync(file, Buffer.concat([Buffer.from('SQLite format 3\0'), Buffer.alloc(4096)]));
+    expect(PointFile.open(file, 'k1')).toBeNull();
+  });
+
+  it('refuses a file that is cut short or not a point-read file', () => {
+    const w = new PointFileWriter(file);
+    w.addCompanies(Array.from({ length: 100 }, (_, i) => company(i)));
+    w.finish('k1');
+    const whole = fs.readFileSync(file);
+    fs.writeFileSync(file, whole.subarray(0, whole.length - 5));
+    expect(() => PointFile.open(file, 'k1')).toThrow(/cut short/);
+    fs.writeFileSync(file, 'not a point-read file at all, but long enough');
+    expect(() => PointFile.open(file, 'k1')).toThrow(/not a point-read file/);
+  });
+
+  it('leaves nothing behind when a write is abandoned', () => {
+    const w = new PointFileWriter(file);
+    w.addCompanies([company(1)]);
+    w.abort();
+    expect(fs.readdirSync(dir)).toEqual([]);
+  });
+});
