@@ -231,6 +231,19 @@ function rssBytes(pid) {
   }
 }
 
+/**
+ * CPU seconds the process has used (user and system, all its threads), from /proc; null elsewhere.
+ * Linux counts them in clock ticks of 1/100 s (USER_HZ) on the architectures Node runs on.
+ */
+function cpuSeconds(pid) {
+  try {
+    const fields = fs.readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
+    return (Number(fields[11]) + Number(fields[12])) / 100;
+  } catch {
+    return null;
+  }
+}
+
 const fmtInt = (n) => (n === null || n === undefined ? '-' : Math.round(n).toLocaleString('en-US'));
 const fmtMs = (n) => (n === null || n === undefined ? '-' : n.toFixed(2));
 const fmtS = (n) => (n === null || n === undefined ? '-' : `${n.toFixed(1)} s`);
@@ -723,6 +736,7 @@ async function runCannon(server, paths, opts) {
     const rss = rssBytes(server.child.pid);
     if (rss !== null) server.rssMax = Math.max(server.rssMax ?? 0, rss);
   }, 500);
+  const cpuBefore = cpuSeconds(server.child.pid);
   try {
     const instance = autocannon({
       url: server.base,
@@ -743,6 +757,7 @@ async function runCannon(server, paths, opts) {
     currentCannon = instance;
     instance.on('response', (_client, _status, _bytes, ms) => latencies.add(ms));
     const r = await instance;
+    const cpuAfter = cpuSeconds(server.child.pid);
     const lat = latencies.summary();
     const rss = rssBytes(server.child.pid);
     if (rss !== null) server.rssMax = Math.max(server.rssMax ?? 0, rss);
@@ -751,6 +766,11 @@ async function runCannon(server, paths, opts) {
     return {
       rps: r.requests.average,
       requests: r.requests.total,
+      // The server's own work per answer: steadier than req/s when the load generator shares the cores.
+      server_cpu_us_per_request:
+        cpuBefore !== null && cpuAfter !== null && r.requests.total > 0
+          ? ((cpuAfter - cpuBefore) * 1e6) / r.requests.total
+          : null,
       p50: lat.p50,
       p99: lat.p99,
       non2xx: r.non2xx,
@@ -1010,6 +1030,7 @@ function summarise(runs) {
     p50: median(runs.map((r) => r.p50)),
     p99: median(runs.map((r) => r.p99)),
     ratio: median(runs.map((r) => r.ratio_to_healthz)),
+    cpu_us: median(runs.map((r) => r.server_cpu_us_per_request ?? null)),
     non2xx: runs.reduce((a, r) => a + r.non2xx, 0),
     errors: runs.reduce((a, r) => a + r.errors + r.timeouts, 0),
   };
@@ -1045,8 +1066,8 @@ function report(results) {
       `read cache ${results.options.readCache ?? 'server default'}` +
       (results.options.nodeArgs.length > 0 ? `, node ${results.options.nodeArgs.join(' ')}` : ''),
     '',
-    '| case | req/s (median) | p50 ms | p99 ms | ratio to healthz | non-2xx / errors | target |',
-    '|---|---:|---:|---:|---:|---:|---|',
+    '| case | req/s (median) | p50 ms | p99 ms | ratio to healthz | server CPU µs/request | non-2xx / errors | target |',
+    '|---|---:|---:|---:|---:|---:|---:|---|',
   );
   for (const name of ALL_CASES) {
     const c = cases[name];
@@ -1054,7 +1075,7 @@ function report(results) {
     const m = c.median;
     lines.push(
       `| ${name} | ${fmtInt(m.rps)} | ${fmtMs(m.p50)} | ${fmtMs(m.p99)} | ${m.ratio === null ? '-' : m.ratio.toFixed(3)} | ` +
-        `${m.non2xx} / ${m.errors} | ${targetVerdict(name, m, cases)} |`,
+        `${m.cpu_us === null || m.cpu_us === undefined ? '-' : m.cpu_us.toFixed(0)} | ${m.non2xx} / ${m.errors} | ${targetVerdict(name, m, cases)} |`,
     );
   }
   lines.push('');
