@@ -137,7 +137,7 @@ export class CompanySearchIndex {
     for (let slot = hashVid(vid) & mask; ; slot = (slot + 1) & mask) {
       const entry = table[slot]!;
       if (entry === 0) return -1;
-      if (this.vids.get(entry - 1) === vid) return entry - 1;
+      if (this.vids.equals(entry - 1, vid)) return entry - 1;
     }
   }
 

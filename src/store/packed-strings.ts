@@ -46,6 +46,25 @@ export class PackedStrings {
     return this.text.toString('utf8', from, to);
   }
 
+  /**
+   * Whether value i is `s`, compared on the bytes: no string is made unless `s` has a character
+   * beyond ASCII (a hash table probing its slots asks this of several values per lookup).
+   */
+  equals(i: number, s: string): boolean {
+    const from = this.start[i];
+    const to = this.start[i + 1];
+    if (from === undefined || to === undefined || this.nulls[i] === 1) return false;
+    // UTF-8 never takes fewer bytes than UTF-16 takes code units.
+    if (to - from < s.length) return false;
+    const text = this.text;
+    for (let k = 0; k < s.length; k++) {
+      const c = s.charCodeAt(k);
+      if (c >= 0x80) return this.get(i) === s;
+      if (text[from + k] !== c) return false;
+    }
+    return to - from === s.length;
+  }
+
   /** Bytes held. */
   get bytes(): number {
     return this.text.length + this.start.byteLength + this.nulls.byteLength;

@@ -25,6 +25,27 @@ describe('packed strings', () => {
     expect(packed.bytes).toBe(utf8 + 4 * (VALUES.length + 1) + VALUES.length);
   });
 
+  it('tells whether a value equals a string as comparing the decoded strings would', () => {
+    const packed = PackedStrings.from(VALUES);
+    const probes = [
+      ...EXPECTED.filter((v): v is string => v !== null),
+      'Acme GmbH ',
+      'Acme GmbX',
+      'Acme',
+      'Müller Präzision',
+      'Muller Präzision 株式会社',
+      '😀 emojj',
+      'x'.repeat(9_999),
+      'x'.repeat(10_001),
+      'null',
+    ];
+    for (let i = -1; i <= VALUES.length; i++) {
+      for (const s of probes) expect([i, s, packed.equals(i, s)]).toEqual([i, s, packed.get(i) === s]);
+    }
+    expect(packed.equals(1, '')).toBe(false);
+    expect(packed.equals(2, '')).toBe(true);
+  });
+
   it('reads back from a snapshot what it saved, and refuses parts that disagree', async () => {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'packed-strings-'));
     try {
