@@ -141,6 +141,7 @@ export async function startServer(config: Config, log: Logger): Promise<RunningS
       publicUrl: config.PUBLIC_URL,
       apiFacts: config,
       trustProxy: config.TRUST_PROXY,
+      compressMinBytes: config.COMPRESS_MIN_BYTES,
       corsOrigins: config.CORS_ORIGINS,
       ready: () => search.ready,
       dataVersion: () => `${store.generation}.${search.generation}`,

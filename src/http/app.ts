@@ -60,6 +60,8 @@ export interface AppOptions {
   graphqlLimits: QueryLimits & { maxTokens: number };
   publicUrl?: string;
   trustProxy: number;
+  /** Answers below this size are not compressed (see COMPRESS_MIN_BYTES). */
+  compressMinBytes: number;
   /** Whether the store and search index can answer (readiness). */
   ready: () => boolean;
   /** Extra routers mounted under /v1 after authentication (jobs, downloads come here). */
@@ -92,7 +94,12 @@ export async function buildApp(o: AppOptions): Promise<BuiltApp> {
     next();
   });
   // JSON, CSV downloads and the app's files compress well; brotli's default quality (11) costs too much CPU per export.
-  app.use(compression({ brotli: { params: { [zlib.constants.BROTLI_PARAM_QUALITY]: 4 } } }));
+  app.use(
+    compression({
+      threshold: o.compressMinBytes,
+      brotli: { params: { [zlib.constants.BROTLI_PARAM_QUALITY]: 4 } },
+    }),
+  );
 
   if (o.corsOrigins?.length) {
     const allow = cors(o.corsOrigins, o.keyHeader);
