@@ -86,6 +86,7 @@ function readOptions() {
       'read-cache': { type: 'string' },
       'node-args': { type: 'string' },
       settle: { type: 'string' },
+      'accept-encoding': { type: 'string' },
       help: { type: 'boolean', short: 'h' },
     },
   });
@@ -94,7 +95,7 @@ function readOptions() {
       'node bench/run.mjs [--companies N] [--seed S] [--duration SECONDS] [--connections N] [--runs N]\n' +
         `                   [--data-dir DIR] [--cases ${ALL_CASES.join(',')}] [--skip-pg]\n` +
         '                   [--store embedded|neo4j] [--neo4j-uri bolt://HOST:PORT] [--read-cache ENTRIES]\n' +
-        '                   [--node-args=--max-old-space-size=1536] [--settle SECONDS]\n' +
+        '                   [--node-args=--max-old-space-size=1536] [--settle SECONDS] [--accept-encoding "gzip, br"]\n' +
         'Each option can also be set as BENCH_<NAME> in the environment (BENCH_DATA_DIR, BENCH_SKIP_PG=1, ...).\n',
     );
     process.exit(0);
@@ -121,8 +122,11 @@ function readOptions() {
   const neo4jUri = raw('neo4j-uri') ?? process.env.NEO4J_URI;
   if (store === 'neo4j' && !neo4jUri) fail('--store neo4j needs --neo4j-uri (or NEO4J_URI)');
   const readCache = raw('read-cache');
+  const acceptEncoding = raw('accept-encoding');
   return {
     store,
+    // Sent with every request when set, as most HTTP clients do; unset, answers are never compressed.
+    acceptEncoding: acceptEncoding === undefined || acceptEncoding === '' ? null : acceptEncoding,
     neo4jUri: store === 'neo4j' ? neo4jUri : null,
     // Unset keeps the server's default cache; 0 turns it off, so reads reach the store.
     readCache: readCache === undefined || readCache === '' ? null : int('read-cache', 0, 0, 10_000_000),
@@ -743,7 +747,10 @@ async function runCannon(server, paths, opts) {
       connections: opts.connections,
       duration: opts.duration,
       timeout: REQUEST_TIMEOUT_S,
-      headers: { [KEY_HEADER]: BENCH_KEY },
+      headers: {
+        [KEY_HEADER]: BENCH_KEY,
+        ...(opts.acceptEncoding === null ? {} : { 'accept-encoding': opts.acceptEncoding }),
+      },
       requests: [
         {
           method: 'GET',
@@ -1064,6 +1071,7 @@ function report(results) {
       `${results.options.duration} s x ${results.options.runs} run(s) per case, ${results.options.connections} connections, ` +
       `store ${results.options.store}${results.options.neo4jUri ? ` (${results.options.neo4jUri})` : ''}, ` +
       `read cache ${results.options.readCache ?? 'server default'}` +
+      (results.options.acceptEncoding ? `, Accept-Encoding: ${results.options.acceptEncoding}` : '') +
       (results.options.nodeArgs.length > 0 ? `, node ${results.options.nodeArgs.join(' ')}` : ''),
     '',
     '| case | req/s (median) | p50 ms | p99 ms | ratio to healthz | server CPU µs/request | non-2xx / errors | target |',
