@@ -67,13 +67,13 @@ export class AuthFailureLimiter {
     try {
       const info = await store.get?.(addressOf(req));
       // rate-limit-redis reports an address it has never seen as NaN hits.
-      if (!info || !(info.totalHits >= this.o.max)) return { blocked: false };
+      if (!info || !(info.totalHits >= this.o.max)) return NOT_BLOCKED;
       const resetMs = info.resetTime ? info.resetTime.getTime() - Date.now() : this.o.windowS * 1000;
       return { blocked: true, retryAfterS: Math.max(1, Math.ceil(resetMs / 1000)) };
     } catch (err) {
       // The counters guard against guessing; losing them for a while must not take the API down with them.
       this.log.warn({ err }, 'failed-authentication counters unavailable; not limiting');
-      return { blocked: false };
+      return NOT_BLOCKED;
     }
   }
 

@@ -1,6 +1,6 @@
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import { AppError } from '../domain/errors';
-import type { ApiKeyStore } from './api-keys';
+import type { ApiKeyStore, KeyCheck } from './api-keys';
 import type { AuthFailureCheck, AuthFailureLimiter } from './auth-failures';
 
 declare module 'express-serve-static-core' {
@@ -46,7 +46,11 @@ export function requireApiKey(
     }
     return refuse(req, next, result.reason);
   };
-  const refuse = async (req: Request, next: NextFunction, reason: 'missing' | 'revoked' | 'unknown') => {
+  const refuse = async (
+    req: Request,
+    next: NextFunction,
+    reason: Extract<KeyCheck, { ok: false }>['reason'],
+  ) => {
     await failures.recordFailure(req);
     if (reason === 'missing') {
       next(new AppError('UNAUTHENTICATED', `Send an API key in the ${header} header.`));

@@ -5,6 +5,7 @@ import { hostsOf } from '../domain/hosts';
 import type { CompanyCore, CompanySummary } from '../domain/model';
 import { wordSimilarity } from '../domain/trigram';
 import { PackedStrings } from '../store/packed-strings';
+import { fnv1a } from '../store/string-hash';
 import { KeyedLists } from './keyed-lists';
 import { PackedRecords, PackedRecordsBuilder } from './packed-records';
 import { importanceOf, matchEntry, planQuery, relevanceOf } from './relevance';
@@ -134,7 +135,7 @@ export class CompanySearchIndex {
   private docOf(vid: string): number {
     const table = this.docByVid;
     const mask = table.length - 1;
-    for (let slot = hashVid(vid) & mask; ; slot = (slot + 1) & mask) {
+    for (let slot = fnv1a(vid) & mask; ; slot = (slot + 1) & mask) {
       const entry = table[slot]!;
       if (entry === 0) return -1;
       if (this.vids.equals(entry - 1, vid)) return entry - 1;
@@ -750,13 +751,6 @@ function sortByRank(docs: readonly number[], rank: Uint32Array): number[] {
   return [...docs].sort((a, b) => rank[a]! - rank[b]!);
 }
 
-/** FNV-1a over the vid's UTF-16 code units. */
-function hashVid(vid: string): number {
-  let h = 0x811c9dc5;
-  for (let i = 0; i < vid.length; i++) h = Math.imul(h ^ vid.charCodeAt(i), 0x01000193);
-  return h >>> 0;
-}
-
 /** The vid table of {@link CompanySearchIndex}: at most half full, so probes stay short. */
 function vidTable(vids: PackedStrings): Int32Array {
   let size = 16;
@@ -764,7 +758,7 @@ function vidTable(vids: PackedStrings): Int32Array {
   const table = new Int32Array(size);
   const mask = size - 1;
   for (let doc = 0; doc < vids.length; doc++) {
-    let slot = hashVid(vids.get(doc)!) & mask;
+    let slot = fnv1a(vids.get(doc)!) & mask;
     while (table[slot] !== 0) slot = (slot + 1) & mask;
     table[slot] = doc + 1;
   }

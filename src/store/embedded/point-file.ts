@@ -1,8 +1,9 @@
 import fs from 'node:fs';
 import type { Props } from '../mappers';
+import { fnv1a } from '../string-hash';
 
 /**
- * Version of the file's layout, part of its key: a file of another layout
+ * Version of the file's layout, in its header: a file of another layout
  * (layout 1 was a SQLite database) is not used, and the rows are read from
  * the engine again.
  */
@@ -23,16 +24,6 @@ const KINDS = Object.keys(KEY_COLUMNS) as Kind[];
 /** Engine values as JSON: INT64 may come as a bigint, which JSON has no form for. */
 function engineJson(row: Props): string {
   return JSON.stringify(row, (_k, v: unknown) => (typeof v === 'bigint' ? Number(v) : v));
-}
-
-/** FNV-1a over the key's UTF-16 code units: the index is sorted by it. */
-function keyHash(key: string): number {
-  let h = 0x811c9dc5;
-  for (let i = 0; i < key.length; i++) {
-    h ^= key.charCodeAt(i);
-    h = Math.imul(h, 0x01000193);
-  }
-  return h >>> 0;
 }
 
 /**
@@ -63,7 +54,6 @@ interface IndexPlace {
 
 interface Footer {
   key: string;
-  layout: number;
   indexes: Record<Kind, IndexPlace>;
 }
 
@@ -101,7 +91,7 @@ export class PointFile {
     const fd = fs.openSync(file, 'r');
     try {
       const footer = readFooter(fd);
-      if (!footer || footer.layout !== LAYOUT || footer.key !== key) {
+      if (!footer || footer.key !== key) {
         fs.closeSync(fd);
         return null;
       }
@@ -135,7 +125,7 @@ export class PointFile {
 
   private read(kind: Kind, key: string): Props | null {
     const { hashes, offsets, lengths, shift } = this.indexes[kind];
-    const h = keyHash(key) >>> shift;
+    const h = fnv1a(key) >>> shift;
     let lo = 0;
     let hi = hashes.length;
     while (lo < hi) {
@@ -291,7 +281,7 @@ export class PointFileWriter {
       if (typeof key !== 'string') continue;
       const text = engineJson(row);
       const length = Buffer.byteLength(text);
-      entries.push(keyHash(key), this.size, length);
+      entries.push(fnv1a(key), this.size, length);
       if (this.used + length > this.chunk.length) this.flush();
       if (length > this.chunk.length) this.chunk = Buffer.allocUnsafe(length);
       this.chunk.write(text, this.used);
@@ -309,7 +299,7 @@ export class PointFileWriter {
   finish(key: string): void {
     const indexes = {} as Record<Kind, IndexPlace>;
     for (const kind of KINDS) indexes[kind] = this.writeIndex(this.entries[kind]);
-    const footer: Footer = { key, layout: LAYOUT, indexes };
+    const footer: Footer = { key, indexes };
     const json = Buffer.from(JSON.stringify(footer), 'utf8');
     const trailer = Buffer.alloc(TRAILER_BYTES);
     trailer.writeUInt32LE(json.length, 0);

@@ -5,6 +5,7 @@ import type { Props } from '../mappers';
 import { domicileSpellings, stronger } from '../step-walk';
 import type { Ranked } from '../step-walk';
 import { PackedStrings } from '../packed-strings';
+import { fnv1a } from '../string-hash';
 import { SnapshotReader, SnapshotWriter } from '../snapshot';
 import type { ArrayKind } from '../snapshot';
 import { createHash } from 'node:crypto';
@@ -291,13 +292,6 @@ function adjacency(by: Int32Array, companies: number): Adjacency {
   return { start, rels };
 }
 
-/** FNV-1a over the UTF-16 code units of a text. */
-function hashOf(text: string): number {
-  let h = 0x811c9dc5;
-  for (let i = 0; i < text.length; i++) h = Math.imul(h ^ text.charCodeAt(i), 0x01000193);
-  return h >>> 0;
-}
-
 /**
  * Offsets by vid: open addressing over an Int32Array of twice as many slots as companies
  * (8 MB at 1M) instead of a Map of a million entries on the heap; built in about 0.1 s.
@@ -313,7 +307,7 @@ class OffsetIndex {
     this.mask = size - 1;
     vids.forEach((vid, o) => {
       if (!vid) return;
-      let s = hashOf(vid) & this.mask;
+      let s = fnv1a(vid) & this.mask;
       while (this.slots[s] !== -1) s = (s + 1) & this.mask;
       this.slots[s] = o;
     });
@@ -321,7 +315,7 @@ class OffsetIndex {
 
   /** The offset of `vid`, or -1. */
   get(vid: string): number {
-    for (let s = hashOf(vid) & this.mask; ; s = (s + 1) & this.mask) {
+    for (let s = fnv1a(vid) & this.mask; ; s = (s + 1) & this.mask) {
       const o = this.slots[s]!;
       if (o === -1 || this.vids[o] === vid) return o;
     }
