@@ -5,13 +5,15 @@ import { float4Ratio, trigramSet } from '../domain/trigram';
  * In-process candidate index for pg_trgm similarity search over many names: the documents whose
  * `similarity(query, name) >= threshold`, ranked, without scoring every name.
  *
- * Layout, typed arrays only (about 9 bytes per trigram occurrence, 17 per document, 12 per distinct
- * trigram):
- * - trigrams get a global rank, rarest first (fewest documents), ties by id;
- * - documents are renumbered internally by trigram count, so a length is a contiguous internal range;
- * - rows: each document's trigram ranks, ascending (so rarest first), concatenated in internal order;
- * - one posting list per trigram (CSR), ordered by (document length, position of the trigram in the
- *   document's row, internal number), with the positions kept in a parallel byte array.
+ * Layout, typed arrays only (about 9 bytes per trigram occurrence of each distinct trigram set, 9 per
+ * distinct set, 8 per document, 12 per distinct trigram):
+ * - documents with the same trigram set share one row (a name held by many companies, or names that
+ *   differ only in case and punctuation, is verified once per search);
+ * - trigrams get a global rank, rarest first (fewest rows), ties by id;
+ * - rows are numbered internally by trigram count, so a length is a contiguous internal range;
+ * - rows: each distinct set's trigram ranks, ascending (so rarest first), concatenated in internal order;
+ * - one posting list per trigram (CSR), ordered by (row length, position of the trigram in the row,
+ *   internal number), with the positions kept in a parallel byte array.
  *
  * A document of n trigrams sharing c with a query of q scores float4(c / (q + n - c)). For each length n
  * the fewest shared trigrams that reach the bar is found by evaluating that float4 expression itself, so
@@ -98,24 +100,55 @@ export class TrigramIndexBuilder {
     this.trigrams = new Uint32Array(0);
     this.ends = new Uint32Array(0);
     const startOf = (d: number): number => (d === 0 ? 0 : ends[d - 1]!);
-    const lengthOf = (d: number): number => ends[d]! - startOf(d);
 
-    // Internal numbering: by trigram count, then by doc number (a stable counting sort).
+    // Documents with the same trigram set (the same name, or names differing only in case or
+    // punctuation) share one row: one verification scores them all, and the posting lists hold the row
+    // once. Groups are numbered by their first document.
+    const { groupOf, firstDoc } = groupSets(trigrams, ends, size);
+    const groups = firstDoc.length;
+    const lengthOf = (g: number): number => ends[firstDoc[g]!]! - startOf(firstDoc[g]!);
+    let used = 0;
+    for (let g = 0; g < groups; g++) used += lengthOf(g);
+
+    // Internal numbering of the groups: by trigram count, then by first doc (a stable counting sort).
     let maxLength = 0;
-    for (let d = 0; d < size; d++) maxLength = Math.max(maxLength, lengthOf(d));
+    for (let g = 0; g < groups; g++) maxLength = Math.max(maxLength, lengthOf(g));
     const lengthStart = new Uint32Array(maxLength + 2);
-    for (let d = 0; d < size; d++) lengthStart[lengthOf(d) + 1]!++;
+    for (let g = 0; g < groups; g++) lengthStart[lengthOf(g) + 1]!++;
     for (let n = 1; n < lengthStart.length; n++) lengthStart[n]! += lengthStart[n - 1]!;
-    const docAt = new Uint32Array(size);
-    const internalOf = new Uint32Array(size);
+    const groupAt = new Uint32Array(groups);
+    const internalOfGroup = new Uint32Array(groups);
     const cursor = lengthStart.slice(0, maxLength + 1);
-    for (let d = 0; d < size; d++) {
-      const i = cursor[lengthOf(d)]!++;
-      docAt[i] = d;
-      internalOf[d] = i;
+    for (let g = 0; g < groups; g++) {
+      const i = cursor[lengthOf(g)]!++;
+      groupAt[i] = g;
+      internalOfGroup[g] = i;
     }
+    // Each internal number's documents, ascending: members[memberStart[i], memberStart[i + 1]).
+    const internalOf = new Uint32Array(size);
+    const memberStart = new Uint32Array(groups + 1);
+    for (let d = 0; d < size; d++) {
+      const i = internalOfGroup[groupOf[d]!]!;
+      internalOf[d] = i;
+      memberStart[i + 1]!++;
+    }
+    for (let i = 1; i <= groups; i++) memberStart[i]! += memberStart[i - 1]!;
+    const members = new Uint32Array(size);
+    const memberFill = memberStart.slice(0, groups);
+    for (let d = 0; d < size; d++) members[memberFill[internalOf[d]!]!++] = d;
 
-    const { ids, df } = distinctIds(trigrams, this.used);
+    // The trigrams of one document per group, in group order.
+    const groupTrigrams = new Uint32Array(used);
+    for (let g = 0, at = 0; g < groups; g++) {
+      const from = startOf(firstDoc[g]!);
+      const n = lengthOf(g);
+      groupTrigrams.set(trigrams.subarray(from, from + n), at);
+      at += n;
+    }
+    const groupEnds = new Uint32Array(groups);
+    for (let g = 0, at = 0; g < groups; g++) groupEnds[g] = at += lengthOf(g);
+
+    const { ids, df } = distinctIds(groupTrigrams, used);
     const termCount = ids.length;
     let maxDf = 0;
     for (let t = 0; t < termCount; t++) maxDf = Math.max(maxDf, df[t]!);
@@ -134,30 +167,29 @@ export class TrigramIndexBuilder {
     // Rank by id: binary search for small indexes, a direct table over all 2^24 ids (64 MB while
     // building) when there are tens of millions of lookups to make.
     let rankTable: Uint32Array | undefined;
-    if (this.used >= SMALL_BUILD) {
+    if (used >= SMALL_BUILD) {
       rankTable = new Uint32Array(1 << 24);
       for (let t = 0; t < termCount; t++) rankTable[ids[t]!] = rankOfId[t]!;
     }
     const rankOf = (id: number): number => (rankTable ? rankTable[id]! : rankOfId[findId(ids, id)]!);
 
-    // Each document's trigrams as global ranks, ascending, in internal order.
-    const total = this.used;
-    const rows = new Uint32Array(total);
-    const rowStart = new Uint32Array(size + 1);
-    for (let i = 0; i < size; i++) {
-      const d = docAt[i]!;
-      const from = startOf(d);
-      const n = ends[d]! - from;
+    // Each group's trigrams as global ranks, ascending, in internal order.
+    const rows = new Uint32Array(used);
+    const rowStart = new Uint32Array(groups + 1);
+    for (let i = 0; i < groups; i++) {
+      const g = groupAt[i]!;
+      const from = g === 0 ? 0 : groupEnds[g - 1]!;
+      const n = groupEnds[g]! - from;
       const at = rowStart[i]!;
       rowStart[i + 1] = at + n;
-      for (let k = 0; k < n; k++) rows[at + k] = rankOf(trigrams[from + k]!);
+      for (let k = 0; k < n; k++) rows[at + k] = rankOf(groupTrigrams[from + k]!);
       sortRow(rows, at, at + n);
     }
 
     // Posting lists by rank, each ordered by (document length, position of the trigram in the document's
     // rarest-first row, internal number): the prefix of a length group is what prefix filtering reads.
-    const postings = new Uint32Array(total);
-    const postingPos = new Uint8Array(total);
+    const postings = new Uint32Array(used);
+    const postingPos = new Uint8Array(used);
     const fill = listStart.slice(0, termCount);
     for (let n = 1; n <= maxLength; n++) {
       const first = lengthStart[n]!;
@@ -179,11 +211,63 @@ export class TrigramIndexBuilder {
       postingPos,
       rows,
       rowStart,
-      docAt,
+      members,
+      memberStart,
       internalOf,
       lengthStart,
     });
   }
+}
+
+/**
+ * Numbers the distinct trigram sets among the documents' sets (trigrams[ends[d - 1], ends[d]) for doc d,
+ * each ascending) in order of first occurrence: the group of every doc and the first doc of every group.
+ */
+function groupSets(
+  trigrams: Uint32Array,
+  ends: Uint32Array,
+  size: number,
+): { groupOf: Uint32Array; firstDoc: Uint32Array } {
+  const startOf = (d: number): number => (d === 0 ? 0 : ends[d - 1]!);
+  let slots = 16;
+  while (slots < size * 2) slots *= 2;
+  const mask = slots - 1;
+  // Open addressing over group numbers + 1 (0 is empty), probed linearly from the set's hash.
+  const table = new Uint32Array(slots);
+  const groupOf = new Uint32Array(size);
+  let firstDoc = new Uint32Array(Math.max(16, size >>> 2));
+  let groups = 0;
+  for (let d = 0; d < size; d++) {
+    const from = startOf(d);
+    const to = ends[d]!;
+    let h = 0x811c9dc5 ^ (to - from);
+    for (let k = from; k < to; k++) h = Math.imul(h ^ trigrams[k]!, 0x01000193);
+    h ^= h >>> 15;
+    let slot = h & mask;
+    for (;;) {
+      const entry = table[slot]!;
+      if (entry === 0) {
+        if (groups === firstDoc.length) firstDoc = grow(firstDoc, groups + 1, groups);
+        firstDoc[groups] = d;
+        table[slot] = ++groups;
+        groupOf[d] = groups - 1;
+        break;
+      }
+      const other = firstDoc[entry - 1]!;
+      if (sameRange(trigrams, startOf(other), ends[other]!, from, to)) {
+        groupOf[d] = entry - 1;
+        break;
+      }
+      slot = (slot + 1) & mask;
+    }
+  }
+  return { groupOf, firstDoc: firstDoc.slice(0, groups) };
+}
+
+function sameRange(arr: Uint32Array, aFrom: number, aTo: number, bFrom: number, bTo: number): boolean {
+  if (aTo - aFrom !== bTo - bFrom) return false;
+  for (let k = 0; k < aTo - aFrom; k++) if (arr[aFrom + k] !== arr[bFrom + k]) return false;
+  return true;
 }
 
 /** Below this many trigram occurrences, building sorts ids instead of using tables over all 2^24 ids. */
@@ -255,11 +339,13 @@ interface IndexArrays {
   postingPos: Uint8Array;
   /** Every document's trigram ranks, ascending, in internal order. */
   rows: Uint32Array;
-  /** Row offsets by internal number (size + 1 entries). */
+  /** Row offsets by internal number (one more entry than there are rows). */
   rowStart: Uint32Array;
-  /** Doc number of each internal number. */
-  docAt: Uint32Array;
-  /** Internal number of each doc number. */
+  /** The doc numbers of each internal number (docs with the same trigram set), ascending per number. */
+  members: Uint32Array;
+  /** Offsets into `members` by internal number (one more entry than there are rows). */
+  memberStart: Uint32Array;
+  /** Internal number (row) of each doc number. */
   internalOf: Uint32Array;
   /** First internal number of each trigram count n (maxLength + 2 entries). */
   lengthStart: Uint32Array;
@@ -274,7 +360,8 @@ const ARRAY_KEYS = [
   'postingPos',
   'rows',
   'rowStart',
-  'docAt',
+  'members',
+  'memberStart',
   'internalOf',
   'lengthStart',
 ] as const satisfies readonly (keyof IndexArrays)[];
@@ -294,9 +381,9 @@ export class TrigramIndex {
   /** Use {@link TrigramIndexBuilder.build}. */
   constructor(arrays: IndexArrays) {
     this.a = arrays;
-    this.size = arrays.docAt.length;
+    this.size = arrays.members.length;
     this.maxLength = arrays.lengthStart.length - 2;
-    this.hits = new Uint8Array(this.size);
+    this.hits = new Uint8Array(this.rowCount);
   }
 
   /** Saves the index's arrays (see {@link TrigramIndex.readFrom}). */
@@ -311,6 +398,11 @@ export class TrigramIndex {
     return new TrigramIndex(a as unknown as IndexArrays);
   }
 
+  /** Distinct trigram sets among the documents: the rows a search verifies. */
+  get rowCount(): number {
+    return this.a.rowStart.length - 1;
+  }
+
   /** Bytes held by the index's arrays. */
   get byteLength(): number {
     const a = this.a;
@@ -322,7 +414,8 @@ export class TrigramIndex {
       a.postingPos,
       a.rows,
       a.rowStart,
-      a.docAt,
+      a.members,
+      a.memberStart,
       a.internalOf,
       a.lengthStart,
       this.hits,
@@ -431,7 +524,7 @@ export class TrigramIndex {
     top: TopMatches,
     accept: ((doc: number) => boolean) | undefined,
   ): number {
-    const { listStart, postings, postingPos, lengthStart, rows, rowStart, docAt } = this.a;
+    const { listStart, postings, postingPos, lengthStart, rows, rowStart, members, memberStart } = this.a;
     const first = lengthStart[n]!;
     const last = lengthStart[n + 1]!;
     const known = qr.length;
@@ -472,12 +565,16 @@ export class TrigramIndex {
       const from = rowStart[i]!;
       const common = countCommon(qr, rows, from, from + n, need);
       if (common < need) continue;
-      const doc = docAt[i]!;
-      if (accept !== undefined && !accept(doc)) continue;
       const score = float4Ratio(common, ql + n - common);
-      if (top.offer(doc, score) && top.full() && top.worstScore() > bar) {
-        bar = top.worstScore();
-        need = minCommon(ql, n, bar);
+      // Every document of the row scores the same; the bar can rise between them.
+      const end = memberStart[i + 1]!;
+      for (let m = memberStart[i]!; m < end; m++) {
+        const doc = members[m]!;
+        if (accept !== undefined && !accept(doc)) continue;
+        if (top.offer(doc, score) && top.full() && top.worstScore() > bar) {
+          bar = top.worstScore();
+          need = minCommon(ql, n, bar);
+        }
       }
     }
     return bar;

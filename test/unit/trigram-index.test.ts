@@ -275,6 +275,35 @@ describe('TrigramIndexBuilder', () => {
     });
   });
 
+  it('keeps one row per distinct trigram set and finds every doc of it', () => {
+    const names = [
+      'Acme Steel Co.',
+      'Boeing',
+      'ACME STEEL CO',
+      'Acme Steel',
+      'acme steel co',
+      'Acme Steel Co.',
+    ];
+    const index = build(names);
+    expect(index.size).toBe(6);
+    expect(index.rowCount).toBe(3);
+    const sets = names.map(trigramSet);
+    const weights = Int32Array.from([1, 0, 3, 2, 1, 0]);
+    const notFourth = (doc: number): boolean => doc !== 4;
+    for (const query of ['acme steel co', 'Acme', 'boeing co']) {
+      for (const [offset, limit] of [
+        [0, 10],
+        [0, 2],
+        [1, 2],
+        [3, 1],
+      ] as const) {
+        const opts = { threshold: 0.3, limit, offset, weights, accept: notFourth };
+        expect(index.search(query, opts)).toEqual(bruteForce(scoresFor(query, sets), opts));
+      }
+      names.forEach((name, doc) => expect(index.similarityTo(query, doc)).toBe(similarity(query, name)));
+    }
+  });
+
   it('finds similarity 0.7 names only with a float4 threshold, as pg does with a numeric one', () => {
     const builder = new TrigramIndexBuilder();
     builder.add('Boeing Co');
