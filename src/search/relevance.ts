@@ -98,23 +98,29 @@ export interface EntryMatch {
  * query word begins are one id range, and legal forms are flagged per id.
  */
 export function matchEntry(plan: QueryPlan, words: WordIndex, entry: number): EntryMatch {
-  const ids = words.wordIdsOfEntry(entry);
-  const n = ids.length;
+  const ids = words.entryWords;
+  const start = words.wordStart[entry]!;
+  const n = words.wordStart[entry + 1]! - start;
+  if (scratch.length < n) scratch = new Uint8Array(2 * n);
+  // scratch[p]: bit 0 set when the entry's word p counts (not a legal form, unless only legal forms
+  // count), bit 1 once a query word met it.
+  const flags = scratch;
   let considered = 0;
   let firstPos = -1;
   for (let p = 0; p < n; p++) {
-    if (plan.onlyLegal || !words.isLegal(ids[p]!)) {
+    const counts = plan.onlyLegal || !words.isLegal(ids[start + p]!);
+    flags[p] = counts ? 1 : 0;
+    if (counts) {
       considered++;
       if (firstPos < 0) firstPos = p;
     }
   }
   // A name of legal forms only is matched on all its words.
-  const all = considered === 0;
-  if (all) {
+  if (considered === 0) {
     considered = n;
     firstPos = 0;
+    flags.fill(1, 0, n);
   }
-  const met = new Uint8Array(n);
   let metCount = 0;
   let total = 0;
   let first = 0;
@@ -128,8 +134,8 @@ export function matchEntry(plan: QueryPlan, words: WordIndex, entry: number): En
     let best = 0;
     let at = -1;
     for (let p = 0; p < n; p++) {
-      const id = ids[p]!;
-      if (!all && !plan.onlyLegal && words.isLegal(id)) continue;
+      if ((flags[p]! & 1) === 0) continue;
+      const id = ids[start + p]!;
       let score = 0;
       if (id === exactId) score = 1;
       else if (id >= from && id < to) score = 0.5 + (0.5 * qLength) / words.wordLength(id);
@@ -140,8 +146,8 @@ export function matchEntry(plan: QueryPlan, words: WordIndex, entry: number): En
       }
     }
     total += best;
-    if (at >= 0 && met[at] === 0) {
-      met[at] = 1;
+    if (at >= 0 && (flags[at]! & 2) === 0) {
+      flags[at]! |= 2;
       metCount++;
     }
     if (i === 0 && at >= 0 && at === firstPos) first = 1;
@@ -150,17 +156,25 @@ export function matchEntry(plan: QueryPlan, words: WordIndex, entry: number): En
   const precision = metCount / considered;
   let legal = plan.legalIds.length > 0 ? 1 : 0;
   for (const id of plan.legalIds) {
-    if (id < 0 || !ids.includes(id)) {
+    if (id < 0 || !hasId(ids, start, start + n, id)) {
       legal = 0;
       break;
     }
   }
   let exact = n === plan.wordIds.length ? 1 : 0;
-  for (let k = 0; exact === 1 && k < n; k++) if (ids[k] !== plan.wordIds[k]) exact = 0;
+  for (let k = 0; exact === 1 && k < n; k++) if (ids[start + k] !== plan.wordIds[k]) exact = 0;
   return {
     match: 0.8 * coverage + 0.1 * precision + 0.05 * first + 0.05 * legal + 0.15 * exact,
     coverage,
   };
+}
+
+/** Per-word flags of the entry matchEntry is scoring; searches run one at a time, so one buffer serves. */
+let scratch = new Uint8Array(64);
+
+function hasId(ids: Uint32Array, from: number, to: number, id: number): boolean {
+  for (let k = from; k < to; k++) if (ids[k] === id) return true;
+  return false;
 }
 
 /** The importance part of relevance, in [0, 1]. */

@@ -21,8 +21,10 @@ export class WordIndex {
     readonly entryDoc: Uint32Array,
     readonly entryText: PackedStrings,
     private readonly entryKind: Uint8Array,
-    private readonly wordStart: Uint32Array,
-    private readonly entryWords: Uint32Array,
+    /** Where each entry's words begin in `entryWords` (entries + 1 values). */
+    readonly wordStart: Uint32Array,
+    /** Vocabulary ids of every entry's words, in order, entry after entry. */
+    readonly entryWords: Uint32Array,
     /** First entry of each doc (entries of a doc are contiguous), size + 1 values. */
     private readonly docEntryStart: Uint32Array,
     private readonly vocabTrigrams: TrigramIndex,
