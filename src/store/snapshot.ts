@@ -132,6 +132,22 @@ export class SnapshotReader {
     private readonly sections: Section[],
   ) {}
 
+  /** The key `file` was saved under; null when it is missing or not a snapshot. */
+  static keyOf(file: string): string | null {
+    let fd: number;
+    try {
+      fd = fs.openSync(file, 'r');
+    } catch {
+      return null;
+    }
+    try {
+      const key = readHeader(fd)?.header.key;
+      return typeof key === 'string' ? key : null;
+    } finally {
+      fs.closeSync(fd);
+    }
+  }
+
   /**
    * Opens `file` if it holds a snapshot saved under `key`; null when it is
    * missing, of another key or not a snapshot at all. The caller reads every
@@ -154,18 +170,9 @@ export class SnapshotReader {
   }
 
   private static check(fd: number, key: string): SnapshotReader | null {
-    const size = fs.fstatSync(fd).size;
-    if (size < MAGIC.length + 4) return null;
-    const start = readAt(fd, 0, MAGIC.length + 4);
-    if (!start.subarray(0, MAGIC.length).equals(MAGIC)) return null;
-    const length = start.readUInt32LE(MAGIC.length);
-    if (MAGIC.length + 4 + length > size) return null;
-    let header: Header;
-    try {
-      header = JSON.parse(readAt(fd, MAGIC.length + 4, length).toString('utf8')) as Header;
-    } catch {
-      return null;
-    }
+    const read = readHeader(fd);
+    if (!read) return null;
+    const { header, length, size } = read;
     if (header.key !== key || !Array.isArray(header.sections)) return null;
     const prefix = MAGIC.length + 4 + length;
     const base = prefix + ((ALIGN - (prefix % ALIGN)) % ALIGN);
@@ -243,4 +250,21 @@ function readAt(fd: number, position: number, length: number): Buffer {
     done += n;
   }
   return buf;
+}
+
+/** The header of the snapshot in `fd`, its length and the file's size; null when it is not a snapshot. */
+function readHeader(fd: number): { header: Header; length: number; size: number } | null {
+  const size = fs.fstatSync(fd).size;
+  if (size < MAGIC.length + 4) return null;
+  const start = readAt(fd, 0, MAGIC.length + 4);
+  if (!start.subarray(0, MAGIC.length).equals(MAGIC)) return null;
+  const length = start.readUInt32LE(MAGIC.length);
+  if (MAGIC.length + 4 + length > size) return null;
+  let header: unknown;
+  try {
+    header = JSON.parse(readAt(fd, MAGIC.length + 4, length).toString('utf8'));
+  } catch {
+    return null;
+  }
+  return header !== null && typeof header === 'object' ? { header: header as Header, length, size } : null;
 }

@@ -124,11 +124,19 @@ describe('search index snapshot', () => {
     await (await CompanySearchIndex.build(store)).save(file, 'k1');
     expect(fs.readdirSync(dir)).toEqual(['index']);
     expect(CompanySearchIndex.load(file, 'k2')).toBeNull();
+    expect(SnapshotReader.keyOf(file)).toBe('k1');
     expect(CompanySearchIndex.load(path.join(dir, 'missing'), 'k1')).toBeNull();
+    expect(SnapshotReader.keyOf(path.join(dir, 'missing'))).toBeNull();
     const bytes = fs.readFileSync(file);
     fs.writeFileSync(file, bytes.subarray(0, bytes.length - 100));
     expect(CompanySearchIndex.load(file, 'k1')).toBeNull();
     fs.writeFileSync(file, 'not a snapshot at all');
+    expect(CompanySearchIndex.load(file, 'k1')).toBeNull();
+    expect(SnapshotReader.keyOf(file)).toBeNull();
+    // The magic, then a header that is JSON but not an object.
+    const head = Buffer.from('null');
+    fs.writeFileSync(file, Buffer.concat([bytes.subarray(0, 8), Buffer.from([head.length, 0, 0, 0]), head]));
+    expect(SnapshotReader.keyOf(file)).toBeNull();
     expect(CompanySearchIndex.load(file, 'k1')).toBeNull();
   });
 
