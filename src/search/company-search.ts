@@ -408,6 +408,31 @@ export class CompanySearchIndex {
   }
 
   /**
+   * The relevance order of {@link search} with every company that meets the other criteria scored, not
+   * only the candidates a search draws: the answer a search approximates where many companies match.
+   * For tests and `bench/search-exactness.mjs`; it reads the whole index (about a second at 1M).
+   */
+  searchExhaustive(c: SearchCriteria): { hits: SearchHit[]; hasMore: boolean } {
+    const name = c.name?.trim();
+    if (!name) throw new RangeError('searchExhaustive needs a name');
+    const allowed = this.filter(c);
+    if (allowed === 'none') return { hits: [], hasMore: false };
+    const { accept, docs } = allowed;
+    const candidates = new Map<number, number | null>();
+    for (const doc of docs ?? this.byDegree) if (accept(doc)) candidates.set(doc, null);
+    const ordered = this.best(
+      planQuery(name, this.words),
+      candidates,
+      c.minSimilarity,
+      c.offset + c.limit + 1,
+    );
+    return {
+      hits: ordered.slice(c.offset, c.offset + c.limit).map((s) => this.hitOf(s)),
+      hasMore: ordered.length > c.offset + c.limit,
+    };
+  }
+
+  /**
    * Suggestions for a search box: the most relevant companies whose names (or aliases, or acronyms) hold
    * the typed words, the last one as a beginning. Only word postings are read, with a small budget, so
    * the answer takes about the same time whatever the size of the index.

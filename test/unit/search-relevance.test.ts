@@ -112,3 +112,61 @@ describe('search relevance on the labelled query set', () => {
     }
   });
 });
+
+describe('search candidates', () => {
+  // 180 companies share "acme" and 60 "apex", more than a page and fewer than the candidate budgets,
+  // with relationship counts spread so that importance reorders the names.
+  const words = ['Steel', 'Holdings', 'Chemicals', 'Logistics', 'Precision', 'Foods'];
+  const rows: SearchRow[] = [];
+  const add = (name: string, degree: number, parent = false) => {
+    const vid = `c${rows.length}`;
+    rows.push({
+      core: buildCompanyCore(vid, name),
+      vid,
+      name,
+      searchedByDefault: true,
+      isClusterParent: parent,
+      aliases: [],
+      industry: null,
+      industryCode: null,
+      industryCodeSystem: null,
+      degree,
+      country: null,
+      hosts: [],
+      cities: [],
+      identifierValues: [],
+    });
+  };
+  for (let i = 0; i < 180; i++)
+    add(`Acme ${words[i % 6]!} ${words[(i * 7) % 5]!} No ${i}`, (i * 37) % 101, i % 50 === 0);
+  for (let i = 0; i < 60; i++) add(`Apex ${words[i % 6]!} Group`, (i * 13) % 41);
+  for (let i = 0; i < 40; i++) add(`Zenith ${words[i % 6]!} ${i}`, i);
+
+  it('are every match where there are fewer than the budgets: the order of scoring every company', async () => {
+    const store = { scanSearchRows: (onBatch: (r: SearchRow[]) => void) => Promise.resolve(onBatch(rows)) };
+    const index = await CompanySearchIndex.build(store as unknown as GraphStore);
+    let compared = 0;
+    for (const name of [
+      'acme',
+      'acme steel',
+      'acme stel',
+      'acm',
+      'apex group',
+      'apex',
+      'zenith foods',
+      'acme no 7',
+    ]) {
+      for (const [offset, limit] of [
+        [0, 10],
+        [10, 10],
+        [0, 50],
+      ] as const) {
+        const c = { name, minSimilarity: 0.3, includeSubsidiaries: false, limit, offset };
+        const every = index.searchExhaustive(c);
+        expect({ name, offset, ...index.search(c) }).toEqual({ name, offset, ...every });
+        compared += every.hits.length;
+      }
+    }
+    expect(compared).toBeGreaterThan(400);
+  });
+});
