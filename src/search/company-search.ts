@@ -68,6 +68,13 @@ const SEARCH_BUDGET = 200;
 /** The same for suggestions, which must answer in a few milliseconds. */
 const SUGGEST_BUDGET = 150;
 /**
+ * Candidates a search takes, before those, among companies whose one name holds two or more of the
+ * query's words (most important first, from the postings of the rarest word); and how many of those
+ * postings it reads at most.
+ */
+const MULTI_WORD_BUDGET = 50;
+const MULTI_WORD_READS = 1000;
+/**
  * A beginning spanning more vocabulary words than this ("co" spans tens of thousands at a million
  * companies) is matched by reading companies most important first rather than by merging postings.
  */
@@ -471,7 +478,8 @@ export class CompanySearchIndex {
       });
       for (const m of r.matches) candidates.set(m.doc, m.similarity);
       if (plan.significant.length > 0) {
-        for (const doc of this.wordCandidates(plan, accept, Math.max(SEARCH_BUDGET, c.offset + c.limit))) {
+        const budget = Math.max(SEARCH_BUDGET, c.offset + c.limit);
+        for (const doc of this.wordCandidates(plan, accept, budget, MULTI_WORD_BUDGET)) {
           if (!candidates.has(doc)) candidates.set(doc, null);
         }
       }
@@ -584,13 +592,21 @@ export class CompanySearchIndex {
 
   /**
    * Companies with a name, alias or acronym holding a query word, a typo of one, or (for the last query
-   * word) a word it begins; per query word at most `budget`, most important companies first.
+   * word) a word it begins; per query word at most `budget`, most important companies first. With
+   * `multiWord`, first up to that many whose one name holds two or more of the query's words: a company
+   * named by all of them can be less important than hundreds that hold only the rarest one.
    */
-  private wordCandidates(plan: QueryPlan, accept: (doc: number) => boolean, budget: number): Set<number> {
+  private wordCandidates(
+    plan: QueryPlan,
+    accept: (doc: number) => boolean,
+    budget: number,
+    multiWord = 0,
+  ): Set<number> {
     const out = new Set<number>();
     const words = this.words;
     const n = plan.significant.length;
     const last = n - 1;
+    if (multiWord > 0) this.multiWordCandidates(plan, accept, multiWord, out);
     // Rarest words first, sharing one budget: a rare word names few companies and those are the likely
     // answers, while a common word ("systems") would only spend the budget on the most important of many.
     // Every word still gets a share, so two common words ("general motors") both bring candidates.
@@ -629,6 +645,47 @@ export class CompanySearchIndex {
       spent += taken;
     }
     return out;
+  }
+
+  /**
+   * Adds to `out` up to `budget` companies (most important first) with a name, alias or acronym that
+   * holds at least two of the query's words as they are, read from the postings of the rarest of them
+   * (at most MULTI_WORD_READS).
+   */
+  private multiWordCandidates(
+    plan: QueryPlan,
+    accept: (doc: number) => boolean,
+    budget: number,
+    out: Set<number>,
+  ): void {
+    const words = this.words;
+    const ids = plan.exactIds.filter((id) => id >= 0);
+    if (ids.length < 2) return;
+    let rarest = ids[0]!;
+    for (const id of ids) if (words.frequency(id) < words.frequency(rarest)) rarest = id;
+    const postings = words.postingsOf(rarest);
+    const { entryWords, wordStart, entryDoc } = words;
+    let taken = 0;
+    for (let k = 0; k < postings.length && k < MULTI_WORD_READS && taken < budget; k++) {
+      const entry = postings[k]!;
+      const doc = entryDoc[entry]!;
+      if (out.has(doc) || !accept(doc)) continue;
+      const from = wordStart[entry]!;
+      const to = wordStart[entry + 1]!;
+      let held = 0;
+      for (const id of ids) {
+        for (let p = from; p < to; p++) {
+          if (entryWords[p] === id) {
+            held++;
+            break;
+          }
+        }
+      }
+      if (held >= 2) {
+        out.add(doc);
+        taken++;
+      }
+    }
   }
 
   /**

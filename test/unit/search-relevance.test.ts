@@ -169,4 +169,48 @@ describe('search candidates', () => {
     }
     expect(compared).toBeGreaterThan(400);
   });
+
+  it('include a company named by every query word that hundreds of more important ones hold one of', async () => {
+    const many: SearchRow[] = [];
+    const row = (vid: string, name: string, degree: number): SearchRow => ({
+      core: buildCompanyCore(vid, name),
+      vid,
+      name,
+      searchedByDefault: true,
+      isClusterParent: false,
+      aliases: [],
+      industry: null,
+      industryCode: null,
+      industryCodeSystem: null,
+      degree,
+      country: null,
+      hosts: [],
+      cities: [],
+      identifierValues: [],
+    });
+    const others = [
+      'Forge',
+      'Mining',
+      'Textiles',
+      'Foods',
+      'Cables',
+      'Optics',
+      'Paper',
+      'Motors',
+      'Glass',
+      'Rubber',
+    ];
+    for (let i = 0; i < 300; i++) many.push(row(`o${i}`, `Orion ${others[i % 10]!} ${i}`, 20 + (i % 40)));
+    for (let i = 0; i < 300; i++) many.push(row(`s${i}`, `${others[i % 10]!} Steel ${i}`, 20 + (i % 40)));
+    many.push(row('hub', 'Borealis Logistics', 5000));
+    // Too long a name to reach similarity 0.3, and the least important of all.
+    many.push(row('target', 'Orion Steel Holdings International Trading Company', 1));
+    const store = { scanSearchRows: (onBatch: (r: SearchRow[]) => void) => Promise.resolve(onBatch(many)) };
+    const index = await CompanySearchIndex.build(store as unknown as GraphStore);
+    const c = { name: 'orion steel', minSimilarity: 0.3, includeSubsidiaries: false, limit: 10, offset: 0 };
+    const every = index.searchExhaustive(c);
+    expect(every.hits[0]?.vid).toBe('target');
+    expect(every.hits[0]!.similarity).toBeLessThan(0.3);
+    expect(index.search(c)).toEqual(every);
+  });
 });
