@@ -1,5 +1,6 @@
 import fs from 'node:fs';
 import path from 'node:path';
+import { MAX_IO_BYTES, readExactly } from './file-io';
 
 /**
  * A binary file of typed arrays, string lists and small JSON values, written and
@@ -16,8 +17,6 @@ import path from 'node:path';
  */
 const MAGIC = Buffer.from('TGSNAP1\n');
 const ALIGN = 8;
-/** The most one read or write call moves (the system calls stop short of 2 GiB). */
-const CHUNK = 1 << 30;
 
 export type ArrayKind = 'i8' | 'u8' | 'u16' | 'u32' | 'i32' | 'f64';
 type Kind = ArrayKind | 'json' | 'bytes';
@@ -108,7 +107,8 @@ export class SnapshotWriter {
       try {
         for (const part of [MAGIC, length, header, pad, ...this.parts]) {
           // One write call takes at most 2 GiB.
-          for (let at = 0; at < part.length; at += CHUNK) await handle.write(part.subarray(at, at + CHUNK));
+          for (let at = 0; at < part.length; at += MAX_IO_BYTES)
+            await handle.write(part.subarray(at, at + MAX_IO_BYTES));
         }
         await handle.sync();
       } finally {
@@ -243,12 +243,7 @@ export class SnapshotReader {
  */
 function readAt(fd: number, position: number, length: number): Buffer {
   const buf = Buffer.allocUnsafeSlow(length);
-  let done = 0;
-  while (done < length) {
-    const n = fs.readSync(fd, buf, done, Math.min(CHUNK, length - done), position + done);
-    if (n === 0) throw new Error(`snapshot ends ${length - done} bytes early`);
-    done += n;
-  }
+  readExactly(fd, buf, length, position, 'snapshot');
   return buf;
 }
 

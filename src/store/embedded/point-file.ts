@@ -1,5 +1,6 @@
 import fs from 'node:fs';
 import type { Props } from '../mappers';
+import { readExactly } from '../file-io';
 import { fnv1a } from '../string-hash';
 
 /**
@@ -155,13 +156,9 @@ export class PointFile {
   }
 }
 
+/** Fills `into[0, length)` from the point-read file at `position`. */
 function readFully(fd: number, into: Buffer, length: number, position: number): void {
-  let done = 0;
-  while (done < length) {
-    const n = fs.readSync(fd, into, done, length - done, position + done);
-    if (n === 0) throw new Error(`point-read file ends before byte ${position + length}`);
-    done += n;
-  }
+  readExactly(fd, into, length, position, 'point-read file');
 }
 
 /** Layout 1 files were SQLite databases, which begin so. */
