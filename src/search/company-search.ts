@@ -427,16 +427,7 @@ export class CompanySearchIndex {
     const { accept, docs } = allowed;
     const candidates = new Map<number, number | null>();
     for (const doc of docs ?? this.byDegree) if (accept(doc)) candidates.set(doc, null);
-    const ordered = this.best(
-      planQuery(name, this.words),
-      candidates,
-      c.minSimilarity,
-      c.offset + c.limit + 1,
-    );
-    return {
-      hits: ordered.slice(c.offset, c.offset + c.limit).map((s) => this.hitOf(s)),
-      hasMore: ordered.length > c.offset + c.limit,
-    };
+    return this.rankedPage(planQuery(name, this.words), candidates, c);
   }
 
   /**
@@ -484,6 +475,15 @@ export class CompanySearchIndex {
         }
       }
     }
+    return this.rankedPage(plan, candidates, c);
+  }
+
+  /** The page the criteria ask for of the candidates in relevance order. */
+  private rankedPage(
+    plan: QueryPlan,
+    candidates: Map<number, number | null>,
+    c: SearchCriteria,
+  ): { hits: SearchHit[]; hasMore: boolean } {
     const ordered = this.best(plan, candidates, c.minSimilarity, c.offset + c.limit + 1);
     return {
       hits: ordered.slice(c.offset, c.offset + c.limit).map((s) => this.hitOf(s)),
@@ -664,23 +664,14 @@ export class CompanySearchIndex {
     let rarest = ids[0]!;
     for (const id of ids) if (words.frequency(id) < words.frequency(rarest)) rarest = id;
     const postings = words.postingsOf(rarest);
-    const { entryWords, wordStart, entryDoc } = words;
+    const entryDoc = words.entryDoc;
     let taken = 0;
     for (let k = 0; k < postings.length && k < MULTI_WORD_READS && taken < budget; k++) {
       const entry = postings[k]!;
       const doc = entryDoc[entry]!;
       if (out.has(doc) || !accept(doc)) continue;
-      const from = wordStart[entry]!;
-      const to = wordStart[entry + 1]!;
       let held = 0;
-      for (const id of ids) {
-        for (let p = from; p < to; p++) {
-          if (entryWords[p] === id) {
-            held++;
-            break;
-          }
-        }
-      }
+      for (const id of ids) if (words.entryHolds(entry, id)) held++;
       if (held >= 2) {
         out.add(doc);
         taken++;

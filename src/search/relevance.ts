@@ -156,7 +156,7 @@ export function matchEntry(plan: QueryPlan, words: WordIndex, entry: number): En
   const precision = metCount / considered;
   let legal = plan.legalIds.length > 0 ? 1 : 0;
   for (const id of plan.legalIds) {
-    if (id < 0 || !hasId(ids, start, start + n, id)) {
+    if (id < 0 || !words.entryHolds(entry, id)) {
       legal = 0;
       break;
     }
@@ -171,11 +171,6 @@ export function matchEntry(plan: QueryPlan, words: WordIndex, entry: number): En
 
 /** Per-word flags of the entry matchEntry is scoring; searches run one at a time, so one buffer serves. */
 let scratch = new Uint8Array(64);
-
-function hasId(ids: Uint32Array, from: number, to: number, id: number): boolean {
-  for (let k = from; k < to; k++) if (ids[k] === id) return true;
-  return false;
-}
 
 /** The importance part of relevance, in [0, 1]. */
 export function importanceOf(degree: number, maxDegree: number, isClusterParent: boolean): number {

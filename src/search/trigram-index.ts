@@ -107,8 +107,10 @@ export class TrigramIndexBuilder {
     const { groupOf, firstDoc } = groupSets(trigrams, ends, size);
     const groups = firstDoc.length;
     const lengthOf = (g: number): number => ends[firstDoc[g]!]! - startOf(firstDoc[g]!);
-    let used = 0;
-    for (let g = 0; g < groups; g++) used += lengthOf(g);
+    // Where each group's trigrams end once one document's set per group is laid out in group order.
+    const groupEnds = new Uint32Array(groups);
+    for (let g = 0, at = 0; g < groups; g++) groupEnds[g] = at += lengthOf(g);
+    const used = groups === 0 ? 0 : groupEnds[groups - 1]!;
 
     // Internal numbering of the groups: by trigram count, then by first doc (a stable counting sort).
     let maxLength = 0;
@@ -139,14 +141,10 @@ export class TrigramIndexBuilder {
 
     // The trigrams of one document per group, in group order.
     const groupTrigrams = new Uint32Array(used);
-    for (let g = 0, at = 0; g < groups; g++) {
+    for (let g = 0; g < groups; g++) {
       const from = startOf(firstDoc[g]!);
-      const n = lengthOf(g);
-      groupTrigrams.set(trigrams.subarray(from, from + n), at);
-      at += n;
+      groupTrigrams.set(trigrams.subarray(from, from + lengthOf(g)), groupEnds[g]! - lengthOf(g));
     }
-    const groupEnds = new Uint32Array(groups);
-    for (let g = 0, at = 0; g < groups; g++) groupEnds[g] = at += lengthOf(g);
 
     const { ids, df } = distinctIds(groupTrigrams, used);
     const termCount = ids.length;

@@ -168,6 +168,13 @@ export class WordIndex {
     return this.entryWords.subarray(this.wordStart[entry], this.wordStart[entry + 1]);
   }
 
+  /** Whether the entry holds the vocabulary word `id`. */
+  entryHolds(entry: number, id: number): boolean {
+    const ids = this.entryWords;
+    for (let k = this.wordStart[entry]!; k < this.wordStart[entry + 1]!; k++) if (ids[k] === id) return true;
+    return false;
+  }
+
   word(id: number): string {
     return this.vocab[id]!;
   }

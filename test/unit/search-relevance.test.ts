@@ -5,7 +5,7 @@ import { CompanySearchIndex } from '../../src/search/company-search';
 import type { SearchSort } from '../../src/search/company-search';
 import type { SearchRow } from '../../src/domain/search-row';
 import type { GraphStore } from '../../src/store/graph-store';
-import { buildCompanyCore } from '../support/factories';
+import { buildSearchRow } from '../support/factories';
 
 interface Labelled {
   query: string;
@@ -38,27 +38,17 @@ function searchRows(): SearchRow[] {
   const membership = new Map(clusters.map((c) => [c.vid!, c]));
   return csv('companies.csv').map((c) => {
     const m = membership.get(c.vid!);
-    return {
-      core: buildCompanyCore(c.vid!, c.name!),
-      vid: c.vid!,
-      name: c.name!,
+    return buildSearchRow(c.vid!, c.name!, {
       searchedByDefault: m === undefined || m.is_parent === 'true',
       isClusterParent: m !== undefined && m.is_parent === 'true' && size.get(m.cid_id!)! > 1,
-      aliases: [],
-      industry: null,
-      industryCode: null,
-      industryCodeSystem: null,
       degree: degree.get(c.vid!) ?? 0,
       country: c.domiciled_country || null,
-      hosts: [],
-      cities: [],
-      identifierValues: [],
-    };
+    });
   });
 }
 
-async function buildIndex(): Promise<CompanySearchIndex> {
-  const rows = searchRows();
+/** The index built from these rows, as a store streaming them would have it built. */
+function indexOf(rows: SearchRow[]): Promise<CompanySearchIndex> {
   const store = { scanSearchRows: (onBatch: (r: SearchRow[]) => void) => Promise.resolve(onBatch(rows)) };
   return CompanySearchIndex.build(store as unknown as GraphStore);
 }
@@ -79,7 +69,7 @@ function topOne(index: CompanySearchIndex, q: Labelled, sort: SearchSort): strin
 describe('search relevance on the labelled query set', () => {
   let index: CompanySearchIndex;
   beforeAll(async () => {
-    index = await buildIndex();
+    index = await indexOf(searchRows());
   });
 
   it('finds the intended company first for at least 95% of the queries', () => {
@@ -119,23 +109,7 @@ describe('search candidates', () => {
   const words = ['Steel', 'Holdings', 'Chemicals', 'Logistics', 'Precision', 'Foods'];
   const rows: SearchRow[] = [];
   const add = (name: string, degree: number, parent = false) => {
-    const vid = `c${rows.length}`;
-    rows.push({
-      core: buildCompanyCore(vid, name),
-      vid,
-      name,
-      searchedByDefault: true,
-      isClusterParent: parent,
-      aliases: [],
-      industry: null,
-      industryCode: null,
-      industryCodeSystem: null,
-      degree,
-      country: null,
-      hosts: [],
-      cities: [],
-      identifierValues: [],
-    });
+    rows.push(buildSearchRow(`c${rows.length}`, name, { degree, isClusterParent: parent }));
   };
   for (let i = 0; i < 180; i++)
     add(`Acme ${words[i % 6]!} ${words[(i * 7) % 5]!} No ${i}`, (i * 37) % 101, i % 50 === 0);
@@ -143,8 +117,7 @@ describe('search candidates', () => {
   for (let i = 0; i < 40; i++) add(`Zenith ${words[i % 6]!} ${i}`, i);
 
   it('are every match where there are fewer than the budgets: the order of scoring every company', async () => {
-    const store = { scanSearchRows: (onBatch: (r: SearchRow[]) => void) => Promise.resolve(onBatch(rows)) };
-    const index = await CompanySearchIndex.build(store as unknown as GraphStore);
+    const index = await indexOf(rows);
     let compared = 0;
     for (const name of [
       'acme',
@@ -172,22 +145,7 @@ describe('search candidates', () => {
 
   it('include a company named by every query word that hundreds of more important ones hold one of', async () => {
     const many: SearchRow[] = [];
-    const row = (vid: string, name: string, degree: number): SearchRow => ({
-      core: buildCompanyCore(vid, name),
-      vid,
-      name,
-      searchedByDefault: true,
-      isClusterParent: false,
-      aliases: [],
-      industry: null,
-      industryCode: null,
-      industryCodeSystem: null,
-      degree,
-      country: null,
-      hosts: [],
-      cities: [],
-      identifierValues: [],
-    });
+    const row = (vid: string, name: string, degree: number) => buildSearchRow(vid, name, { degree });
     const others = [
       'Forge',
       'Mining',
@@ -205,8 +163,7 @@ describe('search candidates', () => {
     many.push(row('hub', 'Borealis Logistics', 5000));
     // Too long a name to reach similarity 0.3, and the least important of all.
     many.push(row('target', 'Orion Steel Holdings International Trading Company', 1));
-    const store = { scanSearchRows: (onBatch: (r: SearchRow[]) => void) => Promise.resolve(onBatch(many)) };
-    const index = await CompanySearchIndex.build(store as unknown as GraphStore);
+    const index = await indexOf(many);
     const c = { name: 'orion steel', minSimilarity: 0.3, includeSubsidiaries: false, limit: 10, offset: 0 };
     const every = index.searchExhaustive(c);
     expect(every.hits[0]?.vid).toBe('target');
