@@ -116,19 +116,21 @@ const schema = z.object({
   EMBEDDED_WALK_MEMORY: bool.default(true),
   /**
    * A server on the embedded store answers profiles, list counterparts and the companies
-   * of paths (edges too with EMBEDDED_POINT_READS_EDGES) from a file written beside the
+   * of paths, and edges with EMBEDDED_POINT_READS_EDGES, from a file written beside the
    * graph after every import (`<generation>.point-reads`, kept for the next start)
    * instead of one engine query each.
    */
   EMBEDDED_POINT_READS: bool.default(true),
   /**
-   * The point-read file holds the edges with their evidence too. Off by default: at 1M
-   * companies they took the file from 1.4 GB to 5.2 GB and its writing from about 35 s to
-   * six minutes, most of it the engine reading the edges, for about a sixth more edge reads
-   * per second (measured on the file's former SQLite layout; the companies alone now take
-   * 1.1 GB and 30 s).
+   * The point-read file holds the edges with their evidence too, so an edge read is a file
+   * read rather than an engine query: at 1M companies it took edge reads from a third of
+   * /healthz's rate to about 0.6 (bench/README.md). The price, at 1M companies: the file is
+   * 4.5 GB instead of 1.1 GB, and writing it after an import takes about 4 minutes in the
+   * background instead of 30 s (the engine reads the whole evidence column for each range of
+   * edges it returns). Edges are read from the engine until the file is there, or always when
+   * this is false.
    */
-  EMBEDDED_POINT_READS_EDGES: bool.default(false),
+  EMBEDDED_POINT_READS_EDGES: bool.default(true),
   /** Connections the embedded adapter keeps open for concurrent queries. */
   EMBEDDED_CONNECTIONS: intIn(1, 64).default(4),
   /** Read results kept in memory between imports (0 turns the cache off). */

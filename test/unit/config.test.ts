@@ -10,6 +10,9 @@ describe('loadConfig', () => {
       API_KEY_HEADER: 'X-SERVICE-KEY',
       API_KEYS: [],
       SEED_DEMO: true,
+      // Edges are read from the point-read file unless turned off (the engine's point query costs far more).
+      EMBEDDED_POINT_READS: true,
+      EMBEDDED_POINT_READS_EDGES: true,
     });
     expect(c.dataDir).toBe(path.resolve('./data'));
   });
