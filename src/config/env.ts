@@ -125,7 +125,7 @@ const schema = z.object({
    * The point-read file holds the edges with their evidence too, so an edge read is a file
    * read rather than an engine query: at 1M companies it took edge reads from a third of
    * /healthz's rate to about 0.6 (bench/README.md). The price, at 1M companies: the file is
-   * 4.5 GB instead of 1.1 GB, and writing it after an import takes about 4 minutes in the
+   * 4.5 GB instead of 1.1 GB, and writing it after an import takes about 2.5 minutes in the
    * background instead of 30 s (the engine reads the whole evidence column for each range of
    * edges it returns). Edges are read from the engine until the file is there, or always when
    * this is false.
