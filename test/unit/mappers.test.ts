@@ -1,5 +1,14 @@
 import type { TierCompany } from '../../src/domain/tier-walk';
-import { evidenceItems, toEdge, toProfile, toTierRelationship } from '../../src/store/mappers';
+import {
+  evidenceFromArray,
+  evidenceItems,
+  iso,
+  isoAsIs,
+  toEdge,
+  toProfile,
+  toTierRelationship,
+} from '../../src/store/mappers';
+import { EVIDENCE_FIELDS } from '../../src/store/tables';
 import { buildTierCompany } from '../support/factories';
 
 const company = (vid: string, cid: string): TierCompany => buildTierCompany({ vid, cid_id: cid });
@@ -146,5 +155,71 @@ describe('toProfile', () => {
       industry_code: null,
     });
     expect(Object.keys(p).slice(0, 3)).toEqual(['vid', 'cid_id', 'name']);
+  });
+});
+
+describe('evidenceFromArray', () => {
+  it('names the values of a staged item as EVIDENCE_FIELDS orders them', () => {
+    const item = evidenceFromArray(EVIDENCE_FIELDS.map((_, i) => i));
+    expect(Object.keys(item)).toEqual([...EVIDENCE_FIELDS]);
+    expect(Object.values(item)).toEqual(EVIDENCE_FIELDS.map((_, i) => i));
+  });
+});
+
+describe('iso of a text', () => {
+  // What iso did before it recognised texts already in the form: parse, then print.
+  const parsed = (s: string) => {
+    const d = new Date(s);
+    return Number.isNaN(d.getTime()) ? s : d.toISOString();
+  };
+  const pad = (n: number, width: number) => String(n).padStart(width, '0');
+
+  it('gives what parsing and printing give, for every day of 1600-2400 and days that do not exist', () => {
+    const texts: string[] = [];
+    for (let year = 1600; year <= 2400; year++) {
+      for (let month = 0; month <= 13; month++) {
+        for (let day = 0; day <= 32; day++) texts.push(`${pad(year, 4)}-${pad(month, 2)}-${pad(day, 2)}`);
+      }
+    }
+    texts.push(
+      '0000-01-01',
+      '0000-02-29',
+      '0099-02-29',
+      '9999-12-31',
+      '2025-1-01',
+      '2025/01/01',
+      '202a-01-01',
+    );
+    const wrong = texts.filter((s) => iso(s) !== parsed(s));
+    expect(wrong).toEqual([]);
+    // The recognised texts are most of them: the test would pass on the parse alone otherwise.
+    expect(texts.filter((s) => isoAsIs(s) !== null).length).toBeGreaterThan(290_000);
+  });
+
+  it('gives what parsing and printing give for times, in range or not', () => {
+    const texts: string[] = [];
+    for (const day of ['2024-02-29', '2025-02-29', '2025-04-31', '1999-12-31', '2025-06-15']) {
+      for (let hour = 0; hour <= 25; hour++) {
+        for (const minute of [0, 1, 30, 59, 60, 61]) {
+          for (const second of [0, 59, 60, 99]) {
+            for (const ms of ['000', '001', '999']) {
+              texts.push(`${day}T${pad(hour, 2)}:${pad(minute, 2)}:${pad(second, 2)}.${ms}Z`);
+            }
+          }
+        }
+      }
+    }
+    texts.push(
+      '2025-06-15T08:05:00.000+01:00',
+      '2025-06-15T08:05:00Z',
+      '2025-06-15 08:05:00.000Z',
+      '2025-06-15T08:05:00.00aZ',
+      '2025-06-15T08:05:00,000Z',
+      '',
+      'not a date',
+    );
+    const wrong = texts.filter((s) => iso(s) !== parsed(s));
+    expect(wrong).toEqual([]);
+    expect(texts.filter((s) => isoAsIs(s) !== null).length).toBeGreaterThan(1_000);
   });
 });
