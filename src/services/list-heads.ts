@@ -1,4 +1,5 @@
 import type { Logger } from '../logger';
+import { isoOfTime } from '../store/mappers';
 import type { CompanySummary, Direction, RelationshipItem } from '../domain/model';
 import type { LongList } from '../search/company-search';
 import type { GraphStore, Page, RelationshipQuery } from '../store/graph-store';
@@ -58,7 +59,7 @@ class Head {
       this.confidence[i] = r.confidence_score;
       const text = r.latest_relationship_date;
       this.latest[i] = Date.parse(text ?? '');
-      this.latestText.push(text !== null && isoOf(this.latest[i]) === text ? null : text);
+      this.latestText.push(text !== null && isoOfTime(this.latest[i]) === text ? null : text);
     });
   }
 
@@ -71,7 +72,7 @@ class Head {
       counterpart,
       relationship: {
         confidence_score: this.confidence[i]!,
-        latest_relationship_date: this.latestText[i] ?? isoOf(this.latest[i]!),
+        latest_relationship_date: this.latestText[i] ?? isoOfTime(this.latest[i]!),
         relationship_type: 'edge',
         relationship_id: this.ids[i]!,
         edge_ids: [...(this.edgeIds[i] ?? [this.ids[i]!])],
@@ -203,5 +204,3 @@ export class ListHeads {
     this.log?.info({ lists: lists.size, ms: Date.now() - started }, 'heads of long lists built');
   }
 }
-
-const isoOf = (time: number): string | null => (Number.isNaN(time) ? null : new Date(time).toISOString());

@@ -99,6 +99,40 @@ export function isoAsIs(s: string): string | null {
   return digits(s, 20, 3) < 0 ? null : s;
 }
 
+/** "00" to "99". */
+const TWO_DIGITS = Array.from({ length: 100 }, (_, i) => String(i).padStart(2, '0'));
+const DAY_MS = 86_400_000;
+
+/**
+ * `new Date(time).toISOString()`, null for NaN. A time at midnight UTC in years 0-9999 (every
+ * relationship date the engines hold) is written out by arithmetic on its day number (the civil
+ * calendar from days since 1970), without making a Date.
+ */
+export function isoOfTime(time: number): string | null {
+  if (Number.isNaN(time)) return null;
+  const days = time / DAY_MS;
+  if (!Number.isInteger(days) || days < -719_528 || days > 2_932_896) return new Date(time).toISOString();
+  // Days since 0000-03-01, in 400-year eras of 146,097 days; years start in March so that the
+  // leap day ends the year.
+  const z = days + 719_468;
+  const era = Math.floor(z / 146_097);
+  const dayOfEra = z - era * 146_097;
+  const yearOfEra = Math.floor(
+    (dayOfEra -
+      Math.floor(dayOfEra / 1_460) +
+      Math.floor(dayOfEra / 36_524) -
+      Math.floor(dayOfEra / 146_096)) /
+      365,
+  );
+  const dayOfYear = dayOfEra - (365 * yearOfEra + Math.floor(yearOfEra / 4) - Math.floor(yearOfEra / 100));
+  const m = Math.floor((5 * dayOfYear + 2) / 153);
+  const day = dayOfYear - Math.floor((153 * m + 2) / 5) + 1;
+  const month = m < 10 ? m + 3 : m - 9;
+  const year = yearOfEra + era * 400 + (month <= 2 ? 1 : 0);
+  const y = TWO_DIGITS[Math.floor(year / 100)]! + TWO_DIGITS[year % 100]!;
+  return `${y}-${TWO_DIGITS[month]!}-${TWO_DIGITS[day]!}T00:00:00.000Z`;
+}
+
 /** A list value: a real list, or the staged list literal `[a,b]` kept as text by the embedded schema. */
 export function strings(v: unknown): string[] {
   if (Array.isArray(v)) return v.filter((x): x is string => typeof x === 'string');

@@ -4,6 +4,7 @@ import {
   evidenceItems,
   iso,
   isoAsIs,
+  isoOfTime,
   toEdge,
   toProfile,
   toTierRelationship,
@@ -221,5 +222,37 @@ describe('iso of a text', () => {
     const wrong = texts.filter((s) => iso(s) !== parsed(s));
     expect(wrong).toEqual([]);
     expect(texts.filter((s) => isoAsIs(s) !== null).length).toBeGreaterThan(1_000);
+  });
+});
+
+describe('isoOfTime', () => {
+  const DAY = 86_400_000;
+  const printed = (t: number) => (Number.isNaN(t) ? null : new Date(t).toISOString());
+
+  it('writes every day at midnight as a Date prints it, in years 0 to 9999', () => {
+    const first = Date.UTC(1500, 0, 1) / DAY;
+    const last = Date.UTC(2600, 11, 31) / DAY;
+    const wrong: number[] = [];
+    for (let d = first; d <= last; d++) if (isoOfTime(d * DAY) !== printed(d * DAY)) wrong.push(d);
+    // The rest of the range, every 7th day (all weekdays, months and leap years come round).
+    for (let d = -719_528; d <= 2_932_896; d += 7) if (isoOfTime(d * DAY) !== printed(d * DAY)) wrong.push(d);
+    expect(wrong).toEqual([]);
+  });
+
+  it('prints other times, times beyond year 9999 and NaN as a Date does', () => {
+    const times = [
+      NaN,
+      0,
+      1,
+      -1,
+      DAY - 1,
+      Date.UTC(2025, 5, 15, 8, 5, 0, 1),
+      Date.UTC(-1, 0, 1),
+      -719_529 * DAY,
+      2_932_897 * DAY,
+      8.64e15,
+      -8.64e15,
+    ];
+    expect(times.map(isoOfTime)).toEqual(times.map(printed));
   });
 });
