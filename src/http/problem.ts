@@ -30,6 +30,8 @@ export function problemOf(e: AppError, req?: Request): Problem {
 }
 
 export function sendProblem(res: Response, e: AppError, req?: Request): void {
+  // A failure is no version of the resource: the validator a data read set on its way in goes.
+  res.removeHeader('ETag');
   res
     .status(e.status)
     .type('application/problem+json')

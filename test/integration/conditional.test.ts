@@ -31,6 +31,10 @@ describe('ETag and 304 on data reads', () => {
   it('tags neither failures nor job states', async () => {
     const missing = await t.get('/v1/companies/nobody/');
     expect([missing.status, missing.headers.get('etag')]).toEqual([404, null]);
+    const refused = await t.get('/v1/companies/boeing/suppliers/?limit=many');
+    expect([refused.status, refused.headers.get('etag')]).toEqual([400, null]);
+    const noRoute = await t.get('/v1/companies/boeing/no-such-list/');
+    expect([noRoute.status, noRoute.headers.get('etag')]).toEqual([404, null]);
     const job = await t.get('/v1/jobs/999999/');
     expect(job.headers.get('etag')).toBeNull();
   });
