@@ -29,6 +29,14 @@ export function newKey(): string {
  */
 export class ApiKeyStore {
   private entries: { id: string; hash: Buffer; revoked: boolean }[] = [];
+  /**
+   * The answers of checks that accepted a key since the keys were last read, by the text presented:
+   * a request with a key accepted before skips hashing it (about 3% of a profile read's CPU). Only
+   * a text equal to an accepted key gets in, so it holds at most one entry per key, and it is
+   * emptied whenever the keys are read again: a revocation takes effect as before. Any other text is
+   * still hashed and compared with every key in constant time.
+   */
+  private accepted = new Map<string, KeyCheck>();
   private fileStamp = '';
   private checkedAt = 0;
 
@@ -51,6 +59,7 @@ export class ApiKeyStore {
 
   reload(): void {
     this.fileStamp = this.stamp();
+    this.accepted = new Map();
     this.entries = [
       // Runs are owned by the key id, so an env key's id comes from the key itself (a
       // prefix of its hash, which reveals nothing usable), not from its place in API_KEYS:
@@ -92,13 +101,18 @@ export class ApiKeyStore {
   check(presented: string | undefined): KeyCheck {
     if (!presented) return { ok: false, reason: 'missing' };
     this.refresh();
+    const known = this.accepted.get(presented);
+    if (known) return known;
     const hash = sha256(presented);
     let found: { id: string; revoked: boolean } | null = null;
     for (const e of this.entries) {
       if (crypto.timingSafeEqual(e.hash, hash) && !found) found = e;
     }
     if (!found) return { ok: false, reason: 'unknown' };
-    return found.revoked ? { ok: false, reason: 'revoked' } : { ok: true, id: found.id };
+    if (found.revoked) return { ok: false, reason: 'revoked' };
+    const ok: KeyCheck = { ok: true, id: found.id };
+    this.accepted.set(presented, ok);
+    return ok;
   }
 
   /** Adds a key to the file and returns it in clear: the only time it is shown. */
