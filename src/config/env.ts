@@ -128,7 +128,8 @@ const schema = z.object({
    * 4.5 GB instead of 1.1 GB, and writing it after an import takes about 2.5 minutes in the
    * background instead of 30 s (the engine reads the whole evidence column for each range of
    * edges it returns). Edges are read from the engine until the file is there, or always when
-   * this is false.
+   * this is false. Turning it off keeps a file written with the edges (its companies serve as
+   * before); turning it on writes the file again.
    */
   EMBEDDED_POINT_READS_EDGES: bool.default(true),
   /** Connections the embedded adapter keeps open for concurrent queries. */

@@ -131,6 +131,33 @@ describe('embedded store: point reads from a file', () => {
     }
   });
 
+  it('keeps the file written with the edges when they are turned off, and leaves edges to the engine', async () => {
+    let store = await open('wait', true, true);
+    expect((await store.getEdge('e4'))?.supplier_id).toBe('acme-jp');
+    await store.close();
+    // Changed behind the store's back (same length): only a read from the file can show these.
+    const file = path.join(dir, 'graph', files()[0]!);
+    const bytes = fs.readFileSync(file);
+    for (const [from, to] of [
+      ['"Boeing Co"', '"BOEING CO"'],
+      ['"supplier_id":"acme-jp"', '"supplier_id":"ACME-JP"'],
+    ]) {
+      const at = bytes.indexOf(from!);
+      expect(at).toBeGreaterThan(0);
+      bytes.write(to!, at);
+    }
+    fs.writeFileSync(file, bytes);
+    store = await open('wait', false, false);
+    try {
+      expect((await store.getCompany('boeing'))?.name).toBe('BOEING CO');
+      expect((await store.getEdge('e4'))?.supplier_id).toBe('acme-jp');
+      expect(count('point-read file written')).toBe(1);
+      expect(count('point-read file opened')).toBe(1);
+    } finally {
+      await store.close();
+    }
+  });
+
   it('leaves every read to the engine when off, and writes no file', async () => {
     const store = await open('off');
     try {

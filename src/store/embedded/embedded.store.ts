@@ -334,22 +334,24 @@ export class EmbeddedGraphStore implements GraphStore {
     if (!derived) return null;
     const withEdges = this.options.pointFileEdges ?? false;
     // A file written with or without the edges is another file's worth of rows: part of the key.
-    const saved = {
-      file: derived.file,
-      key: `${derived.key}#${withEdges ? 'companies+edges' : 'companies'}`,
-    };
+    const keyOf = (edges: boolean) => `${derived.key}#${edges ? 'companies+edges' : 'companies'}`;
+    const saved = { file: derived.file, key: keyOf(withEdges) };
     // The walks' memory reads every relationship too: one full read at a time spares the engine's buffer pool.
     if (this.memoryRead?.generation === generation) await this.memoryRead.done;
     if (stale()) return null;
     const [stats] = await this.q('company/stats');
     const [edgeCount] = withEdges ? await this.q('edge/count') : [];
     const total = { companies: int(stats?.companies), edges: withEdges ? int(edgeCount?.edges) : 0 };
-    const same = (f: PointFile) => f.counts.companies === total.companies && f.counts.edges === total.edges;
+    // Without the edges asked for, a file that holds them too serves its companies (getEdge leaves its edges).
+    const same = (f: PointFile) =>
+      f.counts.companies === total.companies && (!withEdges || f.counts.edges === total.edges);
     let file: PointFile | null = null;
     let written = false;
     let companiesMs = 0;
     try {
       file = PointFile.open(saved.file, saved.key);
+      // Turning the edges off needs no new file: the one written with them holds every company too.
+      if (!file && !withEdges) file = PointFile.open(saved.file, keyOf(true));
     } catch (err) {
       this.options.logger?.warn({ err, file: saved.file }, 'point-read file unreadable; writing it anew');
     }
@@ -638,7 +640,7 @@ export class EmbeddedGraphStore implements GraphStore {
   async getEdge(edgeId: string): Promise<EdgeRecord | null> {
     await this.pointsReady();
     const file = this.heldPoints();
-    if (file?.holdsEdges) {
+    if (this.options.pointFileEdges && file?.holdsEdges) {
       const row = file.edge(edgeId);
       return row ? toEdge(row) : null;
     }
