@@ -47,7 +47,7 @@ export function isDate(v: unknown): v is Date {
 }
 
 export function iso(v: unknown): string | null {
-  if (isDate(v)) return Number.isNaN(v.getTime()) ? null : v.toISOString();
+  if (isDate(v)) return isoOfTime(v.getTime());
   if (typeof v === 'string') {
     // Most texts (the point-read file's timestamps, the evidence's days) are already in the form,
     // or a day of it: parsing and printing them again took a tenth of an edge read's CPU.

@@ -1,6 +1,6 @@
 import type { TierCompany, TierRelationship } from '../../domain/tier-walk';
 import type { TierWalkRequest, TierWalkSink } from '../graph-store';
-import { bool, int, isDate, iso, num, str, strings, tierRelationship, toTierCompany } from '../mappers';
+import { bool, int, isDate, isoOfTime, num, str, strings, tierRelationship, toTierCompany } from '../mappers';
 import type { Props } from '../mappers';
 import { domicileSpellings, stronger } from '../step-walk';
 import type { Ranked } from '../step-walk';
@@ -619,7 +619,7 @@ export class WalkMemory {
     return {
       company: { vid: c.vids[o]! },
       confidence: c.confidence[rel]! || 0,
-      date: iso(new Date(c.time[rel]!)) ?? '',
+      date: isoOfTime(c.time[rel]!) ?? '',
     };
   }
 
