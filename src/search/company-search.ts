@@ -640,7 +640,7 @@ export class CompanySearchIndex {
         const [from, to] = words.prefixRange(q);
         if (to - from <= MERGE_WORDS)
           this.mergeByImportance(from, to, allowance - taken, maxReads - reads, offer);
-        else this.scanByImportance(q, allowance - taken, offer);
+        else this.scanByImportance(from, to, allowance - taken, offer);
       }
       spent += taken;
     }
@@ -680,22 +680,24 @@ export class CompanySearchIndex {
   }
 
   /**
-   * Offers the companies whose names have a word beginning with `prefix`, most important first, until
-   * `budget` are taken: for a short beginning they are common, so few companies are read.
+   * Offers the companies whose names have a word beginning with the prefix whose vocabulary ids are
+   * [from, to), most important first, until `budget` are taken: for a short beginning they are common,
+   * so few companies are read. Words are compared by id (the vocabulary is sorted), so a beginning that
+   * few names have costs a pass over SCAN_LIMIT companies' word ids, not the decoding of their words.
    */
-  private scanByImportance(prefix: string, budget: number, take: (doc: number) => boolean): void {
+  private scanByImportance(from: number, to: number, budget: number, take: (doc: number) => boolean): void {
     const words = this.words;
+    const ids = words.entryWords;
+    const wordStart = words.wordStart;
     const scanned = Math.min(this.byDegree.length, SCAN_LIMIT);
     let taken = 0;
     for (let k = 0; k < scanned && taken < budget; k++) {
       const doc = this.byDegree[k]!;
       const [first, end] = words.entriesOf(doc);
-      for (let e = first; e < end; e++) {
-        if (words.wordIdsOfEntry(e).some((id) => words.word(id).startsWith(prefix))) {
-          if (take(doc)) taken++;
-          break;
-        }
-      }
+      let holds = false;
+      for (let w = wordStart[first]!; w < wordStart[end]! && !holds; w++)
+        holds = ids[w]! >= from && ids[w]! < to;
+      if (holds && take(doc)) taken++;
     }
   }
 

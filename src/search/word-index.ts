@@ -155,28 +155,11 @@ export class WordIndex {
     return [this.docEntryStart[doc]!, this.docEntryStart[doc + 1]!];
   }
 
-  /** Folded words of an entry, in order. */
-  wordsOfEntry(entry: number): string[] {
-    const out: string[] = [];
-    for (let k = this.wordStart[entry]!; k < this.wordStart[entry + 1]!; k++)
-      out.push(this.vocab[this.entryWords[k]!]!);
-    return out;
-  }
-
-  /** Vocabulary ids of the words of an entry, in order. */
-  wordIdsOfEntry(entry: number): Uint32Array {
-    return this.entryWords.subarray(this.wordStart[entry], this.wordStart[entry + 1]);
-  }
-
   /** Whether the entry holds the vocabulary word `id`. */
   entryHolds(entry: number, id: number): boolean {
     const ids = this.entryWords;
     for (let k = this.wordStart[entry]!; k < this.wordStart[entry + 1]!; k++) if (ids[k] === id) return true;
     return false;
-  }
-
-  word(id: number): string {
-    return this.vocab[id]!;
   }
 
   /** Length of a vocabulary word. */

@@ -170,4 +170,21 @@ describe('search candidates', () => {
     expect(every.hits[0]!.similarity).toBeLessThan(0.3);
     expect(index.search(c)).toEqual(every);
   });
+
+  it('reach companies by a word beginning that more than a thousand vocabulary words share', async () => {
+    const many: SearchRow[] = [];
+    // 1,200 words beginning with "q" (more than are merged posting by posting), so a typed "q" is
+    // looked for among the most important companies; 3,000 more important ones have no such word.
+    for (let i = 0; i < 1200; i++) many.push(buildSearchRow(`q${i}`, `Qw${i} Trading`, { degree: i % 40 }));
+    for (let i = 0; i < 3000; i++)
+      many.push(buildSearchRow(`o${i}`, `Orion Forge ${i}`, { degree: 100 + (i % 50) }));
+    many.push(buildSearchRow('quasar', 'Quasar Holdings', { degree: 90 }));
+    const index = await indexOf(many);
+    const found = index.suggest('q', 5, false);
+    expect(found.map((s) => s.vid)[0]).toBe('quasar');
+    expect(found).toHaveLength(5);
+    for (const s of found) expect(s.name).toMatch(/^Q/);
+    // After it, the most important of the rest (40 relationships less one).
+    for (const s of found.slice(1)) expect(Number(s.vid.slice(1)) % 40).toBe(39);
+  });
 });
