@@ -22,7 +22,8 @@ import { float4Ratio, trigramSet } from '../domain/trigram';
  * posting lists, each cut by position with a binary search, so common trigrams such as "  c", " co" and
  * "co " are read only where they can still matter. Every candidate is verified by merging its row with
  * the query's ranks, so results are exact. Searches rank as they go and raise the bar to the worst of the
- * best offset + limit + 1 matches found so far, visiting lengths best-possible-score first.
+ * best offset + limit + 1 matches found so far, visiting lengths best-possible-score first; a first pass
+ * with the bar at 0.5 fills the page for most long queries while reading few posting lists.
  */
 
 /** One search result. */
@@ -486,10 +487,30 @@ export class TrigramIndex {
     const qr = this.queryRanks(q);
     if (qr.length === 0) return { matches: [], hasMore: false };
     const top = new TopMatches(offset + limit + 1, weights);
-    // Only the first offset + limit + 1 matches matter. Once that many are held, a doc must score at least
-    // as well as the worst of them, so the bar rises from `threshold` as good matches turn up. Lengths are
-    // visited best-possible-score first (n = q, then outwards) so that it rises early.
-    let bar = threshold;
+    // A first pass with a high floor reads few posting lists (a length then needs many shared trigrams);
+    // where it fills the page, nothing below the floor can enter it. Otherwise the search runs again
+    // from the threshold, offering only the docs scoring below the floor (the others were offered).
+    if (threshold < FIRST_FLOOR) {
+      this.pass(ql, qr, FIRST_FLOOR, Infinity, top, accept);
+      if (!top.full()) this.pass(ql, qr, threshold, FIRST_FLOOR, top, accept);
+    } else this.pass(ql, qr, threshold, Infinity, top, accept);
+    return top.page(offset, limit);
+  }
+
+  /**
+   * Offers to `top` every doc scoring at least `floor` and below `ceiling`. Once `top` is full, a doc must
+   * score at least as well as the worst match it holds, so the bar rises from `floor` as good matches
+   * turn up. Lengths are visited best-possible-score first (n = q, then outwards) so that it rises early.
+   */
+  private pass(
+    ql: number,
+    qr: Uint32Array,
+    floor: number,
+    ceiling: number,
+    top: TopMatches,
+    accept: ((doc: number) => boolean) | undefined,
+  ): void {
+    let bar = top.full() ? Math.max(floor, top.worstScore()) : floor;
     let below = Math.min(ql, this.maxLength);
     let above = ql + 1;
     for (;;) {
@@ -500,13 +521,12 @@ export class TrigramIndex {
       const n = belowOk && (!aboveOk || below * above >= ql * ql) ? below-- : above++;
       if (!belowOk) below = 0;
       if (!aboveOk) above = this.maxLength + 1;
-      bar = this.searchLength(n, ql, qr, bar, top, accept);
+      bar = this.searchLength(n, ql, qr, bar, ceiling, top, accept);
     }
-    return top.page(offset, limit);
   }
 
   /**
-   * Offers every doc of n trigrams scoring >= bar to `top`; returns the raised bar. Candidates come from
+   * Offers every doc of n trigrams scoring >= bar and < ceiling to `top`; returns the raised bar. Candidates come from
    * l-prefix filtering on both sides: order trigrams rarest first; if a doc shares c >= l trigrams with
    * the query, its l rarest shared ones lie among the query's first known - c + l and among the doc's own
    * first n - c + l. So only those posting lists, and in them only those positions, are read, and a doc
@@ -519,6 +539,7 @@ export class TrigramIndex {
     ql: number,
     qr: Uint32Array,
     bar: number,
+    ceiling: number,
     top: TopMatches,
     accept: ((doc: number) => boolean) | undefined,
   ): number {
@@ -564,6 +585,7 @@ export class TrigramIndex {
       const common = countCommon(qr, rows, from, from + n, need);
       if (common < need) continue;
       const score = float4Ratio(common, ql + n - common);
+      if (score >= ceiling) continue;
       // Every document of the row scores the same; the bar can rise between them.
       const end = memberStart[i + 1]!;
       for (let m = memberStart[i]!; m < end; m++) {
@@ -657,6 +679,9 @@ function grow(arr: Uint32Array, needed: number, keep: number): Uint32Array<Array
   next.set(arr.subarray(0, keep));
   return next;
 }
+
+/** Floor of a search's first pass (see TrigramIndex.run). */
+const FIRST_FLOOR = 0.5;
 
 /** Whether c shared trigrams between a query of q and a doc of n trigrams score >= bar (and > 0). */
 function scoreAtLeast(c: number, q: number, n: number, bar: number): boolean {
