@@ -44,7 +44,7 @@ import type { TableName } from '../tables';
 import { ConnectionPool } from './connection-pool';
 import type { EngineRow } from './connection-pool';
 import { openDatabase } from './engine';
-import { NotHeldExactly, WalkMemory, WalkMemoryBuilder } from './walk-memory';
+import { NotHeldExactly, WalkMemory, WalkMemoryBuilder } from '../walk-memory';
 import { PointFile, PointFileWriter } from './point-file';
 import type { EngineDatabase } from './engine';
 

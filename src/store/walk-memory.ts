@@ -1,13 +1,13 @@
-import type { TierCompany, TierRelationship } from '../../domain/tier-walk';
-import type { TierWalkRequest, TierWalkSink } from '../graph-store';
-import { bool, int, isDate, isoOfTime, num, str, strings, tierRelationship, toTierCompany } from '../mappers';
-import type { Props } from '../mappers';
-import { domicileSpellings, stronger } from '../step-walk';
-import type { Ranked } from '../step-walk';
-import { PackedStrings } from '../packed-strings';
-import { fnv1a } from '../string-hash';
-import { SnapshotReader, SnapshotWriter } from '../snapshot';
-import type { ArrayKind } from '../snapshot';
+import type { TierCompany, TierRelationship } from '../domain/tier-walk';
+import type { TierWalkRequest, TierWalkSink } from './graph-store';
+import { bool, int, isDate, isoOfTime, num, str, strings, tierRelationship, toTierCompany } from './mappers';
+import type { Props } from './mappers';
+import { domicileSpellings, stronger } from './step-walk';
+import type { Ranked } from './step-walk';
+import { PackedStrings } from './packed-strings';
+import { fnv1a } from './string-hash';
+import { SnapshotReader, SnapshotWriter } from './snapshot';
+import type { ArrayKind } from './snapshot';
 import { createHash } from 'node:crypto';
 
 /**
