@@ -71,6 +71,14 @@ const schema = z.object({
   /** Seconds between checks, by each server, for an import or seed made by another process. */
   NEO4J_GENERATION_POLL_S: intIn(1, 3600).default(10),
   /**
+   * A server on Neo4j holds every relationship in memory (as EMBEDDED_WALK_MEMORY does; about
+   * 400 MB at 1M companies), read from Neo4j in the background after start and after every
+   * import it sees, so that tier-view exports walk there instead of asking Neo4j tier by tier.
+   * Each export checks the database's generation first, so an import by another instance is
+   * never walked stale; until the read is done, exports use frontier queries.
+   */
+  NEO4J_WALK_MEMORY: bool.default(true),
+  /**
    * Answers smaller than this many bytes are sent uncompressed even to clients that accept
    * gzip or brotli: compressing a 1 KB profile cost about 45% more server CPU per request at
    * 1M companies to save some 500 bytes. Lists, exports, the OpenAPI document and the app's

@@ -5,8 +5,16 @@ import { EmbeddedGraphStore } from './embedded/embedded.store';
 import type { GraphStore } from './graph-store';
 import { Neo4jGraphStore } from './neo4j/neo4j.store';
 
-/** The Neo4j adapter of the configured server (not yet opened). */
-export function neo4jStore(config: Config, log: Logger, migrateOnOpen: boolean): Neo4jGraphStore {
+/**
+ * The Neo4j adapter of the configured server (not yet opened). `serving`: the store of a server,
+ * which holds the relationships in memory for tier walks when NEO4J_WALK_MEMORY says so.
+ */
+export function neo4jStore(
+  config: Config,
+  log: Logger,
+  migrateOnOpen: boolean,
+  serving = false,
+): Neo4jGraphStore {
   return new Neo4jGraphStore({
     uri: config.NEO4J_URI ?? '',
     user: config.NEO4J_USER,
@@ -21,6 +29,7 @@ export function neo4jStore(config: Config, log: Logger, migrateOnOpen: boolean):
     migrateOnOpen,
     // The search index built from the graph is saved here for the next start.
     derivedDir: config.dataDir,
+    walkMemory: serving && config.NEO4J_WALK_MEMORY ? 'background' : 'off',
     logger: log.child({ module: 'store' }),
   });
 }
@@ -56,7 +65,7 @@ export function embeddedStore(
 export async function openStore(config: Config, log: Logger, serving = false): Promise<GraphStore> {
   const store =
     config.STORE === 'neo4j'
-      ? neo4jStore(config, log, true)
+      ? neo4jStore(config, log, true, serving)
       : embeddedStore(config, log, config.EMBEDDED_CONNECTIONS, serving);
   await store.open();
   return store;

@@ -11,20 +11,22 @@ import type { ArrayKind } from './snapshot';
 import { createHash } from 'node:crypto';
 
 /**
- * The relationships of one embedded graph generation, held in memory for tier-view walks.
+ * The relationships of one graph generation, held in memory for tier-view walks.
  *
  * The engine answers a tier's relationships by scanning every relationship of the graph
  * (5.1M at 1M companies) and hands each row to JavaScript at about 0.4 µs a value, kept or
  * not; a 3-tier export of the biggest hub spent most of its seconds there, and a filtered one
  * (confidence, countries, a per-tier cap), stepped frontier by frontier, minutes. Here a walk
- * is a breadth-first search over arrays indexed by the engine's internal offsets, with the
- * same filters, and only the rows an export writes are ever made into objects.
+ * is a breadth-first search over arrays indexed by company offsets (the embedded engine's
+ * internal offsets; on Neo4j, the order its companies were read in), with the same filters,
+ * and only the rows an export writes are ever made into objects. Neo4j answers a walk by
+ * frontier queries, a Bolt round trip per thousand companies and every far company's details
+ * per relationship, twice; from memory the same walk needs none.
  *
  * Columns are typed arrays and byte buffers (company names and details as packed UTF-8), not
  * objects, so the garbage collector has almost nothing to trace: all of it lives off the
- * JavaScript heap. Built from the
- * engine by the store (EmbeddedGraphStore) after every data change; the engine stays the store
- * of record and answers every walk until this is built.
+ * JavaScript heap. Built from the graph by either store after every data change it sees; the
+ * graph stays the store of record and answers every walk until this is built.
  */
 
 /** `status_code` stands for none. */
@@ -175,10 +177,19 @@ export class WalkMemoryBuilder {
     return id;
   }
 
-  /** Lists (hs codes, evidence types) in the engine's stored text; few distinct ones exist. */
+  /**
+   * Lists (hs codes, evidence types) as the embedded engine stores them, `[a,b]`, or as Neo4j does, a
+   * list of strings (kept as that text); few distinct ones exist.
+   */
   private listId(v: unknown): number {
+    if (Array.isArray(v)) {
+      // Elements never hold commas or brackets (staging contract); one that did could not be read back.
+      if (!v.every((x) => typeof x === 'string' && !/[,[\]]/.test(x)))
+        throw new NotHeldExactly('a list element is not a plain string');
+      v = `[${v.join(',')}]`;
+    }
     if (v !== null && v !== undefined && typeof v !== 'string')
-      throw new NotHeldExactly('a list column is not stored as text');
+      throw new NotHeldExactly('a list column is neither text nor a list');
     const text = v ?? NO_LIST;
     return intern(this.lists, this.listTexts, text, text);
   }

@@ -12,18 +12,21 @@ if (neo4jAvailability() === null) {
 } else {
   jest.setTimeout(180_000);
   let target: Neo4jTarget | null = null;
-  graphStoreContract(
-    'neo4j',
+  const opener =
+    (options: Parameters<typeof openNeo4jStore>[1] = {}) =>
     async () => {
       target ??= await startNeo4j();
       await emptyNeo4j(target);
-      return openNeo4jStore(target);
-    },
-    async (store: GraphStore) => {
-      await store.close();
-      if (target) await emptyNeo4j(target);
-      await target?.stop();
-      target = null;
-    },
-  );
+      return openNeo4jStore(target, options);
+    };
+  const dispose = async (store: GraphStore) => {
+    await store.close();
+    if (target) await emptyNeo4j(target);
+    await target?.stop();
+    target = null;
+  };
+  graphStoreContract('neo4j', opener(), dispose);
+  // A server holds every relationship in memory for tier walks; the contract runs again with
+  // every walk waiting for the memory of the data as it is.
+  graphStoreContract('neo4j, walks from memory', opener({ walkMemory: 'wait' }), dispose);
 }

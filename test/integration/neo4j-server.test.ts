@@ -5,6 +5,8 @@ import path from 'node:path';
 import { cypherRoot, loadQuery, splitStatements } from '../../src/store/cypher-files';
 import { NEO4J_QUERY_NAMES, NEO4J_SCRIPTS } from '../../src/store/neo4j/neo4j.store';
 import type { Neo4jGraphStore } from '../../src/store/neo4j/neo4j.store';
+import type { TierWalkRequest } from '../../src/store/graph-store';
+import type { TierCompany, TierRelationship } from '../../src/domain/tier-walk';
 import { asSent } from '../support/cypher-text';
 import { readSeed, tempDir } from '../support/paths';
 import { NEO4J_HINT, emptyNeo4j, neo4jAvailability, openNeo4jStore, startNeo4j } from '../support/neo4j';
@@ -70,7 +72,7 @@ if (neo4jAvailability() === null) {
 
     it('names its data for locally saved derived data: per database, moving on with every seed', async () => {
       const dir = tempDir('neo4j-derived');
-      const named = await openNeo4jStore(target, dir);
+      const named = await openNeo4jStore(target, { derivedDir: dir });
       try {
         const before = named.derivedDataFile('search-index')!;
         expect(path.dirname(before.file)).toBe(dir);
@@ -101,6 +103,60 @@ if (neo4jAvailability() === null) {
     describe('after the demo seed', () => {
       beforeAll(async () => {
         await store.runScript(splitStatements(readSeed('demo.cypher')));
+      });
+
+      it('walks tiers from the relationships held in memory, never a generation old', async () => {
+        const [hub] = (
+          await run(
+            'MATCH (:Company)-[:SUPPLIES]->(c:Company) RETURN c.vid AS vid, count(*) AS n ORDER BY n DESC, vid LIMIT 1',
+          )
+        ).records.map((r) => r.get('vid') as string);
+        const request: TierWalkRequest = { root: hub!, direction: 'suppliers', tiers: 3, evidenceFrom: null };
+        async function walk(on: Neo4jGraphStore) {
+          const companies: TierCompany[] = [];
+          const rows: TierRelationship[] = [];
+          await on.walkTiers(request, {
+            companies: (batch) => void companies.push(...batch),
+            relationships: (_tier, batch) => void rows.push(...batch),
+          });
+          const order = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
+          return {
+            companies: companies.sort((a, b) => order(a.vid, b.vid)),
+            rows: rows.sort((a, b) => order(a.edge_id, b.edge_id)),
+          };
+        }
+        const held = await openNeo4jStore(target, { walkMemory: 'wait' });
+        try {
+          const byQueries = await walk(store);
+          expect(byQueries.companies.length).toBeGreaterThan(3);
+          expect(byQueries.rows.some((r) => r.hs_codes.length > 0 && r.evidence_types.length > 0)).toBe(true);
+          // Everything an export shows, from memory as from frontier queries.
+          expect(await walk(held)).toEqual(byQueries);
+
+          // Renamed behind the store's back, without a new generation: the memory still answers.
+          const supplier = byQueries.rows[0]!.supplier.vid;
+          const name = (
+            await run('MATCH (c:Company {vid: $v}) RETURN c.name AS name', { v: supplier })
+          ).records[0]!.get('name') as string;
+          await run('MATCH (c:Company {vid: $v}) SET c.name = $n', {
+            v: supplier,
+            n: 'Renamed Behind The Store',
+          });
+          const nameIn = (w: Awaited<ReturnType<typeof walk>>) =>
+            w.companies.find((c) => c.vid === supplier)!.name;
+          try {
+            expect(nameIn(await walk(held))).toBe(name);
+            // As an import by another instance ends: the next walk sees the new data at once, not at
+            // the next poll (60 s here).
+            await run(asSent(loadQuery('graph/bump-generation', 'neo4j')).text);
+            expect(nameIn(await walk(held))).toBe('Renamed Behind The Store');
+          } finally {
+            await run('MATCH (c:Company {vid: $v}) SET c.name = $n', { v: supplier, n: name });
+            await run(asSent(loadQuery('graph/bump-generation', 'neo4j')).text);
+          }
+        } finally {
+          await held.close();
+        }
       });
 
       it('writes every confidence score as a FLOAT, as imports do', async () => {

@@ -5,6 +5,7 @@ import os from 'node:os';
 import path from 'node:path';
 import neo4j from 'neo4j-driver';
 import { Neo4jGraphStore } from '../../src/store/neo4j/neo4j.store';
+import type { Neo4jStoreOptions } from '../../src/store/neo4j/neo4j.store';
 
 export const NEO4J_HINT =
   'no Neo4j: run `source .ci/services.sh` (starts Neo4j 5.26 on 127.0.0.1:7687), or set NEO4J_URI (with NEO4J_USER, NEO4J_PASSWORD, NEO4J_DATABASE) to an empty Neo4j 5 database, or run where a Docker engine answers (testcontainers)';
@@ -172,9 +173,12 @@ function holderIsGone(dir: string): boolean {
 }
 
 /** An opened, migrated adapter on the test server. */
-export async function openNeo4jStore(t: Neo4jTarget, derivedDir?: string): Promise<Neo4jGraphStore> {
+export async function openNeo4jStore(
+  t: Neo4jTarget,
+  options: Pick<Neo4jStoreOptions, 'derivedDir' | 'walkMemory'> = {},
+): Promise<Neo4jGraphStore> {
   const store = new Neo4jGraphStore({
-    ...(derivedDir ? { derivedDir } : {}),
+    ...options,
     uri: t.uri,
     user: t.user,
     password: t.password,

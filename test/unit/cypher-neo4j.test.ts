@@ -40,6 +40,10 @@ const ENGINE_FILES: Record<string, string> = {
   'tierview/memory-companies.embedded.cypher': 'names by internal offset for the walks held in memory',
   'tierview/memory-relationships.embedded.cypher':
     'relationships by internal offset range for the walks held in memory',
+  'tierview/memory-companies.neo4j.cypher':
+    'companies by vid (Neo4j has no dense offsets) for the walks held in memory',
+  'tierview/memory-relationships.neo4j.cypher':
+    'every relationship by vids in one streamed read for the walks held in memory',
   'company/get-cores.neo4j.cypher': 'one round trip per page; the embedded engine is faster per key',
   'company/get-summaries.neo4j.cypher': 'one round trip per page; the embedded engine is faster per key',
   'graph/generation.neo4j.cypher': 'shared generation for several instances (embedded watches a file)',

@@ -43,6 +43,8 @@ import type { Driver, Neo4jConnectionOptions } from './driver';
 import { Neo4jExecutor } from './executor';
 import type { Row } from './executor';
 import { importIntoNeo4j } from './neo4j-import';
+import { NotHeldExactly, WalkMemoryBuilder } from '../walk-memory';
+import type { WalkMemory } from '../walk-memory';
 
 /** The Neo4j schema version this build creates (`cypher/schema/create.neo4j.cypher`). */
 export const NEO4J_SCHEMA_VERSION = 1;
@@ -66,6 +68,8 @@ export const NEO4J_QUERY_NAMES = [
   'tierview/step-suppliers',
   'tierview/step-customers',
   'tierview/domiciles',
+  'tierview/memory-companies',
+  'tierview/memory-relationships',
   'path/step-customers',
   'path/step-suppliers',
   'graph/generation',
@@ -84,6 +88,10 @@ export const NEO4J_SCRIPTS = ['schema/create', 'import/prune'] as const;
 /** Companies of one frontier step query: large enough to amortise a round trip, small enough for a quick index seek. */
 const FRONTIER_CHUNK = 1_000;
 const WALK_BATCH = 5_000;
+/** Rows handed over at a time while the walks' memory is read. */
+const MEMORY_BATCH = 20_000;
+/** The step walk's floor when a request sets no evidence date. */
+const NO_EVIDENCE_FLOOR = '0001-01-01';
 
 export interface Neo4jStoreOptions extends Neo4jConnectionOptions {
   database: string;
@@ -98,6 +106,21 @@ export interface Neo4jStoreOptions extends Neo4jConnectionOptions {
   driver?: Driver;
   /** A local directory where data derived from the graph may be saved (see derivedDataFile); unset: nowhere. */
   derivedDir?: string;
+  /**
+   * Tier walks from memory (walk-memory.ts): `off` (default) leaves every walk to frontier queries;
+   * `background` reads every relationship after opening and after every change this store sees, and
+   * walks by queries until that read is done; `wait` makes a walk wait for it (tests).
+   */
+  walkMemory?: 'off' | 'background' | 'wait';
+}
+
+/** The walks' memory and the database generation it was read at. */
+interface HeldWalks {
+  /** The store's own generation counter when it was read. */
+  generation: number;
+  /** `lineage#generation` of the database it was read from. */
+  database: string;
+  walks: WalkMemory;
 }
 
 /**
@@ -115,6 +138,9 @@ export class Neo4jGraphStore implements GraphStore {
   private seenGeneration: number | null = null;
   /** The lineage of the database's generations (see graph/bump-generation) when this store last looked. */
   private lineage: string | null = null;
+  private memory: HeldWalks | null = null;
+  private memoryRead: { generation: number; done: Promise<HeldWalks | null> } | null = null;
+  private closed = false;
 
   constructor(private readonly options: Neo4jStoreOptions) {
     const root = cypherRoot();
@@ -147,6 +173,87 @@ export class Neo4jGraphStore implements GraphStore {
     this.seenGeneration = seen.generation;
     this.lineage = seen.lineage;
     this.gen++;
+    this.dataChanged();
+  }
+
+  /** After every change this store sees: the walks' memory is read again in the background. */
+  private dataChanged(): void {
+    this.memory = null;
+    if (this.options.walkMemory === 'background') void this.walksMemory(false);
+  }
+
+  /**
+   * The walks' memory of the data as this store last saw it, or null. Starts reading it when it is
+   * kept and not read yet for this generation; `wait`: resolves when that read ends.
+   */
+  private async walksMemory(wait: boolean): Promise<HeldWalks | null> {
+    if ((this.options.walkMemory ?? 'off') === 'off') return null;
+    const generation = this.gen;
+    if (this.memory?.generation === generation) return this.memory;
+    if (this.memoryRead?.generation !== generation) {
+      const done = this.readWalksMemory(generation).catch((err: unknown) => {
+        // The data changed or the store closed under the read: nothing to report.
+        if (this.gen !== generation || this.closed) return null;
+        this.options.logger?.warn(
+          { err, generation },
+          'tier walks by frontier queries: the relationships could not be held in memory',
+        );
+        return null;
+      });
+      this.memoryRead = { generation, done };
+    }
+    return wait ? this.memoryRead.done : null;
+  }
+
+  /**
+   * Reads every company and relationship into a WalkMemory: companies get offsets in the order they
+   * are read, relationships name theirs by vid. Kept only when the database's generation is the same
+   * before and after the read and the counts match, so a read that an import ran through is dropped.
+   */
+  private async readWalksMemory(generation: number): Promise<HeldWalks | null> {
+    const started = Date.now();
+    const stale = () => this.gen !== generation || this.closed;
+    const before = await this.databaseGeneration();
+    const [companies] = await this.read('company/stats');
+    const [counted] = await this.read('relationship/count');
+    const n = int(companies?.companies);
+    const total = int(counted?.relationships);
+    const vids = new Array<string>(n).fill('');
+    const offsets = new Map<string, number>();
+    const builder = new WalkMemoryBuilder(vids, total);
+    let next = 0;
+    await this.exec.stream(this.query('tierview/memory-companies'), {}, MEMORY_BATCH, (rows) => {
+      if (stale()) throw new Error("the data changed while the walks' memory was read");
+      for (const r of rows) {
+        const vid = str(r.vid) ?? '';
+        if (next >= n || offsets.has(vid))
+          throw new NotHeldExactly('the companies read are not those counted');
+        vids[next] = vid;
+        offsets.set(vid, next);
+        r.off = next++;
+      }
+      builder.addCompanies(rows);
+    });
+    if (next !== n) throw new NotHeldExactly('the companies read are not those counted');
+    await this.exec.stream(this.query('tierview/memory-relationships'), {}, MEMORY_BATCH, (rows) => {
+      if (stale()) throw new Error("the data changed while the walks' memory was read");
+      for (const r of rows) {
+        r.s = offsets.get(str(r.s) ?? '') ?? -1;
+        r.c = offsets.get(str(r.c) ?? '') ?? -1;
+      }
+      builder.addRelationships(rows);
+    });
+    const walks = builder.finish();
+    if (walks.relationships !== total)
+      throw new NotHeldExactly('the relationships read are not those counted');
+    const after = await this.databaseGeneration();
+    if (stale() || after.generation !== before.generation || after.lineage !== before.lineage) return null;
+    this.memory = { generation, database: databaseKey(before), walks };
+    this.options.logger?.info(
+      { relationships: total, mb: Math.round(walks.bytes / 1048576), ms: Date.now() - started },
+      'relationships held in memory for tier walks',
+    );
+    return this.memory;
   }
 
   /**
@@ -185,6 +292,8 @@ export class Neo4jGraphStore implements GraphStore {
   }
 
   async close(): Promise<void> {
+    this.closed = true;
+    this.memory = null;
     await this.driver.close();
   }
 
@@ -199,6 +308,7 @@ export class Neo4jGraphStore implements GraphStore {
     this.seenGeneration = row ? int(row.generation) : null;
     this.lineage = str(row?.lineage);
     this.gen++;
+    this.dataChanged();
   }
 
   async stats(): Promise<StoreStats> {
@@ -260,14 +370,23 @@ export class Neo4jGraphStore implements GraphStore {
   }
 
   /**
-   * Breadth-first, one frontier step per tier (`tierview/step-*`, the query the
-   * embedded engine uses for the root). A first pass gives every company its tier
-   * (the sink wants all companies before any relationship); a second pass asks
-   * the same steps again and keeps the relationships that reach the next tier.
+   * From the walks' memory when it holds the database's current generation (one small read to check:
+   * an import by another instance is seen at once, not at the next poll). Otherwise breadth-first,
+   * one frontier step per tier (`tierview/step-*`, the query the embedded engine uses for the root).
+   * A first pass gives every company its tier (the sink wants all companies before any relationship);
+   * a second pass asks the same steps again and keeps the relationships that reach the next tier.
    */
   async walkTiers(request: TierWalkRequest, sink: TierWalkSink, signal?: AbortSignal): Promise<boolean> {
     const [rootRow] = await this.read('company/get-profile', { vid: request.root });
     if (!rootRow) return false;
+    const held = await this.walksMemory(this.options.walkMemory === 'wait');
+    const rootOffset = held ? held.walks.offsetOf(request.root) : -1;
+    if (held && rootOffset >= 0 && databaseKey(await this.databaseGeneration()) === held.database) {
+      const root = toTierCompany(rootRow, 0);
+      const evidenceFrom = request.evidenceFrom ?? NO_EVIDENCE_FLOOR;
+      await held.walks.walk({ ...request, root, rootOffset, evidenceFrom }, sink, signal);
+      return true;
+    }
     const step = this.query(`tierview/step-${request.direction}`);
     const spellings = request.countries
       ? domicileSpellings(
@@ -339,6 +458,7 @@ export class Neo4jGraphStore implements GraphStore {
           // A database emptied and filled again may reach the same generation under another lineage.
           if (this.seenGeneration !== null && (g !== this.seenGeneration || lineage !== this.lineage)) {
             this.gen++;
+            this.dataChanged();
             this.options.logger?.info({ generation: g }, 'graph changed by another process');
           }
           this.seenGeneration = g;
@@ -366,7 +486,12 @@ export class Neo4jGraphStore implements GraphStore {
   }
 }
 
-/** A row's `to_*` columns under their plain names (the step queries' far company). */
+/** The database's generation as the walks' memory records it. */
+function databaseKey(g: { generation: number; lineage: string | null }): string {
+  return `${g.lineage ?? ''}#${g.generation}`;
+}
+
+/** The text of a Neo4j script (`cypher/<name>.neo4j.cypher`). */
 function readScript(name: (typeof NEO4J_SCRIPTS)[number]): string {
   return fs.readFileSync(path.join(cypherRoot(), `${name}.neo4j.cypher`), 'utf8');
 }

@@ -1,0 +1,56 @@
+import { NotHeldExactly, WalkMemoryBuilder } from '../../src/store/walk-memory';
+import type { TierRelationship } from '../../src/domain/tier-walk';
+
+/** Two companies, a supplying b, with the relationship's lists given as `hs` and `types`. */
+function built(hs: unknown, types: unknown) {
+  const builder = new WalkMemoryBuilder(['a', 'b'], 1);
+  builder.addCompanies([
+    { off: 0, name: 'A', cid_id: 'a', count_suppliers: 1, count_customers: 0 },
+    { off: 1, name: 'B', cid_id: 'b', count_suppliers: 0, count_customers: 1 },
+  ]);
+  builder.addRelationships([
+    {
+      s: 1,
+      c: 0,
+      edge_id: 'e1',
+      confidence_score: 0.5,
+      status_code: null,
+      hs_codes: hs,
+      evidence_types: types,
+      latest: new Date('2024-05-06T00:00:00Z'),
+    },
+  ]);
+  return builder.finish();
+}
+
+async function rowsOf(hs: unknown, types: unknown): Promise<TierRelationship[]> {
+  const memory = built(hs, types);
+  const rows: TierRelationship[] = [];
+  await memory.walk(
+    {
+      root: { vid: 'a', tier: 0, name: 'A', company_legal_name: null, cid_id: 'a' } as never,
+      rootOffset: 0,
+      direction: 'suppliers',
+      tiers: 1,
+      evidenceFrom: null,
+    },
+    { companies: () => undefined, relationships: (_tier, batch) => void rows.push(...batch) },
+  );
+  return rows;
+}
+
+describe('WalkMemoryBuilder lists', () => {
+  it('reads lists stored as text (embedded) and as lists of strings (Neo4j) alike', async () => {
+    const fromText = await rowsOf('[8471,8473]', '[customs]');
+    const fromLists = await rowsOf(['8471', '8473'], ['customs']);
+    expect(fromLists).toEqual(fromText);
+    expect(fromLists.map((r) => [r.hs_codes, r.evidence_types])).toEqual([[['8471', '8473'], ['customs']]]);
+    expect((await rowsOf([], null)).map((r) => [r.hs_codes, r.evidence_types])).toEqual([[[], []]]);
+  });
+
+  it('refuses a list element it could not give back as it was', () => {
+    expect(() => built(['84,71'], [])).toThrow(NotHeldExactly);
+    expect(() => built([8471], [])).toThrow(NotHeldExactly);
+    expect(() => built({ code: '8471' }, [])).toThrow(NotHeldExactly);
+  });
+});
