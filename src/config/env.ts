@@ -72,8 +72,9 @@ const schema = z.object({
   NEO4J_GENERATION_POLL_S: intIn(1, 3600).default(10),
   /**
    * A server on Neo4j holds every relationship in memory (as EMBEDDED_WALK_MEMORY does; about
-   * 400 MB at 1M companies), read from Neo4j in the background after start and after every
-   * import it sees, so that tier-view exports walk there instead of asking Neo4j tier by tier.
+   * 470 MB at 1M companies), read from Neo4j in the background after start and after every
+   * import it sees (and saved in DATA_DIR, so that a restart on the same data loads it), so
+   * that tier-view exports walk there instead of asking Neo4j tier by tier.
    * Each export checks the database's generation first, so an import by another instance is
    * never walked stale; until the read is done, exports use frontier queries.
    */

@@ -357,6 +357,8 @@ interface SavedHead {
   relationships: number;
   /** Digest of the vids by internal offset: the offsets must name the same companies. */
   vids: string;
+  /** The vids themselves follow the head (a store without offsets of its own: Neo4j). */
+  holdsVids?: boolean;
 }
 
 /** The layout is part of the key: a file saved by a build with another layout is not read. */
@@ -442,6 +444,10 @@ export class WalkMemory {
     return this.c.sup.length;
   }
 
+  get companies(): number {
+    return this.c.vids.length;
+  }
+
   /** Bytes held, roughly (typed arrays, the edge id text and the packed company columns). */
   get bytes(): number {
     const columns: unknown[] = Object.values(this.c);
@@ -455,14 +461,16 @@ export class WalkMemory {
    * Saves the memory in `file` under `key` (see GraphStore.derivedDataFile), so that the next
    * start loads it instead of reading every relationship from the engine again.
    */
-  save(file: string, key: string): Promise<void> {
+  save(file: string, key: string, { withVids = false }: { withVids?: boolean } = {}): Promise<void> {
     const c = this.c;
     const head: SavedHead = {
       companies: c.vids.length,
       relationships: c.sup.length,
       vids: vidsDigest(c.vids),
+      ...(withVids ? { holdsVids: true } : {}),
     };
     const w = new SnapshotWriter().json(head);
+    if (withVids) PackedStrings.from(c.vids).writeTo(w);
     for (const [name, kind] of SAVED) {
       const column = c[name];
       if (kind === 'json') w.json(column);
@@ -475,15 +483,23 @@ export class WalkMemory {
 
   /**
    * The memory saved in `file` under `key` for the companies `vids` (by internal offset), or
-   * null when there is none, or it is of other data or another layout. Lets requests in
-   * between its sections (each at most some tens of MB at 1M companies).
+   * null when there is none, or it is of other data or another layout. With `vids` null, the
+   * file must hold them (saved `withVids`). Lets requests in between its sections (each at
+   * most some tens of MB at 1M companies).
    */
-  static async load(file: string, key: string, vids: readonly string[]): Promise<WalkMemory | null> {
+  static async load(file: string, key: string, known: readonly string[] | null): Promise<WalkMemory | null> {
     const r = SnapshotReader.open(file, savedKey(key));
     if (!r) return null;
     try {
       const head = r.json<SavedHead>();
-      if (head.companies !== vids.length || head.vids !== vidsDigest(vids)) return null;
+      let vids = known;
+      if (head.holdsVids) {
+        const held = PackedStrings.readFrom(r);
+        if (!held || held.length !== head.companies) return null;
+        const inFile = Array.from({ length: held.length }, (_, i) => held.get(i) ?? '');
+        vids ??= inFile;
+      }
+      if (!vids || head.companies !== vids.length || head.vids !== vidsDigest(vids)) return null;
       const read: Record<string, { readonly length: number }> = {};
       for (const [name, kind] of SAVED) {
         if (kind === 'strings') {

@@ -43,8 +43,7 @@ import type { Driver, Neo4jConnectionOptions } from './driver';
 import { Neo4jExecutor } from './executor';
 import type { Row } from './executor';
 import { importIntoNeo4j } from './neo4j-import';
-import { NotHeldExactly, WalkMemoryBuilder } from '../walk-memory';
-import type { WalkMemory } from '../walk-memory';
+import { NotHeldExactly, WalkMemory, WalkMemoryBuilder } from '../walk-memory';
 
 /** The Neo4j schema version this build creates (`cypher/schema/create.neo4j.cypher`). */
 export const NEO4J_SCHEMA_VERSION = 1;
@@ -90,6 +89,8 @@ const FRONTIER_CHUNK = 1_000;
 const WALK_BATCH = 5_000;
 /** Rows handed over at a time while the walks' memory is read. */
 const MEMORY_BATCH = 20_000;
+/** Name of the saved walk memory (see derivedDataFile). */
+const WALK_MEMORY_FILE = 'walk-memory';
 /** The step walk's floor when a request sets no evidence date. */
 const NO_EVIDENCE_FLOOR = '0001-01-01';
 
@@ -141,6 +142,7 @@ export class Neo4jGraphStore implements GraphStore {
   private memory: HeldWalks | null = null;
   private memoryRead: { generation: number; done: Promise<HeldWalks | null> } | null = null;
   private closed = false;
+  private memorySave: Promise<void> = Promise.resolve();
 
   constructor(private readonly options: Neo4jStoreOptions) {
     const root = cypherRoot();
@@ -218,6 +220,24 @@ export class Neo4jGraphStore implements GraphStore {
     const [counted] = await this.read('relationship/count');
     const n = int(companies?.companies);
     const total = int(counted?.relationships);
+    // Saved by this or another server for the same data: the file names its own vids.
+    const derived = this.derivedDataFile(WALK_MEMORY_FILE);
+    const saved = derived?.key === databaseKey(before) ? derived : null;
+    if (saved) {
+      const loaded = await WalkMemory.load(saved.file, saved.key, null).catch((err: unknown) => {
+        this.options.logger?.warn({ err, file: saved.file }, 'saved walk memory unreadable; reading it anew');
+        return null;
+      });
+      if (stale()) return null;
+      if (loaded && loaded.relationships === total && loaded.companies === n) {
+        this.memory = { generation, database: saved.key, walks: loaded };
+        this.options.logger?.info(
+          { relationships: total, ms: Date.now() - started, file: saved.file },
+          'relationships held in memory for tier walks: loaded',
+        );
+        return this.memory;
+      }
+    }
     const vids = new Array<string>(n).fill('');
     const offsets = new Map<string, number>();
     const builder = new WalkMemoryBuilder(vids, total);
@@ -253,6 +273,17 @@ export class Neo4jGraphStore implements GraphStore {
       { relationships: total, mb: Math.round(walks.bytes / 1048576), ms: Date.now() - started },
       'relationships held in memory for tier walks',
     );
+    if (saved) {
+      const saving = Date.now();
+      this.memorySave = walks
+        .save(saved.file, saved.key, { withVids: true })
+        .then(() =>
+          this.options.logger?.info({ ms: Date.now() - saving, file: saved.file }, 'walk memory saved'),
+        )
+        .catch((err: unknown) =>
+          this.options.logger?.warn({ err, file: saved.file }, 'could not save the walk memory'),
+        );
+    }
     return this.memory;
   }
 
@@ -294,6 +325,7 @@ export class Neo4jGraphStore implements GraphStore {
   async close(): Promise<void> {
     this.closed = true;
     this.memory = null;
+    await this.memorySave;
     await this.driver.close();
   }
 
