@@ -10,6 +10,7 @@ import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import autocannon from 'autocannon';
+import neo4j from 'neo4j-driver';
 import { parse as parseCsv } from 'csv-parse';
 import pg from 'pg';
 import { freePort, sleep } from './common.mjs';
@@ -434,10 +435,15 @@ async function ensureNeo4jDataset(opts, datasetDir, marker, env) {
   }
   if (fs.existsSync(imported)) {
     const record = JSON.parse(fs.readFileSync(imported, 'utf8'));
-    if (record.neo4j_uri === opts.neo4jUri) {
+    // The record says what was imported, not what the server still holds (a server started on
+    // an empty directory, or emptied by hand): its company count must agree before it is reused.
+    const held = record.neo4j_uri === opts.neo4jUri ? await neo4jCompanies(opts) : null;
+    if (held === opts.companies) {
       log(`dataset ${opts.companies} companies, seed ${opts.seed}: reusing the import into ${opts.neo4jUri}`);
       return { ...previous, ...record, reused: true, datasetDir };
     }
+    if (held !== null)
+      log(`${opts.neo4jUri} holds ${held} companies, not the ${opts.companies} recorded: importing again`);
   }
   fs.rmSync(storeDir, { recursive: true, force: true });
   fs.mkdirSync(storeDir, { recursive: true });
@@ -459,6 +465,24 @@ function neo4jEnv(opts) {
     NEO4J_USER: process.env.NEO4J_USER ?? 'neo4j',
     NEO4J_PASSWORD: process.env.NEO4J_PASSWORD ?? 'neo4j',
   };
+}
+
+/** How many companies the Neo4j server at --neo4j-uri holds. */
+async function neo4jCompanies(opts) {
+  const env = neo4jEnv(opts);
+  const driver = neo4j.driver(env.NEO4J_URI, neo4j.auth.basic(env.NEO4J_USER, env.NEO4J_PASSWORD));
+  try {
+    const { records } = await driver.executeQuery(
+      'MATCH (c:Company) RETURN count(c) AS n',
+      {},
+      {
+        database: process.env.NEO4J_DATABASE ?? 'neo4j',
+      },
+    );
+    return Number(records[0].get('n'));
+  } finally {
+    await driver.close();
+  }
 }
 
 async function importDataset(datasetDir, env) {
