@@ -9,6 +9,7 @@ import { fnv1a } from './string-hash';
 import { SnapshotReader, SnapshotWriter } from './snapshot';
 import type { ArrayKind } from './snapshot';
 import { createHash } from 'node:crypto';
+import type { Logger } from '../logger';
 
 /**
  * The relationships of one graph generation, held in memory for tier-view walks.
@@ -479,6 +480,23 @@ export class WalkMemory {
       else w.array(column as Parameters<SnapshotWriter['array']>[0]);
     }
     return w.save(file, savedKey(key));
+  }
+
+  /**
+   * Saves the memory as `save` does, logging how long it took or why it failed; never rejects, so a
+   * store can keep the promise to wait for it on close.
+   */
+  saveLogged(
+    file: string,
+    key: string,
+    logger: Logger | undefined,
+    options?: { withVids?: boolean },
+  ): Promise<void> {
+    const started = Date.now();
+    return this.save(file, key, options).then(
+      () => logger?.info({ ms: Date.now() - started, file }, 'walk memory saved'),
+      (err: unknown) => logger?.warn({ err, file }, 'could not save the walk memory'),
+    );
   }
 
   /**

@@ -492,17 +492,7 @@ export class EmbeddedGraphStore implements GraphStore {
       { relationships: total, mb: Math.round(walks.bytes / 1048576), ms: Date.now() - started },
       'relationships held in memory for tier walks',
     );
-    if (saved) {
-      const saving = Date.now();
-      this.memorySave = walks
-        .save(saved.file, saved.key)
-        .then(() =>
-          this.options.logger?.info({ ms: Date.now() - saving, file: saved.file }, 'walk memory saved'),
-        )
-        .catch((err: unknown) =>
-          this.options.logger?.warn({ err, file: saved.file }, 'could not save the walk memory'),
-        );
-    }
+    if (saved) this.memorySave = walks.saveLogged(saved.file, saved.key, this.options.logger);
     return walks;
   }
 
