@@ -43,9 +43,16 @@ const LEFT_OUT = 127;
 /** Why the memory cannot hold a graph exactly; the engine then keeps answering every walk. */
 export class NotHeldExactly extends Error {}
 
-/** `latest_edge_date` as epoch milliseconds; NaN for none (such a relationship is never walked). */
+/**
+ * `latest_edge_date` (a timestamp, or epoch milliseconds as a number) as epoch milliseconds; NaN for
+ * none (such a relationship is never walked).
+ */
 function timeOf(v: unknown): number {
   if (v === null || v === undefined) return NaN;
+  if (typeof v === 'number') {
+    if (!Number.isSafeInteger(v)) throw new NotHeldExactly('a relationship date is not a timestamp');
+    return v;
+  }
   if (!isDate(v) || Number.isNaN(v.getTime()))
     throw new NotHeldExactly('a relationship date is not a timestamp');
   return v.getTime();

@@ -2,7 +2,7 @@ import { NotHeldExactly, WalkMemoryBuilder } from '../../src/store/walk-memory';
 import type { TierRelationship } from '../../src/domain/tier-walk';
 
 /** Two companies, a supplying b, with the relationship's lists given as `hs` and `types`. */
-function built(hs: unknown, types: unknown) {
+function built(hs: unknown, types: unknown, latest: unknown = new Date('2024-05-06T00:00:00Z')) {
   const builder = new WalkMemoryBuilder(['a', 'b'], 1);
   builder.addCompanies([
     { off: 0, name: 'A', cid_id: 'a', count_suppliers: 1, count_customers: 0 },
@@ -17,14 +17,14 @@ function built(hs: unknown, types: unknown) {
       status_code: null,
       hs_codes: hs,
       evidence_types: types,
-      latest: new Date('2024-05-06T00:00:00Z'),
+      latest,
     },
   ]);
   return builder.finish();
 }
 
-async function rowsOf(hs: unknown, types: unknown): Promise<TierRelationship[]> {
-  const memory = built(hs, types);
+async function rowsOf(hs: unknown, types: unknown, latest?: unknown): Promise<TierRelationship[]> {
+  const memory = built(hs, types, latest);
   const rows: TierRelationship[] = [];
   await memory.walk(
     {
@@ -52,5 +52,13 @@ describe('WalkMemoryBuilder lists', () => {
     expect(() => built(['84,71'], [])).toThrow(NotHeldExactly);
     expect(() => built([8471], [])).toThrow(NotHeldExactly);
     expect(() => built({ code: '8471' }, [])).toThrow(NotHeldExactly);
+  });
+
+  it('takes a date as a timestamp (embedded) or as epoch milliseconds (Neo4j) alike', async () => {
+    const fromDate = await rowsOf([], [], new Date('2024-05-06T00:00:00Z'));
+    expect(await rowsOf([], [], Date.UTC(2024, 4, 6))).toEqual(fromDate);
+    expect(fromDate[0]!.latest_evidence_date).toBe('2024-05-06');
+    expect(() => built([], [], 1.5)).toThrow(NotHeldExactly);
+    expect(() => built([], [], '2024-05-06')).toThrow(NotHeldExactly);
   });
 });

@@ -87,8 +87,11 @@ export const NEO4J_SCRIPTS = ['schema/create', 'import/prune'] as const;
 /** Companies of one frontier step query: large enough to amortise a round trip, small enough for a quick index seek. */
 const FRONTIER_CHUNK = 1_000;
 const WALK_BATCH = 5_000;
-/** Rows handed over at a time while the walks' memory is read. */
-const MEMORY_BATCH = 20_000;
+/**
+ * Rows handed over at a time while the walks' memory is read: small enough that a batch's objects
+ * die young (20,000 kept the garbage collector busy for a third of the read).
+ */
+const MEMORY_BATCH = 2_000;
 /** Name of the saved walk memory (see derivedDataFile). */
 const WALK_MEMORY_FILE = 'walk-memory';
 /** The step walk's floor when a request sets no evidence date. */
