@@ -19,8 +19,8 @@ const runs = Number(args.runs ?? 3);
 const tierList = (args.tiers ?? '1,2,3,4,6').split(',').map(Number);
 const batch = Number(args.batch ?? 50);
 // What the server reads in the background after start (the heads of long lists, and the
-// relationships for tier walks: at 1M about 16 s from the embedded engine, one to two and a half
-// minutes from Neo4j the first time and a few seconds from the saved file after that) is given this long
+// relationships for tier walks: at 1M about 16 s from the embedded engine, about 110 s from
+// Neo4j the first time and a few seconds from the saved file after that) is given this long
 // before the first export, so that runs measure the server as it serves once settled.
 const settleS = Number(args.settle ?? 30);
 // More request fields for the single-root runs, as JSON: '{"min_confidence":0.5}'.
