@@ -101,6 +101,7 @@ export class WalkMemoryBuilder {
   private readonly lists = new Map<string, number>();
   private readonly listTexts: string[] = [];
   private count = 0;
+  private offsets: OffsetIndex | undefined;
 
   constructor(
     private readonly vids: readonly string[],
@@ -202,34 +203,47 @@ export class WalkMemoryBuilder {
     return intern(this.lists, this.listTexts, text, text);
   }
 
+  /**
+   * The offset of `vid` among the builder's vids, or -1: for a store that names relationship ends by
+   * vid (Neo4j). Call it once every company's vid is in place; the index it builds goes on to the
+   * memory.
+   */
+  offsetOf(vid: string): number {
+    this.offsets ??= new OffsetIndex(this.vids);
+    return this.offsets.get(vid);
+  }
+
   finish(): WalkMemory {
     const m = this.count;
     const edgeText = Buffer.alloc(this.edgeBytes);
     this.edgeText.copy(edgeText, 0, 0, this.edgeBytes);
     this.edgeText = Buffer.alloc(0);
-    return new WalkMemory({
-      vids: this.vids,
-      names: PackedStrings.from(this.names),
-      legalNames: PackedStrings.from(this.legalNames),
-      cids: PackedStrings.from(this.cids),
-      country: this.country,
-      countries: this.countries,
-      websites: PackedStrings.from(this.websites.map((w) => (w === null ? null : JSON.stringify(w)))),
-      isPublic: this.isPublic,
-      industry: this.industry,
-      industries: this.industries,
-      counts: this.counts,
-      sup: this.sup.subarray(0, m),
-      cus: this.cus.subarray(0, m),
-      time: this.time.subarray(0, m),
-      confidence: this.confidence.subarray(0, m),
-      status: this.status.subarray(0, m),
-      hs: this.hs.subarray(0, m),
-      types: this.types.subarray(0, m),
-      edgeStart: this.edgeStart.subarray(0, m + 1),
-      edgeText,
-      lists: this.listTexts.map((t) => Object.freeze(strings(t === NO_LIST ? null : t))),
-    });
+    return new WalkMemory(
+      {
+        vids: this.vids,
+        names: PackedStrings.from(this.names),
+        legalNames: PackedStrings.from(this.legalNames),
+        cids: PackedStrings.from(this.cids),
+        country: this.country,
+        countries: this.countries,
+        websites: PackedStrings.from(this.websites.map((w) => (w === null ? null : JSON.stringify(w)))),
+        isPublic: this.isPublic,
+        industry: this.industry,
+        industries: this.industries,
+        counts: this.counts,
+        sup: this.sup.subarray(0, m),
+        cus: this.cus.subarray(0, m),
+        time: this.time.subarray(0, m),
+        confidence: this.confidence.subarray(0, m),
+        status: this.status.subarray(0, m),
+        hs: this.hs.subarray(0, m),
+        types: this.types.subarray(0, m),
+        edgeStart: this.edgeStart.subarray(0, m + 1),
+        edgeText,
+        lists: this.listTexts.map((t) => Object.freeze(strings(t === NO_LIST ? null : t))),
+      },
+      this.offsets,
+    );
   }
 }
 
@@ -391,10 +405,13 @@ export class WalkMemory {
   /** Offsets by vid: where a list page or a tier walk starts. */
   private readonly offsets: OffsetIndex;
 
-  constructor(private readonly c: Columns) {
+  constructor(
+    private readonly c: Columns,
+    offsets = new OffsetIndex(c.vids),
+  ) {
     this.into = adjacency(c.cus, c.vids.length);
     this.outOf = adjacency(c.sup, c.vids.length);
-    this.offsets = new OffsetIndex(c.vids);
+    this.offsets = offsets;
   }
 
   /**

@@ -94,8 +94,6 @@ const WALK_BATCH = 5_000;
 const MEMORY_BATCH = 2_000;
 /** Name of the saved walk memory (see derivedDataFile). */
 const WALK_MEMORY_FILE = 'walk-memory';
-/** The step walk's floor when a request sets no evidence date. */
-const NO_EVIDENCE_FLOOR = '0001-01-01';
 
 export interface Neo4jStoreOptions extends Neo4jConnectionOptions {
   database: string;
@@ -242,27 +240,25 @@ export class Neo4jGraphStore implements GraphStore {
       }
     }
     const vids = new Array<string>(n).fill('');
-    const offsets = new Map<string, number>();
     const builder = new WalkMemoryBuilder(vids, total);
     let next = 0;
     await this.exec.stream(this.query('tierview/memory-companies'), {}, MEMORY_BATCH, (rows) => {
       if (stale()) throw new Error("the data changed while the walks' memory was read");
       for (const r of rows) {
-        const vid = str(r.vid) ?? '';
-        if (next >= n || offsets.has(vid))
-          throw new NotHeldExactly('the companies read are not those counted');
-        vids[next] = vid;
-        offsets.set(vid, next);
+        if (next >= n) throw new NotHeldExactly('the companies read are not those counted');
+        vids[next] = str(r.vid) ?? '';
         r.off = next++;
       }
       builder.addCompanies(rows);
     });
-    if (next !== n) throw new NotHeldExactly('the companies read are not those counted');
+    // Every vid once: a repeated one would name the first company's offset.
+    if (next !== n || vids.some((vid, o) => builder.offsetOf(vid) !== o))
+      throw new NotHeldExactly('the companies read are not those counted');
     await this.exec.stream(this.query('tierview/memory-relationships'), {}, MEMORY_BATCH, (rows) => {
       if (stale()) throw new Error("the data changed while the walks' memory was read");
       for (const r of rows) {
-        r.s = offsets.get(str(r.s) ?? '') ?? -1;
-        r.c = offsets.get(str(r.c) ?? '') ?? -1;
+        r.s = builder.offsetOf(str(r.s) ?? '');
+        r.c = builder.offsetOf(str(r.c) ?? '');
       }
       builder.addRelationships(rows);
     });
@@ -293,7 +289,7 @@ export class Neo4jGraphStore implements GraphStore {
     const where = createHash('sha256').update(`${this.options.uri}\n${this.options.database}`).digest('hex');
     return {
       file: path.join(dir, `neo4j-${where.slice(0, 16)}.${name}`),
-      key: `${this.lineage}#${this.seenGeneration}`,
+      key: databaseKey({ generation: this.seenGeneration, lineage: this.lineage }),
     };
   }
 
@@ -409,8 +405,7 @@ export class Neo4jGraphStore implements GraphStore {
     const rootOffset = held ? held.walks.offsetOf(request.root) : -1;
     if (held && rootOffset >= 0 && databaseKey(await this.databaseGeneration()) === held.database) {
       const root = toTierCompany(rootRow, 0);
-      const evidenceFrom = request.evidenceFrom ?? NO_EVIDENCE_FLOOR;
-      await held.walks.walk({ ...request, root, rootOffset, evidenceFrom }, sink, signal);
+      await held.walks.walk({ ...request, root, rootOffset }, sink, signal);
       return true;
     }
     const step = this.query(`tierview/step-${request.direction}`);
@@ -512,7 +507,7 @@ export class Neo4jGraphStore implements GraphStore {
   }
 }
 
-/** The database's generation as the walks' memory records it. */
+/** The database's generation as a key: of saved derived data, and of the walks' memory. */
 function databaseKey(g: { generation: number; lineage: string | null }): string {
   return `${g.lineage ?? ''}#${g.generation}`;
 }
