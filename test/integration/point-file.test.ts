@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import type { EmbeddedGraphStore } from '../../src/store/embedded/embedded.store';
 import type { EmbeddedStoreOptions } from '../../src/store/embedded/embedded.store';
-import { pointFileCounts } from '../../src/store/embedded/point-file';
+import { pointFileCounts } from '../../src/store/point-file';
 import { tempDir } from '../support/paths';
 import { openSeededStore } from '../support/seeded-store';
 

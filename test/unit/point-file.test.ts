@@ -1,6 +1,6 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import { PointFile, PointFileWriter, pointFileCounts } from '../../src/store/embedded/point-file';
+import { PointFile, PointFileWriter, pointFileCounts } from '../../src/store/point-file';
 import { tempDir } from '../support/paths';
 
 /** Two vids whose FNV-1a hashes are equal, so the index holds one value twice. */

@@ -45,7 +45,7 @@ import { ConnectionPool } from './connection-pool';
 import type { EngineRow } from './connection-pool';
 import { openDatabase } from './engine';
 import { NotHeldExactly, WalkMemory, WalkMemoryBuilder } from '../walk-memory';
-import { PointFile, PointFileWriter } from './point-file';
+import { PointFile, PointFileWriter } from '../point-file';
 import type { EngineDatabase } from './engine';
 
 export interface EmbeddedStoreOptions {

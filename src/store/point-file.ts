@@ -1,7 +1,7 @@
 import fs from 'node:fs';
-import type { Props } from '../mappers';
-import { readExactly } from '../file-io';
-import { fnv1a } from '../string-hash';
+import type { Props } from './mappers';
+import { readExactly } from './file-io';
+import { fnv1a } from './string-hash';
 
 /**
  * Version of the file's layout, in its header: a file of another layout
