@@ -80,6 +80,15 @@ const schema = z.object({
    */
   NEO4J_WALK_MEMORY: bool.default(true),
   /**
+   * A server on Neo4j answers company profiles, edges with their evidence and list counterparts
+   * from a point-read file (as EMBEDDED_POINT_READS does) written in DATA_DIR from one streamed
+   * read of every profile and edge, after the walk memory's read, after start and after every
+   * import it sees; a restart on the same data opens it. Like the search index and the read
+   * cache, it follows the generation the server has seen: an import by another instance shows
+   * at the next poll (NEO4J_GENERATION_POLL_S). Until the file is there, Neo4j answers.
+   */
+  NEO4J_POINT_READS: bool.default(true),
+  /**
    * Answers smaller than this many bytes are sent uncompressed even to clients that accept
    * gzip or brotli: compressing a 1 KB profile cost about 45% more server CPU per request at
    * 1M companies to save some 500 bytes. Lists, exports, the OpenAPI document and the app's

@@ -7,7 +7,8 @@ import { Neo4jGraphStore } from './neo4j/neo4j.store';
 
 /**
  * The Neo4j adapter of the configured server (not yet opened). `serving`: the store of a server,
- * which holds the relationships in memory for tier walks when NEO4J_WALK_MEMORY says so.
+ * which holds the relationships in memory for tier walks when NEO4J_WALK_MEMORY says so and
+ * answers point reads from a file when NEO4J_POINT_READS does.
  */
 export function neo4jStore(
   config: Config,
@@ -30,6 +31,7 @@ export function neo4jStore(
     // The search index built from the graph is saved here for the next start.
     derivedDir: config.dataDir,
     walkMemory: serving && config.NEO4J_WALK_MEMORY ? 'background' : 'off',
+    pointFile: serving && config.NEO4J_POINT_READS ? 'background' : 'off',
     logger: log.child({ module: 'store' }),
   });
 }

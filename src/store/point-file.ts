@@ -1,4 +1,5 @@
 import fs from 'node:fs';
+import type { Logger } from '../logger';
 import type { Props } from './mappers';
 import { readExactly } from './file-io';
 import { fnv1a } from './string-hash';
@@ -154,6 +155,30 @@ export class PointFile {
     fs.closeSync(this.fd);
     this.fd = null;
   }
+}
+
+/**
+ * The file saved under `key` when `fits` its counts; null when there is none, it was written for
+ * other data, or it cannot be read (logged: the caller writes it anew).
+ */
+export function openMatching(
+  file: string,
+  key: string,
+  fits: (counts: Readonly<Record<Kind, number>>) => boolean,
+  logger?: Logger,
+): PointFile | null {
+  let opened: PointFile | null = null;
+  try {
+    opened = PointFile.open(file, key);
+  } catch (err) {
+    logger?.warn({ err, file }, 'point-read file unreadable; writing it anew');
+    return null;
+  }
+  if (opened && !fits(opened.counts)) {
+    opened.close();
+    return null;
+  }
+  return opened;
 }
 
 /** Fills `into[0, length)` from the point-read file at `position`. */

@@ -1,7 +1,9 @@
+import fs from 'node:fs';
 import type { GraphStore } from '../../src/store/graph-store';
 import { graphStoreContract } from './graph-store.contract';
 import { NEO4J_HINT, emptyNeo4j, neo4jAvailability, openNeo4jStore, startNeo4j } from '../support/neo4j';
 import type { Neo4jTarget } from '../support/neo4j';
+import { tempDir } from '../support/paths';
 
 // The same contract as the embedded engine's, on a real Neo4j 5 server.
 if (neo4jAvailability() === null) {
@@ -26,7 +28,14 @@ if (neo4jAvailability() === null) {
     target = null;
   };
   graphStoreContract('neo4j', opener(), dispose);
-  // A server holds every relationship in memory for tier walks; the contract runs again with
-  // every walk waiting for the memory of the data as it is.
-  graphStoreContract('neo4j, walks from memory', opener({ walkMemory: 'wait' }), dispose);
+  // A server holds every relationship in memory for tier walks and answers point reads from a
+  // file; the contract runs again with every walk waiting for the memory of the data as it is,
+  // and every profile, edge and list counterpart for the file.
+  const derivedDir = tempDir('neo4j-contract');
+  afterAll(() => fs.rmSync(derivedDir, { recursive: true, force: true }));
+  graphStoreContract(
+    'neo4j, walks from memory, point reads from the file',
+    opener({ walkMemory: 'wait', pointFile: 'wait', derivedDir }),
+    dispose,
+  );
 }

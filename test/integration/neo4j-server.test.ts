@@ -169,6 +169,67 @@ if (neo4jAvailability() === null) {
         }
       });
 
+      it('answers profiles, edges and list counterparts from the point-read file of the generation it saw', async () => {
+        const vids = (await run('MATCH (c:Company) RETURN c.vid AS vid ORDER BY vid')).records.map(
+          (r) => r.get('vid') as string,
+        );
+        const edgeIds = (await run('MATCH (e:Edge) RETURN e.edge_id AS id ORDER BY id')).records.map(
+          (r) => r.get('id') as string,
+        );
+        expect(vids.length).toBeGreaterThan(10);
+        expect(edgeIds.length).toBeGreaterThan(10);
+        const dir = tempDir('neo4j-points');
+        const held = await openNeo4jStore(target, { pointFile: 'wait', derivedDir: dir });
+        let again: Neo4jGraphStore | null = null;
+        let stopPoll = () => undefined as void;
+        const vid = vids[0]!;
+        const name = (await store.getCompany(vid))!.name;
+        try {
+          // Every profile and edge as Neo4j gives it, and nothing for a key that is not there.
+          for (const v of vids) expect(await held.getCompany(v)).toEqual(await store.getCompany(v));
+          for (const id of edgeIds) expect(await held.getEdge(id)).toEqual(await store.getEdge(id));
+          expect(await held.getCompany('no-such-company')).toBeNull();
+          expect(await held.getEdge('no-such-edge')).toBeNull();
+          expect(await held.getCompanies(vids.slice(0, 5))).toEqual(
+            await store.getCompanies(vids.slice(0, 5)),
+          );
+          const list = { minConfidence: 0, evidenceFrom: null, offset: 0, limit: 50 };
+          const [hub] = (
+            await run(
+              'MATCH (:Company)-[:SUPPLIES]->(c:Company) RETURN c.vid AS vid, count(*) AS n ORDER BY n DESC, vid LIMIT 1',
+            )
+          ).records.map((r) => r.get('vid') as string);
+          expect(await held.listRelationships(hub!, 'suppliers', 'company', list)).toEqual(
+            await store.listRelationships(hub!, 'suppliers', 'company', list),
+          );
+
+          // Renamed behind the store's back, without a new generation: the file still answers.
+          await run('MATCH (c:Company {vid: $v}) SET c.name = $n', { v: vid, n: 'Renamed Behind The Store' });
+          expect((await store.getCompany(vid))!.name).toBe('Renamed Behind The Store');
+          expect((await held.getCompany(vid))!.name).toBe(name);
+          // Kept beside the data: a server started on the same generation opens it instead of
+          // reading Neo4j again, which would give the new name.
+          await held.close();
+          expect(fs.readdirSync(dir).filter((f) => f.endsWith('.point-reads'))).toHaveLength(1);
+          again = await openNeo4jStore(target, { pointFile: 'wait', derivedDir: dir });
+          expect((await again.getCompany(vid))!.name).toBe(name);
+          // An import by another instance: seen at the next poll, and the file is written anew.
+          stopPoll = again.followExternalImports(50);
+          await run(asSent(loadQuery('graph/bump-generation', 'neo4j')).text);
+          const deadline = Date.now() + 10_000;
+          while ((await again.getCompany(vid))!.name === name && Date.now() < deadline)
+            await new Promise((r) => setTimeout(r, 50));
+          expect((await again.getCompany(vid))!.name).toBe('Renamed Behind The Store');
+        } finally {
+          stopPoll();
+          await run('MATCH (c:Company {vid: $v}) SET c.name = $n', { v: vid, n: name });
+          await run(asSent(loadQuery('graph/bump-generation', 'neo4j')).text);
+          await held.close();
+          await again?.close();
+          fs.rmSync(dir, { recursive: true, force: true });
+        }
+      });
+
       it('writes every confidence score as a FLOAT, as imports do', async () => {
         const res = await run(
           `CALL () { MATCH ()-[r:SUPPLIES|CLUSTER_SUPPLIES]->() RETURN r.confidence_score AS v

@@ -175,7 +175,7 @@ function holderIsGone(dir: string): boolean {
 /** An opened, migrated adapter on the test server. */
 export async function openNeo4jStore(
   t: Neo4jTarget,
-  options: Pick<Neo4jStoreOptions, 'derivedDir' | 'walkMemory'> = {},
+  options: Pick<Neo4jStoreOptions, 'derivedDir' | 'walkMemory' | 'pointFile'> = {},
 ): Promise<Neo4jGraphStore> {
   const store = new Neo4jGraphStore({
     ...options,

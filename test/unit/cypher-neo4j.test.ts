@@ -44,6 +44,10 @@ const ENGINE_FILES: Record<string, string> = {
     'companies by vid (Neo4j has no dense offsets) for the walks held in memory',
   'tierview/memory-relationships.neo4j.cypher':
     'every relationship by vids in one streamed read for the walks held in memory',
+  'company/profiles-all.neo4j.cypher':
+    'every profile in one streamed read for the point-read file (Neo4j has no dense offsets)',
+  'edge/all.neo4j.cypher': 'every edge in one streamed read for the point-read file',
+  'edge/count.neo4j.cypher': 'the count alone (Neo4j has no internal offsets)',
   'company/get-cores.neo4j.cypher': 'one round trip per page; the embedded engine is faster per key',
   'company/get-summaries.neo4j.cypher': 'one round trip per page; the embedded engine is faster per key',
   'graph/generation.neo4j.cypher': 'shared generation for several instances (embedded watches a file)',

@@ -45,7 +45,7 @@ import { ConnectionPool } from './connection-pool';
 import type { EngineRow } from './connection-pool';
 import { openDatabase } from './engine';
 import { NotHeldExactly, WalkMemory, WalkMemoryBuilder } from '../walk-memory';
-import { PointFile, PointFileWriter } from '../point-file';
+import { PointFile, PointFileWriter, openMatching } from '../point-file';
 import type { EngineDatabase } from './engine';
 
 export interface EmbeddedStoreOptions {
@@ -343,22 +343,13 @@ export class EmbeddedGraphStore implements GraphStore {
     const [edgeCount] = withEdges ? await this.q('edge/count') : [];
     const total = { companies: int(stats?.companies), edges: withEdges ? int(edgeCount?.edges) : 0 };
     // Without the edges asked for, a file that holds them too serves its companies (getEdge leaves its edges).
-    const same = (f: PointFile) =>
-      f.counts.companies === total.companies && (!withEdges || f.counts.edges === total.edges);
-    let file: PointFile | null = null;
+    const same = (counts: Readonly<Record<'companies' | 'edges', number>>) =>
+      counts.companies === total.companies && (!withEdges || counts.edges === total.edges);
     let written = false;
     let companiesMs = 0;
-    try {
-      file = PointFile.open(saved.file, saved.key);
-      // Turning the edges off needs no new file: the one written with them holds every company too.
-      if (!file && !withEdges) file = PointFile.open(saved.file, keyOf(true));
-    } catch (err) {
-      this.options.logger?.warn({ err, file: saved.file }, 'point-read file unreadable; writing it anew');
-    }
-    if (file && !same(file)) {
-      file.close();
-      file = null;
-    }
+    let file = openMatching(saved.file, saved.key, same, this.options.logger);
+    // Turning the edges off needs no new file: the one written with them holds every company too.
+    if (!file && !withEdges) file = openMatching(saved.file, keyOf(true), same, this.options.logger);
     if (!file) {
       const writer = new PointFileWriter(saved.file);
       try {

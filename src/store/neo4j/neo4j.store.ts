@@ -35,6 +35,8 @@ import {
   toTierCompany,
   toSearchRow,
   toPathStep,
+  toProfile,
+  toEdge,
 } from '../mappers';
 import type { Props } from '../mappers';
 import { PointReads, relationshipListQuery } from '../point-reads';
@@ -44,6 +46,7 @@ import { Neo4jExecutor } from './executor';
 import type { Row } from './executor';
 import { importIntoNeo4j } from './neo4j-import';
 import { NotHeldExactly, WalkMemory, WalkMemoryBuilder } from '../walk-memory';
+import { PointFile, PointFileWriter, openMatching } from '../point-file';
 
 /** The Neo4j schema version this build creates (`cypher/schema/create.neo4j.cypher`). */
 export const NEO4J_SCHEMA_VERSION = 1;
@@ -63,6 +66,9 @@ export const NEO4J_QUERY_NAMES = [
   'relationship/list-cluster-suppliers',
   'relationship/list-cluster-customers',
   'edge/get',
+  'edge/count',
+  'edge/all',
+  'company/profiles-all',
   'search/scan-companies',
   'tierview/step-suppliers',
   'tierview/step-customers',
@@ -94,6 +100,8 @@ const WALK_BATCH = 5_000;
 const MEMORY_BATCH = 2_000;
 /** Name of the saved walk memory (see derivedDataFile). */
 const WALK_MEMORY_FILE = 'walk-memory';
+/** Name of the point-read file (see derivedDataFile). */
+const POINT_FILE = 'point-reads';
 
 export interface Neo4jStoreOptions extends Neo4jConnectionOptions {
   database: string;
@@ -114,6 +122,14 @@ export interface Neo4jStoreOptions extends Neo4jConnectionOptions {
    * walks by queries until that read is done; `wait` makes a walk wait for it (tests).
    */
   walkMemory?: 'off' | 'background' | 'wait';
+  /**
+   * Point reads from a file (point-file.ts) written under `derivedDir` from one streamed read of
+   * every profile and edge: `off` (default) sends profiles, edges and list counterparts to Neo4j;
+   * `background` writes or opens the file after opening and after every change this store sees
+   * (after the walks' memory, so that Neo4j serves one full read at a time), and Neo4j answers until
+   * it is there; `wait` makes a point read wait for it (tests).
+   */
+  pointFile?: 'off' | 'background' | 'wait';
 }
 
 /** The walks' memory and the database generation it was read at. */
@@ -144,6 +160,10 @@ export class Neo4jGraphStore implements GraphStore {
   private memoryRead: { generation: number; done: Promise<HeldWalks | null> } | null = null;
   private closed = false;
   private memorySave: Promise<void> = Promise.resolve();
+  /** The point-read file of the store's generation it was written for. */
+  private points: { generation: number; file: PointFile } | null = null;
+  /** A write or opening of the point-read file under way, for a store generation. */
+  private pointsRead: { generation: number; done: Promise<PointFile | null> } | null = null;
 
   constructor(private readonly options: Neo4jStoreOptions) {
     const root = cypherRoot();
@@ -179,10 +199,113 @@ export class Neo4jGraphStore implements GraphStore {
     this.dataChanged();
   }
 
-  /** After every change this store sees: the walks' memory is read again in the background. */
+  /** After every change this store sees: the walks' memory and the point-read file are read again in the background. */
   private dataChanged(): void {
     this.memory = null;
+    this.dropPoints();
     if (this.options.walkMemory === 'background') void this.walksMemory(false);
+    if (this.options.pointFile === 'background') void this.readPoints();
+  }
+
+  private dropPoints(): void {
+    this.points?.file.close();
+    this.points = null;
+  }
+
+  /**
+   * The point-read file of the data as this store last saw it, or null (Neo4j answers). Like the
+   * search index and the read cache, it follows the generation this store has seen: an import by
+   * another instance is seen at the next poll (followExternalImports). Use it before the next await.
+   */
+  private heldPoints(): PointFile | null {
+    return this.points?.generation === this.gen ? this.points.file : null;
+  }
+
+  /** In `wait` mode, resolves once the point-read file of the data as it is now is there (or could not be). */
+  private async pointsReady(): Promise<void> {
+    if (this.options.pointFile === 'wait' && !this.heldPoints()) await this.readPoints();
+  }
+
+  /** Opens or writes the point-read file of this generation, once per generation; failures are logged. */
+  private readPoints(): Promise<PointFile | null> {
+    if ((this.options.pointFile ?? 'off') === 'off') return Promise.resolve(null);
+    const generation = this.gen;
+    if (this.pointsRead?.generation !== generation) {
+      const done = this.writePoints(generation).catch((err: unknown) => {
+        // The data changed or the store closed under the read: nothing to report.
+        if (this.gen !== generation || this.closed) return null;
+        this.options.logger?.warn(
+          { err, generation },
+          'point reads answered by Neo4j: the point-read file could not be written',
+        );
+        return null;
+      });
+      this.pointsRead = { generation, done };
+    }
+    return this.pointsRead.done;
+  }
+
+  /**
+   * Opens the point-read file saved for the database's generation, or writes it from one streamed
+   * read of every profile and one of every edge. Kept only when the generation is the same before
+   * and after and it holds as many companies and edges as counted.
+   */
+  private async writePoints(generation: number): Promise<PointFile | null> {
+    const started = Date.now();
+    const stale = () => this.gen !== generation || this.closed;
+    // One full read at a time: the walks' memory reads every company and relationship too.
+    if (this.memoryRead?.generation === generation) await this.memoryRead.done;
+    if (stale()) return null;
+    const before = await this.databaseGeneration();
+    const derived = this.derivedDataFile(POINT_FILE);
+    // Nowhere to keep it, or the database moved on since this store looked (the poll will see it).
+    if (!derived || derived.key !== databaseKey(before)) return null;
+    const [companies] = await this.read('company/stats');
+    const [edges] = await this.read('edge/count');
+    const total = { companies: int(companies?.companies), edges: int(edges?.edges) };
+    let file = openMatching(
+      derived.file,
+      derived.key,
+      (c) => c.companies === total.companies && c.edges === total.edges,
+      this.options.logger,
+    );
+    const written = !file;
+    if (!file) {
+      const writer = new PointFileWriter(derived.file);
+      try {
+        const into = (add: (rows: Row[]) => void) => (rows: Row[]) => {
+          if (stale()) throw new Error('the data changed while the point-read file was written');
+          add(rows);
+        };
+        const query = (name: 'company/profiles-all' | 'edge/all', add: (rows: Row[]) => void) =>
+          this.exec.stream(this.query(name), {}, MEMORY_BATCH, into(add));
+        await query('company/profiles-all', (rows) => writer.addCompanies(rows));
+        await query('edge/all', (rows) => writer.addEdges(rows));
+        const after = await this.databaseGeneration();
+        if (stale() || databaseKey(after) !== derived.key) {
+          writer.abort();
+          return null;
+        }
+        if (writer.written.companies !== total.companies || writer.written.edges !== total.edges)
+          throw new NotHeldExactly('the companies and edges written are not those counted');
+        writer.finish(derived.key);
+      } catch (err) {
+        writer.abort();
+        throw err;
+      }
+      file = PointFile.open(derived.file, derived.key);
+      if (!file) throw new Error(`point-read file ${derived.file} not readable after writing it`);
+    }
+    if (stale()) {
+      file.close();
+      return null;
+    }
+    this.points = { generation, file };
+    this.options.logger?.info(
+      { ...total, ms: Date.now() - started, file: derived.file },
+      written ? 'point-read file written' : 'point-read file opened',
+    );
+    return file;
   }
 
   /**
@@ -315,6 +438,8 @@ export class Neo4jGraphStore implements GraphStore {
   async close(): Promise<void> {
     this.closed = true;
     this.memory = null;
+    await this.pointsRead?.done;
+    this.dropPoints();
     await this.memorySave;
     await this.driver.close();
   }
@@ -338,11 +463,24 @@ export class Neo4jGraphStore implements GraphStore {
   }
 
   async getCompany(vid: string): Promise<CompanyProfile | null> {
+    await this.pointsReady();
+    const file = this.heldPoints();
+    if (file) {
+      const row = file.company(vid);
+      return row ? toProfile(row) : null;
+    }
     return this.reads.getCompany(vid);
   }
 
   async getCompanies(vids: readonly string[]): Promise<CompanyCore[]> {
     if (vids.length === 0) return [];
+    await this.pointsReady();
+    const file = this.heldPoints();
+    if (file)
+      return vids.flatMap((vid) => {
+        const row = file.company(vid);
+        return row ? [toCompanyCore(row)] : [];
+      });
     const rows = await this.read('company/get-cores', { vids: [...vids] });
     const byVid = new Map(rows.map((r) => [str(r.vid) ?? '', r]));
     return vids.flatMap((vid) => {
@@ -378,6 +516,12 @@ export class Neo4jGraphStore implements GraphStore {
     const page = rows.slice(0, query.limit);
     const vids = page.map((r) => str(r.counterpart_vid) ?? '');
     const known = vids.map((v) => counterparts?.(v) ?? null);
+    const file = this.heldPoints();
+    if (file)
+      for (let i = 0; i < vids.length; i++) {
+        const row = known[i] ? null : file.company(vids[i]!);
+        if (row) known[i] = toSummary(row);
+      }
     const unknown = [...new Set(vids.filter((_, i) => !known[i]))];
     const summaries = unknown.length === 0 ? [] : await this.read('company/get-summaries', { vids: unknown });
     const byVid = new Map<string, Props>(summaries.map((s) => [str(s.vid) ?? '', s]));
@@ -388,6 +532,12 @@ export class Neo4jGraphStore implements GraphStore {
   }
 
   async getEdge(edgeId: string): Promise<EdgeRecord | null> {
+    await this.pointsReady();
+    const file = this.heldPoints();
+    if (file) {
+      const row = file.edge(edgeId);
+      return row ? toEdge(row) : null;
+    }
     return this.reads.getEdge(edgeId);
   }
 
