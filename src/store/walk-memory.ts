@@ -461,6 +461,11 @@ export class WalkMemory {
     return this.offsets.get(vid);
   }
 
+  /** The vid of the company at `offset` (a list row's counterpart_offset), or '' past the end. */
+  vidAt(offset: number): string {
+    return this.c.vids[offset] ?? '';
+  }
+
   private edgeId(rel: number): string {
     return this.c.edgeText.toString('utf8', this.c.edgeStart[rel], this.c.edgeStart[rel + 1]);
   }

@@ -105,7 +105,7 @@ if (neo4jAvailability() === null) {
         await store.runScript(splitStatements(readSeed('demo.cypher')));
       });
 
-      it('walks tiers from the relationships held in memory, never a generation old', async () => {
+      it('walks tiers and lists relationships from the memory, never walking a generation old', async () => {
         const [hub] = (
           await run(
             'MATCH (:Company)-[:SUPPLIES]->(c:Company) RETURN c.vid AS vid, count(*) AS n ORDER BY n DESC, vid LIMIT 1',
@@ -134,6 +134,26 @@ if (neo4jAvailability() === null) {
           expect(byQueries.rows.some((r) => r.hs_codes.length > 0 && r.evidence_types.length > 0)).toBe(true);
           // Everything an export shows, from memory as from frontier queries.
           expect(await walk(held)).toEqual(byQueries);
+
+          // Plain lists come from the memory too: a relationship weakened behind the store's back,
+          // without a new generation, is still listed as it was read.
+          const list = { minConfidence: 0.2, evidenceFrom: null, offset: 0, limit: 50 };
+          const listed = await held.listRelationships(hub!, 'suppliers', 'company', list);
+          expect(listed).toEqual(await store.listRelationships(hub!, 'suppliers', 'company', list));
+          const weakened = listed.items[0]!.relationship.relationship_id;
+          const weaken = (to: number) =>
+            run('MATCH ()-[r:SUPPLIES {edge_id: $id}]->() SET r.confidence_score = $to', {
+              id: weakened,
+              to,
+            });
+          await weaken(0.01);
+          try {
+            expect(await held.listRelationships(hub!, 'suppliers', 'company', list)).toEqual(listed);
+            const fromNeo4j = await store.listRelationships(hub!, 'suppliers', 'company', list);
+            expect(fromNeo4j.items.map((i) => i.relationship.relationship_id)).not.toContain(weakened);
+          } finally {
+            await weaken(listed.items[0]!.relationship.confidence_score);
+          }
 
           // Renamed behind the store's back, without a new generation: the memory still answers.
           const supplier = byQueries.rows[0]!.supplier.vid;

@@ -511,8 +511,17 @@ export class Neo4jGraphStore implements GraphStore {
     query: RelationshipQuery,
     counterparts?: CounterpartLookup,
   ): Promise<Page<RelationshipItem>> {
-    const { name, params } = relationshipListQuery(vid, direction, grouping, query);
-    const rows = await this.read(name, params);
+    // Plain lists come from the walks' memory of the generation this store has seen, once it is held.
+    const held = grouping === 'company' ? await this.walksMemory(this.options.walkMemory === 'wait') : null;
+    let rows: Props[];
+    if (held) {
+      rows = held.walks.listRows(vid, direction, { ...query, count: query.limit + 1 });
+      for (const r of rows) r.counterpart_vid = held.walks.vidAt(int(r.counterpart_offset));
+    } else {
+      const { name, params } = relationshipListQuery(vid, direction, grouping, query);
+      rows = await this.read(name, params);
+    }
+    await this.pointsReady();
     const page = rows.slice(0, query.limit);
     const vids = page.map((r) => str(r.counterpart_vid) ?? '');
     const known = vids.map((v) => counterparts?.(v) ?? null);
