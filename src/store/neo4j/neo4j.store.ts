@@ -102,6 +102,11 @@ const MEMORY_BATCH = 2_000;
 const WALK_MEMORY_FILE = 'walk-memory';
 /** Name of the point-read file (see derivedDataFile). */
 const POINT_FILE = 'point-reads';
+/** Columns of the point-read file's queries that come as epoch milliseconds (see company/profiles-all). */
+const POINT_DATES = {
+  'company/profiles-all': ['incorporation_date', 'ipo_date'],
+  'edge/all': ['latest_edge_date', 'latest_finalized_edge_date', 'last_modified_on'],
+} as const;
 
 export interface Neo4jStoreOptions extends Neo4jConnectionOptions {
   database: string;
@@ -277,8 +282,18 @@ export class Neo4jGraphStore implements GraphStore {
           if (stale()) throw new Error('the data changed while the point-read file was written');
           add(rows);
         };
-        const query = (name: 'company/profiles-all' | 'edge/all', add: (rows: Row[]) => void) =>
-          this.exec.stream(this.query(name), {}, MEMORY_BATCH, into(add));
+        const query = (name: keyof typeof POINT_DATES, add: (rows: Row[]) => void) =>
+          this.exec.stream(
+            this.query(name),
+            {},
+            MEMORY_BATCH,
+            into((rows) => {
+              // As the single reads give them: dates, where the query sends epoch milliseconds.
+              for (const r of rows)
+                for (const c of POINT_DATES[name]) if (typeof r[c] === 'number') r[c] = new Date(r[c]);
+              add(rows);
+            }),
+          );
         await query('company/profiles-all', (rows) => writer.addCompanies(rows));
         await query('edge/all', (rows) => writer.addEdges(rows));
         const after = await this.databaseGeneration();
