@@ -181,6 +181,84 @@ export function openMatching(
   return opened;
 }
 
+/**
+ * Point reads from a file: `off` leaves them to the engine; `background` writes or opens the file
+ * after every data change and the engine answers until it is there; `wait` makes a read wait (tests).
+ */
+export type PointFileMode = 'off' | 'background' | 'wait';
+
+/**
+ * A store's point-read file, held for the store generation it was written or opened for: `write`
+ * runs at most once per generation, and the file answers only while its generation is the store's.
+ */
+export class HeldPointFile {
+  private held: { generation: number; file: PointFile } | null = null;
+  private reading: { generation: number; done: Promise<PointFile | null> } | null = null;
+
+  constructor(
+    readonly mode: PointFileMode,
+    private readonly generation: () => number,
+    /** Opens or writes the file of `generation`; null when the data changed under it (or nowhere to keep it). */
+    private readonly write: (generation: number) => Promise<PointFile | null>,
+    /** A write that failed while its generation was still the store's. */
+    private readonly failed: (err: unknown, generation: number) => void,
+  ) {}
+
+  /** The file of the data as it is now, or null (the engine answers). Use it before the next await. */
+  get file(): PointFile | null {
+    return this.held?.generation === this.generation() ? this.held.file : null;
+  }
+
+  /** In `wait` mode, resolves once the file of the data as it is now is there (or could not be). */
+  async ready(): Promise<void> {
+    if (this.mode === 'wait' && !this.file) await this.read();
+  }
+
+  /** After a data change: the file held is closed, and in `background` mode (unless `start` is false) the next one begun. */
+  changed(start = true): void {
+    this.drop();
+    if (start && this.mode === 'background') void this.read();
+  }
+
+  /** Opens or writes the file of this generation, once per generation; resolves with it, or null. */
+  read(): Promise<PointFile | null> {
+    if (this.mode === 'off') return Promise.resolve(null);
+    const generation = this.generation();
+    if (this.reading?.generation === generation) return this.reading.done;
+    const done = this.write(generation).then(
+      (file) => {
+        if (file && this.generation() !== generation) {
+          file.close();
+          return null;
+        }
+        if (file) {
+          this.drop();
+          this.held = { generation, file };
+        }
+        return file;
+      },
+      (err: unknown) => {
+        // The data changed under the write: nothing to report.
+        if (this.generation() === generation) this.failed(err, generation);
+        return null;
+      },
+    );
+    this.reading = { generation, done };
+    return done;
+  }
+
+  /** Waits for a write under way, then closes the file. */
+  async close(): Promise<void> {
+    await this.reading?.done;
+    this.drop();
+  }
+
+  private drop(): void {
+    this.held?.file.close();
+    this.held = null;
+  }
+}
+
 /** Fills `into[0, length)` from the point-read file at `position`. */
 function readFully(fd: number, into: Buffer, length: number, position: number): void {
   readExactly(fd, into, length, position, 'point-read file');

@@ -45,7 +45,8 @@ import { ConnectionPool } from './connection-pool';
 import type { EngineRow } from './connection-pool';
 import { openDatabase } from './engine';
 import { NotHeldExactly, WalkMemory, WalkMemoryBuilder } from '../walk-memory';
-import { PointFile, PointFileWriter, openMatching } from '../point-file';
+import { HeldPointFile, PointFile, PointFileWriter, openMatching } from '../point-file';
+import type { PointFileMode } from '../point-file';
 import type { EngineDatabase } from './engine';
 
 export interface EmbeddedStoreOptions {
@@ -75,7 +76,7 @@ export interface EmbeddedStoreOptions {
    * every data change (or finds the one written before), without holding anything up, and
    * reads from it once it is there; `wait` makes a read wait for the file (tests, small graphs).
    */
-  pointFile?: 'off' | 'background' | 'wait';
+  pointFile?: PointFileMode;
   /**
    * Whether the point-read file holds the edges with their evidence too (default here: companies
    * only; servers take EMBEDDED_POINT_READS_EDGES, true by default). At 1M companies the edges
@@ -193,14 +194,22 @@ export class EmbeddedGraphStore implements GraphStore {
   /** The last save of the walks' memory beside the graph (it never rejects). */
   private memorySave: Promise<void> = Promise.resolve();
   /** The point-read file of the generation it was written for. */
-  private points: { generation: number; file: PointFile } | null = null;
-  /** A write or opening of the point-read file under way, for a generation. */
-  private pointsRead: { generation: number; done: Promise<PointFile | null> } | null = null;
+  private readonly points: HeldPointFile;
 
   constructor(private readonly options: EmbeddedStoreOptions) {
     this.keyedStepMax = options.keyedStepMax ?? KEYED_STEP_MAX;
     const root = cypherRoot();
     for (const name of QUERY_NAMES) this.queries.set(name, loadQuery(name, 'embedded', root));
+    this.points = new HeldPointFile(
+      options.pointFile ?? 'off',
+      () => this.gen,
+      (generation) => this.writePoints(generation),
+      (err, generation) =>
+        options.logger?.warn(
+          { err, generation },
+          'point reads answered by the engine: the point-read file could not be written',
+        ),
+    );
   }
 
   get generation(): number {
@@ -218,8 +227,7 @@ export class EmbeddedGraphStore implements GraphStore {
     this.gen++; // a read of the walks' memory under way stops at its next query
     await this.memoryRead?.done;
     await this.memorySave;
-    await this.pointsRead?.done;
-    this.dropPoints();
+    await this.points.close();
     await this.detach();
   }
 
@@ -275,35 +283,8 @@ export class EmbeddedGraphStore implements GraphStore {
   /** After every change of the data: the walks' memory is of the old data; read it anew if it is kept. */
   private dataChanged(): void {
     this.memory = null;
-    this.dropPoints();
     if (this.prepared && this.options.walkMemory === 'background') void this.walksMemory(false);
-    if (this.prepared && this.options.pointFile === 'background') void this.readPoints();
-  }
-
-  private dropPoints(): void {
-    this.points?.file.close();
-    this.points = null;
-  }
-
-  /** The point-read file of the data as it is now, or null (the engine answers). Use it before the next await. */
-  private heldPoints(): PointFile | null {
-    return this.points?.generation === this.gen ? this.points.file : null;
-  }
-
-  /** In `wait` mode, resolves once the point-read file of the data as it is now is there (or could not be). */
-  private async pointsReady(): Promise<void> {
-    if (this.options.pointFile === 'wait' && !this.heldPoints()) await this.readPoints();
-  }
-
-  /** Opens or writes the point-read file of this generation, once per generation; errors are logged. */
-  private readPoints(): Promise<PointFile | null> {
-    if ((this.options.pointFile ?? 'off') === 'off') return Promise.resolve(null);
-    this.pointsRead = this.oncePerGeneration(
-      this.pointsRead,
-      (g) => this.writePoints(g),
-      'point reads answered by the engine: the point-read file could not be written',
-    );
-    return this.pointsRead.done;
+    this.points.changed(this.prepared);
   }
 
   /**
@@ -403,7 +384,6 @@ export class EmbeddedGraphStore implements GraphStore {
       file.close();
       return null;
     }
-    this.points = { generation, file };
     this.options.logger?.info(
       { ...total, ms: Date.now() - started, ...(written ? { companiesMs } : {}), file: saved.file },
       written ? 'point-read file written' : 'point-read file opened',
@@ -538,8 +518,8 @@ export class EmbeddedGraphStore implements GraphStore {
   }
 
   async getCompany(vid: string): Promise<CompanyProfile | null> {
-    await this.pointsReady();
-    const file = this.heldPoints();
+    await this.points.ready();
+    const file = this.points.file;
     if (file) {
       const row = file.company(vid);
       return row ? toProfile(row) : null;
@@ -548,8 +528,8 @@ export class EmbeddedGraphStore implements GraphStore {
   }
 
   async getCompanies(vids: readonly string[]): Promise<CompanyCore[]> {
-    await this.pointsReady();
-    const file = this.heldPoints();
+    await this.points.ready();
+    const file = this.points.file;
     if (file)
       return vids.flatMap((vid) => {
         const row = file.company(vid);
@@ -582,7 +562,7 @@ export class EmbeddedGraphStore implements GraphStore {
     query: RelationshipQuery,
     counterparts?: CounterpartLookup,
   ): Promise<Page<RelationshipItem>> {
-    await this.pointsReady();
+    await this.points.ready();
     // Plain lists come from the walks' memory once it is held; cluster lists from the engine.
     const memory = grouping === 'company' ? await this.walksMemory(this.options.walkMemory === 'wait') : null;
     const rows = memory
@@ -592,7 +572,7 @@ export class EmbeddedGraphStore implements GraphStore {
     const vids = page.map((r) => this.vidByOffset[int(r.counterpart_offset)] ?? '');
     // A counterpart read costs as much engine time as the page itself at a hub: read only the unknown.
     const known = vids.map((v) => counterparts?.(v) ?? null);
-    const file = this.heldPoints();
+    const file = this.points.file;
     if (file)
       for (let i = 0; i < vids.length; i++) {
         const row = known[i] ? null : file.company(vids[i]!);
@@ -619,8 +599,8 @@ export class EmbeddedGraphStore implements GraphStore {
   }
 
   async getEdge(edgeId: string): Promise<EdgeRecord | null> {
-    await this.pointsReady();
-    const file = this.heldPoints();
+    await this.points.ready();
+    const file = this.points.file;
     if (this.options.pointFileEdges && file?.holdsEdges) {
       const row = file.edge(edgeId);
       return row ? toEdge(row) : null;

@@ -46,7 +46,8 @@ import { Neo4jExecutor } from './executor';
 import type { Row } from './executor';
 import { importIntoNeo4j } from './neo4j-import';
 import { NotHeldExactly, WalkMemory, WalkMemoryBuilder } from '../walk-memory';
-import { PointFile, PointFileWriter, openMatching } from '../point-file';
+import { HeldPointFile, PointFile, PointFileWriter, openMatching } from '../point-file';
+import type { PointFileMode } from '../point-file';
 
 /** The Neo4j schema version this build creates (`cypher/schema/create.neo4j.cypher`). */
 export const NEO4J_SCHEMA_VERSION = 1;
@@ -134,7 +135,7 @@ export interface Neo4jStoreOptions extends Neo4jConnectionOptions {
    * (after the walks' memory, so that Neo4j serves one full read at a time), and Neo4j answers until
    * it is there; `wait` makes a point read wait for it (tests).
    */
-  pointFile?: 'off' | 'background' | 'wait';
+  pointFile?: PointFileMode;
 }
 
 /** The walks' memory and the database generation it was read at. */
@@ -165,10 +166,12 @@ export class Neo4jGraphStore implements GraphStore {
   private memoryRead: { generation: number; done: Promise<HeldWalks | null> } | null = null;
   private closed = false;
   private memorySave: Promise<void> = Promise.resolve();
-  /** The point-read file of the store's generation it was written for. */
-  private points: { generation: number; file: PointFile } | null = null;
-  /** A write or opening of the point-read file under way, for a store generation. */
-  private pointsRead: { generation: number; done: Promise<PointFile | null> } | null = null;
+  /**
+   * The point-read file of the generation this store has seen. Like the search index and the read
+   * cache, it follows that generation: an import by another instance is seen at the next poll
+   * (followExternalImports).
+   */
+  private readonly points: HeldPointFile;
 
   constructor(private readonly options: Neo4jStoreOptions) {
     const root = cypherRoot();
@@ -178,6 +181,18 @@ export class Neo4jGraphStore implements GraphStore {
       database: options.database,
       queryTimeoutMs: options.queryTimeoutMs,
     });
+    this.points = new HeldPointFile(
+      options.pointFile ?? 'off',
+      () => this.gen,
+      (generation) => this.writePoints(generation),
+      (err, generation) => {
+        if (!this.closed)
+          options.logger?.warn(
+            { err, generation },
+            'point reads answered by Neo4j: the point-read file could not be written',
+          );
+      },
+    );
   }
 
   get generation(): number {
@@ -207,47 +222,9 @@ export class Neo4jGraphStore implements GraphStore {
   /** After every change this store sees: the walks' memory and the point-read file are read again in the background. */
   private dataChanged(): void {
     this.memory = null;
-    this.dropPoints();
+    // The walks' memory first: the point-read file waits for its read (one full read at a time).
     if (this.options.walkMemory === 'background') void this.walksMemory(false);
-    if (this.options.pointFile === 'background') void this.readPoints();
-  }
-
-  private dropPoints(): void {
-    this.points?.file.close();
-    this.points = null;
-  }
-
-  /**
-   * The point-read file of the data as this store last saw it, or null (Neo4j answers). Like the
-   * search index and the read cache, it follows the generation this store has seen: an import by
-   * another instance is seen at the next poll (followExternalImports). Use it before the next await.
-   */
-  private heldPoints(): PointFile | null {
-    return this.points?.generation === this.gen ? this.points.file : null;
-  }
-
-  /** In `wait` mode, resolves once the point-read file of the data as it is now is there (or could not be). */
-  private async pointsReady(): Promise<void> {
-    if (this.options.pointFile === 'wait' && !this.heldPoints()) await this.readPoints();
-  }
-
-  /** Opens or writes the point-read file of this generation, once per generation; failures are logged. */
-  private readPoints(): Promise<PointFile | null> {
-    if ((this.options.pointFile ?? 'off') === 'off') return Promise.resolve(null);
-    const generation = this.gen;
-    if (this.pointsRead?.generation !== generation) {
-      const done = this.writePoints(generation).catch((err: unknown) => {
-        // The data changed or the store closed under the read: nothing to report.
-        if (this.gen !== generation || this.closed) return null;
-        this.options.logger?.warn(
-          { err, generation },
-          'point reads answered by Neo4j: the point-read file could not be written',
-        );
-        return null;
-      });
-      this.pointsRead = { generation, done };
-    }
-    return this.pointsRead.done;
+    this.points.changed();
   }
 
   /**
@@ -315,7 +292,6 @@ export class Neo4jGraphStore implements GraphStore {
       file.close();
       return null;
     }
-    this.points = { generation, file };
     this.options.logger?.info(
       { ...total, ms: Date.now() - started, file: derived.file },
       written ? 'point-read file written' : 'point-read file opened',
@@ -453,8 +429,7 @@ export class Neo4jGraphStore implements GraphStore {
   async close(): Promise<void> {
     this.closed = true;
     this.memory = null;
-    await this.pointsRead?.done;
-    this.dropPoints();
+    await this.points.close();
     await this.memorySave;
     await this.driver.close();
   }
@@ -478,8 +453,8 @@ export class Neo4jGraphStore implements GraphStore {
   }
 
   async getCompany(vid: string): Promise<CompanyProfile | null> {
-    await this.pointsReady();
-    const file = this.heldPoints();
+    await this.points.ready();
+    const file = this.points.file;
     if (file) {
       const row = file.company(vid);
       return row ? toProfile(row) : null;
@@ -489,8 +464,8 @@ export class Neo4jGraphStore implements GraphStore {
 
   async getCompanies(vids: readonly string[]): Promise<CompanyCore[]> {
     if (vids.length === 0) return [];
-    await this.pointsReady();
-    const file = this.heldPoints();
+    await this.points.ready();
+    const file = this.points.file;
     if (file)
       return vids.flatMap((vid) => {
         const row = file.company(vid);
@@ -536,11 +511,11 @@ export class Neo4jGraphStore implements GraphStore {
       const { name, params } = relationshipListQuery(vid, direction, grouping, query);
       rows = await this.read(name, params);
     }
-    await this.pointsReady();
+    await this.points.ready();
     const page = rows.slice(0, query.limit);
     const vids = page.map((r) => str(r.counterpart_vid) ?? '');
     const known = vids.map((v) => counterparts?.(v) ?? null);
-    const file = this.heldPoints();
+    const file = this.points.file;
     if (file)
       for (let i = 0; i < vids.length; i++) {
         const row = known[i] ? null : file.company(vids[i]!);
@@ -556,8 +531,8 @@ export class Neo4jGraphStore implements GraphStore {
   }
 
   async getEdge(edgeId: string): Promise<EdgeRecord | null> {
-    await this.pointsReady();
-    const file = this.heldPoints();
+    await this.points.ready();
+    const file = this.points.file;
     if (file) {
       const row = file.edge(edgeId);
       return row ? toEdge(row) : null;
