@@ -182,6 +182,38 @@ export function openMatching(
 }
 
 /**
+ * Writes the point-read file `file` for `key` with `fill` and opens it. Null, with nothing left
+ * behind, when `fill` answers false (the data changed under it); throws when it wrote other counts
+ * than `expected`, or failed.
+ */
+export async function writePointFile(
+  file: string,
+  key: string,
+  expected: Readonly<Record<Kind, number>>,
+  fill: (writer: PointFileWriter) => Promise<boolean>,
+): Promise<PointFile | null> {
+  const writer = new PointFileWriter(file);
+  try {
+    if (!(await fill(writer))) {
+      writer.abort();
+      return null;
+    }
+    const { companies, edges } = writer.written;
+    if (companies !== expected.companies || edges !== expected.edges)
+      throw new Error(
+        `the point-read file holds ${companies} companies and ${edges} edges, not the ${expected.companies} and ${expected.edges} counted`,
+      );
+    writer.finish(key);
+  } catch (err) {
+    writer.abort();
+    throw err;
+  }
+  const opened = PointFile.open(file, key);
+  if (!opened) throw new Error(`point-read file ${file} not readable after writing it`);
+  return opened;
+}
+
+/**
  * Point reads from a file: `off` leaves them to the engine; `background` writes or opens the file
  * after every data change and the engine answers until it is there; `wait` makes a read wait (tests).
  */

@@ -45,8 +45,8 @@ import { ConnectionPool } from './connection-pool';
 import type { EngineRow } from './connection-pool';
 import { openDatabase } from './engine';
 import { NotHeldExactly, WalkMemory, WalkMemoryBuilder } from '../walk-memory';
-import { HeldPointFile, PointFile, PointFileWriter, openMatching } from '../point-file';
-import type { PointFileMode } from '../point-file';
+import { HeldPointFile, openMatching, writePointFile } from '../point-file';
+import type { PointFile, PointFileMode } from '../point-file';
 import type { EngineDatabase } from './engine';
 
 export interface EmbeddedStoreOptions {
@@ -332,23 +332,22 @@ export class EmbeddedGraphStore implements GraphStore {
     // Turning the edges off needs no new file: the one written with them holds every company too.
     if (!file && !withEdges) file = openMatching(saved.file, keyOf(true), same, this.options.logger);
     if (!file) {
-      const writer = new PointFileWriter(saved.file);
-      try {
-        const ranges = async (
-          query: QueryName,
-          end: number,
-          rows: number,
-          perQuery: number,
-          add: (rows: EngineRow[]) => void,
-        ) => {
-          const width = rangeWidth(end, rows, perQuery);
-          for (let lo = 0; lo < end; lo += width) {
-            if (stale()) return;
-            await this.oneWalkQueryAtATime(() =>
-              pool.stream(this.queries.get(query)!, { lo, hi: lo + width }, 5_000, add),
-            );
-          }
-        };
+      const ranges = async (
+        query: QueryName,
+        end: number,
+        rows: number,
+        perQuery: number,
+        add: (rows: EngineRow[]) => void,
+      ) => {
+        const width = rangeWidth(end, rows, perQuery);
+        for (let lo = 0; lo < end; lo += width) {
+          if (stale()) return;
+          await this.oneWalkQueryAtATime(() =>
+            pool.stream(this.queries.get(query)!, { lo, hi: lo + width }, 5_000, add),
+          );
+        }
+      };
+      file = await writePointFile(saved.file, saved.key, total, async (writer) => {
         await ranges(
           'company/profiles-range',
           this.vidByOffset.length,
@@ -365,24 +364,11 @@ export class EmbeddedGraphStore implements GraphStore {
             POINT_ROWS_PER_QUERY.edges,
             (rows) => writer.addEdges(rows),
           );
-        if (stale()) {
-          writer.abort();
-          return null;
-        }
-        if (writer.written.companies !== total.companies || writer.written.edges !== total.edges)
-          throw new NotHeldExactly('the companies and edges written are not those counted');
-        writer.finish(saved.key);
-      } catch (err) {
-        writer.abort();
-        throw err;
-      }
+        return !stale();
+      });
+      // The data changed under the read (a file of another generation is closed by the holder).
+      if (!file) return null;
       written = true;
-      file = PointFile.open(saved.file, saved.key);
-      if (!file) throw new Error(`point-read file ${saved.file} not readable after writing it`);
-    }
-    if (stale()) {
-      file.close();
-      return null;
     }
     this.options.logger?.info(
       { ...total, ms: Date.now() - started, ...(written ? { companiesMs } : {}), file: saved.file },

@@ -46,8 +46,8 @@ import { Neo4jExecutor } from './executor';
 import type { Row } from './executor';
 import { importIntoNeo4j } from './neo4j-import';
 import { NotHeldExactly, WalkMemory, WalkMemoryBuilder } from '../walk-memory';
-import { HeldPointFile, PointFile, PointFileWriter, openMatching } from '../point-file';
-import type { PointFileMode } from '../point-file';
+import { HeldPointFile, openMatching, writePointFile } from '../point-file';
+import type { PointFile, PointFileMode } from '../point-file';
 
 /** The Neo4j schema version this build creates (`cypher/schema/create.neo4j.cypher`). */
 export const NEO4J_SCHEMA_VERSION = 1;
@@ -253,44 +253,22 @@ export class Neo4jGraphStore implements GraphStore {
     );
     const written = !file;
     if (!file) {
-      const writer = new PointFileWriter(derived.file);
-      try {
-        const into = (add: (rows: Row[]) => void) => (rows: Row[]) => {
+      // Dates come as epoch milliseconds and become dates again, as single reads give them.
+      const copy = (name: keyof typeof POINT_DATES, add: (rows: Row[]) => void) =>
+        this.exec.stream(this.query(name), {}, MEMORY_BATCH, (rows) => {
           if (stale()) throw new Error('the data changed while the point-read file was written');
+          for (const r of rows)
+            for (const c of POINT_DATES[name]) if (typeof r[c] === 'number') r[c] = new Date(r[c]);
           add(rows);
-        };
-        const query = (name: keyof typeof POINT_DATES, add: (rows: Row[]) => void) =>
-          this.exec.stream(
-            this.query(name),
-            {},
-            MEMORY_BATCH,
-            into((rows) => {
-              // As the single reads give them: dates, where the query sends epoch milliseconds.
-              for (const r of rows)
-                for (const c of POINT_DATES[name]) if (typeof r[c] === 'number') r[c] = new Date(r[c]);
-              add(rows);
-            }),
-          );
-        await query('company/profiles-all', (rows) => writer.addCompanies(rows));
-        await query('edge/all', (rows) => writer.addEdges(rows));
+        });
+      file = await writePointFile(derived.file, derived.key, total, async (writer) => {
+        await copy('company/profiles-all', (rows) => writer.addCompanies(rows));
+        await copy('edge/all', (rows) => writer.addEdges(rows));
         const after = await this.databaseGeneration();
-        if (stale() || databaseKey(after) !== derived.key) {
-          writer.abort();
-          return null;
-        }
-        if (writer.written.companies !== total.companies || writer.written.edges !== total.edges)
-          throw new NotHeldExactly('the companies and edges written are not those counted');
-        writer.finish(derived.key);
-      } catch (err) {
-        writer.abort();
-        throw err;
-      }
-      file = PointFile.open(derived.file, derived.key);
-      if (!file) throw new Error(`point-read file ${derived.file} not readable after writing it`);
-    }
-    if (stale()) {
-      file.close();
-      return null;
+        return !stale() && databaseKey(after) === derived.key;
+      });
+      // The data changed under the read (a file of another generation is closed by the holder).
+      if (!file) return null;
     }
     this.options.logger?.info(
       { ...total, ms: Date.now() - started, file: derived.file },
