@@ -39,6 +39,28 @@ export function freePort() {
 export const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /**
+ * Waits until the server at `base` builds nothing in the background (its /readyz lists what it
+ * derives from the graph and where each stands), at most `maxS` seconds; then at least `minS`
+ * seconds have passed. Resolves with the states seen last and the seconds waited.
+ */
+export async function settle(base, { minS = 0, maxS = 600 } = {}) {
+  const started = performance.now();
+  const waited = () => (performance.now() - started) / 1000;
+  let derived = {};
+  for (;;) {
+    const body = await fetch(`${base}/readyz`).then(
+      (r) => r.json(),
+      () => ({}),
+    );
+    derived = body.derived ?? {};
+    const building = Object.values(derived).includes('building');
+    if ((!building && waited() >= minS) || waited() >= maxS) break;
+    await sleep(1000);
+  }
+  return { derived, seconds: waited() };
+}
+
+/**
  * Profile reads of random companies among `vids` over 8 connections, until stopped
  * (`reads.stop()`; awaiting `reads` then gives autocannon's result).
  */

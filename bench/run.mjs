@@ -13,7 +13,7 @@ import autocannon from 'autocannon';
 import neo4j from 'neo4j-driver';
 import { parse as parseCsv } from 'csv-parse';
 import pg from 'pg';
-import { freePort, sleep } from './common.mjs';
+import { freePort, settle, sleep } from './common.mjs';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const CLI = path.join(ROOT, 'dist', 'src', 'cli', 'main.js');
@@ -140,8 +140,9 @@ function readOptions() {
     cases: ALL_CASES.filter((c) => cases.includes(c)),
     // Flags for the server's Node process (a heap limit, say), space-separated.
     nodeArgs: (raw('node-args') ?? '').split(' ').filter((a) => a.length > 0),
-    // What the server reads in the background after it is ready (list heads, walk memory) ends by then.
-    settle: int('settle', 30, 0, 3600),
+    // The longest wait for what the server builds in the background after it is ready (list heads, walk
+    // memory, point-read file: /readyz says), before the first case; 0 starts at once.
+    settle: int('settle', 600, 0, 3600),
     skipPg: skipPg === true || ['1', 'true', 'yes'].includes(String(skipPg ?? '').toLowerCase()),
   };
 }
@@ -1201,9 +1202,12 @@ async function main() {
       log(
         `server ready on ${server.base} in ${server.readyS.toFixed(1)} s, RSS ${fmtBytes(server.rssAfterStart)}`,
       );
+      let settledAs = null;
       if (opts.settle > 0) {
-        log(`letting the server settle for ${opts.settle} s (--settle)`);
-        await sleep(opts.settle * 1000);
+        log(`waiting until the server builds nothing in the background, at most ${opts.settle} s (--settle)`);
+        const settled = await settle(server.base, { maxS: opts.settle });
+        log(`settled after ${settled.seconds.toFixed(0)} s: ${JSON.stringify(settled.derived)}`);
+        settledAs = settled;
       }
       let top = [];
       if (serverCases.includes('suppliers') || serverCases.includes('hub_lists')) {
@@ -1241,6 +1245,7 @@ async function main() {
       for (const c of Object.keys(results.cases)) results.cases[c].median = summarise(results.cases[c].runs);
       results.server = {
         ready_s: server.readyS,
+        ...(settledAs ? { settled_s: settledAs.seconds, derived: settledAs.derived } : {}),
         rss_after_start_bytes: server.rssAfterStart,
         rss_max_bytes: server.rssMax,
       };

@@ -144,6 +144,11 @@ export async function startServer(config: Config, log: Logger): Promise<RunningS
       compressMinBytes: config.COMPRESS_MIN_BYTES,
       corsOrigins: config.CORS_ORIGINS,
       ready: () => search.ready,
+      derived: () => ({
+        search_index: search.fresh() ? 'ready' : 'building',
+        list_heads: services.relationships.heads.state,
+        ...store.derivedData?.(),
+      }),
       dataVersion: () => `${store.generation}.${search.generation}`,
       open: config.BLOB_STORE === 'local' ? [downloadsRoutes(local)] : [],
     });

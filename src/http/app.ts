@@ -13,6 +13,7 @@ import type { Store } from 'express-rate-limit';
 import type { GraphQLSchema } from 'graphql';
 import { AppError, ERROR_CODES, GRAPHQL_REQUEST_CODES, isAppError } from '../domain/errors';
 import type { Logger } from '../logger';
+import type { DerivedState } from '../store/derived-state';
 import { createContext } from '../graphql/context';
 import type { GraphQLContext, Services } from '../graphql/context';
 import { knownOperationTypesRule } from '../graphql/known-operation-types';
@@ -64,6 +65,11 @@ export interface AppOptions {
   compressMinBytes: number;
   /** Whether the store and search index can answer (readiness). */
   ready: () => boolean;
+  /**
+   * What the server derives from the graph in the background and where each stands (`/readyz`
+   * shows it): answers are the same either way, only slower until it is `ready`.
+   */
+  derived?: () => Record<string, DerivedState>;
   /** Extra routers mounted under /v1 after authentication (jobs, downloads come here). */
   extraV1?: express.Router[];
   /** Routers mounted before authentication (signed download links). */
@@ -112,7 +118,9 @@ export async function buildApp(o: AppOptions): Promise<BuiltApp> {
   });
   app.get('/readyz', (_req, res) => {
     const ready = o.ready();
-    res.status(ready ? 200 : 503).json({ status: ready ? 'ready' : 'starting' });
+    res
+      .status(ready ? 200 : 503)
+      .json({ status: ready ? 'ready' : 'starting', ...(o.derived ? { derived: o.derived() } : {}) });
   });
   const openapi = openApiDocument(o.keyHeader, o.apiFacts);
   app.get('/openapi.json', (_req, res) => {

@@ -3,6 +3,7 @@ import { isoOfTime } from '../store/mappers';
 import type { CompanySummary, Direction, RelationshipItem } from '../domain/model';
 import type { LongList } from '../search/company-search';
 import type { GraphStore, Page, RelationshipQuery } from '../store/graph-store';
+import type { DerivedState } from '../store/derived-state';
 
 /**
  * Companies already in memory, as of the store's data now (the search index holds every company's
@@ -140,6 +141,12 @@ export class ListHeads {
       items.push(head.item(i, counterpart));
     }
     return { items, hasMore: true };
+  }
+
+  /** Where the heads of the data as it is now stand. */
+  get state(): DerivedState {
+    if (this.heads?.generation === this.store.generation) return 'ready';
+    return this.building ? 'building' : 'unavailable';
   }
 
   /** Starts building the heads now, if they are not built for the data as it is and can be. */

@@ -1,3 +1,4 @@
+import type { DerivedState } from './derived-state';
 import type {
   CompanyCore,
   CompanyProfile,
@@ -153,6 +154,8 @@ export interface GraphStore {
    * for tier walks). Optional; stores that keep nothing leave it out.
    */
   prepare?(): void;
+  /** What the store keeps derived from the graph, by name, and where each stands (the server's /readyz). */
+  derivedData?(): Record<string, DerivedState>;
   /**
    * Walks the graph from `request.root`: a company's tier is its shortest distance
    * from the root over relationships that pass the evidence filter. Reports the

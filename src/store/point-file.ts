@@ -1,5 +1,7 @@
 import fs from 'node:fs';
 import type { Logger } from '../logger';
+import { derivedState, generationRead } from './derived-state';
+import type { DerivedState, GenerationRead } from './derived-state';
 import type { Props } from './mappers';
 import { readExactly } from './file-io';
 import { fnv1a } from './string-hash';
@@ -225,7 +227,7 @@ export type PointFileMode = 'off' | 'background' | 'wait';
  */
 export class HeldPointFile {
   private held: { generation: number; file: PointFile } | null = null;
-  private reading: { generation: number; done: Promise<PointFile | null> } | null = null;
+  private reading: GenerationRead<PointFile> | null = null;
 
   constructor(
     readonly mode: PointFileMode,
@@ -239,6 +241,11 @@ export class HeldPointFile {
   /** The file of the data as it is now, or null (the engine answers). Use it before the next await. */
   get file(): PointFile | null {
     return this.held?.generation === this.generation() ? this.held.file : null;
+  }
+
+  /** Where the file of the data as it is now stands. */
+  get state(): DerivedState {
+    return derivedState(this.mode !== 'off', this.file !== null, this.reading, this.generation());
   }
 
   /** In `wait` mode, resolves once the file of the data as it is now is there (or could not be). */
@@ -275,7 +282,7 @@ export class HeldPointFile {
         return null;
       },
     );
-    this.reading = { generation, done };
+    this.reading = generationRead(generation, done);
     return done;
   }
 

@@ -42,6 +42,40 @@ describe('authentication', () => {
     await problem(res, 401);
   });
 
+  it('says on /readyz where each thing the server derives from the graph stands', async () => {
+    type Ready = { status: string; derived: Record<string, string> };
+    const readyz = async () => (await (await fetch(`${t.base}/readyz`)).json()) as Ready;
+    const settled = async (name: string) => {
+      const deadline = Date.now() + 30_000;
+      let body = await readyz();
+      while (body.derived[name] === 'building' && Date.now() < deadline) {
+        await new Promise((r) => setTimeout(r, 50));
+        body = await readyz();
+      }
+      return body;
+    };
+    const first = await readyz();
+    expect(first.status).toBe('ready');
+    expect(Object.keys(first.derived).sort()).toEqual([
+      'list_heads',
+      'point_reads',
+      'search_index',
+      'walk_memory',
+    ]);
+    for (const state of Object.values(first.derived))
+      expect(['building', 'ready', 'unavailable']).toContain(state);
+    expect((await settled('walk_memory')).derived.walk_memory).toBe('ready');
+    expect((await settled('point_reads')).derived.point_reads).toBe('ready');
+    // The heads of long lists are rebuilt after a data change once a list is asked for.
+    expect((await t.get('/v1/companies/boeing/suppliers/')).status).toBe(200);
+    expect((await settled('list_heads')).derived).toEqual({
+      search_index: 'ready',
+      list_heads: 'ready',
+      walk_memory: 'ready',
+      point_reads: 'ready',
+    });
+  });
+
   it('leaves health, readiness, docs and the OpenAPI document open', async () => {
     for (const p of ['/healthz', '/readyz', '/openapi.json', '/docs', '/explorer']) {
       const res = await fetch(`${t.base}${p}`);

@@ -46,6 +46,8 @@ import type { EngineRow } from './connection-pool';
 import { openDatabase } from './engine';
 import { NotHeldExactly, WalkMemory, WalkMemoryBuilder } from '../walk-memory';
 import { HeldPointFile, openMatching, writePointFile } from '../point-file';
+import { derivedState, generationRead } from '../derived-state';
+import type { DerivedState, GenerationRead } from '../derived-state';
 import type { PointFile, PointFileMode } from '../point-file';
 import type { EngineDatabase } from './engine';
 
@@ -188,7 +190,7 @@ export class EmbeddedGraphStore implements GraphStore {
   /** The relationships in memory for tier walks, of the generation it was read from. */
   private memory: { generation: number; walks: WalkMemory } | null = null;
   /** A read of the walks' memory under way, or the generation it could not be read for. */
-  private memoryRead: { generation: number; done: Promise<WalkMemory | null> } | null = null;
+  private memoryRead: GenerationRead<WalkMemory> | null = null;
   /** Whether the server has asked for derived data to be read in the background (prepare). */
   private prepared = false;
   /** The last save of the walks' memory beside the graph (it never rejects). */
@@ -287,15 +289,27 @@ export class EmbeddedGraphStore implements GraphStore {
     this.points.changed(this.prepared);
   }
 
+  derivedData(): Record<string, DerivedState> {
+    return {
+      walk_memory: derivedState(
+        this.prepared && (this.options.walkMemory ?? 'off') !== 'off',
+        this.memory?.generation === this.gen,
+        this.memoryRead,
+        this.gen,
+      ),
+      point_reads: this.prepared ? this.points.state : 'off',
+    };
+  }
+
   /**
    * `running` if it is for the data as it is now, else `start` for this generation. Failures
    * are logged with `failure` and end in null, as does a start the data changed under.
    */
   private oncePerGeneration<T>(
-    running: { generation: number; done: Promise<T | null> } | null,
+    running: GenerationRead<T> | null,
     start: (generation: number) => Promise<T | null>,
     failure: string,
-  ): { generation: number; done: Promise<T | null> } {
+  ): GenerationRead<T> {
     const generation = this.gen;
     if (running?.generation === generation) return running;
     const done = start(generation).catch((err: unknown) => {
@@ -304,7 +318,7 @@ export class EmbeddedGraphStore implements GraphStore {
       this.options.logger?.warn({ err, generation }, failure);
       return null;
     });
-    return { generation, done };
+    return generationRead(generation, done);
   }
 
   private async writePoints(generation: number): Promise<PointFile | null> {

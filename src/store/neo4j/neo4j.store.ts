@@ -47,6 +47,8 @@ import type { Row } from './executor';
 import { importIntoNeo4j } from './neo4j-import';
 import { NotHeldExactly, WalkMemory, WalkMemoryBuilder } from '../walk-memory';
 import { HeldPointFile, openMatching, writePointFile } from '../point-file';
+import { derivedState, generationRead } from '../derived-state';
+import type { DerivedState, GenerationRead } from '../derived-state';
 import type { PointFile, PointFileMode } from '../point-file';
 
 /** The Neo4j schema version this build creates (`cypher/schema/create.neo4j.cypher`). */
@@ -163,7 +165,7 @@ export class Neo4jGraphStore implements GraphStore {
   /** The lineage of the database's generations (see graph/bump-generation) when this store last looked. */
   private lineage: string | null = null;
   private memory: HeldWalks | null = null;
-  private memoryRead: { generation: number; done: Promise<HeldWalks | null> } | null = null;
+  private memoryRead: GenerationRead<HeldWalks> | null = null;
   private closed = false;
   private memorySave: Promise<void> = Promise.resolve();
   /**
@@ -217,6 +219,18 @@ export class Neo4jGraphStore implements GraphStore {
     this.lineage = seen.lineage;
     this.gen++;
     this.dataChanged();
+  }
+
+  derivedData(): Record<string, DerivedState> {
+    return {
+      walk_memory: derivedState(
+        (this.options.walkMemory ?? 'off') !== 'off',
+        this.memory?.generation === this.gen,
+        this.memoryRead,
+        this.gen,
+      ),
+      point_reads: this.points.state,
+    };
   }
 
   /** After every change this store sees: the walks' memory and the point-read file are read again in the background. */
@@ -295,7 +309,7 @@ export class Neo4jGraphStore implements GraphStore {
         );
         return null;
       });
-      this.memoryRead = { generation, done };
+      this.memoryRead = generationRead(generation, done);
     }
     return wait ? this.memoryRead.done : null;
   }

@@ -1,0 +1,34 @@
+/**
+ * Where a piece of data a server derives from the graph (and keeps in the background) stands for
+ * the data as it is now: `off` (not kept), `building` (a read or write under way), `ready`, or
+ * `unavailable` (it could not be made, or is not started yet: the store answers meanwhile).
+ */
+export type DerivedState = 'off' | 'building' | 'ready' | 'unavailable';
+
+/** A background read of derived data for one store generation; `settled` once it ended, either way. */
+export interface GenerationRead<T> {
+  generation: number;
+  done: Promise<T | null>;
+  settled: boolean;
+}
+
+/** Tracks `done`, which must never reject (failures end in null). */
+export function generationRead<T>(generation: number, done: Promise<T | null>): GenerationRead<T> {
+  const read: GenerationRead<T> = { generation, done, settled: false };
+  void done.then(() => {
+    read.settled = true;
+  });
+  return read;
+}
+
+/** The state of data kept when `on`, `held` for the generation now, read by `read` if any. */
+export function derivedState(
+  on: boolean,
+  held: boolean,
+  read: { generation: number; settled: boolean } | null,
+  generation: number,
+): DerivedState {
+  if (!on) return 'off';
+  if (held) return 'ready';
+  return read?.generation === generation && !read.settled ? 'building' : 'unavailable';
+}
