@@ -63,11 +63,13 @@ interface Footer {
 
 /**
  * Company profiles and edges with their evidence, one engine row per key, in a
- * file written once per graph generation and kept beside it
- * (`<generation>.point-reads`). The engine spends about half a millisecond of
- * its own threads on every point query, however small; here a read is a
- * binary search in an index held in memory (16 bytes a row) and one `pread` of
- * the row's JSON, on the calling thread.
+ * file written once per graph generation and kept beside it (the embedded
+ * store's `<generation>.point-reads`, a Neo4j server's
+ * `neo4j-<server>.point-reads` in DATA_DIR). The embedded engine spends about
+ * half a millisecond of its own threads on every point query, however small,
+ * and a Neo4j read is a Bolt round trip costing as much of ours; here a read is
+ * a binary search in an index held in memory (16 bytes a row) and one `pread`
+ * of the row's JSON, on the calling thread.
  *
  * The file: a header (magic, layout), the rows as UTF-8 JSON one after the
  * other, then per kind the index (the key hashes in order, each row's offset
