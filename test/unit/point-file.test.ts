@@ -1,6 +1,12 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import { PointFile, PointFileWriter, pointFileCounts } from '../../src/store/point-file';
+import {
+  HeldPointFile,
+  PointFile,
+  PointFileWriter,
+  pointFileCounts,
+  writePointFile,
+} from '../../src/store/point-file';
 import { tempDir } from '../support/paths';
 
 /** Two vids whose FNV-1a hashes are equal, so the index holds one value twice. */
@@ -94,5 +100,107 @@ describe('PointFile', () => {
     w.addCompanies([company(1)]);
     w.abort();
     expect(fs.readdirSync(dir)).toEqual([]);
+  });
+});
+
+describe('HeldPointFile', () => {
+  let dir: string;
+  let generation: number;
+  beforeEach(() => {
+    dir = tempDir('held-point-file');
+    generation = 1;
+  });
+  afterEach(() => fs.rmSync(dir, { recursive: true, force: true }));
+
+  /** Writes a file whose one company is named after the generation it was written for. */
+  const writeFor = async (g: number) => {
+    const file = path.join(dir, `g${g}.point-reads`);
+    return writePointFile(file, `k${g}`, { companies: 1, edges: 0 }, async (w) => {
+      w.addCompanies([{ vid: 'v', name: `generation ${g}` }]);
+      return Promise.resolve(true);
+    });
+  };
+
+  it('answers only for the generation it was written for, and says where it stands', async () => {
+    let release!: () => void;
+    const gate = new Promise<void>((r) => (release = r));
+    const failed: unknown[] = [];
+    const held = new HeldPointFile(
+      'background',
+      () => generation,
+      async (g) => {
+        await gate;
+        return writeFor(g);
+      },
+      (err) => failed.push(err),
+    );
+    expect(held.state).toBe('unavailable');
+    held.changed();
+    expect(held.state).toBe('building');
+    expect(held.file).toBeNull();
+    release();
+    await held.read();
+    expect(held.state).toBe('ready');
+    expect(held.file!.company('v')!.name).toBe('generation 1');
+
+    // The data moves on: the old file no longer answers, and the next one is written for the new data.
+    generation = 2;
+    expect(held.file).toBeNull();
+    expect(held.state).toBe('unavailable');
+    held.changed();
+    expect(held.state).toBe('building');
+    await held.read();
+    expect(held.file!.company('v')!.name).toBe('generation 2');
+    expect(failed).toEqual([]);
+    await held.close();
+    expect(held.file).toBeNull();
+  });
+
+  it('drops a file finished after the data moved on, and reports a failed write once', async () => {
+    const failed: number[] = [];
+    let fail = false;
+    const held = new HeldPointFile(
+      'wait',
+      () => generation,
+      async (g) => {
+        if (fail) throw new Error('disk full');
+        const file = await writeFor(g);
+        generation++; // an import ended while the file was written
+        return file;
+      },
+      (_err, g) => failed.push(g),
+    );
+    await held.ready();
+    expect(held.file).toBeNull();
+    expect(held.state).toBe('unavailable');
+    fail = true;
+    held.changed();
+    await held.ready();
+    await held.ready(); // one write per generation, so one report
+    expect(held.state).toBe('unavailable');
+    expect(failed).toEqual([generation]);
+  });
+
+  it('refuses to finish a file that holds other counts than those counted, and leaves nothing', async () => {
+    const file = path.join(dir, 'short.point-reads');
+    await expect(
+      writePointFile(file, 'k', { companies: 2, edges: 0 }, async (w) => {
+        w.addCompanies([{ vid: 'v', name: 'one of two' }]);
+        return Promise.resolve(true);
+      }),
+    ).rejects.toThrow(/1 companies and 0 edges, not the 2 and 0 counted/);
+    expect(fs.readdirSync(dir)).toEqual([]);
+  });
+
+  it('is off when point reads are', async () => {
+    const held = new HeldPointFile(
+      'off',
+      () => generation,
+      () => writeFor(generation),
+      () => undefined,
+    );
+    held.changed();
+    expect(await held.read()).toBeNull();
+    expect(held.state).toBe('off');
   });
 });
