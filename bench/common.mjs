@@ -41,9 +41,10 @@ export const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 /**
  * Waits until the server at `base` builds nothing in the background (its /readyz lists what it
  * derives from the graph and where each stands), at most `maxS` seconds; then at least `minS`
- * seconds have passed. Resolves with the states seen last and the seconds waited.
+ * seconds have passed; `onPoll` runs at every look (about once a second). Resolves with the states
+ * seen last and the seconds waited.
  */
-export async function settle(base, { minS = 0, maxS = 600 } = {}) {
+export async function settle(base, { minS = 0, maxS = 600, onPoll = () => {} } = {}) {
   const started = performance.now();
   const waited = () => (performance.now() - started) / 1000;
   let derived = {};
@@ -53,6 +54,7 @@ export async function settle(base, { minS = 0, maxS = 600 } = {}) {
       () => ({}),
     );
     derived = body.derived ?? {};
+    onPoll();
     const building = Object.values(derived).includes('building');
     if ((!building && waited() >= minS) || waited() >= maxS) break;
     await sleep(1000);

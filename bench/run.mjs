@@ -1205,7 +1205,14 @@ async function main() {
       let settledAs = null;
       if (opts.settle > 0) {
         log(`waiting until the server builds nothing in the background, at most ${opts.settle} s (--settle)`);
-        const settled = await settle(server.base, { maxS: opts.settle });
+        // The server's peak memory may come while it builds (the first start on Neo4j reads everything).
+        const settled = await settle(server.base, {
+          maxS: opts.settle,
+          onPoll: () => {
+            const rss = rssBytes(server.child.pid);
+            if (rss !== null) server.rssMax = Math.max(server.rssMax ?? 0, rss);
+          },
+        });
         log(`settled after ${settled.seconds.toFixed(0)} s: ${JSON.stringify(settled.derived)}`);
         settledAs = settled;
       }
