@@ -119,6 +119,14 @@ export class PointFile {
     return this.read('companies', vid);
   }
 
+  /** The rows of the companies of `vids` that it holds, in that order. */
+  companies(vids: readonly string[]): Props[] {
+    return vids.flatMap((vid) => {
+      const row = this.company(vid);
+      return row ? [row] : [];
+    });
+  }
+
   /** Whether the edges were written into the file (see EmbeddedStoreOptions.pointFileEdges). */
   get holdsEdges(): boolean {
     return this.counts.edges > 0;

@@ -530,11 +530,7 @@ export class EmbeddedGraphStore implements GraphStore {
   async getCompanies(vids: readonly string[]): Promise<CompanyCore[]> {
     await this.points.ready();
     const file = this.points.file;
-    if (file)
-      return vids.flatMap((vid) => {
-        const row = file.company(vid);
-        return row ? [toCompanyCore(row)] : [];
-      });
+    if (file) return file.companies(vids).map(toCompanyCore);
     // Concurrent primary-key lookups beat one query over the list on this engine.
     const rows = await Promise.all(vids.map((vid) => this.q('company/get-core', { vid })));
     return rows.flatMap(([row]) => (row ? [toCompanyCore(row)] : []));

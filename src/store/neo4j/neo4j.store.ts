@@ -458,11 +458,7 @@ export class Neo4jGraphStore implements GraphStore {
     if (vids.length === 0) return [];
     await this.points.ready();
     const file = this.points.file;
-    if (file)
-      return vids.flatMap((vid) => {
-        const row = file.company(vid);
-        return row ? [toCompanyCore(row)] : [];
-      });
+    if (file) return file.companies(vids).map(toCompanyCore);
     const rows = await this.read('company/get-cores', { vids: [...vids] });
     const byVid = new Map(rows.map((r) => [str(r.vid) ?? '', r]));
     return vids.flatMap((vid) => {
