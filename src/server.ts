@@ -1,3 +1,4 @@
+import os from 'node:os';
 import fs from 'node:fs';
 import path from 'node:path';
 import type { Server } from 'node:http';
@@ -7,6 +8,7 @@ import { buildSchema } from './graphql/schema';
 import { buildApp } from './http/app';
 import { ApiKeyStore } from './http/api-keys';
 import { SearchIndexHolder } from './search/search-index-holder';
+import { SearchThreads, searchThreadsAvailable } from './search/search-threads';
 import { CompaniesService } from './services/companies.service';
 import { EdgesService } from './services/edges.service';
 import { PathsService } from './services/paths.service';
@@ -64,7 +66,12 @@ export async function startServer(config: Config, log: Logger): Promise<RunningS
     }
 
     const unfollow = store.followExternalImports?.() ?? (() => undefined);
-    const search = new SearchIndexHolder(store, log.child({ module: 'search' }));
+    const searchLog = log.child({ module: 'search' });
+    // From the TypeScript sources (tests) there is no compiled worker: searches stay on the main thread.
+    const threadCount = config.SEARCH_THREADS ?? Math.min(8, os.availableParallelism());
+    const threads =
+      threadCount > 0 && searchThreadsAvailable() ? new SearchThreads(threadCount, searchLog) : null;
+    const search = new SearchIndexHolder(store, searchLog, threads);
     await search.rebuild();
     const limits = { maxPageSize: config.MAX_PAGE_SIZE, maxOffset: config.MAX_OFFSET };
     const cache = new ReadCache(config.READ_CACHE_ENTRIES, () => store.generation);
@@ -187,6 +194,7 @@ export async function startServer(config: Config, log: Logger): Promise<RunningS
           await sharedLimits?.close();
           // A search index being saved for the next start is finished rather than left half written.
           await search.saved();
+          await search.close();
           await services.relationships.heads.close();
           await store.close();
         })()),

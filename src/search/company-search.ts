@@ -12,6 +12,7 @@ import { importanceOf, matchEntry, planQuery, relevanceOf } from './relevance';
 import type { QueryPlan } from './relevance';
 import { TrigramIndex, TrigramIndexBuilder } from './trigram-index';
 import { SnapshotReader, SnapshotWriter } from '../store/snapshot';
+import type { SharedSnapshot } from '../store/snapshot';
 import { WordIndex } from './word-index';
 
 /** What a search can ask for; every criterion given must match. */
@@ -216,13 +217,31 @@ export class CompanySearchIndex {
 
   /** The index saved in `file` under `key`; null when there is none, or it is of other data or another layout. */
   static load(file: string, key: string): CompanySearchIndex | null {
-    const r = SnapshotReader.open(file, key);
+    return CompanySearchIndex.loadShared(file, key, false)?.index ?? null;
+  }
+
+  /**
+   * As load, with the index's arrays in shared memory (`shared` true), so that worker threads can
+   * search the same index without a copy (fromShared).
+   */
+  static loadShared(
+    file: string,
+    key: string,
+    shared = true,
+  ): { index: CompanySearchIndex; shared: SharedSnapshot | null } | null {
+    const r = SnapshotReader.open(file, key, { shared });
     if (!r) return null;
     try {
-      return CompanySearchIndex.readFrom(r, file);
+      const index = CompanySearchIndex.readFrom(r, file);
+      return index && { index, shared: r.shared };
     } finally {
       r.close();
     }
+  }
+
+  /** The index another thread loaded with loadShared, over the same memory. */
+  static fromShared(shared: SharedSnapshot): CompanySearchIndex | null {
+    return CompanySearchIndex.readFrom(SnapshotReader.fromShared(shared), 'shared memory');
   }
 
   private static readFrom(r: SnapshotReader, file: string): CompanySearchIndex | null {

@@ -1,6 +1,9 @@
 import type { Logger } from '../logger';
 import type { GraphStore } from '../store/graph-store';
 import { CompanySearchIndex } from './company-search';
+import type { SearchCriteria } from './company-search';
+import type { SearchResult, SearchThreads } from './search-threads';
+import type { SharedSnapshot } from '../store/snapshot';
 
 /** The file name suffix of the saved index beside the graph. */
 const SNAPSHOT_NAME = 'search-index';
@@ -22,7 +25,33 @@ export class SearchIndexHolder {
   constructor(
     private readonly store: GraphStore,
     private readonly log?: Logger,
+    /** Threads that search beside the main thread, over the live index in shared memory; null: none. */
+    private readonly threads: SearchThreads | null = null,
   ) {}
+
+  /** Searches the live index (on a search thread when one holds it), waiting for a first build. */
+  async search(criteria: SearchCriteria): Promise<SearchResult> {
+    const index = await this.get();
+    const generation = this.builtFor;
+    return (await this.threads?.search(generation, criteria)) ?? index.search(criteria);
+  }
+
+  /** Stops the search threads. */
+  async close(): Promise<void> {
+    await this.threads?.close();
+  }
+
+  /** Loads the saved index into shared memory and hands it to the threads, if there are any. */
+  private loadForThreads(file: string, key: string): CompanySearchIndex | null {
+    if (!this.threads) return CompanySearchIndex.load(file, key);
+    const loaded = CompanySearchIndex.loadShared(file, key);
+    if (!loaded) return null;
+    this.sharedFor = { key, shared: loaded.shared! };
+    return loaded.index;
+  }
+
+  /** The index last loaded into shared memory, by its saved key (handed to the threads once it is live). */
+  private sharedFor: { key: string; shared: SharedSnapshot } | null = null;
 
   async get(): Promise<CompanySearchIndex> {
     if (!this.current) return this.rebuild();
@@ -67,10 +96,12 @@ export class SearchIndexHolder {
   rebuild(): Promise<CompanySearchIndex> {
     if (this.building) return this.building;
     const generation = this.store.generation;
+    this.sharedFor = null;
     this.building = this.loadOrBuild()
       .then((index) => {
         this.current = index;
         this.builtFor = generation;
+        if (this.sharedFor) this.threads?.setIndex(generation, this.sharedFor.shared);
         return index;
       })
       .finally(() => {
@@ -88,7 +119,7 @@ export class SearchIndexHolder {
     if (saved) {
       const started = Date.now();
       try {
-        const index = CompanySearchIndex.load(saved.file, saved.key);
+        const index = this.loadForThreads(saved.file, saved.key);
         if (index) {
           this.log?.info(
             { companies: index.size, ms: Date.now() - started, file: saved.file },
@@ -107,11 +138,27 @@ export class SearchIndexHolder {
       // Saving is for the next start: searches need not wait for it, and a failure is reported, never fatal.
       this.saving = this.saving
         .then(() => index.save(saved.file, saved.key))
-        .then(() => this.log?.info({ ms: Date.now() - started, file: saved.file }, 'search index saved'))
+        .then(() => {
+          this.log?.info({ ms: Date.now() - started, file: saved.file }, 'search index saved');
+          this.shareSaved(index, saved);
+        })
         .catch((err: unknown) =>
           this.log?.warn({ err, file: saved.file }, 'could not save the search index'),
         );
     }
     return index;
+  }
+
+  /**
+   * A built index, once saved, is loaded again into shared memory for the threads, and replaces the
+   * built one if it is still the live index (same data, same answers).
+   */
+  private shareSaved(built: CompanySearchIndex, saved: { file: string; key: string }): void {
+    if (!this.threads || this.current !== built) return;
+    const generation = this.builtFor;
+    const loaded = CompanySearchIndex.loadShared(saved.file, saved.key);
+    if (!loaded?.shared || this.current !== built || this.builtFor !== generation) return;
+    this.current = loaded.index;
+    this.threads.setIndex(generation, loaded.shared);
   }
 }

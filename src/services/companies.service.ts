@@ -106,7 +106,7 @@ export class CompaniesService {
   private async runSearch(
     p: z.infer<typeof this.searchSchema>,
   ): Promise<{ results: CompanySearchResult[]; hasMore: boolean }> {
-    const { hits, hasMore } = (await this.index.get()).search({
+    const { hits, hasMore } = await this.index.search({
       name: p.name,
       minSimilarity: p.min_similarity,
       includeSubsidiaries: p.include_subsidiaries,

@@ -123,14 +123,40 @@ export class SnapshotWriter {
   }
 }
 
+/**
+ * A snapshot's sections read into shared memory, in order: what another thread needs to read it
+ * again without a copy (SnapshotReader.fromShared). Plain data, so it can be posted to a worker.
+ */
+export interface SharedSnapshot {
+  sections: { kind: Kind; bytes: SharedArrayBuffer }[];
+}
+
 export class SnapshotReader {
   private next = 0;
+  /** The sections read so far, when they are read into shared memory. */
+  private readonly sharedOut: SharedSnapshot['sections'] | null;
 
   private constructor(
     private fd: number | null,
     private readonly base: number,
     private readonly sections: Section[],
-  ) {}
+    shared: boolean,
+    /** Sections already in shared memory (fromShared): nothing is read from a file. */
+    private readonly sharedIn: SharedSnapshot['sections'] | null = null,
+  ) {
+    this.sharedOut = shared && !sharedIn ? [] : null;
+  }
+
+  /** Reads a snapshot again from the sections another reader put in shared memory. */
+  static fromShared(snapshot: SharedSnapshot): SnapshotReader {
+    const sections = snapshot.sections.map((s) => ({ kind: s.kind, at: 0, bytes: s.bytes.byteLength }));
+    return new SnapshotReader(null, 0, sections, true, snapshot.sections);
+  }
+
+  /** The sections read so far into shared memory (open with `shared`). */
+  get shared(): SharedSnapshot | null {
+    return this.sharedOut && { sections: [...this.sharedOut] };
+  }
 
   /** The key `file` was saved under; null when it is missing or not a snapshot. */
   static keyOf(file: string): string | null {
@@ -153,7 +179,11 @@ export class SnapshotReader {
    * missing, of another key or not a snapshot at all. The caller reads every
    * section and then calls `close`.
    */
-  static open(file: string, key: string): SnapshotReader | null {
+  static open(
+    file: string,
+    key: string,
+    { shared = false }: { shared?: boolean } = {},
+  ): SnapshotReader | null {
     let fd: number;
     try {
       fd = fs.openSync(file, 'r');
@@ -162,14 +192,14 @@ export class SnapshotReader {
     }
     let reader: SnapshotReader | null = null;
     try {
-      reader = SnapshotReader.check(fd, key);
+      reader = SnapshotReader.check(fd, key, shared);
       return reader;
     } finally {
       if (!reader) fs.closeSync(fd);
     }
   }
 
-  private static check(fd: number, key: string): SnapshotReader | null {
+  private static check(fd: number, key: string, shared: boolean): SnapshotReader | null {
     const read = readHeader(fd);
     if (!read) return null;
     const { header, length, size } = read;
@@ -178,7 +208,7 @@ export class SnapshotReader {
     const base = prefix + ((ALIGN - (prefix % ALIGN)) % ALIGN);
     const last = header.sections[header.sections.length - 1];
     if (last && base + last.at + last.bytes > size) return null;
-    return new SnapshotReader(fd, base, header.sections);
+    return new SnapshotReader(fd, base, header.sections, shared);
   }
 
   /** Releases the file; the arrays read stay valid. */
@@ -197,8 +227,14 @@ export class SnapshotReader {
   /** The section's bytes, in a buffer of their own (so typed views over it are aligned). */
   private read(kind: Kind): Buffer {
     const s = this.take(kind);
+    if (this.sharedIn) return Buffer.from(this.sharedIn[this.next - 1]!.bytes);
     if (this.fd === null) throw new Error('snapshot reader is closed');
-    return readAt(this.fd, this.base + s.at, s.bytes);
+    if (!this.sharedOut) return readAt(this.fd, this.base + s.at, s.bytes);
+    const bytes = new SharedArrayBuffer(s.bytes);
+    const buf = Buffer.from(bytes);
+    readExactly(this.fd, buf, s.bytes, this.base + s.at, 'snapshot');
+    this.sharedOut.push({ kind, bytes });
+    return buf;
   }
 
   /** The next section, an array of `kind` (u8() and the rest name the kind in the call). */

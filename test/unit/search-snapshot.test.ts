@@ -1,11 +1,13 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import ts from 'typescript';
 import type { SearchRow } from '../../src/domain/search-row';
 import type { GraphStore } from '../../src/store/graph-store';
 import { CompanySearchIndex } from '../../src/search/company-search';
 import type { SearchCriteria } from '../../src/search/company-search';
 import { SearchIndexHolder } from '../../src/search/search-index-holder';
+import type * as SearchThreadsModule from '../../src/search/search-threads';
 import { SnapshotReader, SnapshotWriter } from '../../src/store/snapshot';
 import { buildCompanyCore } from '../support/factories';
 
@@ -209,5 +211,145 @@ describe('search index snapshot', () => {
     expect(r!.bytes().toString()).toBe('tail!');
     expect(r!.done).toBe(true);
     r!.close();
+  });
+});
+
+type ThreadsModule = typeof SearchThreadsModule;
+
+/**
+ * The search threads run compiled JavaScript, which tests from sources do not have: the sources are
+ * transpiled into a directory under node_modules (so that packages resolve), in their own layout.
+ */
+function compiledThreads(dir: string): ThreadsModule {
+  const src = path.join(__dirname, '..', '..', 'src');
+  for (const f of fs.readdirSync(src, { recursive: true, encoding: 'utf8' })) {
+    if (!f.endsWith('.ts')) continue;
+    const out = ts.transpileModule(fs.readFileSync(path.join(src, f), 'utf8'), {
+      compilerOptions: {
+        module: ts.ModuleKind.CommonJS,
+        target: ts.ScriptTarget.ES2022,
+        esModuleInterop: true,
+      },
+    }).outputText;
+    fs.mkdirSync(path.dirname(path.join(dir, f)), { recursive: true });
+    fs.writeFileSync(path.join(dir, f.replace(/\.ts$/, '.js')), out);
+  }
+  // eslint-disable-next-line @typescript-eslint/no-require-imports -- loads the module compiled just above
+  return require(path.join(dir, 'search', 'search-threads.js')) as ThreadsModule;
+}
+
+describe('search threads', () => {
+  let dir: string;
+  let compiled: string;
+  beforeAll(() => {
+    compiled = path.join(__dirname, '..', '..', 'node_modules', '.cache', `tiergraph-threads-${process.pid}`);
+  });
+  beforeEach(() => {
+    dir = fs.mkdtempSync(path.join(os.tmpdir(), 'tiergraph-threads-'));
+  });
+  afterEach(() => fs.rmSync(dir, { recursive: true, force: true }));
+  afterAll(() => fs.rmSync(compiled, { recursive: true, force: true }));
+
+  it('answer every kind of search as the main thread does, over the index in shared memory', async () => {
+    const { store } = fakeStore(dir);
+    const file = path.join(dir, 'index');
+    await (await CompanySearchIndex.build(store)).save(file, 'k1');
+    const loaded = CompanySearchIndex.loadShared(file, 'k1')!;
+    expect(loaded.shared!.sections.every((s) => s.bytes instanceof SharedArrayBuffer)).toBe(true);
+    const mod = compiledThreads(compiled);
+    expect(mod.searchThreadsAvailable()).toBe(true);
+    const threads = new mod.SearchThreads(2);
+    try {
+      expect(threads.size).toBe(2);
+      const criteria = CRITERIA.map((c): SearchCriteria => ({
+        minSimilarity: 0.3,
+        includeSubsidiaries: true,
+        limit: 10,
+        offset: 0,
+        ...c,
+      }));
+      // No index handed over yet: the caller searches on its own thread.
+      expect(await threads.search(7, criteria[0]!)).toBeNull();
+      threads.setIndex(7, loaded.shared!);
+      const onThreads = await Promise.all(criteria.map((c) => threads.search(7, c)));
+      expect(onThreads).toEqual(criteria.map((c) => loaded.index.search(c)));
+      expect(onThreads.some((r) => r!.hits.length > 3)).toBe(true);
+      // A search for another generation's data is not answered from this index.
+      expect(await threads.search(8, criteria[0]!)).toBeNull();
+    } finally {
+      await threads.close();
+    }
+    expect(threads.size).toBe(0);
+    expect(
+      await threads.search(7, { minSimilarity: 0.3, includeSubsidiaries: true, limit: 1, offset: 0 }),
+    ).toBeNull();
+  });
+
+  it('get the live index from the holder: once saved after a build, and at once when loaded', async () => {
+    const { store } = fakeStore(dir);
+    const mod = compiledThreads(compiled);
+    const threads = new mod.SearchThreads(1);
+    let answeredThere = 0;
+    const search = threads.search.bind(threads);
+    threads.search = async (g, c) => {
+      const r = await search(g, c);
+      if (r) answeredThere++;
+      return r;
+    };
+    const c: SearchCriteria = {
+      name: 'nordc glass',
+      minSimilarity: 0.3,
+      includeSubsidiaries: true,
+      limit: 10,
+      offset: 0,
+    };
+    try {
+      const first = new SearchIndexHolder(store, undefined, threads);
+      const local = (await first.get()).search(c);
+      // Built from the store: searched here until the saved index is back in shared memory.
+      expect(await first.search(c)).toEqual(local);
+      expect(answeredThere).toBeLessThanOrEqual(1);
+      await first.saved();
+      const before = answeredThere;
+      expect(await first.search(c)).toEqual(local);
+      expect(answeredThere).toBe(before + 1);
+      // A restart loads the saved index straight into shared memory.
+      const second = new SearchIndexHolder(store, undefined, threads);
+      await second.rebuild();
+      expect(await second.search(c)).toEqual(local);
+      expect(answeredThere).toBe(before + 2);
+    } finally {
+      await threads.close();
+    }
+  });
+
+  it('send the searches of a thread that stopped back to the caller', async () => {
+    const { store } = fakeStore(dir);
+    const file = path.join(dir, 'index');
+    await (await CompanySearchIndex.build(store)).save(file, 'k1');
+    const loaded = CompanySearchIndex.loadShared(file, 'k1')!;
+    const mod = compiledThreads(compiled);
+    const threads = new mod.SearchThreads(1);
+    try {
+      threads.setIndex(1, loaded.shared!);
+      const c: SearchCriteria = {
+        name: 'acme',
+        minSimilarity: 0.3,
+        includeSubsidiaries: true,
+        limit: 5,
+        offset: 0,
+      };
+      expect(await threads.search(1, c)).toEqual(loaded.index.search(c));
+      // The thread ends (as a crash would): the search in flight and later ones come back as null.
+      const inFlight = threads.search(1, c);
+      await (
+        threads as unknown as { threads: { worker: { terminate(): Promise<number> } }[] }
+      ).threads[0]!.worker.terminate();
+      expect(await inFlight).toBeNull();
+      expect(threads.size).toBe(0);
+      expect(await threads.search(1, c)).toBeNull();
+    } finally {
+      await threads.close();
+    }
   });
 });
