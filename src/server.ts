@@ -151,11 +151,18 @@ export async function startServer(config: Config, log: Logger): Promise<RunningS
       compressMinBytes: config.COMPRESS_MIN_BYTES,
       corsOrigins: config.CORS_ORIGINS,
       ready: () => search.ready,
-      derived: () => ({
-        search_index: search.fresh() ? 'ready' : 'building',
-        list_heads: services.relationships.heads.state,
-        ...store.derivedData?.(),
-      }),
+      // Asking, like a search, starts what the data as it is now still lacks (after an import
+      // by another process, the search index and then the list heads), so a probe polling this
+      // warms an instance that has no traffic yet.
+      derived: () => {
+        const searchIndex = search.fresh() ? 'ready' : 'building';
+        services.relationships.heads.prepare();
+        return {
+          search_index: searchIndex,
+          list_heads: services.relationships.heads.state,
+          ...store.derivedData?.(),
+        };
+      },
       dataVersion: () => `${store.generation}.${search.generation}`,
       open: config.BLOB_STORE === 'local' ? [downloadsRoutes(local)] : [],
     });

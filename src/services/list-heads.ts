@@ -146,7 +146,8 @@ export class ListHeads {
   /** Where the heads of the data as it is now stand. */
   get state(): DerivedState {
     if (this.heads?.generation === this.store.generation) return 'ready';
-    return this.building ? 'building' : 'unavailable';
+    // Without a search index of the data as it is, the heads wait for it (they are built from it).
+    return this.building || (!this.closed && this.known() === null) ? 'building' : 'unavailable';
   }
 
   /** Starts building the heads now, if they are not built for the data as it is and can be. */

@@ -66,8 +66,8 @@ describe('authentication', () => {
       expect(['building', 'ready', 'unavailable']).toContain(state);
     expect((await settled('walk_memory')).derived.walk_memory).toBe('ready');
     expect((await settled('point_reads')).derived.point_reads).toBe('ready');
-    // The heads of long lists are rebuilt after a data change once a list is asked for.
-    expect((await t.get('/v1/companies/boeing/suppliers/')).status).toBe(200);
+    // The seed changed the data after start: asking /readyz starts the heads of long lists again,
+    // with no list asked for.
     expect((await settled('list_heads')).derived).toEqual({
       search_index: 'ready',
       list_heads: 'ready',
