@@ -28,6 +28,8 @@ import { JobQueue } from './jobs/job-queue';
 import { openJobsEngine } from './jobs/open-jobs-engine';
 import { jobQueueOptions } from './jobs/job-queue.options';
 
+/** How often the server checks that its search index and list heads are of the data as it is. */
+const DERIVED_CATCH_UP_MS = 1000;
 export interface RunningServer {
   server: Server;
   port: number;
@@ -119,6 +121,14 @@ export async function startServer(config: Config, log: Logger): Promise<RunningS
     services.relationships.heads.prepare();
     // So is what the store keeps for itself (the embedded store's relationships for tier walks).
     store.prepare?.();
+    // After every change of the data (an import by another process included), the search index and
+    // then the list heads are rebuilt without waiting for a search or a list to ask for them.
+    const catchUp = () => {
+      search.fresh();
+      services.relationships.heads.prepare();
+    };
+    const keepCurrent = setInterval(catchUp, DERIVED_CATCH_UP_MS);
+    keepCurrent.unref();
     const sharedLimits = config.RATE_LIMIT_REDIS_URL
       ? redisRateLimitStore(config.RATE_LIMIT_REDIS_URL)
       : null;
@@ -151,14 +161,11 @@ export async function startServer(config: Config, log: Logger): Promise<RunningS
       compressMinBytes: config.COMPRESS_MIN_BYTES,
       corsOrigins: config.CORS_ORIGINS,
       ready: () => search.ready,
-      // Asking, like a search, starts what the data as it is now still lacks (after an import
-      // by another process, the search index and then the list heads), so a probe polling this
-      // warms an instance that has no traffic yet.
+      // Asking starts what the data as it is now still lacks, as the timer above does.
       derived: () => {
-        const searchIndex = search.fresh() ? 'ready' : 'building';
-        services.relationships.heads.prepare();
+        catchUp();
         return {
-          search_index: searchIndex,
+          search_index: search.fresh() ? 'ready' : 'building',
           list_heads: services.relationships.heads.state,
           ...store.derivedData?.(),
         };
@@ -190,6 +197,7 @@ export async function startServer(config: Config, log: Logger): Promise<RunningS
       close: () =>
         (closing ??= (async () => {
           unfollow();
+          clearInterval(keepCurrent);
           server.closeIdleConnections();
           // A client that never reads its response keeps the connection busy, and close would wait for it.
           const force = setTimeout(() => server.closeAllConnections(), config.SHUTDOWN_GRACE_S * 1000);

@@ -1,5 +1,7 @@
 import { startTestServer } from '../support/server';
 import type { TestServer } from '../support/server';
+import { splitStatements } from '../../src/store/cypher-files';
+import { readSeed } from '../support/paths';
 
 let t: TestServer;
 beforeAll(async () => {
@@ -80,6 +82,26 @@ describe('authentication', () => {
     for (const p of ['/healthz', '/readyz', '/openapi.json', '/docs', '/explorer']) {
       const res = await fetch(`${t.base}${p}`);
       expect([p, res.status]).toEqual([p, 200]);
+    }
+  });
+});
+
+describe('after the data changes under a server with no traffic', () => {
+  it('rebuilds its search index without waiting for a request', async () => {
+    const quiet = await startTestServer({}, null);
+    try {
+      const { store, search } = quiet.running;
+      const before = search.generation;
+      // As an import or seed by another process ends: nothing searches or lists afterwards.
+      await store.runScript(splitStatements(readSeed('test-small.cypher')));
+      expect(store.generation).not.toBe(before);
+      const deadline = Date.now() + 15_000;
+      while (search.generation !== store.generation && Date.now() < deadline)
+        await new Promise((r) => setTimeout(r, 50));
+      // (Asking /readyz would start it too: not asked here. The list heads follow by the same timer.)
+      expect(search.generation).toBe(store.generation);
+    } finally {
+      await quiet.stop();
     }
   });
 });
