@@ -1,4 +1,5 @@
 import fs from 'node:fs';
+import path from 'node:path';
 
 /** One read or write moves at most this much: a single one of 2 GiB or more fails. */
 export const MAX_IO_BYTES = 1 << 30;
@@ -14,4 +15,37 @@ export function readExactly(fd: number, into: Buffer, length: number, position: 
     if (n === 0) throw new Error(`${what} ends ${length - done} bytes early`);
     done += n;
   }
+}
+
+/** Whether a process with this id is running (one we may not signal counts as running). */
+function running(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+/**
+ * The temporary name this process writes `file` under before renaming it into place
+ * (`<file>.tmp-<pid>`), after removing those that writes cut short by a crash left behind. A temporary
+ * file of a process still running is its write under way (two servers on one DATA_DIR) and is kept.
+ */
+export function temporaryFor(file: string): string {
+  const dir = path.dirname(file);
+  const prefix = `${path.basename(file)}.tmp-`;
+  let names: string[] = [];
+  try {
+    names = fs.readdirSync(dir);
+  } catch {
+    // No directory yet: nothing left behind.
+  }
+  for (const name of names) {
+    if (!name.startsWith(prefix)) continue;
+    const pid = Number(name.slice(prefix.length));
+    if (Number.isInteger(pid) && pid > 0 && pid !== process.pid && running(pid)) continue;
+    fs.rmSync(path.join(dir, name), { force: true });
+  }
+  return `${file}.tmp-${process.pid}`;
 }

@@ -3,7 +3,7 @@ import type { Logger } from '../logger';
 import { derivedState, generationRead } from './derived-state';
 import type { DerivedState, GenerationRead } from './derived-state';
 import type { Props } from './mappers';
-import { readExactly } from './file-io';
+import { readExactly, temporaryFor } from './file-io';
 import { fnv1a } from './string-hash';
 
 /**
@@ -390,7 +390,7 @@ class Entries {
 const WRITE_CHUNK = 4 * 1024 * 1024;
 
 /**
- * Writes a point-read file: rows go into `<file>.tmp`, which becomes `file`
+ * Writes a point-read file: rows go into `<file>.tmp-<pid>`, which becomes `file`
  * only when `finish` has written the index and the key, so a reader never sees
  * half a file and a write cut short leaves nothing behind once `abort` has run.
  */
@@ -404,8 +404,9 @@ export class PointFileWriter {
   private size = 0;
 
   constructor(private readonly file: string) {
-    this.tmp = `${file}.tmp`;
-    fs.rmSync(this.tmp, { force: true });
+    // Older layouts wrote `<file>.tmp`; another process's write under way keeps its own name.
+    fs.rmSync(`${file}.tmp`, { force: true });
+    this.tmp = temporaryFor(file);
     this.fd = fs.openSync(this.tmp, 'w');
     const header = Buffer.alloc(HEADER_BYTES);
     MAGIC.copy(header);

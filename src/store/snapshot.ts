@@ -1,6 +1,6 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import { MAX_IO_BYTES, readExactly } from './file-io';
+import { MAX_IO_BYTES, readExactly, temporaryFor } from './file-io';
 
 /**
  * A binary file of typed arrays, string lists and small JSON values, written and
@@ -96,12 +96,8 @@ export class SnapshotWriter {
     const pad = Buffer.alloc((ALIGN - (prefix % ALIGN)) % ALIGN, 0x20);
     const dir = path.dirname(file);
     await fs.promises.mkdir(dir, { recursive: true });
-    // A save cut off by a crash left its temporary file, as large as the snapshot: remove it now.
-    const stale = `${path.basename(file)}.tmp-`;
-    for (const f of await fs.promises.readdir(dir)) {
-      if (f.startsWith(stale)) await fs.promises.rm(path.join(dir, f), { force: true });
-    }
-    const tmp = `${file}.tmp-${process.pid}`;
+    // A save cut off by a crash left its temporary file, as large as the snapshot: removed here.
+    const tmp = temporaryFor(file);
     try {
       const handle = await fs.promises.open(tmp, 'w');
       try {

@@ -41,7 +41,7 @@ describe('PointFile', () => {
     w.addCompanies([{ name: 'no key' }]);
     expect(w.written).toEqual({ companies: 20_002, edges: 2 });
     w.finish('k1');
-    expect(fs.existsSync(`${file}.tmp`)).toBe(false);
+    expect(fs.readdirSync(dir).filter((f) => f.includes('.tmp'))).toEqual([]);
 
     const f = PointFile.open(file, 'k1')!;
     try {
@@ -93,6 +93,21 @@ describe('PointFile', () => {
     expect(() => PointFile.open(file, 'k1')).toThrow(/cut short/);
     fs.writeFileSync(file, 'not a point-read file at all, but long enough');
     expect(() => PointFile.open(file, 'k1')).toThrow(/not a point-read file/);
+  });
+
+  it('removes what a crashed write left behind, and keeps a write under way in another process', () => {
+    const dead = `${file}.tmp-999999`;
+    const old = `${file}.tmp`;
+    // The parent process is running: its temporary file is a write under way (two servers, one DATA_DIR).
+    const live = `${file}.tmp-${process.ppid}`;
+    for (const f of [dead, old, live]) fs.writeFileSync(f, 'half a file');
+    const w = new PointFileWriter(file);
+    w.addCompanies([company(1)]);
+    expect(fs.readdirSync(dir).sort()).toEqual(
+      [path.basename(live), `${path.basename(file)}.tmp-${process.pid}`].sort(),
+    );
+    w.finish('k');
+    expect(fs.readdirSync(dir).sort()).toEqual([path.basename(file), path.basename(live)].sort());
   });
 
   it('leaves nothing behind when a write is abandoned', () => {

@@ -123,8 +123,11 @@ describe('search index snapshot', () => {
     const file = path.join(dir, 'index');
     // A save cut off by a crash left its temporary file behind; the next save removes it.
     fs.writeFileSync(`${file}.tmp-999999`, 'half a snapshot');
+    // A running process's temporary file is its save under way (two servers on one DATA_DIR): kept.
+    fs.writeFileSync(`${file}.tmp-${process.ppid}`, 'a save under way');
     await (await CompanySearchIndex.build(store)).save(file, 'k1');
-    expect(fs.readdirSync(dir)).toEqual(['index']);
+    expect(fs.readdirSync(dir).sort()).toEqual(['index', `index.tmp-${process.ppid}`]);
+    fs.rmSync(`${file}.tmp-${process.ppid}`);
     expect(CompanySearchIndex.load(file, 'k2')).toBeNull();
     expect(SnapshotReader.keyOf(file)).toBe('k1');
     expect(CompanySearchIndex.load(path.join(dir, 'missing'), 'k1')).toBeNull();
