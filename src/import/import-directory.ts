@@ -2,6 +2,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import type { GraphStore } from '../store/graph-store';
 import type { TableName } from '../store/tables';
+import { processAlive } from '../store/file-io';
 import { stageImport } from './stage';
 import type { ImportProgress, RejectedRow, StageResult } from './stage-result';
 
@@ -29,16 +30,6 @@ const STAGING_DIR = /^staging-(\d+)-(\d+)$/;
  * import stages for two days.
  */
 const STALE_AFTER_MS = 48 * 3600_000;
-
-function processAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (e) {
-    // EPERM: the process exists but belongs to someone else.
-    return (e as NodeJS.ErrnoException).code === 'EPERM';
-  }
-}
 
 /**
  * Removes the staging directories of imports that no longer run (killed, or

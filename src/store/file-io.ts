@@ -18,7 +18,7 @@ export function readExactly(fd: number, into: Buffer, length: number, position: 
 }
 
 /** Whether a process with this id is running (one we may not signal counts as running). */
-function running(pid: number): boolean {
+export function processAlive(pid: number): boolean {
   try {
     process.kill(pid, 0);
     return true;
@@ -44,7 +44,7 @@ export function temporaryFor(file: string): string {
   for (const name of names) {
     if (!name.startsWith(prefix)) continue;
     const pid = Number(name.slice(prefix.length));
-    if (Number.isInteger(pid) && pid > 0 && pid !== process.pid && running(pid)) continue;
+    if (Number.isInteger(pid) && pid > 0 && pid !== process.pid && processAlive(pid)) continue;
     fs.rmSync(path.join(dir, name), { force: true });
   }
   return `${file}.tmp-${process.pid}`;
