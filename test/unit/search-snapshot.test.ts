@@ -343,13 +343,18 @@ describe('search threads', () => {
         offset: 0,
       };
       expect(await threads.search(1, c)).toEqual(loaded.index.search(c));
-      // The thread ends (as a crash would): the search in flight and later ones come back as null.
+      // The thread fails (as a crash would) before it can answer: the error event comes in the same
+      // turn as the search, so its search in flight, and later ones, come back as null.
       const inFlight = threads.search(1, c);
-      await (
-        threads as unknown as { threads: { worker: { terminate(): Promise<number> } }[] }
-      ).threads[0]!.worker.terminate();
+      const { worker } = (
+        threads as unknown as {
+          threads: { worker: { emit(e: string, err: Error): void; terminate(): Promise<number> } }[];
+        }
+      ).threads[0]!;
+      worker.emit('error', new Error('crashed'));
       expect(await inFlight).toBeNull();
       expect(threads.size).toBe(0);
+      await worker.terminate();
       expect(await threads.search(1, c)).toBeNull();
     } finally {
       await threads.close();
