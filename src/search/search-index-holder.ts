@@ -41,18 +41,6 @@ export class SearchIndexHolder {
     await this.threads?.close();
   }
 
-  /** Loads the saved index into shared memory and hands it to the threads, if there are any. */
-  private loadForThreads(file: string, key: string): CompanySearchIndex | null {
-    if (!this.threads) return CompanySearchIndex.load(file, key);
-    const loaded = CompanySearchIndex.loadShared(file, key);
-    if (!loaded) return null;
-    this.sharedFor = { key, shared: loaded.shared! };
-    return loaded.index;
-  }
-
-  /** The index last loaded into shared memory, by its saved key (handed to the threads once it is live). */
-  private sharedFor: { key: string; shared: SharedSnapshot } | null = null;
-
   async get(): Promise<CompanySearchIndex> {
     if (!this.current) return this.rebuild();
     this.catchUp();
@@ -96,12 +84,11 @@ export class SearchIndexHolder {
   rebuild(): Promise<CompanySearchIndex> {
     if (this.building) return this.building;
     const generation = this.store.generation;
-    this.sharedFor = null;
     this.building = this.loadOrBuild()
-      .then((index) => {
+      .then(({ index, shared }) => {
         this.current = index;
         this.builtFor = generation;
-        if (this.sharedFor) this.threads?.setIndex(generation, this.sharedFor.shared);
+        if (shared) this.threads?.setIndex(generation, shared);
         return index;
       })
       .finally(() => {
@@ -114,18 +101,19 @@ export class SearchIndexHolder {
    * The index saved for the store's data as it is, or a new one built from the store and saved for
    * the next start (when the store offers a place and the data did not change during the build).
    */
-  private async loadOrBuild(): Promise<CompanySearchIndex> {
+  private async loadOrBuild(): Promise<{ index: CompanySearchIndex; shared: SharedSnapshot | null }> {
     const saved = this.store.derivedDataFile?.(SNAPSHOT_NAME) ?? null;
     if (saved) {
       const started = Date.now();
       try {
-        const index = this.loadForThreads(saved.file, saved.key);
-        if (index) {
+        // With threads, into shared memory, so that they search the same arrays.
+        const loaded = CompanySearchIndex.loadShared(saved.file, saved.key, this.threads !== null);
+        if (loaded) {
           this.log?.info(
-            { companies: index.size, ms: Date.now() - started, file: saved.file },
+            { companies: loaded.index.size, ms: Date.now() - started, file: saved.file },
             'search index loaded',
           );
-          return index;
+          return loaded;
         }
       } catch (err) {
         this.log?.warn({ err, file: saved.file }, 'saved search index unreadable; rebuilding it');
@@ -146,7 +134,7 @@ export class SearchIndexHolder {
           this.log?.warn({ err, file: saved.file }, 'could not save the search index'),
         );
     }
-    return index;
+    return { index, shared: null };
   }
 
   /**

@@ -13,12 +13,32 @@ export interface GenerationRead<T> {
 }
 
 /** Tracks `done`, which must never reject (failures end in null). */
-export function generationRead<T>(generation: number, done: Promise<T | null>): GenerationRead<T> {
+function generationRead<T>(generation: number, done: Promise<T | null>): GenerationRead<T> {
   const read: GenerationRead<T> = { generation, done, settled: false };
   void done.then(() => {
     read.settled = true;
   });
   return read;
+}
+
+/**
+ * `running` when it is for `generation`; otherwise `start(generation)`, tracked. A failure ends in
+ * null and goes to `failed` only while `generation` is still `current()` (work the data changed
+ * under has nothing to report).
+ */
+export function oncePerGeneration<T>(
+  running: GenerationRead<T> | null,
+  generation: number,
+  current: () => number,
+  start: (generation: number) => Promise<T | null>,
+  failed: (err: unknown, generation: number) => void,
+): GenerationRead<T> {
+  if (running?.generation === generation) return running;
+  const done = start(generation).catch((err: unknown) => {
+    if (current() === generation) failed(err, generation);
+    return null;
+  });
+  return generationRead(generation, done);
 }
 
 /** The state of data kept when `on`, `held` for the generation now, read by `read` if any. */

@@ -1,6 +1,6 @@
 import fs from 'node:fs';
 import type { Logger } from '../logger';
-import { derivedState, generationRead } from './derived-state';
+import { derivedState, oncePerGeneration } from './derived-state';
 import type { DerivedState, GenerationRead } from './derived-state';
 import type { Props } from './mappers';
 import { readExactly, temporaryFor } from './file-io';
@@ -273,27 +273,25 @@ export class HeldPointFile {
   read(): Promise<PointFile | null> {
     if (this.mode === 'off') return Promise.resolve(null);
     const generation = this.generation();
-    if (this.reading?.generation === generation) return this.reading.done;
-    const done = this.write(generation).then(
-      (file) => {
-        if (file && this.generation() !== generation) {
+    this.reading = oncePerGeneration(
+      this.reading,
+      generation,
+      this.generation,
+      async (g) => {
+        const file = await this.write(g);
+        if (file && this.generation() !== g) {
           file.close();
           return null;
         }
         if (file) {
           this.drop();
-          this.held = { generation, file };
+          this.held = { generation: g, file };
         }
         return file;
       },
-      (err: unknown) => {
-        // The data changed under the write: nothing to report.
-        if (this.generation() === generation) this.failed(err, generation);
-        return null;
-      },
+      this.failed,
     );
-    this.reading = generationRead(generation, done);
-    return done;
+    return this.reading.done;
   }
 
   /** Waits for a write under way, then closes the file. */

@@ -46,7 +46,7 @@ import type { EngineRow } from './connection-pool';
 import { openDatabase } from './engine';
 import { NotHeldExactly, WalkMemory, WalkMemoryBuilder } from '../walk-memory';
 import { HeldPointFile, openMatching, writePointFile } from '../point-file';
-import { derivedState, generationRead } from '../derived-state';
+import { derivedState, oncePerGeneration } from '../derived-state';
 import type { DerivedState, GenerationRead } from '../derived-state';
 import type { PointFile, PointFileMode } from '../point-file';
 import type { EngineDatabase } from './engine';
@@ -301,26 +301,6 @@ export class EmbeddedGraphStore implements GraphStore {
     };
   }
 
-  /**
-   * `running` if it is for the data as it is now, else `start` for this generation. Failures
-   * are logged with `failure` and end in null, as does a start the data changed under.
-   */
-  private oncePerGeneration<T>(
-    running: GenerationRead<T> | null,
-    start: (generation: number) => Promise<T | null>,
-    failure: string,
-  ): GenerationRead<T> {
-    const generation = this.gen;
-    if (running?.generation === generation) return running;
-    const done = start(generation).catch((err: unknown) => {
-      // The data changed or the store closed under the read: nothing to report.
-      if (this.gen !== generation) return null;
-      this.options.logger?.warn({ err, generation }, failure);
-      return null;
-    });
-    return generationRead(generation, done);
-  }
-
   private async writePoints(generation: number): Promise<PointFile | null> {
     const started = Date.now();
     const pool = this.live;
@@ -405,10 +385,16 @@ export class EmbeddedGraphStore implements GraphStore {
     const generation = this.gen;
     if ((this.options.walkMemory ?? 'off') === 'off') return null;
     if (this.memory?.generation === generation) return this.memory.walks;
-    this.memoryRead = this.oncePerGeneration(
+    this.memoryRead = oncePerGeneration(
       this.memoryRead,
+      generation,
+      () => this.gen,
       (g) => this.readWalksMemory(g),
-      'tier walks read by the engine: the relationships could not be held in memory',
+      (err, g) =>
+        this.options.logger?.warn(
+          { err, generation: g },
+          'tier walks read by the engine: the relationships could not be held in memory',
+        ),
     );
     return wait ? this.memoryRead.done : null;
   }

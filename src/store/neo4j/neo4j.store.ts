@@ -47,7 +47,7 @@ import type { Row } from './executor';
 import { importIntoNeo4j } from './neo4j-import';
 import { NotHeldExactly, WalkMemory, WalkMemoryBuilder } from '../walk-memory';
 import { HeldPointFile, openMatching, writePointFile } from '../point-file';
-import { derivedState, generationRead } from '../derived-state';
+import { derivedState, oncePerGeneration } from '../derived-state';
 import type { DerivedState, GenerationRead } from '../derived-state';
 import type { PointFile, PointFileMode } from '../point-file';
 
@@ -299,18 +299,20 @@ export class Neo4jGraphStore implements GraphStore {
     if ((this.options.walkMemory ?? 'off') === 'off') return null;
     const generation = this.gen;
     if (this.memory?.generation === generation) return this.memory;
-    if (this.memoryRead?.generation !== generation) {
-      const done = this.readWalksMemory(generation).catch((err: unknown) => {
-        // The data changed or the store closed under the read: nothing to report.
-        if (this.gen !== generation || this.closed) return null;
-        this.options.logger?.warn(
-          { err, generation },
-          'tier walks by frontier queries: the relationships could not be held in memory',
-        );
-        return null;
-      });
-      this.memoryRead = generationRead(generation, done);
-    }
+    this.memoryRead = oncePerGeneration(
+      this.memoryRead,
+      generation,
+      () => this.gen,
+      (g) => this.readWalksMemory(g),
+      (err, g) => {
+        // The store closed under the read: nothing to report.
+        if (!this.closed)
+          this.options.logger?.warn(
+            { err, generation: g },
+            'tier walks by frontier queries: the relationships could not be held in memory',
+          );
+      },
+    );
     return wait ? this.memoryRead.done : null;
   }
 
