@@ -10,7 +10,7 @@ import { KeyedLists } from './keyed-lists';
 import { PackedRecords, PackedRecordsBuilder } from './packed-records';
 import { importanceOf, matchEntry, planQuery, relevanceOf } from './relevance';
 import type { QueryPlan } from './relevance';
-import { TrigramIndex, TrigramIndexBuilder } from './trigram-index';
+import { type PreparedQuery, TrigramIndex, TrigramIndexBuilder } from './trigram-index';
 import { SnapshotReader, SnapshotWriter } from '../store/snapshot';
 import type { SharedSnapshot } from '../store/snapshot';
 import { WordIndex } from './word-index';
@@ -86,6 +86,65 @@ const SCAN_LIMIT = 50_000;
 const SNAPSHOT_VERSION = 5;
 /** Extra trigram matches read beyond the page, for relevance to reorder. */
 const TRIGRAM_EXTRA = 100;
+
+/** A candidate of {@link CompanySearchIndex.best} with a bound of its relevance. */
+interface Pending {
+  doc: number;
+  /** Its similarity: from the trigram stage, or once the bound is tight. */
+  sim: number | null;
+  entry: number;
+  match: number;
+  coverage: number;
+  importance: number;
+  bound: number;
+  /** Whether `bound` takes the trigram overlap into account. */
+  tight: boolean;
+}
+
+/** A max-heap of candidates by bound. */
+class BoundHeap {
+  constructor(private readonly items: Pending[]) {
+    for (let i = (items.length >>> 1) - 1; i >= 0; i--) this.down(i);
+  }
+
+  pop(): Pending | undefined {
+    const items = this.items;
+    if (items.length === 0) return undefined;
+    const head = items[0]!;
+    const last = items.pop()!;
+    if (items.length > 0) {
+      items[0] = last;
+      this.down(0);
+    }
+    return head;
+  }
+
+  push(item: Pending): void {
+    const items = this.items;
+    let i = items.push(item) - 1;
+    while (i > 0) {
+      const up = (i - 1) >>> 1;
+      if (items[up]!.bound >= item.bound) break;
+      items[i] = items[up]!;
+      i = up;
+    }
+    items[i] = item;
+  }
+
+  private down(i: number): void {
+    const items = this.items;
+    const item = items[i]!;
+    for (;;) {
+      let child = 2 * i + 1;
+      if (child >= items.length) break;
+      if (child + 1 < items.length && items[child + 1]!.bound > items[child]!.bound) child++;
+      if (items[child]!.bound <= item.bound) break;
+      items[i] = items[child]!;
+      i = child;
+    }
+    items[i] = item;
+  }
+}
 
 interface Scored {
   doc: number;
@@ -435,7 +494,8 @@ export class CompanySearchIndex {
 
   /**
    * The relevance order of {@link search} with every company that meets the other criteria scored, not
-   * only the candidates a search draws: the answer a search approximates where many companies match.
+   * only the candidates a search draws, and every match scored fully, without the bounds that let a
+   * search stop early: the answer a search approximates where many companies match.
    * For tests and `bench/search-exactness.mjs`; it reads the whole index (about a second at 1M).
    */
   searchExhaustive(c: SearchCriteria): { hits: SearchHit[]; hasMore: boolean } {
@@ -446,7 +506,7 @@ export class CompanySearchIndex {
     const { accept, docs } = allowed;
     const candidates = new Map<number, number | null>();
     for (const doc of docs ?? this.byDegree) if (accept(doc)) candidates.set(doc, null);
-    return this.rankedPage(planQuery(name, this.words), candidates, c);
+    return this.rankedPage(planQuery(name, this.words), candidates, c, false);
   }
 
   /**
@@ -502,8 +562,9 @@ export class CompanySearchIndex {
     plan: QueryPlan,
     candidates: Map<number, number | null>,
     c: SearchCriteria,
+    prune = true,
   ): { hits: SearchHit[]; hasMore: boolean } {
-    const ordered = this.best(plan, candidates, c.minSimilarity, c.offset + c.limit + 1);
+    const ordered = this.best(plan, candidates, c.minSimilarity, c.offset + c.limit + 1, prune);
     return {
       hits: ordered.slice(c.offset, c.offset + c.limit).map((s) => this.hitOf(s)),
       hasMore: ordered.length > c.offset + c.limit,
@@ -513,26 +574,25 @@ export class CompanySearchIndex {
   /**
    * The `count` most relevant matches among the candidates, in order. A candidate matches when its
    * name's similarity reaches the threshold or its names cover at least half of the query's words.
-   * Word matching is cheap and bounds relevance from above (taking both trigram scores as 1), so
-   * candidates are scored fully in order of that bound, and scoring stops once the bound falls below
-   * the count-th best relevance found: the answer is the same as scoring every candidate.
+   *
+   * Relevance is bounded from above in two steps, each cheaper than the next: the word match alone
+   * (taking both trigram scores as 1, or the similarity the trigram stage found), then with the
+   * candidate's trigram overlap, which reads its row of the trigram index. Candidates come off a heap
+   * best bound first; a loose bound is tightened and the candidate goes back, a tight one is scored
+   * fully. Once the best bound left is below the count-th best relevance found, nothing left can enter:
+   * the answer is the same as scoring every candidate, and only the candidates that might enter have
+   * their overlap read (about a third of them). `prune` false scores every candidate instead (for
+   * {@link searchExhaustive}, which tests hold the pruned order against).
    */
   private best(
     plan: QueryPlan,
     candidates: Map<number, number | null>,
     threshold: number,
     count: number,
+    prune = true,
   ): Scored[] {
     const prepared = this.names.prepare(plan.text);
-    const bounded: {
-      doc: number;
-      knownSim: number | null;
-      entry: number;
-      match: number;
-      coverage: number;
-      bound: number;
-      importance: number;
-    }[] = [];
+    const pending: Pending[] = [];
     for (const [doc, knownSim] of candidates) {
       const [first, end] = this.words.entriesOf(doc);
       let entry = -1;
@@ -549,41 +609,73 @@ export class CompanySearchIndex {
       if (entry < 0) continue;
       // A candidate covering too few words can only match through its similarity.
       if (coverage < 0.5 && (threshold <= 0 || (knownSim !== null && knownSim < threshold))) continue;
-      const overlap = this.names.overlapWith(prepared, doc);
-      const sim = knownSim ?? overlap.similarity;
-      if (coverage < 0.5 && !(sim >= threshold && sim > 0)) continue;
       const importance = importanceOf(this.degree[doc]!, this.maxDegree, this.parent[doc] === 1);
-      // word_similarity against the name is at most the share of the query's trigrams the name has (the
-      // margin covers float4 rounding); against an alias or acronym it is only bounded by 1.
-      const wordBound =
-        this.words.kindOf(entry) === 'name' && prepared.q.length > 0
-          ? Math.min(1, overlap.common / prepared.q.length + 1e-6)
-          : 1;
-      const bound = relevanceOf(match, wordBound, sim, importance);
-      bounded.push({ doc, knownSim: sim, entry, match, coverage, bound, importance });
-    }
-    bounded.sort((a, b) => b.bound - a.bound);
-    const top: Scored[] = [];
-    for (const c of bounded) {
-      if (top.length >= count && c.bound < top[count - 1]!.relevance) break;
-      const name = this.names_.get(c.doc)!;
-      const sim = c.knownSim!;
-      const wsName = wordSimilarity(plan.text, name);
-      const matched = this.words.entryText.get(c.entry)!;
-      const wsMatched = matched === name ? wsName : wordSimilarity(plan.text, matched);
-      top.push({
-        doc: c.doc,
-        similarity: sim,
-        wordSimilarity: wsName,
-        entry: c.entry,
-        relevance: relevanceOf(c.match, Math.max(wsName, wsMatched), sim, c.importance),
+      pending.push({
+        doc,
+        sim: knownSim,
+        entry,
+        match,
+        coverage,
+        importance,
+        bound: relevanceOf(match, 1, knownSim ?? 1, importance),
+        tight: false,
       });
+    }
+    if (!prune) {
+      const all: Scored[] = [];
+      for (const c of pending) if (this.tighten(c, plan, prepared, threshold)) all.push(this.scored(c, plan));
+      return this.order(all).slice(0, count);
+    }
+    const heap = new BoundHeap(pending);
+    const top: Scored[] = [];
+    for (let c = heap.pop(); c !== undefined; c = heap.pop()) {
+      if (top.length >= count && c.bound < top[count - 1]!.relevance) break;
+      if (!c.tight) {
+        if (this.tighten(c, plan, prepared, threshold)) heap.push(c);
+        continue;
+      }
+      top.push(this.scored(c, plan));
       if (top.length >= count) {
         this.order(top);
         top.length = Math.min(top.length, count);
       }
     }
     return this.order(top);
+  }
+
+  /**
+   * Reads a candidate's trigram overlap and makes its bound tight; false when it does not match (too few
+   * words covered and too little similarity).
+   */
+  private tighten(c: Pending, plan: QueryPlan, prepared: PreparedQuery, threshold: number): boolean {
+    const overlap = this.names.overlapWith(prepared, c.doc);
+    const sim = c.sim ?? overlap.similarity;
+    if (c.coverage < 0.5 && !(sim >= threshold && sim > 0)) return false;
+    // word_similarity against the name is at most the share of the query's trigrams the name has (the
+    // margin covers float4 rounding); against an alias or acronym it is only bounded by 1.
+    const wordBound =
+      this.words.kindOf(c.entry) === 'name' && prepared.q.length > 0
+        ? Math.min(1, overlap.common / prepared.q.length + 1e-6)
+        : 1;
+    c.sim = sim;
+    c.bound = relevanceOf(c.match, wordBound, sim, c.importance);
+    c.tight = true;
+    return true;
+  }
+
+  /** A tightened candidate's relevance. */
+  private scored(c: Pending, plan: QueryPlan): Scored {
+    const name = this.names_.get(c.doc)!;
+    const wsName = wordSimilarity(plan.text, name);
+    const matched = this.words.entryText.get(c.entry)!;
+    const wsMatched = matched === name ? wsName : wordSimilarity(plan.text, matched);
+    return {
+      doc: c.doc,
+      similarity: c.sim!,
+      wordSimilarity: wsName,
+      entry: c.entry,
+      relevance: relevanceOf(c.match, Math.max(wsName, wsMatched), c.sim!, c.importance),
+    };
   }
 
   private order(scored: Scored[]): Scored[] {
