@@ -83,7 +83,7 @@ const MERGE_WORDS = 1000;
 /** Companies read, most important first, for such a beginning. */
 const SCAN_LIMIT = 50_000;
 /** Layout of a saved index; a snapshot of another version is rebuilt instead of read. */
-const SNAPSHOT_VERSION = 5;
+const SNAPSHOT_VERSION = 6;
 /** Extra trigram matches read beyond the page, for relevance to reorder. */
 const TRIGRAM_EXTRA = 100;
 

@@ -1,0 +1,58 @@
+import { acronymsOf, allowedEdits, editDistanceWithin, wordsOf } from '../../src/search/name-words';
+import { WordIndex } from '../../src/search/word-index';
+
+const NAMES = [
+  'Nordic Steel Works',
+  'Nordik Glass',
+  'Nordics Motors Holdings',
+  'Pacific Castings',
+  'Pacifico Trading',
+  'Semiconductor Manufacturing',
+  'Semiconductors International',
+  'Semikonductor Systems',
+  'Acme Bolt',
+  'Acne Steel',
+  'Castings Norte',
+  'Motor Holding',
+];
+
+/** Every word of the vocabulary within the edits a word of its length allows: what a typo may stand for. */
+function withinEdits(word: string, vocab: readonly string[]): number[] {
+  const edits = allowedEdits(word.length);
+  if (edits === 0) return [];
+  return vocab
+    .map((w, id) => ({ w, id }))
+    .filter(({ w }) => w !== word && editDistanceWithin(word, w, edits) <= edits)
+    .map(({ id }) => id);
+}
+
+describe('WordIndex.typoWords', () => {
+  const index = WordIndex.build(
+    NAMES.map((n) => [n]),
+    Uint32Array.from(NAMES, (_, i) => i),
+  );
+  // The names' words and the acronyms derived from them, sorted: the vocabulary's ids.
+  const vocab = [...new Set(NAMES.flatMap((n) => [...wordsOf(n), ...acronymsOf(wordsOf(n))]))].sort();
+
+  it('gives the typo words of a vocabulary word, looked up, as a search for them finds', () => {
+    let found = 0;
+    for (const word of vocab) {
+      expect(index.idOf(word)).toBeGreaterThanOrEqual(0);
+      const got = [...index.typoWords(word)].sort((a, b) => a - b);
+      expect({ word, got }).toEqual({ word, got: withinEdits(word, vocab) });
+      found += got.length;
+    }
+    // Not vacuous: nordic/nordik/nordics, semiconductor(s)/semikonductor, pacific/pacifico, ...
+    expect(found).toBeGreaterThan(10);
+  });
+
+  it('searches for the typo words of a word no name has', () => {
+    for (const word of ['nordig', 'semiconductr', 'castngs', 'acme', 'xyzzy']) {
+      const got = [...index.typoWords(word)].sort((a, b) => a - b);
+      expect({ word, got }).toEqual({ word, got: withinEdits(word, vocab) });
+    }
+    expect([...index.typoWords('nordig')].map((id) => vocab[id])).toEqual(
+      expect.arrayContaining(['nordic', 'nordik']),
+    );
+  });
+});
