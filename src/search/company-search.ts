@@ -496,7 +496,7 @@ export class CompanySearchIndex {
    * The relevance order of {@link search} with every company that meets the other criteria scored, not
    * only the candidates a search draws, and every match scored fully, without the bounds that let a
    * search stop early: the answer a search approximates where many companies match.
-   * For tests and `bench/search-exactness.mjs`; it reads the whole index (about a second at 1M).
+   * For tests and `bench/search-exactness.mjs`; it reads the whole index (about two seconds at 1M).
    */
   searchExhaustive(c: SearchCriteria): { hits: SearchHit[]; hasMore: boolean } {
     const name = c.name?.trim();
