@@ -340,7 +340,11 @@ export function similarity(a: string, b: string): number {
  * that answer that must be matched. Returned as the exact JavaScript number of the float4.
  */
 export function wordSimilarity(query: string, text: string): number {
-  const q = trigramSet(query);
+  return wordSimilarityOf(trigramSet(query), text);
+}
+
+/** {@link wordSimilarity} for a query whose trigram set (see trigramSet) is already known. */
+export function wordSimilarityOf(q: Uint32Array, text: string): number {
   const ulen1 = q.length;
   if (ulen1 === 0) return 0;
   const seq = trigramSequence(text);

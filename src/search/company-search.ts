@@ -3,7 +3,7 @@ import type { GraphStore } from '../store/graph-store';
 import { countryCode } from '../domain/countries';
 import { hostsOf } from '../domain/hosts';
 import type { CompanyCore, CompanySummary } from '../domain/model';
-import { wordSimilarity } from '../domain/trigram';
+import { wordSimilarity, wordSimilarityOf } from '../domain/trigram';
 import { PackedStrings } from '../store/packed-strings';
 import { fnv1a } from '../store/string-hash';
 import { KeyedLists } from './keyed-lists';
@@ -623,7 +623,8 @@ export class CompanySearchIndex {
     }
     if (!prune) {
       const all: Scored[] = [];
-      for (const c of pending) if (this.tighten(c, plan, prepared, threshold)) all.push(this.scored(c, plan));
+      for (const c of pending)
+        if (this.tighten(c, plan, prepared, threshold)) all.push(this.scored(c, prepared));
       return this.order(all).slice(0, count);
     }
     const heap = new BoundHeap(pending);
@@ -634,7 +635,7 @@ export class CompanySearchIndex {
         if (this.tighten(c, plan, prepared, threshold)) heap.push(c);
         continue;
       }
-      top.push(this.scored(c, plan));
+      top.push(this.scored(c, prepared));
       if (top.length >= count) {
         this.order(top);
         top.length = Math.min(top.length, count);
@@ -664,11 +665,11 @@ export class CompanySearchIndex {
   }
 
   /** A tightened candidate's relevance. */
-  private scored(c: Pending, plan: QueryPlan): Scored {
+  private scored(c: Pending, prepared: PreparedQuery): Scored {
     const name = this.names_.get(c.doc)!;
-    const wsName = wordSimilarity(plan.text, name);
+    const wsName = wordSimilarityOf(prepared.q, name);
     const matched = this.words.entryText.get(c.entry)!;
-    const wsMatched = matched === name ? wsName : wordSimilarity(plan.text, matched);
+    const wsMatched = matched === name ? wsName : wordSimilarityOf(prepared.q, matched);
     return {
       doc: c.doc,
       similarity: c.sim!,
