@@ -2,7 +2,7 @@ import type { Logger } from '../logger';
 import type { GraphStore } from '../store/graph-store';
 import { CompanySearchIndex } from './company-search';
 import type { SearchCriteria } from './company-search';
-import type { SearchResult, SearchThreads } from './search-threads';
+import type { SearchResult, SearchThreads, SuggestRequest, Suggestions } from './search-threads';
 import type { SharedSnapshot } from '../store/snapshot';
 
 /** The file name suffix of the saved index beside the graph. */
@@ -34,6 +34,16 @@ export class SearchIndexHolder {
     const index = await this.get();
     const generation = this.builtFor;
     return (await this.threads?.search(generation, criteria)) ?? index.search(criteria);
+  }
+
+  /** Suggestions for a search box from the live index (on a search thread when one holds it). */
+  async suggest(request: SuggestRequest): Promise<Suggestions> {
+    const index = await this.get();
+    const generation = this.builtFor;
+    return (
+      (await this.threads?.suggest(generation, request)) ??
+      index.suggest(request.query, request.limit, request.includeSubsidiaries)
+    );
   }
 
   /** Stops the search threads. */

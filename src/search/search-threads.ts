@@ -6,14 +6,24 @@ import type { SharedSnapshot } from '../store/snapshot';
 import type { SearchCriteria, SearchHit } from './company-search';
 
 export type SearchResult = { hits: SearchHit[]; hasMore: boolean };
+export type Suggestions = (SearchHit & { name: string })[];
+
+/** What a search box asks for (see CompanySearchIndex.suggest). */
+export interface SuggestRequest {
+  query: string;
+  limit: number;
+  includeSubsidiaries: boolean;
+}
 
 /** What the main thread sends a search thread. */
 export type SearchThreadRequest =
   | { type: 'index'; generation: number; shared: SharedSnapshot }
-  | { type: 'search'; id: number; generation: number; criteria: SearchCriteria };
+  | { type: 'search'; id: number; generation: number; criteria: SearchCriteria }
+  | { type: 'suggest'; id: number; generation: number; suggest: SuggestRequest };
 
 /** A search thread's answer: the result, null when it holds another generation's index, or a failure. */
-export type SearchThreadReply = { id: number; result: SearchResult | null } | { id: number; error: string };
+export type SearchThreadReply =
+  { id: number; result: SearchResult | Suggestions | null } | { id: number; error: string };
 
 const WORKER_FILE = join(__dirname, 'search-worker.js');
 
@@ -40,7 +50,10 @@ interface Thread {
  */
 export class SearchThreads {
   private readonly threads: Thread[] = [];
-  private readonly calls = new Map<number, { thread: Thread; done: (r: SearchResult | null) => void }>();
+  private readonly calls = new Map<
+    number,
+    { thread: Thread; done: (r: SearchResult | Suggestions | null) => void }
+  >();
   private nextId = 0;
 
   constructor(
@@ -75,6 +88,28 @@ export class SearchThreads {
 
   /** The search on a thread holding `generation`'s index, or null (search on this thread then). */
   search(generation: number, criteria: SearchCriteria): Promise<SearchResult | null> {
+    return this.call(generation, (id) => ({
+      type: 'search',
+      id,
+      generation,
+      criteria,
+    })) as Promise<SearchResult | null>;
+  }
+
+  /** Suggestions from a thread holding `generation`'s index, or null (suggest on this thread then). */
+  suggest(generation: number, suggest: SuggestRequest): Promise<Suggestions | null> {
+    return this.call(generation, (id) => ({
+      type: 'suggest',
+      id,
+      generation,
+      suggest,
+    })) as Promise<Suggestions | null>;
+  }
+
+  private call(
+    generation: number,
+    request: (id: number) => SearchThreadRequest,
+  ): Promise<SearchResult | Suggestions | null> {
     let best: Thread | null = null;
     for (const t of this.threads)
       if (t.live && t.generation === generation && (!best || t.pending < best.pending)) best = t;
@@ -84,7 +119,7 @@ export class SearchThreads {
     thread.pending++;
     return new Promise((resolve) => {
       this.calls.set(id, { thread, done: resolve });
-      thread.worker.postMessage({ type: 'search', id, generation, criteria } satisfies SearchThreadRequest);
+      thread.worker.postMessage(request(id));
     });
   }
 

@@ -1,5 +1,5 @@
 /**
- * A worker thread that answers searches over the index the main thread loaded into shared memory
+ * A worker thread that answers searches and suggestions over the index the main thread loaded into shared memory
  * (see search-threads.ts): the same arrays, no copy. It holds one index at a time, of the store
  * generation named with it, and answers a search only for that generation.
  */
@@ -17,7 +17,12 @@ parentPort!.on('message', (m: SearchThreadRequest) => {
   let reply: SearchThreadReply;
   try {
     const index = held?.generation === m.generation ? held.index : null;
-    reply = { id: m.id, result: index ? index.search(m.criteria) : null };
+    if (!index) reply = { id: m.id, result: null };
+    else if (m.type === 'search') reply = { id: m.id, result: index.search(m.criteria) };
+    else {
+      const { query, limit, includeSubsidiaries } = m.suggest;
+      reply = { id: m.id, result: index.suggest(query, limit, includeSubsidiaries) };
+    }
   } catch (err) {
     reply = { id: m.id, error: err instanceof Error ? (err.stack ?? err.message) : String(err) };
   }

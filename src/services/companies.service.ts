@@ -132,7 +132,11 @@ export class CompaniesService {
   /** Top matches for a search box, by word beginnings and relevance; never waits on the store. */
   async suggest(input: CompanySuggestInput): Promise<CompanySuggestion[]> {
     const p = check(this.suggestSchema, dropNulls(input));
-    const hits = (await this.index.get()).suggest(p.q, p.limit, p.include_subsidiaries);
+    const hits = await this.index.suggest({
+      query: p.q,
+      limit: p.limit,
+      includeSubsidiaries: p.include_subsidiaries,
+    });
     return hits.map((h) => ({ vid: h.vid, name: h.name, matched_name: h.matchedName ?? h.name }));
   }
 

@@ -279,6 +279,18 @@ describe('search threads', () => {
       expect(onThreads.some((r) => r!.hits.length > 3)).toBe(true);
       // A search for another generation's data is not answered from this index.
       expect(await threads.search(8, criteria[0]!)).toBeNull();
+      // Suggestions too.
+      const asks = ['ac', 'acme st', 'semi', 'bolt castings 1', 'pt'].map((query) => ({
+        query,
+        limit: 5,
+        includeSubsidiaries: false,
+      }));
+      const suggested = await Promise.all(asks.map((a) => threads.suggest(7, a)));
+      expect(suggested).toEqual(
+        asks.map((a) => loaded.index.suggest(a.query, a.limit, a.includeSubsidiaries)),
+      );
+      expect(suggested.filter((s) => s!.length > 0).length).toBeGreaterThan(3);
+      expect(await threads.suggest(8, asks[0]!)).toBeNull();
     } finally {
       await threads.close();
     }
@@ -299,6 +311,14 @@ describe('search threads', () => {
       if (r) answeredThere++;
       return r;
     };
+    let suggestedThere = 0;
+    const suggest = threads.suggest.bind(threads);
+    threads.suggest = async (g, a) => {
+      const r = await suggest(g, a);
+      if (r) suggestedThere++;
+      return r;
+    };
+    const ask = { query: 'nordic gl', limit: 5, includeSubsidiaries: false };
     const c: SearchCriteria = {
       name: 'nordc glass',
       minSimilarity: 0.3,
@@ -316,6 +336,10 @@ describe('search threads', () => {
       const before = answeredThere;
       expect(await first.search(c)).toEqual(local);
       expect(answeredThere).toBe(before + 1);
+      const localSuggestions = (await first.get()).suggest(ask.query, ask.limit, ask.includeSubsidiaries);
+      expect(localSuggestions.length).toBeGreaterThan(0);
+      expect(await first.suggest(ask)).toEqual(localSuggestions);
+      expect(suggestedThere).toBe(1);
       // A restart loads the saved index straight into shared memory.
       const second = new SearchIndexHolder(store, undefined, threads);
       await second.rebuild();
