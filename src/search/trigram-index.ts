@@ -562,8 +562,9 @@ export class TrigramIndex {
       const start = lowerBound(postings, listStart[rank]!, listEnd, first);
       const end = lowerBound(postings, start, listEnd, last);
       const stop = upperBoundByte(postingPos, start, end, n - need + ell - 1);
+      // Counted from the length's first row: a length's counts stay within a few cache lines' reach.
       for (let p = start; p < stop; p++) {
-        const i = postings[p]!;
+        const i = postings[p]! - first;
         const h = hits[i]!;
         if (h === 0) touched[touchedCount++] = i;
         if (h < 255) hits[i] = h + 1;
@@ -573,7 +574,7 @@ export class TrigramIndex {
     let candidates = 0;
     for (let k = 0; k < touchedCount; k++) {
       const i = touched[k]!;
-      if (hits[i]! >= ell) touched[candidates++] = i;
+      if (hits[i]! >= ell) touched[candidates++] = i + first;
       hits[i] = 0;
     }
 
