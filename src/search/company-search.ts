@@ -83,7 +83,7 @@ const MERGE_WORDS = 1000;
 /** Companies read, most important first, for such a beginning. */
 const SCAN_LIMIT = 50_000;
 /** Layout of a saved index; a snapshot of another version is rebuilt instead of read. */
-const SNAPSHOT_VERSION = 6;
+const SNAPSHOT_VERSION = 7;
 /** Extra trigram matches read beyond the page, for relevance to reorder. */
 const TRIGRAM_EXTRA = 100;
 
@@ -776,10 +776,19 @@ export class CompanySearchIndex {
     let rarest = ids[0]!;
     for (const id of ids) if (words.frequency(id) < words.frequency(rarest)) rarest = id;
     const postings = words.postingsOf(rarest);
-    const { entryDoc, entryWords, wordStart } = words;
+    const { entryDoc, entryWords, wordStart, entryBits } = words;
+    // Every entry read holds the rarest word, as many times over as the query names it; one whose bits
+    // show none of the other words holds nothing more.
+    let rarestTimes = 0;
+    let others = 0;
+    for (const id of ids) {
+      if (id === rarest) rarestTimes++;
+      else others |= 1 << (id & 31);
+    }
     let taken = 0;
     for (let k = 0; k < postings.length && k < MULTI_WORD_READS && taken < budget; k++) {
       const entry = postings[k]!;
+      if (rarestTimes < 2 && (entryBits[entry]! & others) === 0) continue;
       // Most entries hold only the rarest word: that is settled from the entry's own words first, and
       // only the few holding two or more are looked up as companies.
       let held = 0;

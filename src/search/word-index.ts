@@ -34,6 +34,11 @@ export class WordIndex {
     private readonly typoStart: Uint32Array,
     /** {@link typoWords} of every vocabulary word, found once when the index is built. */
     private readonly typoIds: Uint32Array,
+    /**
+     * Per entry, bit (id % 32) set for each vocabulary id among its words: a word whose bit is clear
+     * is not in the entry, read without its word list.
+     */
+    readonly entryBits: Uint32Array,
   ) {}
 
   /**
@@ -126,6 +131,7 @@ export class WordIndex {
       Uint8Array.from(vocab, (w) => (LEGAL_FORMS.has(w) ? 1 : 0)),
       typoStart,
       Uint32Array.from(typoIds),
+      bitsOf(starts, entryWords),
     );
   }
 
@@ -136,7 +142,7 @@ export class WordIndex {
     w.array(this.entryKind).array(this.wordStart).array(this.entryWords);
     w.array(this.docEntryStart);
     this.vocabTrigrams.writeTo(w);
-    w.array(this.legal).array(this.typoStart).array(this.typoIds);
+    w.array(this.legal).array(this.typoStart).array(this.typoIds).array(this.entryBits);
   }
 
   static readFrom(r: SnapshotReader): WordIndex | null {
@@ -158,6 +164,7 @@ export class WordIndex {
       r.u32(),
       TrigramIndex.readFrom(r),
       r.u8(),
+      r.u32(),
       r.u32(),
       r.u32(),
     );
@@ -244,4 +251,15 @@ function typoWordsOf(word: string, vocab: readonly string[], vocabTrigrams: Trig
       const w = vocab[id]!;
       return w !== word && editDistanceWithin(word, w, edits) <= edits;
     });
+}
+
+/** {@link WordIndex.entryBits} of every entry. */
+function bitsOf(wordStart: Uint32Array, entryWords: Uint32Array): Uint32Array {
+  const bits = new Uint32Array(wordStart.length - 1);
+  for (let e = 0; e < bits.length; e++) {
+    let b = 0;
+    for (let k = wordStart[e]!; k < wordStart[e + 1]!; k++) b |= 1 << (entryWords[k]! & 31);
+    bits[e] = b >>> 0;
+  }
+  return bits;
 }
