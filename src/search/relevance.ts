@@ -52,6 +52,8 @@ export interface QueryPlan {
   legalIds: number[];
   /** Vocabulary ids each significant word may be a typo of. */
   typos: Set<number>[];
+  /** Per significant word, bit (id % 32) set for each of its typo ids: a clear bit needs no lookup. */
+  typoBits: number[];
 }
 
 /**
@@ -71,6 +73,7 @@ export function planQuery(text: string, words: WordIndex, typing = false): Query
   };
   const onlyLegal = significant.length > 0 && significant.every((w) => LEGAL_FORMS.has(w));
   const ranges = significant.map((w) => words.prefixRange(w));
+  const typos = significant.map(typosOf);
   const legal = onlyLegal ? [] : all.filter((w) => LEGAL_FORMS.has(w));
   return {
     text,
@@ -83,7 +86,12 @@ export function planQuery(text: string, words: WordIndex, typing = false): Query
     prefixTo: ranges.map((r) => r[1]),
     wordIds: all.map((w) => words.idOf(w)),
     legalIds: legal.map((w) => words.idOf(w)),
-    typos: significant.map(typosOf),
+    typos,
+    typoBits: typos.map((ids) => {
+      let bits = 0;
+      for (const id of ids) bits |= 1 << (id & 31);
+      return bits;
+    }),
   };
 }
 
@@ -131,6 +139,7 @@ export function matchEntry(plan: QueryPlan, words: WordIndex, entry: number): En
     const to = plan.prefixTo[i]!;
     const qLength = q[i]!.length;
     const typos = plan.typos[i]!;
+    const typoBits = plan.typoBits[i]!;
     let best = 0;
     let at = -1;
     for (let p = 0; p < n; p++) {
@@ -139,7 +148,7 @@ export function matchEntry(plan: QueryPlan, words: WordIndex, entry: number): En
       let score = 0;
       if (id === exactId) score = 1;
       else if (id >= from && id < to) score = 0.5 + (0.5 * qLength) / words.wordLength(id);
-      else if (typos.size > 0 && typos.has(id)) score = 0.7;
+      else if ((typoBits & (1 << (id & 31))) !== 0 && typos.has(id)) score = 0.7;
       if (score > best) {
         best = score;
         at = p;

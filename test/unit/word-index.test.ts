@@ -1,4 +1,5 @@
 import { acronymsOf, allowedEdits, editDistanceWithin, wordsOf } from '../../src/search/name-words';
+import { matchEntry, planQuery } from '../../src/search/relevance';
 import { WordIndex } from '../../src/search/word-index';
 
 const NAMES = [
@@ -54,5 +55,23 @@ describe('WordIndex.typoWords', () => {
     expect([...index.typoWords('nordig')].map((id) => vocab[id])).toEqual(
       expect.arrayContaining(['nordic', 'nordik']),
     );
+  });
+});
+
+describe('matchEntry', () => {
+  const index = WordIndex.build(
+    NAMES.map((n) => [n]),
+    Uint32Array.from(NAMES, (_, i) => i),
+  );
+
+  it('counts a name word that a query word may be a typo of as 0.7 of a word', () => {
+    const [name] = index.entriesOf(0); // Nordic Steel Works
+    // "nordc" is one letter short of "nordic"; "works" is the name's own word.
+    expect(matchEntry(planQuery('nordc works', index), index, name).coverage).toBeCloseTo(0.85, 10);
+    expect(matchEntry(planQuery('steel works', index), index, name).coverage).toBe(1);
+    // Two letters off in a short word is no typo.
+    expect(matchEntry(planQuery('nrdc works', index), index, name).coverage).toBe(0.5);
+    // "wroks" swaps two letters of "works", on the second query word.
+    expect(matchEntry(planQuery('nordic wroks', index), index, name).coverage).toBeCloseTo(0.85, 10);
   });
 });
