@@ -426,7 +426,7 @@ export class CompanySearchIndex {
       KeyedLists.from(byHost),
       KeyedLists.from(byIndustry),
       order,
-      WordIndex.build(entries, rank),
+      await WordIndex.build(entries, rank),
       PackedStrings.from(names),
       Uint8Array.from(parents),
       maxDegree,
@@ -575,7 +575,7 @@ export class CompanySearchIndex {
    * The `count` most relevant matches among the candidates, in order. A candidate matches when its
    * name's similarity reaches the threshold or its names cover at least half of the query's words.
    *
-   * Relevance is bounded from above in two steps, each cheaper than the next: the word match alone
+   * Relevance is bounded from above in two steps, the first cheaper than the second: the word match alone
    * (taking both trigram scores as 1, or the similarity the trigram stage found), then with the
    * candidate's trigram overlap, which reads its row of the trigram index. Candidates come off a heap
    * best bound first; a loose bound is tightened and the candidate goes back, a tight one is scored
@@ -623,8 +623,7 @@ export class CompanySearchIndex {
     }
     if (!prune) {
       const all: Scored[] = [];
-      for (const c of pending)
-        if (this.tighten(c, plan, prepared, threshold)) all.push(this.scored(c, prepared));
+      for (const c of pending) if (this.tighten(c, prepared, threshold)) all.push(this.scored(c, prepared));
       return this.order(all).slice(0, count);
     }
     const heap = new BoundHeap(pending);
@@ -632,7 +631,7 @@ export class CompanySearchIndex {
     for (let c = heap.pop(); c !== undefined; c = heap.pop()) {
       if (top.length >= count && c.bound < top[count - 1]!.relevance) break;
       if (!c.tight) {
-        if (this.tighten(c, plan, prepared, threshold)) heap.push(c);
+        if (this.tighten(c, prepared, threshold)) heap.push(c);
         continue;
       }
       top.push(this.scored(c, prepared));
@@ -648,7 +647,7 @@ export class CompanySearchIndex {
    * Reads a candidate's trigram overlap and makes its bound tight; false when it does not match (too few
    * words covered and too little similarity).
    */
-  private tighten(c: Pending, plan: QueryPlan, prepared: PreparedQuery, threshold: number): boolean {
+  private tighten(c: Pending, prepared: PreparedQuery, threshold: number): boolean {
     const overlap = this.names.overlapWith(prepared, c.doc);
     const sim = c.sim ?? overlap.similarity;
     if (c.coverage < 0.5 && !(sim >= threshold && sim > 0)) return false;

@@ -27,11 +27,37 @@ function withinEdits(word: string, vocab: readonly string[]): number[] {
     .map(({ id }) => id);
 }
 
-describe('WordIndex.typoWords', () => {
-  const index = WordIndex.build(
-    NAMES.map((n) => [n]),
-    Uint32Array.from(NAMES, (_, i) => i),
+const build = (names: readonly string[], sliceMs?: number) =>
+  WordIndex.build(
+    names.map((n) => [n]),
+    Uint32Array.from(names, (_, i) => i),
+    sliceMs,
   );
+
+describe('WordIndex.build', () => {
+  it('lets other work run between slices of a long build, with the same index', async () => {
+    const names = Array.from({ length: 3000 }, (_, i) => `${NAMES[i % NAMES.length]} ${i.toString(36)}x`);
+    let turns = 0;
+    const tick = setInterval(() => turns++, 0);
+    try {
+      const sliced = await build(names, 0);
+      const whole = await build(names, Infinity);
+      expect(turns).toBeGreaterThan(2);
+      for (const word of ['nordic', 'nordig', '1zx', 'castings']) {
+        expect([...sliced.typoWords(word)]).toEqual([...whole.typoWords(word)]);
+      }
+      expect(sliced.entriesOf(2999)).toEqual(whole.entriesOf(2999));
+    } finally {
+      clearInterval(tick);
+    }
+  });
+});
+
+describe('WordIndex.typoWords', () => {
+  let index: WordIndex;
+  beforeAll(async () => {
+    index = await build(NAMES);
+  });
   // The names' words and the acronyms derived from them, sorted: the vocabulary's ids.
   const vocab = [...new Set(NAMES.flatMap((n) => [...wordsOf(n), ...acronymsOf(wordsOf(n))]))].sort();
 
@@ -59,10 +85,10 @@ describe('WordIndex.typoWords', () => {
 });
 
 describe('matchEntry', () => {
-  const index = WordIndex.build(
-    NAMES.map((n) => [n]),
-    Uint32Array.from(NAMES, (_, i) => i),
-  );
+  let index: WordIndex;
+  beforeAll(async () => {
+    index = await build(NAMES);
+  });
 
   it('counts a name word that a query word may be a typo of as 0.7 of a word', () => {
     const [name] = index.entriesOf(0); // Nordic Steel Works
