@@ -414,24 +414,39 @@ export class CompanySearchIndex {
     order.forEach((doc, k) => (rank[doc] = k));
     let maxDegree = 0;
     for (const d of degree) maxDegree = Math.max(maxDegree, d);
+    // Each step below takes up to a second at 1M companies, and a rebuild runs beside serving:
+    // requests get a turn between them (the word index gives way within its own build).
+    const turn = () => new Promise<void>((resolve) => setImmediate(resolve));
+    await turn();
+    const packedVids = PackedStrings.from(vids);
+    await turn();
+    const trigrams = builder.build();
+    await turn();
+    const keyed = [byCity, byIdentifier, byHost, byIndustry].map((m) => KeyedLists.from(m));
+    await turn();
+    const words = await WordIndex.build(entries, rank);
+    const packedNames = PackedStrings.from(names);
+    await turn();
+    const packedCores = cores.build();
+    await turn();
     const index = new CompanySearchIndex(
-      PackedStrings.from(vids),
-      builder.build(),
+      packedVids,
+      trigrams,
       degree,
       Uint8Array.from(defaults),
       Uint16Array.from(countryIds),
       countries,
-      KeyedLists.from(byCity),
-      KeyedLists.from(byIdentifier),
-      KeyedLists.from(byHost),
-      KeyedLists.from(byIndustry),
+      keyed[0]!,
+      keyed[1]!,
+      keyed[2]!,
+      keyed[3]!,
       order,
-      await WordIndex.build(entries, rank),
-      PackedStrings.from(names),
+      words,
+      packedNames,
       Uint8Array.from(parents),
       maxDegree,
       rank,
-      cores.build(),
+      packedCores,
       Uint32Array.from(placeIds),
       [...places.keys()],
     );

@@ -118,6 +118,21 @@ describe('search index snapshot', () => {
     expect(loaded!.size).toBe(400);
   });
 
+  it('builds in steps that let other work run between them (a rebuild runs beside serving)', async () => {
+    const { store } = fakeStore(dir);
+    let turns = 0;
+    let building = true;
+    const spin = () => {
+      turns++;
+      if (building) setImmediate(spin);
+    };
+    setImmediate(spin);
+    const built = await CompanySearchIndex.build(store).finally(() => (building = false));
+    // The fake store hands its rows over at once: every turn came from the build's own steps.
+    expect(turns).toBeGreaterThanOrEqual(5);
+    expect(built.size).toBe(400);
+  });
+
   it('refuses a file of another key, a truncated file and a file that is no snapshot', async () => {
     const { store } = fakeStore(dir);
     const file = path.join(dir, 'index');
