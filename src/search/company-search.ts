@@ -806,14 +806,14 @@ export class CompanySearchIndex {
       // Most entries hold only the rarest word: that is settled from the entry's own words first, and
       // only the few holding two or more are looked up as companies.
       let held = 0;
-      if (ids.length <= 30) {
-        let seen = 0;
+      for (const id of ids) {
         for (let w = wordStart[entry]!; w < wordStart[entry + 1]!; w++) {
-          const id = entryWords[w]!;
-          for (let j = 0; j < ids.length; j++) if (ids[j] === id) seen |= 1 << j;
+          if (entryWords[w] === id) {
+            held++;
+            break;
+          }
         }
-        for (; seen !== 0; seen &= seen - 1) held++;
-      } else for (const id of ids) if (words.entryHolds(entry, id)) held++;
+      }
       if (held < 2) continue;
       const doc = entryDoc[entry]!;
       if (out.has(doc) || !accept(doc)) continue;

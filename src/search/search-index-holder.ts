@@ -30,20 +30,29 @@ export class SearchIndexHolder {
   ) {}
 
   /** Searches the live index (on a search thread when one holds it), waiting for a first build. */
-  async search(criteria: SearchCriteria): Promise<SearchResult> {
-    const index = await this.get();
-    const generation = this.builtFor;
-    return (await this.threads?.search(generation, criteria)) ?? index.search(criteria);
+  search(criteria: SearchCriteria): Promise<SearchResult> {
+    return this.onThreadOr(
+      (threads, generation) => threads.search(generation, criteria),
+      (index) => index.search(criteria),
+    );
   }
 
   /** Suggestions for a search box from the live index (on a search thread when one holds it). */
-  async suggest(request: SuggestRequest): Promise<Suggestions> {
+  suggest(request: SuggestRequest): Promise<Suggestions> {
+    return this.onThreadOr(
+      (threads, generation) => threads.suggest(generation, request),
+      (index) => index.suggest(request.query, request.limit, request.includeSubsidiaries),
+    );
+  }
+
+  /** The answer of a thread holding the live index, else of the index on this thread. */
+  private async onThreadOr<R>(
+    there: (threads: SearchThreads, generation: number) => Promise<R | null>,
+    here: (index: CompanySearchIndex) => R,
+  ): Promise<R> {
     const index = await this.get();
     const generation = this.builtFor;
-    return (
-      (await this.threads?.suggest(generation, request)) ??
-      index.suggest(request.query, request.limit, request.includeSubsidiaries)
-    );
+    return (this.threads ? await there(this.threads, generation) : null) ?? here(index);
   }
 
   /** Stops the search threads. */

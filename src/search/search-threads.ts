@@ -88,28 +88,19 @@ export class SearchThreads {
 
   /** The search on a thread holding `generation`'s index, or null (search on this thread then). */
   search(generation: number, criteria: SearchCriteria): Promise<SearchResult | null> {
-    return this.call(generation, (id) => ({
-      type: 'search',
-      id,
-      generation,
-      criteria,
-    })) as Promise<SearchResult | null>;
+    return this.call(generation, (id) => ({ type: 'search', id, generation, criteria }));
   }
 
   /** Suggestions from a thread holding `generation`'s index, or null (suggest on this thread then). */
   suggest(generation: number, suggest: SuggestRequest): Promise<Suggestions | null> {
-    return this.call(generation, (id) => ({
-      type: 'suggest',
-      id,
-      generation,
-      suggest,
-    })) as Promise<Suggestions | null>;
+    return this.call(generation, (id) => ({ type: 'suggest', id, generation, suggest }));
   }
 
-  private call(
+  /** Sends the request to the least busy thread holding `generation`; its reply is of the request's kind. */
+  private call<R extends SearchResult | Suggestions>(
     generation: number,
     request: (id: number) => SearchThreadRequest,
-  ): Promise<SearchResult | Suggestions | null> {
+  ): Promise<R | null> {
     let best: Thread | null = null;
     for (const t of this.threads)
       if (t.live && t.generation === generation && (!best || t.pending < best.pending)) best = t;
@@ -117,8 +108,8 @@ export class SearchThreads {
     const thread = best;
     const id = this.nextId++;
     thread.pending++;
-    return new Promise((resolve) => {
-      this.calls.set(id, { thread, done: resolve });
+    return new Promise<R | null>((resolve) => {
+      this.calls.set(id, { thread, done: (r) => resolve(r as R | null) });
       thread.worker.postMessage(request(id));
     });
   }

@@ -319,20 +319,18 @@ describe('search threads', () => {
     const { store } = fakeStore(dir);
     const mod = compiledThreads(compiled);
     const threads = new mod.SearchThreads(1);
+    // Counts the answers a thread gave (null: the caller answers on its own thread).
+    const counted =
+      <A extends unknown[], R>(ask: (...a: A) => Promise<R | null>, answered: () => void) =>
+      async (...a: A) => {
+        const r = await ask(...a);
+        if (r) answered();
+        return r;
+      };
     let answeredThere = 0;
-    const search = threads.search.bind(threads);
-    threads.search = async (g, c) => {
-      const r = await search(g, c);
-      if (r) answeredThere++;
-      return r;
-    };
+    threads.search = counted(threads.search.bind(threads), () => answeredThere++);
     let suggestedThere = 0;
-    const suggest = threads.suggest.bind(threads);
-    threads.suggest = async (g, a) => {
-      const r = await suggest(g, a);
-      if (r) suggestedThere++;
-      return r;
-    };
+    threads.suggest = counted(threads.suggest.bind(threads), () => suggestedThere++);
     const ask = { query: 'nordic gl', limit: 5, includeSubsidiaries: false };
     const c: SearchCriteria = {
       name: 'nordc glass',
