@@ -8,6 +8,9 @@
 #   NEO4J_URI, NEO4J_USER, NEO4J_PASSWORD
 #                          bolt://127.0.0.1:7687; Neo4j 5.26 (community) from neo4j-harness,
 #                          started by the small launcher in .ci/neo4j/, auth off
+#   TEST_NEO4J_LAUNCHER    that launcher's build directory (its jar and classpath.txt), with
+#                          which the bulk-load suite runs neo4j-admin's importer and serves
+#                          what it wrote on a server of its own
 #   MONGODB_URI            mongodb://127.0.0.1:27017/tiergraph_test; mongo-java-server
 #                          in memory, a MongoDB-wire stand-in (see the README)
 #   STORAGE_EMULATOR_HOST  http://127.0.0.1:4443; fake-gcs-server, in memory
@@ -235,8 +238,8 @@ _tg_services() (
   }
 
   # --- Neo4j 5.26 (neo4j-harness, Bolt only) -----------------------------------
+  local build=
   if [ "$want_neo4j" = 1 ]; then
-    local build
     build=$(java_launcher neo4j) || fail "could not build the Neo4j launcher"
     # A fresh, empty database each start: the data of a previous server is dropped.
     rm -rf "$log_dir/neo4j"
@@ -249,6 +252,12 @@ _tg_services() (
       tiergraph.ci.Neo4jTestServer "$log_dir/neo4j" "$neo4j_port")
     echo "$pid" >"$log_dir/neo4j.pid"
     wait_port "$neo4j_port" 180 "$pid" "$log_dir/neo4j.log" || fail "Neo4j did not start"
+  fi
+  if [ "$want_neo4j" = reuse ] && [ -z "${TEST_NEO4J_LAUNCHER:-}" ]; then
+    build=$(java_launcher neo4j) || fail "could not build the Neo4j launcher"
+  fi
+  if [ "$want_neo4j" != 0 ] && [ -z "${TEST_NEO4J_LAUNCHER:-}" ]; then
+    echo "export TEST_NEO4J_LAUNCHER=$build" >>"$out"
   fi
   if [ "$want_neo4j" != 0 ]; then
     # Auth is off on this server; the password only satisfies the service's settings.

@@ -3,12 +3,14 @@ package tiergraph.ci;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.concurrent.CountDownLatch;
+import org.neo4j.configuration.GraphDatabaseInternalSettings;
 import org.neo4j.configuration.GraphDatabaseSettings;
 import org.neo4j.configuration.connectors.BoltConnector;
 import org.neo4j.configuration.connectors.HttpConnector;
 import org.neo4j.configuration.connectors.HttpsConnector;
 import org.neo4j.configuration.helpers.SocketAddress;
 import org.neo4j.harness.Neo4j;
+import org.neo4j.harness.Neo4jBuilder;
 import org.neo4j.harness.Neo4jBuilders;
 
 /**
@@ -16,22 +18,33 @@ import org.neo4j.harness.Neo4jBuilders;
  * of its own. Runs until killed; prints "neo4j: ready bolt://..." once Bolt accepts
  * connections, which is what .ci/services.sh waits for.
  *
- * Arguments: working directory, Bolt port.
+ * Arguments: working directory, Bolt port and, optionally, a data directory to
+ * serve instead of a new, empty one: the `data` directory of a NEO4J_HOME into
+ * which `neo4j-admin database import` wrote (its `databases` and `transactions`).
  */
 public final class Neo4jTestServer {
   private Neo4jTestServer() {}
 
   public static void main(String[] args) throws Exception {
-    if (args.length != 2) {
-      System.err.println("usage: Neo4jTestServer <work-dir> <bolt-port>");
+    if (args.length < 2 || args.length > 3) {
+      System.err.println("usage: Neo4jTestServer <work-dir> <bolt-port> [<data-dir>]");
       System.exit(2);
     }
     Path work = Path.of(args[0]).toAbsolutePath();
     int port = Integer.parseInt(args[1]);
     Files.createDirectories(work);
 
+    Neo4jBuilder builder = Neo4jBuilders.newInProcessBuilder(work);
+    if (args.length == 3) {
+      // The harness's own copyFrom puts a copy where this version does not look for it.
+      Path data = Path.of(args[2]).toAbsolutePath();
+      builder =
+          builder
+              .withConfig(GraphDatabaseInternalSettings.databases_root_path, data.resolve("databases"))
+              .withConfig(GraphDatabaseSettings.transaction_logs_root_path, data.resolve("transactions"));
+    }
     Neo4j server =
-        Neo4jBuilders.newInProcessBuilder(work)
+        builder
             .withDisabledServer() // no HTTP: the driver speaks Bolt only
             .withConfig(BoltConnector.enabled, true)
             .withConfig(BoltConnector.listen_address, new SocketAddress("127.0.0.1", port))
