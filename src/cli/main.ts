@@ -16,6 +16,8 @@ import type { RejectedRow } from '../import/stage-result';
 import { splitStatements } from '../store/cypher-files';
 import type { GraphStore } from '../store/graph-store';
 import { embeddedStore, neo4jStore, openStore } from '../store/open-store';
+import { ADMIN_ARGS_FILE, writeNeo4jAdminFiles } from '../store/neo4j/neo4j-admin-files';
+import type { AdminFilesResult } from '../store/neo4j/neo4j-admin-files';
 
 function config(): Config {
   try {
@@ -71,6 +73,13 @@ program
     process.once('SIGTERM', () => stop('SIGTERM'));
   });
 
+interface ImportCommandOptions {
+  maxRejected: number;
+  report?: string;
+  dryRun?: boolean;
+  neo4jAdminFiles?: string;
+}
+
 program
   .command('import')
   .argument('<dir>', 'directory with the import CSV files (docs/import-format.md)')
@@ -85,19 +94,42 @@ program
     'write every rejected row (file, line, reason) to this CSV file (default: a file under DATA_DIR/reports)',
   )
   .option('--dry-run', 'validate every row and report, without touching the store')
+  .option(
+    '--neo4j-admin-files <dir>',
+    'write input files for `neo4j-admin database import full` into this empty directory instead of loading a store ' +
+      '(the fast first load of a large dataset into an empty Neo4j database; README, Production)',
+  )
   .description(
     'validate and bulk-load a dataset, replacing the graph; a running server switches over when done. ' +
       'Exit status: 0 imported cleanly, 1 aborted (nothing changed), 3 imported with rejected rows or a dry run found some',
   )
-  .action(async (dir: string, opts: { maxRejected: number; report?: string; dryRun?: boolean }) => {
+  .action(async (dir: string, opts: ImportCommandOptions) => {
     const cfg = config();
     const log = createLogger(cfg.LOG_LEVEL);
     const reportFile = opts.report ?? defaultReportFile(cfg.dataDir);
+    if (opts.dryRun && opts.neo4jAdminFiles !== undefined)
+      throw new InvalidArgumentError(
+        '--dry-run and --neo4j-admin-files do not go together: a dry run writes nothing',
+      );
+    const adminDir = opts.neo4jAdminFiles === undefined ? undefined : path.resolve(opts.neo4jAdminFiles);
+    if (adminDir !== undefined && fs.existsSync(adminDir) && fs.readdirSync(adminDir).length > 0)
+      throw new InvalidArgumentError(
+        `--neo4j-admin-files: ${adminDir} is not empty; name a new or empty directory`,
+      );
     // Embedded: the store is not opened; the new graph is built beside the live one,
     // which may be in use by a server. Neo4j: the database is migrated, then upserted.
     // A dry run never opens the store.
     let store: GraphStore | null = null;
-    if (opts.dryRun) {
+    let admin: AdminFilesResult | undefined;
+    const adminTarget = adminDir && {
+      replaceAll: async (
+        stagingDir: string,
+        onLoad?: (table: string, done: number, total: number) => void,
+      ) => {
+        admin = await writeNeo4jAdminFiles(stagingDir, adminDir, onLoad);
+      },
+    };
+    if (opts.dryRun || adminDir) {
       // nothing to open
     } else if (cfg.STORE === 'neo4j') {
       store = neo4jStore(cfg, log, true);
@@ -121,9 +153,9 @@ program
     let lastRows = 0;
     bar.start(1, 0, { phase: 'validate', rate: '0 rows/s', file: '', unit: 'rows' });
     // Loading counts tables on the embedded engine (one bulk load each) and rows within a table on Neo4j.
-    const loadUnit = cfg.STORE === 'neo4j' ? 'rows' : 'tables';
+    const loadUnit = cfg.STORE === 'neo4j' || adminTarget ? 'rows' : 'tables';
     try {
-      const outcome = await importDirectory(store, dir, {
+      const outcome = await importDirectory(adminTarget || store, dir, {
         workDir: stagingRoot(cfg.dataDir),
         // A dry run reads every row, so that its report lists every rejection.
         maxRejected: opts.dryRun ? Number.MAX_SAFE_INTEGER : opts.maxRejected,
@@ -154,7 +186,7 @@ program
       const rows =
         Object.values(outcome.counts).reduce((a, b) => a + b, 0) + evidence + identifiers + addresses;
       const ms = Date.now() - started;
-      const verb = outcome.applied ? 'Imported' : 'Dry run: validated';
+      const verb = !outcome.applied ? 'Dry run: validated' : admin ? 'Wrote bulk-load files of' : 'Imported';
       process.stdout.write(
         `${verb} ${rows.toLocaleString('en-US')} rows in ${(ms / 1000).toFixed(1)} s (${rate(rows, ms)} rows/s; validate+derive ${(outcome.stageMs / 1000).toFixed(1)} s${outcome.applied ? `, load ${(outcome.loadMs / 1000).toFixed(1)} s` : ''}).\n`,
       );
@@ -162,6 +194,7 @@ program
       for (const [what, n] of Object.entries(lines))
         process.stdout.write(`  ${what}: ${n.toLocaleString('en-US')}\n`);
       reportRejected(outcome.rejected, reportFile, outcome.warnings, outcome.warningCount);
+      if (admin && adminDir) reportAdminFiles(admin, adminDir);
       if (!outcome.applied) {
         const n = outcome.rejected.length;
         process.stdout.write(
@@ -192,6 +225,20 @@ program
       await store?.close();
     }
   });
+
+/** What `import --neo4j-admin-files` wrote, and what to do with it next. */
+function reportAdminFiles(admin: AdminFilesResult, dir: string): void {
+  for (const f of admin.files)
+    process.stdout.write(
+      `  ${f.file}: ${f.rows.toLocaleString('en-US')} ${f.kind === 'nodes' ? 'nodes' : 'relationships'}\n`,
+    );
+  process.stdout.write(
+    `Bulk-load files in ${dir}. With the Neo4j server stopped and its database empty, or new, run there:\n` +
+      `  cd ${dir} && neo4j-admin database import full neo4j @${ADMIN_ARGS_FILE}\n` +
+      'then start the server and tiergraph (STORE=neo4j): it creates the constraints and indexes on first open ' +
+      '(or run `tiergraph migrate`). See the README, Production.\n',
+  );
+}
 
 /** Exit status of an import that loaded the graph (or a dry run) with rejected rows. */
 const EXIT_REJECTED = 3;

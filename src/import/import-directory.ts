@@ -70,7 +70,7 @@ export function removeStaleStaging(
  * are removed first.
  */
 export async function importDirectory(
-  store: GraphStore | null,
+  store: Pick<GraphStore, 'replaceAll'> | null,
   inputDir: string,
   opts: {
     workDir: string;

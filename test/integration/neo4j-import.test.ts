@@ -7,7 +7,7 @@ import type { Neo4jGraphStore } from '../../src/store/neo4j/neo4j.store';
 import { ROOT, tempDir } from '../support/paths';
 import {
   NEO4J_HINT,
-  TEST_MARK_LABEL,
+  dumpNeo4j as dump,
   emptyNeo4j,
   neo4jAvailability,
   openNeo4jStore,
@@ -16,37 +16,6 @@ import {
 import type { Neo4jTarget } from '../support/neo4j';
 
 const fixture = path.join(ROOT, 'test', 'fixtures', 'import', 'tiny');
-
-/** Every node and relationship with its labels or type and properties, in a stable order. */
-async function dump(t: Neo4jTarget): Promise<string[]> {
-  const driver = neo4j.driver(t.uri, neo4j.auth.basic(t.user, t.password), { disableLosslessIntegers: true });
-  const session = driver.session({ database: t.database });
-  try {
-    const nodes = await session.run(
-      `MATCH (n) WHERE NOT n:TiergraphMeta AND NOT n:${TEST_MARK_LABEL} RETURN labels(n) AS l, properties(n) AS p`,
-    );
-    const rels = await session.run(
-      'MATCH (a)-[r]->(b) RETURN type(r) AS t, properties(r) AS p, elementId(a) = elementId(b) AS loop',
-    );
-    return [
-      ...nodes.records.map((r) =>
-        JSON.stringify([r.get('l'), sorted(r.get('p') as Record<string, unknown>)]),
-      ),
-      ...rels.records.map((r) =>
-        JSON.stringify([r.get('t'), sorted(r.get('p') as Record<string, unknown>), r.get('loop')]),
-      ),
-    ].sort();
-  } finally {
-    await session.close();
-    await driver.close();
-  }
-}
-
-function sorted(p: Record<string, unknown>): [string, string][] {
-  return Object.keys(p)
-    .sort()
-    .map((k) => [k, String(p[k])]);
-}
 
 if (neo4jAvailability() === null) {
   process.stderr.write(`skipping "import into Neo4j": ${NEO4J_HINT}\n`);

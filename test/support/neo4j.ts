@@ -1,4 +1,5 @@
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
+import net from 'node:net';
 import crypto from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
@@ -193,4 +194,163 @@ export async function openNeo4jStore(
   });
   await store.open();
   return store;
+}
+
+/**
+ * Every node and relationship of the database with its labels or type and
+ * properties, in a stable order (the graph's bookkeeping nodes apart).
+ * `comparable`: without what only tells how the data was written, so that a
+ * bulk-loaded graph compares with an imported one: import ids, and lists with
+ * no elements (which the bulk loader cannot write; readers take both as none).
+ */
+/** A value's type as the dump shows it: a date and its text must not compare equal. */
+function typeOf(v: unknown): string {
+  if (Array.isArray(v)) return `list of ${v.map(typeOf).join(',')}`;
+  if (v !== null && typeof v === 'object') return v.constructor.name;
+  return typeof v;
+}
+
+export async function dumpNeo4j(t: Neo4jTarget, comparable = false): Promise<string[]> {
+  const driver = neo4j.driver(t.uri, neo4j.auth.basic(t.user, t.password), { disableLosslessIntegers: true });
+  const session = driver.session({ database: t.database });
+  const props = (p: Record<string, unknown>): [string, string][] =>
+    Object.keys(p)
+      .filter((k) => !comparable || (k !== 'import_id' && !(Array.isArray(p[k]) && p[k].length === 0)))
+      .sort()
+      .map((k) => [k, `${typeOf(p[k])} ${String(p[k])}`]);
+  try {
+    const nodes = await session.run(
+      `MATCH (n) WHERE NOT n:TiergraphMeta AND NOT n:${TEST_MARK_LABEL} RETURN labels(n) AS l, properties(n) AS p`,
+    );
+    const rels = await session.run(
+      'MATCH (a)-[r]->(b) RETURN type(r) AS t, properties(r) AS p, elementId(a) = elementId(b) AS loop',
+    );
+    return [
+      ...nodes.records.map((r) => JSON.stringify([r.get('l'), props(r.get('p') as Record<string, unknown>)])),
+      ...rels.records.map((r) =>
+        JSON.stringify([r.get('t'), props(r.get('p') as Record<string, unknown>), r.get('loop')]),
+      ),
+    ].sort();
+  } finally {
+    await session.close();
+    await driver.close();
+  }
+}
+
+export const NEO4J_LAUNCHER_HINT =
+  'no Neo4j launcher: run `source .ci/services.sh`, which builds it (.ci/neo4j) with Maven and sets TEST_NEO4J_LAUNCHER to its build directory';
+
+/**
+ * The build directory of the Neo4j launcher of .ci/neo4j (its jar, and its class
+ * path, which holds neo4j-admin's importer), or null. Under CI=true, where
+ * .ci/services.sh builds it, null is an error.
+ */
+export function neo4jLauncher(): string | null {
+  const dir = process.env.TEST_NEO4J_LAUNCHER;
+  if (dir && fs.existsSync(path.join(dir, 'classpath.txt'))) return dir;
+  if (inCi()) throw new Error(`the Neo4j launcher is required under CI=true: ${NEO4J_LAUNCHER_HINT}`);
+  return null;
+}
+
+function launcherClassPath(launcher: string, withServer: boolean): string {
+  const deps = fs.readFileSync(path.join(launcher, 'classpath.txt'), 'utf8').trim();
+  return withServer ? `${path.join(launcher, 'neo4j-test-server-1.jar')}${path.delimiter}${deps}` : deps;
+}
+
+/**
+ * Runs `neo4j-admin database import full neo4j @import.args` from inside
+ * `filesDir`, as the README tells users to, into the new NEO4J_HOME `home`.
+ */
+export function neo4jAdminImport(
+  launcher: string,
+  filesDir: string,
+  home: string,
+): { status: number | null; output: string } {
+  fs.mkdirSync(path.join(home, 'conf'), { recursive: true });
+  fs.writeFileSync(path.join(home, 'conf', 'neo4j.conf'), '');
+  const r = spawnSync(
+    'java',
+    [
+      '-Xmx512m',
+      '-cp',
+      launcherClassPath(launcher, false),
+      'org.neo4j.cli.AdminTool',
+      'database',
+      'import',
+      'full',
+      'neo4j',
+      '@import.args',
+    ],
+    {
+      cwd: filesDir,
+      encoding: 'utf8',
+      timeout: 120_000,
+      env: { ...process.env, NEO4J_HOME: home, NEO4J_CONF: path.join(home, 'conf') },
+    },
+  );
+  return { status: r.status, output: `${r.stdout}${r.stderr}` };
+}
+
+async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const srv = net.createServer();
+    srv.once('error', reject);
+    srv.listen(0, '127.0.0.1', () => {
+      const port = (srv.address() as net.AddressInfo).port;
+      srv.close(() => resolve(port));
+    });
+  });
+}
+
+/** A Neo4j server of its own (the launcher, on a free port) serving the data directory `data`. */
+export async function serveNeo4jData(launcher: string, data: string, work: string): Promise<Neo4jTarget> {
+  const port = await freePort();
+  const child = spawn(
+    'java',
+    [
+      '-Xmx512m',
+      '--add-opens=java.base/java.nio=ALL-UNNAMED',
+      '--add-opens=java.base/java.io=ALL-UNNAMED',
+      '--add-opens=java.base/sun.nio.ch=ALL-UNNAMED',
+      '-Dio.netty.tryReflectionSetAccessible=true',
+      '-cp',
+      launcherClassPath(launcher, true),
+      'tiergraph.ci.Neo4jTestServer',
+      work,
+      String(port),
+      data,
+    ],
+    { stdio: ['ignore', 'pipe', 'pipe'] },
+  );
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  let output = '';
+  await new Promise<void>((resolve, reject) => {
+    const timer = setTimeout(
+      () => reject(new Error(`Neo4j on ${data} did not start in 120 s:\n${output}`)),
+      120_000,
+    );
+    const hear = (d: Buffer) => {
+      output += d.toString();
+      if (output.includes('neo4j: ready')) {
+        clearTimeout(timer);
+        resolve();
+      }
+    };
+    child.stdout.on('data', hear);
+    child.stderr.on('data', hear);
+    child.once('exit', (code) => {
+      clearTimeout(timer);
+      reject(new Error(`Neo4j on ${data} exited (${code}) before it was ready:\n${output}`));
+    });
+  });
+  return {
+    uri: `bolt://127.0.0.1:${port}`,
+    user: 'neo4j',
+    password: 'unused',
+    database: 'neo4j',
+    stop: async () => {
+      child.kill('SIGTERM');
+      await exited;
+    },
+  };
 }

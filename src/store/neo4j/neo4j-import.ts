@@ -57,7 +57,7 @@ export function stagedValue(type: ColumnType, raw: string): unknown {
 type Parameters = Record<string, unknown>;
 
 /** Fields per row of a table's staging file. */
-function columnCount(table: TableName): number {
+export function columnCount(table: TableName): number {
   const spec = TABLES[table];
   return spec.columns.length + (spec.kind === 'rel' ? 2 : 0);
 }
@@ -95,7 +95,8 @@ export function upsertRow(table: TableName, fields: readonly string[]): Paramete
   };
 }
 
-function jsonArray(v: unknown): Record<string, unknown>[] {
+/** The objects of a staged JSON list (identifiers, addresses); none for a missing value. */
+export function jsonArray(v: unknown): Record<string, unknown>[] {
   if (typeof v !== 'string') return [];
   const parsed: unknown = JSON.parse(v);
   return Array.isArray(parsed)

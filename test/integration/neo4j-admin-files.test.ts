@@ -1,0 +1,136 @@
+import { spawnSync } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+import { generateDataset } from '../../src/demo/generate';
+import { importDirectory } from '../../src/import/import-directory';
+import type { Neo4jGraphStore } from '../../src/store/neo4j/neo4j.store';
+import { ROOT, tempDir } from '../support/paths';
+import {
+  NEO4J_HINT,
+  NEO4J_LAUNCHER_HINT,
+  dumpNeo4j,
+  emptyNeo4j,
+  neo4jAdminImport,
+  neo4jAvailability,
+  neo4jLauncher,
+  openNeo4jStore,
+  serveNeo4jData,
+  startNeo4j,
+} from '../support/neo4j';
+import type { Neo4jTarget } from '../support/neo4j';
+
+/** Runs `tiergraph import` from the sources. */
+function cli(dataDir: string, ...args: string[]) {
+  const r = spawnSync(
+    process.execPath,
+    ['-r', path.join(ROOT, 'test/support/ts-register.js'), path.join(ROOT, 'src/cli/main.ts'), ...args],
+    {
+      cwd: ROOT,
+      encoding: 'utf8',
+      timeout: 120_000,
+      // STORE=neo4j with no server behind it: writing the files must not need one.
+      env: {
+        ...process.env,
+        DATA_DIR: dataDir,
+        STORE: 'neo4j',
+        NEO4J_URI: 'bolt://127.0.0.1:9',
+        LOG_LEVEL: 'warn',
+      },
+    },
+  );
+  return { status: r.status, out: r.stdout, err: r.stderr };
+}
+
+const hint =
+  neo4jAvailability() === null ? NEO4J_HINT : neo4jLauncher() === null ? NEO4J_LAUNCHER_HINT : null;
+
+if (hint !== null) {
+  process.stderr.write(`skipping "bulk-load files for neo4j-admin": ${hint}\n`);
+  describe.skip(`bulk-load files for neo4j-admin (skipped: ${hint})`, () => {
+    it('loads', () => undefined);
+  });
+} else {
+  describe('bulk-load files for neo4j-admin', () => {
+    jest.setTimeout(300_000);
+    const launcher = neo4jLauncher()!;
+    let work: string;
+    let shared: Neo4jTarget;
+    let online: Neo4jGraphStore | undefined;
+    let bulk: Neo4jTarget | undefined;
+    let bulkStore: Neo4jGraphStore | undefined;
+    let dataset: string;
+
+    beforeAll(async () => {
+      work = tempDir('neo4j-admin-files');
+      dataset = path.join(work, 'dataset');
+      await generateDataset({ companies: 400, seed: 11, outDir: dataset });
+      shared = await startNeo4j();
+      await emptyNeo4j(shared);
+    });
+    afterAll(async () => {
+      await bulkStore?.close();
+      await bulk?.stop();
+      await online?.close();
+      if (shared) await emptyNeo4j(shared);
+      await shared?.stop();
+      fs.rmSync(work, { recursive: true, force: true });
+    });
+
+    it('gives the graph that the online import writes, and a server that answers from it', async () => {
+      const files = path.join(work, 'files');
+      const written = cli(path.join(work, 'data'), 'import', dataset, '--neo4j-admin-files', files);
+      if (written.status !== 0) throw new Error(`tiergraph import failed:\n${written.err}`);
+      expect(written.status).toBe(0);
+      expect(written.out).toMatch(/neo4j-admin database import full neo4j @import\.args/);
+
+      const home = path.join(work, 'home');
+      const loaded = neo4jAdminImport(launcher, files, home);
+      if (loaded.status !== 0) throw new Error(`neo4j-admin import failed:\n${loaded.output}`);
+      expect(loaded.output).toMatch(/IMPORT DONE/);
+      bulk = await serveNeo4jData(launcher, path.join(home, 'data'), path.join(work, 'server'));
+
+      online = await openNeo4jStore(shared);
+      await importDirectory(online, dataset, { workDir: path.join(work, 'staging') });
+
+      const expected = await dumpNeo4j(shared, true);
+      expect(expected.length).toBeGreaterThan(1000);
+      expect(await dumpNeo4j(bulk, true)).toEqual(expected);
+
+      // The first open creates the schema on the loaded data and answers as the other.
+      bulkStore = await openNeo4jStore(bulk);
+      await expect(bulkStore.stats()).resolves.toEqual(await online.stats());
+      const lines = fs.readFileSync(path.join(dataset, 'companies.csv'), 'utf8').split('\n');
+      const at = lines[0]!.split(',').indexOf('vid');
+      const vids = lines.slice(1, 6).map((l) => l.split(',')[at]!);
+      const q = { minConfidence: 0, evidenceFrom: null, limit: 50, offset: 0 };
+      for (const vid of vids) {
+        const company = await online.getCompany(vid);
+        expect(company).not.toBeNull();
+        await expect(bulkStore.getCompany(vid)).resolves.toEqual(company);
+        await expect(bulkStore.listRelationships(vid, 'suppliers', 'cluster', q)).resolves.toEqual(
+          await online.listRelationships(vid, 'suppliers', 'cluster', q),
+        );
+      }
+    });
+
+    it('refuses a directory that is not empty, and a dry run', () => {
+      const full = path.join(work, 'full');
+      fs.mkdirSync(full);
+      fs.writeFileSync(path.join(full, 'keep.txt'), 'mine');
+      const refused = cli(path.join(work, 'data2'), 'import', dataset, '--neo4j-admin-files', full);
+      expect(refused.status).toBe(1);
+      expect(refused.err).toMatch(/is not empty/);
+      expect(fs.readdirSync(full)).toEqual(['keep.txt']);
+      const dry = cli(
+        path.join(work, 'data2'),
+        'import',
+        dataset,
+        '--dry-run',
+        '--neo4j-admin-files',
+        path.join(work, 'x'),
+      );
+      expect(dry.status).toBe(1);
+      expect(dry.err).toMatch(/do not go together/);
+    });
+  });
+}
