@@ -117,6 +117,15 @@ describe('bulk-load files for neo4j-admin', () => {
     );
   });
 
+  it('refuses a staged line with the wrong number of fields', async () => {
+    const staging = path.join(work, 'broken-staging');
+    fs.cpSync(path.join(work, 'staging'), staging, { recursive: true });
+    fs.appendFileSync(path.join(staging, 'SUPPLIES.tsv'), 'A\tB\te9\n');
+    await expect(writeNeo4jAdminFiles(staging, path.join(work, 'broken-out'))).rejects.toThrow(
+      /SUPPLIES\.tsv line 3: 3 fields, expected 8/,
+    );
+  });
+
   it('refuses a directory that holds anything', async () => {
     await expect(writeNeo4jAdminFiles(path.join(work, 'staging'), out)).rejects.toThrow(/not empty/);
   });

@@ -1,11 +1,11 @@
 import { randomUUID } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
-import { neo4jList, neo4jTextList } from '../dialect';
-import { readStagingFile } from '../staging-file';
-import { SUCCESS_MARKER, TABLES, stagingFile } from '../tables';
+import { neo4jTextList } from '../dialect';
+import { readStagingLines } from '../staging-file';
+import { STAGING_DELIMITER, SUCCESS_MARKER, TABLES, stagingFile } from '../tables';
 import type { ColumnType, TableName } from '../tables';
-import { columnCount, jsonArray } from './neo4j-import';
+import { jsonArray } from './neo4j-import';
 
 /**
  * Input files for Neo4j's offline bulk loader (`neo4j-admin database import full`),
@@ -60,15 +60,20 @@ const HEADER_TYPE: Record<ColumnType, string> = {
 
 /** A staged value as the loader reads it: lists without brackets (TEXT[] elements decoded), the rest as staged. */
 function adminValue(type: ColumnType, raw: string): string {
-  if (type === 'STRING[]') return raw === '[]' ? '' : neo4jList(raw).join(ARRAY_DELIMITER);
+  if (type === 'STRING[]') {
+    if (!raw.startsWith('[') || !raw.endsWith(']')) throw new Error(`not a staged list literal: ${raw}`);
+    // Elements hold no commas (the staging contract), so the separators are swapped in place.
+    return raw.slice(1, -1).replaceAll(',', ARRAY_DELIMITER);
+  }
   if (type === 'TEXT[]') return raw === '[]' ? '' : neo4jTextList(raw).join(ARRAY_DELIMITER);
   return raw;
 }
 
-/** One output file, written in large synchronous appends (the command is a batch job). */
+/** One output file, encoded straight into a buffer and written in large synchronous appends (the command is a batch job). */
 class AdminFileWriter {
   private readonly fd: number;
-  private lines: string[] = [];
+  private readonly buf = Buffer.allocUnsafe(1 << 20);
+  private used = 0;
   rows = 0;
 
   constructor(
@@ -76,25 +81,77 @@ class AdminFileWriter {
     header: readonly string[],
   ) {
     this.fd = fs.openSync(file, 'wx');
-    this.lines.push(header.join('\t'));
+    this.append(header.join('\t'));
   }
 
   row(fields: readonly string[]): void {
-    this.lines.push(fields.join('\t'));
+    this.line(fields.join('\t'));
+  }
+
+  line(text: string): void {
+    this.append(text);
     this.rows++;
-    if (this.lines.length >= 4096) this.flush();
+  }
+
+  private append(text: string): void {
+    // At most three bytes of UTF-8 per UTF-16 unit, and the line feed.
+    if (this.used + 3 * text.length + 1 > this.buf.length) {
+      this.flush();
+      if (3 * text.length + 1 > this.buf.length) {
+        fs.writeSync(this.fd, `${text}\n`);
+        return;
+      }
+    }
+    this.used += this.buf.write(text, this.used);
+    this.buf[this.used++] = 0x0a;
   }
 
   flush(): void {
-    if (this.lines.length === 0) return;
-    fs.writeSync(this.fd, this.lines.join('\n') + '\n');
-    this.lines = [];
+    let at = 0;
+    while (at < this.used) at += fs.writeSync(this.fd, this.buf, at, this.used - at);
+    this.used = 0;
   }
 
   close(): void {
     this.flush();
     fs.closeSync(this.fd);
   }
+}
+
+/**
+ * Rewrites a staged line of `table` as the loader reads it, touching only its
+ * list columns: the other fields are passed on as they are, unsplit, so an
+ * edge's evidence (most of an import's bytes) is never copied field by field.
+ */
+function listRewriter(table: TableName): (line: string, n: number) => string {
+  const spec = TABLES[table];
+  const types: ColumnType[] = [
+    ...(spec.kind === 'rel' ? (['STRING', 'STRING'] as const) : []),
+    ...spec.columns.map(([, type]) => type),
+  ];
+  return (line, n) => {
+    let out = '';
+    let copied = 0;
+    let start = 0;
+    let field = 0;
+    for (;;) {
+      const tab = line.indexOf('\t', start);
+      const end = tab < 0 ? line.length : tab;
+      const type = types[field];
+      if (type === 'STRING[]' || type === 'TEXT[]') {
+        out += line.slice(copied, start) + adminValue(type, line.slice(start, end));
+        copied = end;
+      }
+      field++;
+      if (tab < 0) break;
+      start = tab + 1;
+    }
+    if (field !== types.length)
+      throw new Error(
+        `staging file ${stagingFile(table)} line ${n}: ${field} fields, expected ${types.length}`,
+      );
+    return copied === 0 ? line : out + line.slice(copied);
+  };
 }
 
 /** Columns of a staged table as loader headers; the key column of a node table becomes its id. */
@@ -130,30 +187,23 @@ export async function writeNeo4jAdminFiles(
     const w = new AdminFileWriter(path.join(outDir, `${name}.tsv`), header);
     return { w, done: () => (w.close(), files.push({ file: `${name}.tsv`, kind, name, rows: w.rows })) };
   };
-  const read = async (table: TableName, row: (fields: string[]) => void): Promise<void> => {
+  const readLines = async (table: TableName, row: (line: string, n: number) => void): Promise<void> => {
     const total = counts?.[table] ?? 0;
-    const width = columnCount(table);
-    let n = 0;
+    let rows = 0;
     onProgress?.(table, 0, total);
-    await readStagingFile(
+    await readStagingLines(
       path.join(stagingDir, stagingFile(table)),
-      (fields, line) => {
-        if (line === 1) return;
-        if (fields.length !== width)
-          throw new Error(
-            `staging file ${stagingFile(table)} line ${line}: ${fields.length} fields, expected ${width}`,
-          );
-        row(fields);
-        n++;
+      (line, n) => {
+        if (n === 1) return;
+        row(line, n);
+        rows++;
       },
-      () => onProgress?.(table, n, Math.max(total, n)),
+      () => onProgress?.(table, rows, Math.max(total, rows)),
     );
   };
-
   // Companies, with their identifiers and addresses as nodes of their own (as the
   // online upsert makes them): an identifier is one node however many companies
   // name it, keyed by its type and value; an address belongs to one company.
-  const company = TABLES.Company.columns;
   const companies = open('Company', 'nodes', headerOf('Company'));
   const identifiers = open('Identifier', 'nodes', [':ID(Identifier)', 'type', 'value']);
   const addresses = open('Address', 'nodes', [
@@ -167,12 +217,14 @@ export async function writeNeo4jAdminFiles(
   ]);
   const identifiedBy = open('IDENTIFIED_BY', 'relationships', [':START_ID(Company)', ':END_ID(Identifier)']);
   const locatedAt = open('LOCATED_AT', 'relationships', [':START_ID(Company)', ':END_ID(Address)']);
-  const identifiersAt = company.findIndex(([name]) => name === 'identifiers');
-  const addressesAt = company.findIndex(([name]) => name === 'addresses');
+  const identifiersAt = TABLES.Company.columns.findIndex(([name]) => name === 'identifiers');
+  const addressesAt = TABLES.Company.columns.findIndex(([name]) => name === 'addresses');
   const seenIdentifiers = new Set<string>();
   const text = (v: unknown): string => (typeof v === 'string' ? v : '');
-  await read('Company', (fields) => {
-    companies.w.row(fields.map((raw, i) => adminValue(company[i]![1], raw)));
+  const rewriteCompany = listRewriter('Company');
+  await readLines('Company', (line, n) => {
+    companies.w.line(rewriteCompany(line, n));
+    const fields = line.split(STAGING_DELIMITER);
     const vid = fields[0]!;
     for (const item of jsonItems(fields[identifiersAt]!)) {
       if (typeof item.type !== 'string' || typeof item.value !== 'string') continue;
@@ -199,18 +251,11 @@ export async function writeNeo4jAdminFiles(
   });
   for (const f of [companies, identifiers, addresses, identifiedBy, locatedAt]) f.done();
 
-  const edge = TABLES.Edge.columns;
-  const edges = open('Edge', 'nodes', headerOf('Edge'));
-  await read('Edge', (fields) => edges.w.row(fields.map((raw, i) => adminValue(edge[i]![1], raw))));
-  edges.done();
-
-  for (const table of ['SUPPLIES', 'CLUSTER_SUPPLIES'] as const) {
-    const columns = TABLES[table].columns;
-    const rels = open(table, 'relationships', headerOf(table));
-    await read(table, (fields) =>
-      rels.w.row(fields.map((raw, i) => (i < 2 ? raw : adminValue(columns[i - 2]![1], raw)))),
-    );
-    rels.done();
+  for (const table of ['Edge', 'SUPPLIES', 'CLUSTER_SUPPLIES'] as const) {
+    const out = open(table, TABLES[table].kind === 'rel' ? 'relationships' : 'nodes', headerOf(table));
+    const rewrite = listRewriter(table);
+    await readLines(table, (line, n) => out.w.line(rewrite(line, n)));
+    out.done();
   }
 
   // The generation record an import through tiergraph leaves (graph/bump-generation),

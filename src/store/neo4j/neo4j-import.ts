@@ -57,7 +57,7 @@ export function stagedValue(type: ColumnType, raw: string): unknown {
 type Parameters = Record<string, unknown>;
 
 /** Fields per row of a table's staging file. */
-export function columnCount(table: TableName): number {
+function columnCount(table: TableName): number {
   const spec = TABLES[table];
   return spec.columns.length + (spec.kind === 'rel' ? 2 : 0);
 }
