@@ -68,6 +68,8 @@ const schema = z.object({
   NEO4J_QUERY_TIMEOUT_MS: intIn(0, 86_400_000).default(30_000),
   /** Rows per transaction of `tiergraph import` into Neo4j (see the README on the choice). */
   NEO4J_IMPORT_BATCH: intIn(100, 100_000).default(5_000),
+  /** Transactions of `tiergraph import` in flight at once on Neo4j (see the README). */
+  NEO4J_IMPORT_PARALLEL: intIn(1, 16).default(2),
   /** Seconds between checks, by each server, for an import or seed made by another process. */
   NEO4J_GENERATION_POLL_S: intIn(1, 3600).default(10),
   /**

@@ -26,6 +26,7 @@ export function neo4jStore(
     connectTimeoutMs: config.NEO4J_CONNECT_TIMEOUT_MS,
     queryTimeoutMs: config.NEO4J_QUERY_TIMEOUT_MS,
     importBatchSize: config.NEO4J_IMPORT_BATCH,
+    importParallel: config.NEO4J_IMPORT_PARALLEL,
     generationPollMs: config.NEO4J_GENERATION_POLL_S * 1000,
     migrateOnOpen,
     // The search index built from the graph is saved here for the next start.

@@ -189,6 +189,7 @@ export async function openNeo4jStore(
     connectTimeoutMs: 10_000,
     queryTimeoutMs: 30_000,
     importBatchSize: 2,
+    importParallel: 3,
     generationPollMs: 60_000,
     migrateOnOpen: true,
   });

@@ -16,6 +16,8 @@ export type UpsertQueries = Record<TableName, CypherQuery>;
 export interface Neo4jImportOptions {
   /** Rows per transaction. */
   batchSize: number;
+  /** Transactions in flight at once (default 1). */
+  parallel?: number;
   /** Rows written so far of `table`, of `total` (from the staging marker). */
   onProgress?: (table: string, done: number, total: number) => void;
 }
@@ -121,8 +123,8 @@ export async function stagingDigest(stagingDir: string): Promise<string> {
 
 /**
  * Loads a staging directory into Neo4j with batched `UNWIND` upserts: companies,
- * then edges, then relationships, each batch one write transaction; the next
- * batch is parsed while the previous one commits. Then removes everything the
+ * then edges, then relationships, each batch one write transaction, up to
+ * `parallel` of them at once; the next batch is parsed while they commit. Then removes everything the
  * import did not write (`prune`). Readers see the graph change table by table.
  */
 export async function importIntoNeo4j(
@@ -139,41 +141,62 @@ export async function importIntoNeo4j(
     .counts;
   const importId = await stagingDigest(stagingDir);
   const rows = { Company: 0, Edge: 0, SUPPLIES: 0, CLUSTER_SUPPLIES: 0 } satisfies Record<TableName, number>;
+  const parallel = Math.max(1, opts.parallel ?? 1);
 
   for (const table of LOAD_ORDER) {
     const total = counts?.[table] ?? 0;
     let batch: Parameters[] = [];
-    let inFlight: Promise<unknown> = Promise.resolve();
+    // Up to `parallel` transactions in flight while the next batch is parsed. Their
+    // rows never overlap (every row is keyed), so the order of commits does not
+    // matter; a deadlock between two of them is retried by the driver.
+    const inFlight = new Set<Promise<void>>();
+    let failure: { err: unknown } | null = null;
+    // Read through a function: the type checker would take `failure` for null still,
+    // not seeing the callbacks that set it.
+    const failed = (): { err: unknown } | null => failure;
     const send = async (): Promise<void> => {
       const sending = batch;
       batch = [];
-      // One transaction in flight: parsing the next batch overlaps its commit.
-      await inFlight;
-      inFlight = exec.write(upserts[table], { rows: sending, import_id: importId }).then(() => {
-        rows[table] += sending.length;
-        opts.onProgress?.(table, rows[table], Math.max(total, rows[table]));
-      });
-      // Marks the failure handled until the next send or the final await rethrows it.
-      inFlight.catch(() => undefined);
+      while (inFlight.size >= parallel && !failed()) await Promise.race(inFlight);
+      const f = failed();
+      if (f) throw f.err;
+      const done: Promise<void> = exec
+        .write(upserts[table], { rows: sending, import_id: importId })
+        .then(
+          () => {
+            rows[table] += sending.length;
+            opts.onProgress?.(table, rows[table], Math.max(total, rows[table]));
+          },
+          // Held, not thrown here: the next send or the end of the table rethrows it.
+          (err: unknown) => void (failure ??= { err }),
+        )
+        .finally(() => inFlight.delete(done));
+      inFlight.add(done);
     };
     opts.onProgress?.(table, 0, total);
     const width = columnCount(table);
-    await readStagingFile(
-      path.join(stagingDir, stagingFile(table)),
-      (fields, line) => {
-        if (line === 1) return;
-        if (fields.length !== width)
-          throw new Error(
-            `staging file ${stagingFile(table)} line ${line}: ${fields.length} fields, expected ${width}`,
-          );
-        batch.push(upsertRow(table, fields));
-      },
-      async () => {
-        if (batch.length >= opts.batchSize) await send();
-      },
-    );
-    if (batch.length > 0) await send();
-    await inFlight;
+    try {
+      await readStagingFile(
+        path.join(stagingDir, stagingFile(table)),
+        (fields, line) => {
+          if (line === 1) return;
+          if (fields.length !== width)
+            throw new Error(
+              `staging file ${stagingFile(table)} line ${line}: ${fields.length} fields, expected ${width}`,
+            );
+          batch.push(upsertRow(table, fields));
+        },
+        async () => {
+          if (batch.length >= opts.batchSize) await send();
+        },
+      );
+      if (batch.length > 0) await send();
+    } finally {
+      // Nothing of this table is still running when the import goes on or fails.
+      await Promise.all(inFlight);
+    }
+    const f = failed();
+    if (f) throw f.err;
   }
 
   for (const statement of splitStatements(pruneScript)) {

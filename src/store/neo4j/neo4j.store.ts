@@ -115,6 +115,8 @@ export interface Neo4jStoreOptions extends Neo4jConnectionOptions {
   database: string;
   queryTimeoutMs: number;
   importBatchSize: number;
+  /** Import transactions in flight at once (default 1). */
+  importParallel?: number;
   /** Check for imports and seeds by other processes this often (followExternalImports). */
   generationPollMs: number;
   /** Create missing constraints and indexes when opening (the server does; `migrate` does it alone). */
@@ -604,6 +606,7 @@ export class Neo4jGraphStore implements GraphStore {
     };
     const result = await importIntoNeo4j(this.exec, upserts, readScript('import/prune'), stagingDir, {
       batchSize: this.options.importBatchSize,
+      parallel: this.options.importParallel,
       onProgress,
     });
     this.options.logger?.info({ importId: result.importId, rows: result.rows }, 'Neo4j import done');
