@@ -1,25 +1,15 @@
-import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { removeStaleStaging, stagingRoot } from '../../src/import/import-directory';
 import { EmbeddedGraphStore } from '../../src/store/embedded/embedded.store';
 import { companyRow, relationshipRow, writeImportDir } from '../support/factories';
-import { ROOT, tempDir } from '../support/paths';
+import { runCli } from '../support/cli';
+import { tempDir } from '../support/paths';
 import { startTestServer } from '../support/server';
 
 /** Runs the `tiergraph` command from the sources with DATA_DIR set. */
 function cli(dataDir: string, ...args: string[]) {
-  const r = spawnSync(
-    process.execPath,
-    ['-r', path.join(ROOT, 'test/support/ts-register.js'), path.join(ROOT, 'src/cli/main.ts'), ...args],
-    {
-      cwd: ROOT,
-      encoding: 'utf8',
-      timeout: 60_000,
-      env: { ...process.env, DATA_DIR: dataDir, STORE: 'embedded', LOG_LEVEL: 'warn' },
-    },
-  );
-  return { status: r.status, out: r.stdout, err: r.stderr };
+  return runCli(args, { DATA_DIR: dataDir, STORE: 'embedded', LOG_LEVEL: 'warn' });
 }
 
 async function companyCount(dataDir: string): Promise<number> {

@@ -1,10 +1,10 @@
-import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { generateDataset } from '../../src/demo/generate';
 import { importDirectory } from '../../src/import/import-directory';
 import type { Neo4jGraphStore } from '../../src/store/neo4j/neo4j.store';
-import { ROOT, tempDir } from '../support/paths';
+import { runCli } from '../support/cli';
+import { tempDir } from '../support/paths';
 import {
   NEO4J_HINT,
   NEO4J_LAUNCHER_HINT,
@@ -19,26 +19,10 @@ import {
 } from '../support/neo4j';
 import type { Neo4jTarget } from '../support/neo4j';
 
-/** Runs `tiergraph import` from the sources. */
+/** Runs `tiergraph` from the sources; STORE=neo4j with no server behind it: writing the files must not need one. */
 function cli(dataDir: string, ...args: string[]) {
-  const r = spawnSync(
-    process.execPath,
-    ['-r', path.join(ROOT, 'test/support/ts-register.js'), path.join(ROOT, 'src/cli/main.ts'), ...args],
-    {
-      cwd: ROOT,
-      encoding: 'utf8',
-      timeout: 120_000,
-      // STORE=neo4j with no server behind it: writing the files must not need one.
-      env: {
-        ...process.env,
-        DATA_DIR: dataDir,
-        STORE: 'neo4j',
-        NEO4J_URI: 'bolt://127.0.0.1:9',
-        LOG_LEVEL: 'warn',
-      },
-    },
-  );
-  return { status: r.status, out: r.stdout, err: r.stderr };
+  const env = { DATA_DIR: dataDir, STORE: 'neo4j', NEO4J_URI: 'bolt://127.0.0.1:9', LOG_LEVEL: 'warn' };
+  return runCli(args, env, 120_000);
 }
 
 const hint =
