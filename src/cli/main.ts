@@ -230,7 +230,7 @@ program
 function reportAdminFiles(admin: AdminFilesResult, dir: string): void {
   for (const f of admin.files)
     process.stdout.write(
-      `  ${f.file}: ${f.rows.toLocaleString('en-US')} ${f.kind === 'nodes' ? 'nodes' : 'relationships'}\n`,
+      `  ${f.file}: ${f.rows.toLocaleString('en-US')} ${f.kind === 'nodes' ? 'node' : 'relationship'}${f.rows === 1 ? '' : 's'}\n`,
     );
   process.stdout.write(
     `Bulk-load files in ${dir}. With the Neo4j server stopped and its database empty, or new, run there:\n` +

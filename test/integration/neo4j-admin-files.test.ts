@@ -66,6 +66,8 @@ if (hint !== null) {
       if (written.status !== 0) throw new Error(`tiergraph import failed:\n${written.err}`);
       expect(written.status).toBe(0);
       expect(written.out).toMatch(/neo4j-admin database import full neo4j @import\.args/);
+      expect(written.out).toMatch(/\n {2}Company\.tsv: 400 nodes\n/);
+      expect(written.out).toMatch(/\n {2}TiergraphMeta\.tsv: 1 node\n/);
 
       const home = path.join(work, 'home');
       const loaded = neo4jAdminImport(launcher, files, home);
