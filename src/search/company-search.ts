@@ -422,7 +422,10 @@ export class CompanySearchIndex {
     await turn();
     const trigrams = builder.build();
     await turn();
-    const keyed = [byCity, byIdentifier, byHost, byIndustry].map((m) => KeyedLists.from(m));
+    const cityLists = KeyedLists.from(byCity);
+    const identifierLists = KeyedLists.from(byIdentifier);
+    const hostLists = KeyedLists.from(byHost);
+    const industryLists = KeyedLists.from(byIndustry);
     await turn();
     const words = await WordIndex.build(entries, rank);
     const packedNames = PackedStrings.from(names);
@@ -436,10 +439,10 @@ export class CompanySearchIndex {
       Uint8Array.from(defaults),
       Uint16Array.from(countryIds),
       countries,
-      keyed[0]!,
-      keyed[1]!,
-      keyed[2]!,
-      keyed[3]!,
+      cityLists,
+      identifierLists,
+      hostLists,
+      industryLists,
       order,
       words,
       packedNames,

@@ -2,9 +2,11 @@
  * Reads a staging file (src/store/tables.ts): tab-separated lines with nothing
  * quoted, so a row ends at the next line feed and a field at the next tab.
  */
-import { createReadStream } from 'node:fs';
+import { createReadStream, existsSync, readFileSync } from 'node:fs';
+import path from 'node:path';
 import { StringDecoder } from 'node:string_decoder';
-import { STAGING_DELIMITER } from './tables';
+import { STAGING_DELIMITER, SUCCESS_MARKER } from './tables';
+import type { TableName } from './tables';
 
 /** Bytes read at a time: small enough for the decoded text to stay a young-generation string. */
 const READ_CHUNK_BYTES = 1 << 16;
@@ -57,4 +59,17 @@ export async function readStagingLines(
   }
   take(decoder.end(), true);
   if (afterChunk) await afterChunk();
+}
+
+/**
+ * The row counts a complete staging directory records in its marker; throws for a
+ * directory without one (an import that did not finish staging).
+ */
+export function stagedCounts(stagingDir: string): Partial<Record<TableName, number>> {
+  const marker = path.join(stagingDir, SUCCESS_MARKER);
+  if (!existsSync(marker))
+    throw new Error(`staging directory ${stagingDir} is incomplete (no ${SUCCESS_MARKER} marker)`);
+  return (
+    (JSON.parse(readFileSync(marker, 'utf8')) as { counts?: Partial<Record<TableName, number>> }).counts ?? {}
+  );
 }

@@ -39,7 +39,8 @@ import {
 } from '../mappers';
 import { PointReads, relationshipListQuery } from '../point-reads';
 import { domicileSpellings, needsStepWalk, stepParams, walkBySteps } from '../step-walk';
-import { LOAD_ORDER, STAGING_DELIMITER, SUCCESS_MARKER, stagingFile } from '../tables';
+import { stagedCounts } from '../staging-file';
+import { LOAD_ORDER, STAGING_DELIMITER, stagingFile } from '../tables';
 import type { TableName } from '../tables';
 import { ConnectionPool } from './connection-pool';
 import type { EngineRow } from './connection-pool';
@@ -753,9 +754,7 @@ export class EmbeddedGraphStore implements GraphStore {
     onProgress?: (table: string, done: number, total: number) => void,
   ): Promise<void> {
     fs.mkdirSync(this.options.dir, { recursive: true });
-    if (!fs.existsSync(path.join(stagingDir, SUCCESS_MARKER))) {
-      throw new Error(`staging directory ${stagingDir} is incomplete (no ${SUCCESS_MARKER} marker)`);
-    }
+    stagedCounts(stagingDir); // refuses a directory whose staging did not finish
     const next = nextGenerationName(this.currentFile());
     const nextPath = path.join(this.options.dir, next);
     removeGraphFiles(nextPath);

@@ -2,8 +2,8 @@ import { randomUUID } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { neo4jTextList } from '../dialect';
-import { readStagingLines } from '../staging-file';
-import { STAGING_DELIMITER, SUCCESS_MARKER, TABLES, stagingFile } from '../tables';
+import { readStagingLines, stagedCounts } from '../staging-file';
+import { STAGING_DELIMITER, TABLES, stagingFile } from '../tables';
 import type { ColumnType, TableName } from '../tables';
 import { jsonArray } from './neo4j-import';
 
@@ -76,10 +76,7 @@ class AdminFileWriter {
   private used = 0;
   rows = 0;
 
-  constructor(
-    readonly file: string,
-    header: readonly string[],
-  ) {
+  constructor(file: string, header: readonly string[]) {
     this.fd = fs.openSync(file, 'wx');
     this.append(header.join('\t'));
   }
@@ -172,12 +169,7 @@ export async function writeNeo4jAdminFiles(
   outDir: string,
   onProgress?: (table: string, done: number, total: number) => void,
 ): Promise<AdminFilesResult> {
-  const marker = path.join(stagingDir, SUCCESS_MARKER);
-  if (!fs.existsSync(marker))
-    throw new Error(`staging directory ${stagingDir} is incomplete (no ${SUCCESS_MARKER} marker)`);
-  const counts = (
-    JSON.parse(fs.readFileSync(marker, 'utf8')) as { counts?: Partial<Record<TableName, number>> }
-  ).counts;
+  const counts = stagedCounts(stagingDir);
   fs.mkdirSync(outDir, { recursive: true });
   if (fs.readdirSync(outDir).length > 0)
     throw new Error(`${outDir} is not empty: the bulk-load files need a directory of their own`);
@@ -188,7 +180,7 @@ export async function writeNeo4jAdminFiles(
     return { w, done: () => (w.close(), files.push({ file: `${name}.tsv`, kind, name, rows: w.rows })) };
   };
   const readLines = async (table: TableName, row: (line: string, n: number) => void): Promise<void> => {
-    const total = counts?.[table] ?? 0;
+    const total = counts[table] ?? 0;
     let rows = 0;
     onProgress?.(table, 0, total);
     await readStagingLines(

@@ -1,10 +1,10 @@
 import { createHash } from 'node:crypto';
-import { createReadStream, existsSync, readFileSync } from 'node:fs';
+import { createReadStream } from 'node:fs';
 import path from 'node:path';
 import { splitStatements } from '../cypher-files';
-import { readStagingFile } from '../staging-file';
+import { readStagingFile, stagedCounts } from '../staging-file';
 import type { CypherQuery } from '../cypher-files';
-import { LOAD_ORDER, SUCCESS_MARKER, TABLES, stagingFile } from '../tables';
+import { LOAD_ORDER, TABLES, stagingFile } from '../tables';
 import type { ColumnType, TableName } from '../tables';
 import { neo4jList, neo4jTextList } from '../dialect';
 import { integer, utcDateTime } from './driver';
@@ -134,17 +134,13 @@ export async function importIntoNeo4j(
   stagingDir: string,
   opts: Neo4jImportOptions,
 ): Promise<Neo4jImportResult> {
-  const marker = path.join(stagingDir, SUCCESS_MARKER);
-  if (!existsSync(marker))
-    throw new Error(`staging directory ${stagingDir} is incomplete (no ${SUCCESS_MARKER} marker)`);
-  const counts = (JSON.parse(readFileSync(marker, 'utf8')) as { counts?: Partial<Record<TableName, number>> })
-    .counts;
+  const counts = stagedCounts(stagingDir);
   const importId = await stagingDigest(stagingDir);
   const rows = { Company: 0, Edge: 0, SUPPLIES: 0, CLUSTER_SUPPLIES: 0 } satisfies Record<TableName, number>;
   const parallel = Math.max(1, opts.parallel ?? 1);
 
   for (const table of LOAD_ORDER) {
-    const total = counts?.[table] ?? 0;
+    const total = counts[table] ?? 0;
     let batch: Parameters[] = [];
     // Up to `parallel` transactions in flight while the next batch is parsed. Their
     // rows never overlap (every row is keyed), so the order of commits does not
