@@ -374,6 +374,8 @@ export class TrigramIndex {
   /** Times each internal number was seen by the running search (capped at 255); all 0 between searches. */
   private readonly hits: Uint8Array;
   private touched = new Uint32Array(1024);
+  /** Where each posting list's rows of each length begin (see {@link lengthDirectory}). */
+  private readonly byLength: LengthDirectory;
   /** Set while a search runs: `hits` and `touched` are shared, so `accept` must not search again. */
   private searching = false;
 
@@ -383,6 +385,7 @@ export class TrigramIndex {
     this.size = arrays.members.length;
     this.maxLength = arrays.lengthStart.length - 2;
     this.hits = new Uint8Array(this.rowCount);
+    this.byLength = lengthDirectory(arrays);
   }
 
   /** Saves the index's arrays (see {@link TrigramIndex.readFrom}). */
@@ -419,6 +422,9 @@ export class TrigramIndex {
       a.lengthStart,
       this.hits,
       this.touched,
+      this.byLength.dirStart,
+      this.byLength.shortest,
+      this.byLength.dir,
     ];
     return arrays.reduce((bytes, arr) => bytes + arr.byteLength, 0);
   }
@@ -543,7 +549,8 @@ export class TrigramIndex {
     top: TopMatches,
     accept: ((doc: number) => boolean) | undefined,
   ): number {
-    const { listStart, postings, postingPos, lengthStart, rows, rowStart, members, memberStart } = this.a;
+    const { postings, postingPos, lengthStart, rows, rowStart, members, memberStart } = this.a;
+    const { dirStart, shortest, dir } = this.byLength;
     const first = lengthStart[n]!;
     const last = lengthStart[n + 1]!;
     const known = qr.length;
@@ -558,9 +565,11 @@ export class TrigramIndex {
     let touchedCount = 0;
     for (let j = 0; j < known - need + ell; j++) {
       const rank = qr[j]!;
-      const listEnd = listStart[rank + 1]!;
-      const start = lowerBound(postings, listStart[rank]!, listEnd, first);
-      const end = lowerBound(postings, start, listEnd, last);
+      const at = dirStart[rank]! + n - shortest[rank]!;
+      // No row of this length in the list (the entry after the longest length is the list's end).
+      if (n < shortest[rank]! || at + 1 >= dirStart[rank + 1]!) continue;
+      const start = dir[at]!;
+      const end = dir[at + 1]!;
       const stop = upperBoundByte(postingPos, start, end, n - need + ell - 1);
       // Counted from the length's first row: a length's counts stay within a few cache lines' reach.
       for (let p = start; p < stop; p++) {
@@ -615,6 +624,49 @@ export class TrigramIndex {
 }
 
 /**
+ * Where each posting list's rows of each length begin. A list's postings are ordered by row length
+ * first, so for list r holding lengths shortest[r] to L, dir[dirStart[r] + n - shortest[r]] is its first
+ * posting whose row has n or more trigrams, for n up to L + 1 (that last entry is the list's end).
+ * A search visits some thirty lengths and reads a few lists at each; one lookup per list and length
+ * replaces two binary searches over long lists, whose first probes all miss the cache. Derived from the
+ * saved arrays when an index is opened: about 0.7 MB at a million names.
+ */
+interface LengthDirectory {
+  dirStart: Uint32Array;
+  shortest: Uint32Array;
+  dir: Uint32Array;
+}
+
+function lengthDirectory({ listStart, postings, lengthStart, rowStart }: IndexArrays): LengthDirectory {
+  const lists = listStart.length - 1;
+  const lengthOf = new Uint32Array(rowStart.length - 1);
+  for (let n = 0; n + 1 < lengthStart.length; n++) lengthOf.fill(n, lengthStart[n], lengthStart[n + 1]);
+  const dirStart = new Uint32Array(lists + 1);
+  const shortest = new Uint32Array(lists);
+  for (let r = 0; r < lists; r++) {
+    const from = listStart[r]!;
+    const to = listStart[r + 1]!;
+    let entries = 0;
+    if (to > from) {
+      shortest[r] = lengthOf[postings[from]!]!;
+      entries = lengthOf[postings[to - 1]!]! - shortest[r]! + 2;
+    }
+    dirStart[r + 1] = dirStart[r]! + entries;
+  }
+  const dir = new Uint32Array(dirStart[lists]!);
+  for (let r = 0; r < lists; r++) {
+    const to = listStart[r + 1]!;
+    let at = dirStart[r]!;
+    let n = shortest[r]!;
+    for (let p = listStart[r]!; p < to; p++) {
+      for (const length = lengthOf[postings[p]!]!; n <= length; n++) dir[at++] = p;
+    }
+    dir.fill(to, at, dirStart[r + 1]);
+  }
+  return { dirStart, shortest, dir };
+}
+
+/**
  * Size of the intersection of the ascending `query` with the ascending rows[from, to). Gives up early, with
  * some count below `need`, once `need` is out of reach; pass 0 to always count exactly.
  */
@@ -649,18 +701,6 @@ function findId(ids: Uint32Array, id: number): number {
     else return mid;
   }
   return -1;
-}
-
-/** First position in [from, to) of the ascending `arr` whose value is >= value (to when none). */
-function lowerBound(arr: Uint32Array, from: number, to: number, value: number): number {
-  let lo = from;
-  let hi = to;
-  while (lo < hi) {
-    const mid = (lo + hi) >>> 1;
-    if (arr[mid]! < value) lo = mid + 1;
-    else hi = mid;
-  }
-  return lo;
 }
 
 /** First position in [from, to) of the ascending `arr` whose value is > value (to when none). */
