@@ -611,6 +611,7 @@ export class CompanySearchIndex {
   ): Scored[] {
     const prepared = this.names.prepare(plan.text);
     const pending: Pending[] = [];
+    this.prefetchNames(candidates.keys(), candidates.size);
     for (const [doc, knownSim] of candidates) {
       const [first, end] = this.words.entriesOf(doc);
       let entry = -1;
@@ -659,6 +660,30 @@ export class CompanySearchIndex {
       }
     }
     return this.order(top);
+  }
+
+  /**
+   * Reads ahead what scoring the candidates reads: their importance and the words of their names,
+   * aliases and acronyms. At a million companies each of these is a cache miss, and following the chain
+   * (company, then its entries, then their words) one candidate at a time waits for every miss in turn;
+   * gathering one step for all candidates before the next lets the misses overlap. About a tenth of a
+   * search's time in process.
+   */
+  private prefetchNames(docs: Iterable<number>, count: number): void {
+    const { words, degree, parent } = this;
+    const { wordStart, entryWords } = words;
+    const first = new Uint32Array(count);
+    const end = new Uint32Array(count);
+    let k = 0;
+    let sum = 0;
+    for (const doc of docs) {
+      [first[k], end[k]] = words.entriesOf(doc);
+      sum += degree[doc]! + parent[doc]!;
+      k++;
+    }
+    for (k = 0; k < count; k++) for (let e = first[k]!; e < end[k]!; e++) sum += wordStart[e]!;
+    for (k = 0; k < count; k++) for (let e = first[k]!; e < end[k]!; e++) sum += entryWords[wordStart[e]!]!;
+    _prefetched = sum;
   }
 
   /**
@@ -733,6 +758,8 @@ export class CompanySearchIndex {
   ): Set<number> {
     const out = new Set<number>();
     const words = this.words;
+    const { entryDoc } = words;
+    const byDefault = this.byDefault;
     const n = plan.significant.length;
     const last = n - 1;
     if (multiWord > 0) this.multiWordCandidates(plan, accept, multiWord, out);
@@ -758,8 +785,15 @@ export class CompanySearchIndex {
         return true;
       };
       const take = (postings: Uint32Array) => {
+        // Read ahead the companies the allowance may take, and their default-search flag, which `accept`
+        // reads (see prefetchNames).
+        const ahead = Math.min(postings.length, allowance - taken);
+        let sum = 0;
+        for (let k = 0; k < ahead; k++) sum += entryDoc[postings[k]!]!;
+        for (let k = 0; k < ahead; k++) sum += byDefault[entryDoc[postings[k]!]!]!;
+        _prefetched = sum;
         for (let k = 0; k < postings.length && taken < allowance && reads < maxReads; k++) {
-          offer(words.entryDoc[postings[k]!]!);
+          offer(entryDoc[postings[k]!]!);
         }
       };
       if (plan.exactIds[i]! >= 0) take(words.postingsOf(plan.exactIds[i]!));
@@ -966,6 +1000,9 @@ function intersect(a: readonly number[], b: Iterable<number>): number[] {
   const set = new Set(b);
   return a.filter((x) => set.has(x));
 }
+
+/** The sum of the values read ahead, kept so that reading them is not optimised away. */
+let _prefetched = 0;
 
 /** Docs in importance order (degree, then vid): the order of `rank`. */
 function sortByRank(docs: readonly number[], rank: Uint32Array): number[] {
