@@ -347,25 +347,50 @@ export function wordSimilarity(query: string, text: string): number {
 export function wordSimilarityOf(q: Uint32Array, text: string): number {
   const ulen1 = q.length;
   if (ulen1 === 0) return 0;
-  const seq = trigramSequence(text);
-  const len2 = seq.length;
+  const len2 = collectTrigrams(text);
   if (len2 === 0) return 0;
-  // Dense numbers for the distinct trigrams of the text, and which of them the query has.
-  const numbers = new Map<number, number>();
-  const indexes = new Uint32Array(len2);
-  const foundList: boolean[] = [];
+  const seq = trigramBuf;
+  // Dense numbers for the distinct trigrams of the text, and which of them the query has, found through
+  // an open-addressing table in reused buffers: this runs for every result a search scores.
+  let size = 64;
+  while (size < 2 * len2) size *= 2;
+  if (wsSlots.length < size) wsSlots = new Int32Array(size);
+  if (wsIndexes.length < len2) {
+    wsIndexes = new Uint32Array(2 * len2);
+    wsFound = new Uint8Array(2 * len2);
+    wsLastpos = new Int32Array(2 * len2);
+    wsIds = new Uint32Array(2 * len2);
+  }
+  const slots = wsSlots;
+  slots.fill(0, 0, size);
+  const mask = size - 1;
+  const indexes = wsIndexes;
+  const found = wsFound;
+  const ids = wsIds;
+  let distinct = 0;
   for (let i = 0; i < len2; i++) {
     const id = seq[i]!;
-    let n = numbers.get(id);
-    if (n === undefined) {
-      n = numbers.size;
-      numbers.set(id, n);
-      foundList.push(hasId(q, id));
+    let slot = (Math.imul(id, 0x9e3779b1) >>> 0) & mask;
+    let n = -1;
+    for (;;) {
+      const held = slots[slot]!;
+      if (held === 0) {
+        n = distinct++;
+        slots[slot] = n + 1;
+        ids[n] = id;
+        found[n] = hasId(q, id) ? 1 : 0;
+        break;
+      }
+      if (ids[held - 1] === id) {
+        n = held - 1;
+        break;
+      }
+      slot = (slot + 1) & mask;
     }
     indexes[i] = n;
   }
-  const found = Uint8Array.from(foundList, (f) => (f ? 1 : 0));
-  const lastpos = new Int32Array(numbers.size).fill(-1);
+  const lastpos = wsLastpos;
+  lastpos.fill(-1, 0, distinct);
   let ulen2 = 0;
   let count = 0;
   let lower = -1;
@@ -411,6 +436,13 @@ export function wordSimilarityOf(q: Uint32Array, text: string): number {
   }
   return best;
 }
+
+/** Reused buffers of wordSimilarityOf. */
+let wsSlots = new Int32Array(64);
+let wsIndexes = new Uint32Array(64);
+let wsFound = new Uint8Array(64);
+let wsLastpos = new Int32Array(64);
+let wsIds = new Uint32Array(64);
 
 function hasId(sorted: Uint32Array, id: number): boolean {
   let lo = 0;
