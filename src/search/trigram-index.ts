@@ -538,7 +538,9 @@ export class TrigramIndex {
    * first n - c + l. So only those posting lists, and in them only those positions, are read, and a doc
    * must be seen at least l times there. l = 1 is classic prefix filtering; a larger l reads l - 1 more
    * lists and a little more of each, but drops the many docs that share only one or two common trigrams
-   * with the query. l = min(c, 2 + c / 2) did best on benchmarks of a million names.
+   * with the query. l = min(c, 2 + c / 3) does best on the bench terms over a million generated names
+   * (13% less time than 2 + c / 2, which was best before candidates' rows were read ahead of
+   * verification and made a candidate cheaper) and on `bench/trigram-index.mjs`'s corpora.
    */
   private searchLength(
     n: number,
@@ -556,7 +558,7 @@ export class TrigramIndex {
     const known = qr.length;
     let need = minCommon(ql, n, bar);
     if (first === last || need > known) return bar;
-    const ell = Math.min(need, 2 + Math.floor(need / 2));
+    const ell = Math.min(need, 2 + Math.floor(need / 3));
 
     // Nothing below can throw, so `hits` is back to all zeros whenever this returns.
     const hits = this.hits;
