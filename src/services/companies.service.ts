@@ -120,12 +120,15 @@ export class CompaniesService {
       sort: p.sort,
     });
     // Served from the index alone: it holds each company's result fields, from the same generation.
-    const results = hits.map((h) => ({
-      ...h.core,
-      search_similarity: h.similarity === null ? null : formatFloat4(h.similarity),
-      word_similarity: h.wordSimilarity === null ? null : formatFloat4(h.wordSimilarity),
-      matched_name: h.matchedName,
-    }));
+    // Each hit's core is its own copy (parsed or received for this search), so it becomes the result
+    // rather than being copied into one: a page is ten objects of some fifteen fields, on every search.
+    const results = hits.map((h) => {
+      const result = h.core as CompanySearchResult;
+      result.search_similarity = h.similarity === null ? null : formatFloat4(h.similarity);
+      result.word_similarity = h.wordSimilarity === null ? null : formatFloat4(h.wordSimilarity);
+      result.matched_name = h.matchedName;
+      return result;
+    });
     return { results, hasMore };
   }
 
