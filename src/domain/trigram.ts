@@ -264,7 +264,9 @@ export function trigramSet(text: string): Uint32Array {
  * the positional form `word_similarity` scans.
  */
 export function trigramSequence(text: string): Uint32Array {
-  return trigramBuf.slice(0, collectTrigrams(text));
+  // Collect first: the buffer may be replaced by a larger one while the text is read.
+  const count = collectTrigrams(text);
+  return trigramBuf.slice(0, count);
 }
 
 /** Fills `trigramBuf` with the trigrams of `text` in generation order; returns how many. */

@@ -46,11 +46,40 @@ describe('wordSimilarity matches PostgreSQL pg_trgm word_similarity', () => {
   });
 });
 
+describe('wordSimilarity on names longer than its reused buffers', () => {
+  // Words sharing no trigram with the query: appended after the match, they leave word_similarity as it was.
+  const long = 'Samsung Electronics' + ' xyloph'.repeat(40);
+
+  it('finds a query word at the end of a name longer than any before it', () => {
+    // The first call in this file to outgrow the shared trigram buffer: word_similarity once read the
+    // buffer it had before the text was collected, and lost the end of such a name.
+    expect(wordSimilarity('samsung', ' xyloph'.repeat(40) + ' Samsung')).toBe(1);
+  });
+
+  it('gives the value of the short name for a name of hundreds of trigrams, before and after', () => {
+    expect(trigramSequence(long)).toHaveLength(8 + 12 + 40 * 7);
+    const short = wordSimilarity('samsumg', 'Samsung Electronics');
+    expect(short).toBeGreaterThan(0);
+    expect(short).toBeLessThan(1);
+    expect(wordSimilarity('samsumg', long)).toBe(short);
+    expect(wordSimilarity('samsumg', 'Samsung Electronics')).toBe(short);
+    expect(wordSimilarity('samsung', long)).toBe(1);
+  });
+});
+
 describe('trigramSequence', () => {
   it('keeps generation order and repeats, and has the trigram set as its distinct values', () => {
     const seq = Array.from(trigramSequence('co co'));
     expect(seq).toHaveLength(6);
     expect(seq.slice(0, 3)).toEqual(seq.slice(3));
     expect(Array.from(new Set(seq)).sort((a, b) => a - b)).toEqual(Array.from(trigramSet('co co')));
+  });
+
+  it('keeps every trigram of a text that outgrows its buffer during the call', () => {
+    // Longer than any text before it in this file, so the shared buffer grows while this one is read.
+    const words = Array.from({ length: 400 }, (_, i) => `w${i}`);
+    const seq = trigramSequence(words.join(' '));
+    expect(seq).toHaveLength(words.reduce((n, w) => n + w.length + 1, 0));
+    expect(Array.from(seq)).toEqual(words.flatMap((w) => Array.from(trigramSequence(w))));
   });
 });
