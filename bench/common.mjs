@@ -1,8 +1,10 @@
 // What the benchmark scripts share: where the repository and the built CLI are,
 // their `--name value` arguments, the median, a free loopback port, a pause, profile reads
-// alongside a batch of exports.
+// alongside a batch of exports, the saved search index of a data dir, writing results.
 import autocannon from 'autocannon';
+import fs from 'node:fs';
 import net from 'node:net';
+import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -81,4 +83,32 @@ export function profileReads(base, key, vids) {
       },
     ],
   });
+}
+
+/** The one saved search index beside the embedded store of bench/run.mjs in `dataDir`. */
+export function savedSearchIndex(dataDir) {
+  const graphDir = path.join(dataDir, 'store', 'graph');
+  const saved = fs.existsSync(graphDir)
+    ? fs.readdirSync(graphDir).filter((f) => f.endsWith('.search-index'))
+    : [];
+  if (saved.length !== 1) {
+    throw new Error(
+      `expected one saved search index in ${graphDir} (start the server on the store once), found ${saved.length}`,
+    );
+  }
+  return path.join(graphDir, saved[0]);
+}
+
+/** Writes `data` and the machine it ran on to bench/results/<name>-<timestamp>.json; returns the path. */
+export function writeResults(name, data) {
+  const out = path.join(
+    ROOT,
+    'bench',
+    'results',
+    `${name}-${new Date().toISOString().replace(/[:.]/g, '-')}.json`,
+  );
+  fs.mkdirSync(path.dirname(out), { recursive: true });
+  const machine = { cpus: os.cpus().length, model: os.cpus()[0]?.model, load: os.loadavg() };
+  fs.writeFileSync(out, JSON.stringify({ machine, ...data }, null, 1));
+  return out;
 }

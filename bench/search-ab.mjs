@@ -13,24 +13,10 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { performance } from 'node:perf_hooks';
-import { ROOT, parseArgs } from './common.mjs';
+import { ROOT, parseArgs, savedSearchIndex, writeResults } from './common.mjs';
 
 const args = parseArgs();
 const log = (msg) => console.log(`[search-ab ${new Date().toISOString().slice(11, 19)}] ${msg}`);
-
-/** The one saved search index beside the embedded store of bench/run.mjs. */
-function savedIndex(dataDir) {
-  const graphDir = path.join(dataDir, 'store', 'graph');
-  const saved = fs.existsSync(graphDir)
-    ? fs.readdirSync(graphDir).filter((f) => f.endsWith('.search-index'))
-    : [];
-  if (saved.length !== 1) {
-    throw new Error(
-      `expected one saved search index in ${graphDir} (start the server on the store once), found ${saved.length}`,
-    );
-  }
-  return path.join(graphDir, saved[0]);
-}
 
 function loadBuild(root, file) {
   const require = createRequire(path.join(root, 'package.json'));
@@ -88,7 +74,7 @@ if (process.env.SEARCH_AB_CHILD === '1') {
   const inputs = path.join(dataDir, 'dataset', `_bench_inputs_v1_${seed}.json`);
   if (!fs.existsSync(inputs)) throw new Error(`no ${inputs}: run bench/run.mjs on this data dir first`);
   const terms = JSON.parse(fs.readFileSync(inputs, 'utf8')).search_terms;
-  const index = savedIndex(dataDir);
+  const index = savedSearchIndex(dataDir);
   const builds = {
     old: { root: path.resolve(args.old), index: path.resolve(args['old-index'] ?? index) },
     new: { root: path.resolve(args.new ?? ROOT), index: path.resolve(args['new-index'] ?? index) },
@@ -114,27 +100,13 @@ if (process.env.SEARCH_AB_CHILD === '1') {
   }
   const ratio = Math.sqrt(runs[0].ratio * runs[1].ratio);
   log(`new/old, geometric mean of both orders: ${ratio.toFixed(3)}`);
-  const out = path.join(
-    ROOT,
-    'bench',
-    'results',
-    `search-ab-${new Date().toISOString().replace(/[:.]/g, '-')}.json`,
-  );
-  fs.mkdirSync(path.dirname(out), { recursive: true });
-  fs.writeFileSync(
-    out,
-    JSON.stringify(
-      {
-        machine: { cpus: os.cpus().length, model: os.cpus()[0]?.model, load },
-        builds,
-        reps,
-        terms: terms.length,
-        runs,
-        ratio,
-      },
-      null,
-      1,
-    ),
-  );
+  const out = writeResults('search-ab', {
+    load_before: load,
+    builds,
+    reps,
+    terms: terms.length,
+    runs,
+    ratio,
+  });
   log(`wrote ${out}`);
 }

@@ -5,10 +5,9 @@
 //   node bench/search-exactness.mjs [--data-dir bench/data] [--seed 1] [--queries 300] [--limit 10]
 import { createRequire } from 'node:module';
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { ROOT, median, parseArgs } from './common.mjs';
+import { ROOT, median, parseArgs, savedSearchIndex, writeResults } from './common.mjs';
 
 const require = createRequire(import.meta.url);
 const { CompanySearchIndex } = require(path.join(ROOT, 'dist', 'src', 'search', 'company-search.js'));
@@ -21,16 +20,7 @@ const queries = Number(args.queries ?? 300);
 const limit = Number(args.limit ?? 10);
 const log = (msg) => console.log(`[exactness ${new Date().toISOString().slice(11, 19)}] ${msg}`);
 
-const graphDir = path.join(dataDir, 'store', 'graph');
-const saved = fs.existsSync(graphDir)
-  ? fs.readdirSync(graphDir).filter((f) => f.endsWith('.search-index'))
-  : [];
-if (saved.length !== 1) {
-  throw new Error(
-    `expected one saved search index in ${graphDir} (start the server on the store once), found ${saved.length}`,
-  );
-}
-const file = path.join(graphDir, saved[0]);
+const file = savedSearchIndex(dataDir);
 const inputs = path.join(dataDir, 'dataset', `_bench_inputs_v1_${seed}.json`);
 if (!fs.existsSync(inputs)) throw new Error(`no ${inputs}: run bench/run.mjs on this data dir first`);
 const terms = JSON.parse(fs.readFileSync(inputs, 'utf8')).search_terms.slice(0, queries);
@@ -86,24 +76,5 @@ console.log(`
 | ---: | ---: | ---: | ---: | ---: | ---: | ---: |
 | ${summary.terms} | ${summary.same_first_pct.toFixed(1)}% | ${summary.recall_pct.toFixed(1)}% | ${summary.same_page_pct.toFixed(1)}% | ${summary.same_order_pct.toFixed(1)}% | ${summary.search_ms_median.toFixed(2)} / ${summary.search_ms_mean.toFixed(2)} | ${summary.exhaustive_ms_median.toFixed(0)} |
 `);
-const out = path.join(
-  ROOT,
-  'bench',
-  'results',
-  `search-exactness-${new Date().toISOString().replace(/[:.]/g, '-')}.json`,
-);
-fs.mkdirSync(path.dirname(out), { recursive: true });
-fs.writeFileSync(
-  out,
-  JSON.stringify(
-    {
-      machine: { cpus: os.cpus().length, model: os.cpus()[0]?.model, load: os.loadavg() },
-      file,
-      summary,
-      rows,
-    },
-    null,
-    1,
-  ),
-);
+const out = writeResults('search-exactness', { file, summary, rows });
 log(`wrote ${out}`);
