@@ -47,8 +47,10 @@ describe('wordSimilarity matches PostgreSQL pg_trgm word_similarity', () => {
 });
 
 describe('wordSimilarity on names longer than its reused buffers', () => {
-  // Words sharing no trigram with the query: appended after the match, they leave word_similarity as it was.
-  const long = 'Samsung Electronics' + ' xyloph'.repeat(40);
+  // Words sharing no trigram with the query: appended after the match, they leave word_similarity as it
+  // was. They are all different, so the name has hundreds of distinct trigrams as well.
+  const filler = Array.from({ length: 100 }, (_, k) => ` x${k}y`).join('');
+  const long = 'Samsung Electronics' + filler;
 
   it('finds a query word at the end of a name longer than any before it', () => {
     // The first call in this file to outgrow the shared trigram buffer: word_similarity once read the
@@ -57,7 +59,7 @@ describe('wordSimilarity on names longer than its reused buffers', () => {
   });
 
   it('gives the value of the short name for a name of hundreds of trigrams, before and after', () => {
-    expect(trigramSequence(long)).toHaveLength(8 + 12 + 40 * 7);
+    expect(new Set(trigramSequence(long)).size).toBeGreaterThan(200);
     const short = wordSimilarity('samsumg', 'Samsung Electronics');
     expect(short).toBeGreaterThan(0);
     expect(short).toBeLessThan(1);
