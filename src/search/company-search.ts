@@ -611,9 +611,12 @@ export class CompanySearchIndex {
   ): Scored[] {
     const prepared = this.names.prepare(plan.text);
     const pending: Pending[] = [];
-    this.prefetchNames(candidates.keys(), candidates.size);
+    // Each candidate's entries, gathered once (in the map's order) while reading ahead.
+    const entries = this.prefetchNames(candidates.keys(), candidates.size);
+    let k = 0;
     for (const [doc, knownSim] of candidates) {
-      const [first, end] = this.words.entriesOf(doc);
+      const first = entries.first[k]!;
+      const end = entries.end[k++]!;
       let entry = -1;
       let match = -1;
       let coverage = 0;
@@ -667,9 +670,9 @@ export class CompanySearchIndex {
    * aliases and acronyms. At a million companies each of these is a cache miss, and following the chain
    * (company, then its entries, then their words) one candidate at a time waits for every miss in turn;
    * gathering one step for all candidates before the next lets the misses overlap. About a tenth of a
-   * search's time in process.
+   * search's time in process. Returns each doc's entries [first[k], end[k]), in the order given.
    */
-  private prefetchNames(docs: Iterable<number>, count: number): void {
+  private prefetchNames(docs: Iterable<number>, count: number): { first: Uint32Array; end: Uint32Array } {
     const { words, degree, parent } = this;
     const { wordStart, entryWords } = words;
     const first = new Uint32Array(count);
@@ -684,6 +687,7 @@ export class CompanySearchIndex {
     for (k = 0; k < count; k++) for (let e = first[k]!; e < end[k]!; e++) sum += wordStart[e]!;
     for (k = 0; k < count; k++) for (let e = first[k]!; e < end[k]!; e++) sum += entryWords[wordStart[e]!]!;
     _prefetched = sum;
+    return { first, end };
   }
 
   /**
