@@ -61,6 +61,15 @@ export interface TrigramSearchOptions {
    * It must not search the same index (that throws).
    */
   accept?: (doc: number) => boolean;
+  /**
+   * How matches scoring the same as the last one the page needs are chosen. 'weight' (the default):
+   * by `weights`, then doc number, so the page is exact. 'any': once the page (offset + limit + 1) is
+   * full, only docs scoring strictly better are looked for, so which of several equally scoring docs
+   * end the page is unspecified; every score and every doc scoring better than the last are those of
+   * 'weight'. Cheaper where many names tie, as they do at the low scores of a long page: for candidate
+   * lists that another ranking reorders.
+   */
+  ties?: 'weight' | 'any';
 }
 
 /** A page of matches and whether any match follows it. */
@@ -378,6 +387,8 @@ export class TrigramIndex {
   private readonly byLength: LengthDirectory;
   /** Set while a search runs: `hits` and `touched` are shared, so `accept` must not search again. */
   private searching = false;
+  /** The bar a full page sets from its last kept score: by the search's `ties` (see justAbove). */
+  private barOf: (worst: number) => number = sameScore;
 
   /** Use {@link TrigramIndexBuilder.build}. */
   constructor(arrays: IndexArrays) {
@@ -467,13 +478,15 @@ export class TrigramIndex {
    * The result is exactly what scoring every name with similarity() and sorting would give.
    */
   search(query: string, opts: TrigramSearchOptions): TrigramSearchResult {
-    const { threshold, limit, offset, weights, accept } = opts;
+    const { threshold, limit, offset, weights, accept, ties = 'weight' } = opts;
     if (!(threshold >= 0 && threshold <= 1)) throw new RangeError(`threshold ${threshold} is not in [0, 1]`);
     if (!Number.isSafeInteger(limit) || limit < 0) throw new RangeError(`bad limit ${limit}`);
     if (!Number.isSafeInteger(offset) || offset < 0) throw new RangeError(`bad offset ${offset}`);
+    if (ties !== 'weight' && ties !== 'any') throw new RangeError(`bad ties ${String(ties)}`);
     if (this.searching) throw new Error('TrigramIndex.search called from inside accept()');
     this.searching = true;
     try {
+      this.barOf = ties === 'any' ? justAbove : sameScore;
       return this.run(query, threshold, offset, limit, weights, accept);
     } finally {
       this.searching = false;
@@ -516,7 +529,7 @@ export class TrigramIndex {
     top: TopMatches,
     accept: ((doc: number) => boolean) | undefined,
   ): void {
-    let bar = top.full() ? Math.max(floor, top.worstScore()) : floor;
+    let bar = top.full() ? Math.max(floor, this.barOf(top.worstScore())) : floor;
     let below = Math.min(ql, this.maxLength);
     let above = ql + 1;
     for (;;) {
@@ -608,8 +621,8 @@ export class TrigramIndex {
       for (let m = memberStart[i]!; m < end; m++) {
         const doc = members[m]!;
         if (accept !== undefined && !accept(doc)) continue;
-        if (top.offer(doc, score) && top.full() && top.worstScore() > bar) {
-          bar = top.worstScore();
+        if (top.offer(doc, score) && top.full() && this.barOf(top.worstScore()) > bar) {
+          bar = this.barOf(top.worstScore());
           need = minCommon(ql, n, bar);
         }
       }
@@ -730,6 +743,18 @@ function grow(arr: Uint32Array, needed: number, keep: number): Uint32Array<Array
 
 /** The sum of the rows' first values read ahead, kept so that reading them is not optimised away. */
 let _prefetched = 0;
+
+/** The bar a full page sets with ties settled by weight: a doc scoring as the last kept can still enter. */
+const sameScore = (worst: number): number => worst;
+
+const bits = new Float64Array(1);
+const bitsAsInteger = new BigUint64Array(bits.buffer);
+/** The bar a full page sets with ties 'any': the smallest double above the last kept score (which is >= 0). */
+function justAbove(worst: number): number {
+  bits[0] = worst;
+  bitsAsInteger[0]! += 1n;
+  return bits[0];
+}
 
 /** Floor of a search's first pass (see TrigramIndex.run). */
 const FIRST_FLOOR = 0.5;
