@@ -26,6 +26,7 @@ import { clustersRoutes } from '../rest/clusters.routes';
 import { jobsRoutes } from '../rest/jobs.routes';
 import { findAppError, runOperation } from '../rest/execute';
 import { openApiDocument } from '../rest/openapi';
+import { compressWholeBodies } from './whole-body-compression';
 import type { ApiFacts } from '../rest/openapi';
 import type { RestDeps } from '../rest/rest-deps';
 import type { ApiKeyStore } from './api-keys';
@@ -82,6 +83,9 @@ export interface AppOptions {
   dataVersion?: () => string;
 }
 
+/** Brotli quality of compressed answers: the default (11) costs too much CPU for an API. */
+const BROTLI_QUALITY = 4;
+
 export interface BuiltApp {
   app: Express;
   apollo: ApolloServer<GraphQLContext>;
@@ -103,9 +107,11 @@ export async function buildApp(o: AppOptions): Promise<BuiltApp> {
   app.use(
     compression({
       threshold: o.compressMinBytes,
-      brotli: { params: { [zlib.constants.BROTLI_PARAM_QUALITY]: 4 } },
+      brotli: { params: { [zlib.constants.BROTLI_PARAM_QUALITY]: BROTLI_QUALITY } },
     }),
   );
+  // After it, so that answers sent whole are compressed in one call first (see whole-body-compression.ts).
+  app.use(compressWholeBodies({ minBytes: o.compressMinBytes, brotliQuality: BROTLI_QUALITY }));
 
   if (o.corsOrigins?.length) {
     const allow = cors(o.corsOrigins, o.keyHeader);

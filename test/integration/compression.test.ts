@@ -1,5 +1,30 @@
-import { startTestServer } from '../support/server';
+import http from 'node:http';
+import zlib from 'node:zlib';
+import { TEST_KEY, startTestServer } from '../support/server';
 import type { TestServer } from '../support/server';
+
+/** GET without decoding (fetch decompresses): status, headers and the bytes as they came. */
+function rawGet(
+  t: TestServer,
+  path: string,
+  headers: Record<string, string>,
+): Promise<{ status: number; headers: http.IncomingHttpHeaders; body: Buffer }> {
+  return new Promise((resolve, reject) => {
+    const req = http.get(
+      `${t.base}${path}`,
+      { agent: false, headers: { 'X-SERVICE-KEY': TEST_KEY, ...headers } },
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (c: Buffer) => chunks.push(c));
+        res.on('end', () =>
+          resolve({ status: res.statusCode!, headers: res.headers, body: Buffer.concat(chunks) }),
+        );
+        res.on('error', reject);
+      },
+    );
+    req.on('error', reject);
+  });
+}
 
 /** A search page whose JSON is between `min` and `max` bytes: above the middleware's own default threshold (1 KB), below ours. */
 async function midSizedPath(t: TestServer, min: number, max: number): Promise<string> {
@@ -40,5 +65,73 @@ describe('compression threshold (COMPRESS_MIN_BYTES)', () => {
     const none = await start({ COMPRESS_MIN_BYTES: '100000000' });
     const large = await none.get('/openapi.json', { 'accept-encoding': 'gzip' });
     expect(large.headers.get('content-encoding')).toBeNull();
+  });
+});
+
+describe('answers sent whole are compressed in one piece', () => {
+  let t: TestServer;
+  let path: string;
+  let plain: string;
+  beforeAll(async () => {
+    t = await startTestServer({ COMPRESS_MIN_BYTES: '1024' });
+    path = await midSizedPath(t, 1200, 4000);
+    plain = await (await t.get(path, { 'accept-encoding': 'identity' })).text();
+  });
+  afterAll(async () => {
+    await t.stop();
+  });
+
+  it.each([
+    ['gzip, deflate, br', 'br'],
+    ['gzip', 'gzip'],
+    ['br;q=0.5, gzip', 'gzip'],
+    ['*', 'br'],
+  ])('to a client accepting %p: %s, with its length', async (accept, coding) => {
+    const res = await rawGet(t, path, { 'accept-encoding': accept });
+    expect(res.status).toBe(200);
+    expect(res.headers['content-encoding']).toBe(coding);
+    // Sent with its length rather than in chunks.
+    expect(res.headers['transfer-encoding']).toBeUndefined();
+    expect(Number(res.headers['content-length'])).toBe(res.body.length);
+    expect(res.body.length).toBeLessThan(Buffer.byteLength(plain));
+    expect(res.headers.vary).toMatch(/accept-encoding/i);
+    const text = (
+      coding === 'br' ? zlib.brotliDecompressSync(res.body) : zlib.gunzipSync(res.body)
+    ).toString();
+    expect(text).toBe(plain);
+  });
+
+  it('sends it as it is to a client that prefers that or accepts no compression', async () => {
+    for (const accept of ['identity', 'gzip;q=0.2, identity', 'br;q=0, gzip;q=0']) {
+      const res = await rawGet(t, path, { 'accept-encoding': accept });
+      expect(res.headers['content-encoding']).toBeUndefined();
+      expect(res.body.toString()).toBe(plain);
+    }
+  });
+
+  it('leaves streamed answers to the stream compressor', async () => {
+    const page = await (await t.get('/')).text();
+    const script = /src="(\/assets\/[^"]+\.js)"/.exec(page)?.[1];
+    expect(script).toBeDefined();
+    const res = await rawGet(t, script!, { 'accept-encoding': 'gzip' });
+    expect(res.status).toBe(200);
+    expect(res.headers['content-encoding']).toBe('gzip');
+    expect(res.headers['transfer-encoding']).toBe('chunked');
+    expect(zlib.gunzipSync(res.body).length).toBeGreaterThan(1024);
+  });
+
+  it('answers HEAD without a body, as before', async () => {
+    const res = await new Promise<http.IncomingMessage>((resolve, reject) => {
+      const req = http.request(
+        `${t.base}${path}`,
+        { method: 'HEAD', agent: false, headers: { 'X-SERVICE-KEY': TEST_KEY, 'accept-encoding': 'br' } },
+        resolve,
+      );
+      req.on('error', reject);
+      req.end();
+    });
+    res.resume();
+    expect(res.statusCode).toBe(200);
+    expect(res.headers['content-encoding']).toBeUndefined();
   });
 });
