@@ -111,7 +111,7 @@ export async function buildApp(o: AppOptions): Promise<BuiltApp> {
     }),
   );
   // After it, so that answers sent whole are compressed in one call first (see whole-body-compression.ts).
-  app.use(compressWholeBodies({ minBytes: o.compressMinBytes, brotliQuality: BROTLI_QUALITY }));
+  app.use(compressWholeBodies({ minBytes: o.compressMinBytes, brotliQuality: 1, gzipLevel: 1 }));
 
   if (o.corsOrigins?.length) {
     const allow = cors(o.corsOrigins, o.keyHeader);

@@ -43,17 +43,21 @@ function accepts(headers: IncomingHttpHeaders): 'br' | 'gzip' | null {
 
 /**
  * Compresses an answer sent whole (`res.json`, `res.send`: one `end` with the body and no `write`
- * before it) in one synchronous call, with its length known, before the streaming `compression`
+ * before it) in one synchronous call and sends it with its length, before the streaming `compression`
  * middleware sees it; that one leaves an answer already encoded alone and still handles streams
  * (exports, files) and larger bodies. For a search page of about 5 KB, the stream path cost the server
  * about 150 µs of CPU a request across threads (a compressor set up per answer, its work on the thread
- * pool, chunked transfer); the one-shot call about 40 µs. Mount it after `compression`, so that its
+ * pool, chunked transfer). The call runs on the serving thread, which is what limits answers served
+ * from memory (list pages), so it uses a fast setting: brotli quality 1 takes about 15 µs for such a
+ * page (quality 4, about 40 µs, made list pages slower than the stream path did; the same call on the
+ * thread pool cost searches as much CPU as the stream path). Mount it after `compression`, so that its
  * `end` runs first.
  */
 export function compressWholeBodies(o: {
   /** Answers smaller than this go as they are (COMPRESS_MIN_BYTES). */
   minBytes: number;
   brotliQuality: number;
+  gzipLevel: number;
   maxBytes?: number;
 }): RequestHandler {
   const maxBytes = o.maxBytes ?? WHOLE_BODY_MAX_BYTES;
@@ -78,20 +82,19 @@ export function compressWholeBodies(o: {
         res.statusCode !== 204 &&
         res.statusCode !== 304;
       if (!whole) return end(chunk as never, encoding as never, cb as never);
-      const body =
-        typeof chunk === 'string'
-          ? Buffer.from(chunk, typeof encoding === 'string' ? (encoding as BufferEncoding) : 'utf8')
-          : chunk;
+      const textEncoding = typeof encoding === 'string' ? (encoding as BufferEncoding) : 'utf8';
+      const length = typeof chunk === 'string' ? Buffer.byteLength(chunk, textEncoding) : chunk.length;
       const type = String(res.getHeader('Content-Type') ?? '');
       const cacheControl = String(res.getHeader('Cache-Control') ?? '');
       if (
-        body.length < o.minBytes ||
-        body.length > maxBytes ||
+        length < o.minBytes ||
+        length > maxBytes ||
         res.getHeader('Content-Encoding') !== undefined ||
         !COMPRESSIBLE.test(type) ||
         /(?:^|,)\s*no-transform\s*(?:,|$)/i.test(cacheControl)
       )
         return end(chunk as never, encoding as never, cb as never);
+      const body = typeof chunk === 'string' ? Buffer.from(chunk, textEncoding) : chunk;
       const out =
         coding === 'br'
           ? zlib.brotliCompressSync(body, {
@@ -100,7 +103,7 @@ export function compressWholeBodies(o: {
                 [zlib.constants.BROTLI_PARAM_SIZE_HINT]: body.length,
               },
             })
-          : zlib.gzipSync(body);
+          : zlib.gzipSync(body, { level: o.gzipLevel });
       res.setHeader('Content-Encoding', coding);
       res.setHeader('Content-Length', out.length);
       const callback = typeof encoding === 'function' ? encoding : cb;
