@@ -106,6 +106,10 @@ export function compressWholeBodies(o: {
           : zlib.gzipSync(body, { level: o.gzipLevel });
       res.setHeader('Content-Encoding', coding);
       res.setHeader('Content-Length', out.length);
+      // The stream middleware adds it too, but only for the types its own filter takes.
+      const vary = String(res.getHeader('Vary') ?? '');
+      if (!/(?:^|,)\s*(?:accept-encoding|\*)\s*(?:,|$)/i.test(vary))
+        res.setHeader('Vary', vary ? `${vary}, Accept-Encoding` : 'Accept-Encoding');
       const callback = typeof encoding === 'function' ? encoding : cb;
       return end(out, callback as never);
     }) as typeof res.end;

@@ -94,7 +94,8 @@ describe('answers sent whole are compressed in one piece', () => {
     expect(res.headers['transfer-encoding']).toBeUndefined();
     expect(Number(res.headers['content-length'])).toBe(res.body.length);
     expect(res.body.length).toBeLessThan(Buffer.byteLength(plain));
-    expect(res.headers.vary).toMatch(/accept-encoding/i);
+    // Once, though both compressors may say so.
+    expect(String(res.headers.vary).match(/accept-encoding/gi)).toHaveLength(1);
     const text = (
       coding === 'br' ? zlib.brotliDecompressSync(res.body) : zlib.gunzipSync(res.body)
     ).toString();
