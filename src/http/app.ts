@@ -110,7 +110,8 @@ export async function buildApp(o: AppOptions): Promise<BuiltApp> {
       brotli: { params: { [zlib.constants.BROTLI_PARAM_QUALITY]: BROTLI_QUALITY } },
     }),
   );
-  // After it, so that answers sent whole are compressed in one call first (see whole-body-compression.ts).
+  // After it, so that answers sent whole are compressed in one call first, at a setting fast enough for
+  // the serving thread (see whole-body-compression.ts).
   app.use(compressWholeBodies({ minBytes: o.compressMinBytes, brotliQuality: 1, gzipLevel: 1 }));
 
   if (o.corsOrigins?.length) {

@@ -2,7 +2,7 @@ import zlib from 'node:zlib';
 import type { IncomingHttpHeaders } from 'node:http';
 import type { RequestHandler } from 'express';
 
-/** The largest answer compressed in one call on the serving thread; larger ones are left to the stream path. */
+/** The largest answer compressed in one call on the serving thread; larger ones take the stream path. */
 export const WHOLE_BODY_MAX_BYTES = 64 * 1024;
 
 /** Types worth compressing: JSON (problems included), text, scripts, XML and SVG. */

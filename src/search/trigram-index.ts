@@ -475,7 +475,8 @@ export class TrigramIndex {
    * Every doc with similarity(query, name) >= threshold that `accept(doc)` allows, ordered by similarity
    * desc, then weight desc, then doc asc; returns the slice [offset, offset + limit) of that order and
    * whether more matches follow it. A query without letters or digits has no trigrams and matches nothing.
-   * The result is exactly what scoring every name with similarity() and sorting would give.
+   * The result is exactly what scoring every name with similarity() and sorting would give (with ties
+   * 'any', up to which equally scoring names end the page).
    */
   search(query: string, opts: TrigramSearchOptions): TrigramSearchResult {
     const { threshold, limit, offset, weights, accept, ties = 'weight' } = opts;
