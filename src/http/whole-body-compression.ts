@@ -3,7 +3,7 @@ import type { IncomingHttpHeaders } from 'node:http';
 import type { RequestHandler } from 'express';
 
 /** The largest answer compressed in one call on the serving thread; larger ones take the stream path. */
-export const WHOLE_BODY_MAX_BYTES = 64 * 1024;
+const MAX_BYTES = 64 * 1024;
 
 /** Types worth compressing: JSON (problems included), text, scripts, XML and SVG. */
 const COMPRESSIBLE =
@@ -58,9 +58,7 @@ export function compressWholeBodies(o: {
   minBytes: number;
   brotliQuality: number;
   gzipLevel: number;
-  maxBytes?: number;
 }): RequestHandler {
-  const maxBytes = o.maxBytes ?? WHOLE_BODY_MAX_BYTES;
   return (req, res, next) => {
     const coding = req.method === 'HEAD' ? null : accepts(req.headers);
     if (coding === null) {
@@ -88,7 +86,7 @@ export function compressWholeBodies(o: {
       const cacheControl = String(res.getHeader('Cache-Control') ?? '');
       if (
         length < o.minBytes ||
-        length > maxBytes ||
+        length > MAX_BYTES ||
         res.getHeader('Content-Encoding') !== undefined ||
         !COMPRESSIBLE.test(type) ||
         /(?:^|,)\s*no-transform\s*(?:,|$)/i.test(cacheControl)

@@ -387,8 +387,6 @@ export class TrigramIndex {
   private readonly byLength: LengthDirectory;
   /** Set while a search runs: `hits` and `touched` are shared, so `accept` must not search again. */
   private searching = false;
-  /** The bar a full page sets from its last kept score: by the search's `ties` (see justAbove). */
-  private barOf: (worst: number) => number = sameScore;
 
   /** Use {@link TrigramIndexBuilder.build}. */
   constructor(arrays: IndexArrays) {
@@ -487,8 +485,7 @@ export class TrigramIndex {
     if (this.searching) throw new Error('TrigramIndex.search called from inside accept()');
     this.searching = true;
     try {
-      this.barOf = ties === 'any' ? justAbove : sameScore;
-      return this.run(query, threshold, offset, limit, weights, accept);
+      return this.run(query, threshold, offset, limit, weights, accept, ties);
     } finally {
       this.searching = false;
     }
@@ -501,12 +498,13 @@ export class TrigramIndex {
     limit: number,
     weights: TrigramSearchOptions['weights'],
     accept: TrigramSearchOptions['accept'],
+    ties: 'weight' | 'any',
   ): TrigramSearchResult {
     const q = trigramSet(query);
     const ql = q.length;
     const qr = this.queryRanks(q);
     if (qr.length === 0) return { matches: [], hasMore: false };
-    const top = new TopMatches(offset + limit + 1, weights);
+    const top = new TopMatches(offset + limit + 1, weights, ties);
     // A first pass with a high floor reads few posting lists (a length then needs many shared trigrams);
     // where it fills the page, nothing below the floor can enter it. Otherwise the search runs again
     // from the threshold, offering only the docs scoring below the floor (the others were offered).
@@ -530,7 +528,7 @@ export class TrigramIndex {
     top: TopMatches,
     accept: ((doc: number) => boolean) | undefined,
   ): void {
-    let bar = top.full() ? Math.max(floor, this.barOf(top.worstScore())) : floor;
+    let bar = top.full() ? Math.max(floor, top.bar()) : floor;
     let below = Math.min(ql, this.maxLength);
     let above = ql + 1;
     for (;;) {
@@ -622,8 +620,8 @@ export class TrigramIndex {
       for (let m = memberStart[i]!; m < end; m++) {
         const doc = members[m]!;
         if (accept !== undefined && !accept(doc)) continue;
-        if (top.offer(doc, score) && top.full() && this.barOf(top.worstScore()) > bar) {
-          bar = this.barOf(top.worstScore());
+        if (top.offer(doc, score) && top.full() && top.bar() > bar) {
+          bar = top.bar();
           need = minCommon(ql, n, bar);
         }
       }
@@ -745,9 +743,6 @@ function grow(arr: Uint32Array, needed: number, keep: number): Uint32Array<Array
 /** The sum of the rows' first values read ahead, kept so that reading them is not optimised away. */
 let _prefetched = 0;
 
-/** The bar a full page sets with ties settled by weight: a doc scoring as the last kept can still enter. */
-const sameScore = (worst: number): number => worst;
-
 const bits = new Float64Array(1);
 const bitsAsInteger = new BigUint64Array(bits.buffer);
 /** The bar a full page sets with ties 'any': the smallest double above the last kept score (which is >= 0). */
@@ -790,15 +785,19 @@ class TopMatches {
   constructor(
     private readonly capacity: number,
     private readonly weights: Int32Array | Uint32Array | Float64Array | undefined,
+    private readonly ties: 'weight' | 'any',
   ) {}
 
   full(): boolean {
     return this.docs.length === this.capacity;
   }
 
-  /** Score of the match ranking last; only meaningful when not empty. */
-  worstScore(): number {
-    return this.scores[0]!;
+  /**
+   * The least a doc must score to enter once full: the score of the match ranking last, which another
+   * can still beat by weight, or with ties 'any' the smallest double above it.
+   */
+  bar(): number {
+    return this.ties === 'any' ? justAbove(this.scores[0]!) : this.scores[0]!;
   }
 
   /** Keeps the match if it ranks among the best `capacity`; returns whether it was kept. */

@@ -1,30 +1,11 @@
-import http from 'node:http';
 import zlib from 'node:zlib';
 import { TEST_KEY, startTestServer } from '../support/server';
 import type { TestServer } from '../support/server';
+import { rawRequest } from '../support/raw-http';
 
-/** GET without decoding (fetch decompresses): status, headers and the bytes as they came. */
-function rawGet(
-  t: TestServer,
-  path: string,
-  headers: Record<string, string>,
-): Promise<{ status: number; headers: http.IncomingHttpHeaders; body: Buffer }> {
-  return new Promise((resolve, reject) => {
-    const req = http.get(
-      `${t.base}${path}`,
-      { agent: false, headers: { 'X-SERVICE-KEY': TEST_KEY, ...headers } },
-      (res) => {
-        const chunks: Buffer[] = [];
-        res.on('data', (c: Buffer) => chunks.push(c));
-        res.on('end', () =>
-          resolve({ status: res.statusCode!, headers: res.headers, body: Buffer.concat(chunks) }),
-        );
-        res.on('error', reject);
-      },
-    );
-    req.on('error', reject);
-  });
-}
+/** GET with the API key, the answer's bytes undecoded. */
+const rawGet = (t: TestServer, path: string, headers: Record<string, string>) =>
+  rawRequest(`${t.base}${path}`, { 'X-SERVICE-KEY': TEST_KEY, ...headers });
 
 /** A search page whose JSON is between `min` and `max` bytes: above the middleware's own default threshold (1 KB), below ours. */
 async function midSizedPath(t: TestServer, min: number, max: number): Promise<string> {
@@ -122,17 +103,12 @@ describe('answers sent whole are compressed in one piece', () => {
   });
 
   it('answers HEAD without a body, as before', async () => {
-    const res = await new Promise<http.IncomingMessage>((resolve, reject) => {
-      const req = http.request(
-        `${t.base}${path}`,
-        { method: 'HEAD', agent: false, headers: { 'X-SERVICE-KEY': TEST_KEY, 'accept-encoding': 'br' } },
-        resolve,
-      );
-      req.on('error', reject);
-      req.end();
-    });
-    res.resume();
-    expect(res.statusCode).toBe(200);
+    const res = await rawRequest(
+      `${t.base}${path}`,
+      { 'X-SERVICE-KEY': TEST_KEY, 'accept-encoding': 'br' },
+      'HEAD',
+    );
+    expect(res.status).toBe(200);
     expect(res.headers['content-encoding']).toBeUndefined();
   });
 });

@@ -1,7 +1,8 @@
-import http from 'node:http';
+import type http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import zlib from 'node:zlib';
 import express from 'express';
+import { rawRequest } from '../support/raw-http';
 import { compressWholeBodies, wholeBodyCoding } from '../../src/http/whole-body-compression';
 
 describe('wholeBodyCoding', () => {
@@ -57,16 +58,7 @@ describe('compressWholeBodies on its own', () => {
     await new Promise((resolve) => server.close(resolve));
   });
 
-  const get = (path: string) =>
-    new Promise<{ headers: http.IncomingHttpHeaders; body: Buffer }>((resolve, reject) => {
-      http
-        .get(`${base}${path}`, { agent: false, headers: { 'accept-encoding': 'br' } }, (res) => {
-          const chunks: Buffer[] = [];
-          res.on('data', (c: Buffer) => chunks.push(c));
-          res.on('end', () => resolve({ headers: res.headers, body: Buffer.concat(chunks) }));
-        })
-        .on('error', reject);
-    });
+  const get = (path: string) => rawRequest(`${base}${path}`, { 'accept-encoding': 'br' });
 
   it('compresses, sets the length and says it varies by Accept-Encoding', async () => {
     for (const [path, vary] of [
