@@ -9,6 +9,7 @@ import { fnv1a } from '../store/string-hash';
 import { KeyedLists } from './keyed-lists';
 import { PackedRecords, PackedRecordsBuilder } from './packed-records';
 import { importanceOf, matchEntry, planQuery, relevanceOf } from './relevance';
+import { WidePrefixes } from './wide-prefixes';
 import type { QueryPlan } from './relevance';
 import { type PreparedQuery, TrigramIndex, TrigramIndexBuilder } from './trigram-index';
 import { SnapshotReader, SnapshotWriter } from '../store/snapshot';
@@ -82,6 +83,11 @@ const MULTI_WORD_READS = 1000;
 const MERGE_WORDS = 1000;
 /** Companies read, most important first, for such a beginning. */
 const SCAN_LIMIT = 50_000;
+/**
+ * Companies kept per wide beginning, the first such a read would take: more than a search's budget
+ * (SEARCH_BUDGET) so that a read goes on past them only for filters that refuse many companies.
+ */
+const WIDE_KEEP = 256;
 /** Layout of a saved index; a snapshot of another version is rebuilt instead of read. */
 const SNAPSHOT_VERSION = 7;
 /** Extra trigram matches read beyond the page, for relevance to reorder. */
@@ -190,7 +196,15 @@ export class CompanySearchIndex {
     // same data; ties are settled by this instead, which only the data decides.
     const n = rank.length;
     this.importance = Uint32Array.from(rank, (r) => n - r);
+    this.widePrefixes = WidePrefixes.build(words, byDegree, {
+      minWords: MERGE_WORDS,
+      scanLimit: SCAN_LIMIT,
+      keep: WIDE_KEEP,
+    });
   }
+
+  /** The start of every scan for a wide word beginning, read once (see scanByImportance). */
+  private readonly widePrefixes: WidePrefixes;
 
   /** n - rank: higher for the more important doc (more relationships, then the lower vid), all distinct. */
   private readonly importance: Uint32Array;
@@ -871,6 +885,8 @@ export class CompanySearchIndex {
    * [from, to), most important first, until `budget` are taken: for a short beginning they are common,
    * so few companies are read. Words are compared by id (the vocabulary is sorted), so a beginning that
    * few names have costs a pass over SCAN_LIMIT companies' word ids, not the decoding of their words.
+   * The first WIDE_KEEP companies of such a pass were found when the index was opened: they are offered
+   * first, in the same order, and the pass goes on after them only if the budget is not spent.
    */
   private scanByImportance(from: number, to: number, budget: number, take: (doc: number) => boolean): void {
     const words = this.words;
@@ -878,7 +894,13 @@ export class CompanySearchIndex {
     const wordStart = words.wordStart;
     const scanned = Math.min(this.byDegree.length, SCAN_LIMIT);
     let taken = 0;
-    for (let k = 0; k < scanned && taken < budget; k++) {
+    let k = 0;
+    const kept = this.widePrefixes.get(from, to);
+    if (kept) {
+      for (let i = 0; i < kept.docs.length && taken < budget; i++) if (take(kept.docs[i]!)) taken++;
+      k = kept.resumeAt;
+    }
+    for (; k < scanned && taken < budget; k++) {
       const doc = this.byDegree[k]!;
       const [first, end] = words.entriesOf(doc);
       let holds = false;

@@ -198,6 +198,11 @@ export class WordIndex {
     return false;
   }
 
+  /** A vocabulary word. */
+  word(id: number): string {
+    return this.vocab[id]!;
+  }
+
   /** Length of a vocabulary word. */
   wordLength(id: number): number {
     return this.vocab[id]!.length;
@@ -217,6 +222,46 @@ export class WordIndex {
   /** Vocabulary ids [from, to) of the words starting with `prefix`. */
   prefixRange(prefix: string): [number, number] {
     return [this.lowerBound(prefix), this.lowerBound(`${prefix}\uffff`)];
+  }
+
+  /** Number of vocabulary words: ids run from 0 to this, excluded. */
+  get vocabularySize(): number {
+    return this.vocab.length;
+  }
+
+  /**
+   * The vocabulary ranges [from, to) of every beginning that more than `minWords` words share, as
+   * {@link prefixRange} gives them: "s", "co" and the like at a million companies. Each range once.
+   */
+  wideRanges(minWords: number): [number, number][] {
+    const out: [number, number][] = [];
+    const seen = new Set<string>();
+    // A beginning shared this widely lies within one of the shorter beginnings found before it.
+    let within: [number, number][] = [[0, this.vocab.length]];
+    for (let length = 1; within.length > 0; length++) {
+      const next: [number, number][] = [];
+      for (const [lo, hi] of within) {
+        for (let id = lo; id < hi;) {
+          const word = this.vocab[id]!;
+          if (word.length < length) {
+            id++;
+            continue;
+          }
+          const [from, to] = this.prefixRange(word.slice(0, length));
+          if (to - from > minWords) {
+            next.push([from, to]);
+            const key = `${from}:${to}`;
+            if (!seen.has(key)) {
+              seen.add(key);
+              out.push([from, to]);
+            }
+          }
+          id = Math.max(to, id + 1);
+        }
+      }
+      within = next;
+    }
+    return out;
   }
 
   /** Number of names containing a word. */
