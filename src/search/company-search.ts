@@ -90,6 +90,8 @@ const SCAN_LIMIT = 50_000;
 const WIDE_KEEP = 256;
 /** Layout of a saved index; a snapshot of another version is rebuilt instead of read. */
 const SNAPSHOT_VERSION = 7;
+/** Candidates whose trigram rows are read ahead at once when scoring (see CompanySearchIndex.readAhead). */
+const READ_AHEAD_BLOCK = 8;
 /** Extra trigram matches read beyond the page, for relevance to reorder. */
 const TRIGRAM_EXTRA = 100;
 
@@ -111,6 +113,10 @@ interface Pending {
 class BoundHeap {
   constructor(private readonly items: Pending[]) {
     for (let i = (items.length >>> 1) - 1; i >= 0; i--) this.down(i);
+  }
+
+  peek(): Pending | undefined {
+    return this.items[0];
   }
 
   pop(): Pending | undefined {
@@ -612,8 +618,8 @@ export class CompanySearchIndex {
    *
    * Relevance is bounded from above in two steps, the first cheaper than the second: the word match alone
    * (taking both trigram scores as 1, or the similarity the trigram stage found), then with the
-   * candidate's trigram overlap, which reads its row of the trigram index. Candidates come off a heap
-   * best bound first; a loose bound is tightened and the candidate goes back, a tight one is scored
+   * candidate's trigram overlap, which reads its row of the trigram index. Candidates are taken best
+   * bound first; a loose bound is tightened and the candidate goes back, a tight one is scored
    * fully. Once the best bound left is below the count-th best relevance found, nothing left can enter:
    * the answer is the same as scoring every candidate, and only the candidates that might enter have
    * their overlap read (about a third of them). `prune` false scores every candidate instead (for
@@ -665,11 +671,25 @@ export class CompanySearchIndex {
       for (const c of pending) if (this.tighten(c, prepared, threshold)) all.push(this.scored(c, prepared));
       return this.order(all).slice(0, count);
     }
-    const heap = new BoundHeap(pending);
+    // Loose bounds best first, tightened ones in a heap: the candidate taken next is the better head of
+    // the two. Which of two equal bounds comes first does not change the answer (it stops only below
+    // the count-th relevance). Sorted, the next candidates to tighten are known, and their trigram rows
+    // are read ahead a block at a time (see readAhead).
+    pending.sort((a, b) => b.bound - a.bound);
+    const heap = new BoundHeap([]);
     const top: Scored[] = [];
-    for (let c = heap.pop(); c !== undefined; c = heap.pop()) {
+    let next = 0;
+    let readUpTo = 0;
+    for (;;) {
+      const tight = heap.peek();
+      let c: Pending;
+      if (next < pending.length && (tight === undefined || pending[next]!.bound > tight.bound)) {
+        c = pending[next++]!;
+      } else if (tight !== undefined) c = heap.pop()!;
+      else break;
       if (top.length >= count && c.bound < top[count - 1]!.relevance) break;
       if (!c.tight) {
+        if (next > readUpTo) readUpTo = this.readAhead(pending, next - 1, READ_AHEAD_BLOCK);
         if (this.tighten(c, prepared, threshold)) heap.push(c);
         continue;
       }
@@ -706,6 +726,25 @@ export class CompanySearchIndex {
     _prefetched = sum;
     return { first, end };
   }
+
+  /**
+   * Reads ahead what tightening pending[from, from + block) reads (each candidate's trigram row, and the
+   * kind of its best entry), one step for all of them before the next, so that the misses overlap.
+   * Returns the end of the block.
+   */
+  private readAhead(pending: Pending[], from: number, block: number): number {
+    const end = Math.min(pending.length, from + block);
+    const docs = this.readAheadDocs;
+    let sum = 0;
+    for (let k = from; k < end; k++) {
+      docs[k - from] = pending[k]!.doc;
+      sum += this.words.entryKindCode(pending[k]!.entry);
+    }
+    _prefetched = sum + this.names.readAhead(docs, end - from);
+    return end;
+  }
+
+  private readonly readAheadDocs = new Uint32Array(READ_AHEAD_BLOCK);
 
   /**
    * Reads a candidate's trigram overlap and makes its bound tight; false when it does not match (too few

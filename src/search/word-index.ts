@@ -186,6 +186,11 @@ export class WordIndex {
     return KINDS[this.entryKind[entry]!]!;
   }
 
+  /** The entry's kind as stored (0 name, 1 alias, 2 acronym), for reading it ahead. */
+  entryKindCode(entry: number): number {
+    return this.entryKind[entry]!;
+  }
+
   /** Entries of a doc: [first, end). */
   entriesOf(doc: number): [number, number] {
     return [this.docEntryStart[doc]!, this.docEntryStart[doc + 1]!];
