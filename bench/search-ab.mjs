@@ -2,10 +2,11 @@
 // bench/run.mjs draws, no HTTP. Both builds are loaded into one process and search term by term in
 // turns; a process favours the index it loads second by a few per cent, so the comparison runs twice,
 // once in each loading order, and the geometric mean of the two ratios is the figure to quote. It also
-// counts the terms whose first page differs between the builds.
+// counts the terms whose first page differs between the builds. With --suggest it does the same for
+// suggestions, over the typed beginnings bench/run.mjs's suggest case sends (the default limit, 5).
 // Usage (both checkouts built with `npm run build`, and a bench/run.mjs run on the data dir):
 //   node bench/search-ab.mjs --old <checkout> [--new <checkout, default this one>] [--data-dir bench/data]
-//        [--seed 1] [--reps 3] [--old-index FILE] [--new-index FILE]
+//        [--seed 1] [--reps 3] [--old-index FILE] [--new-index FILE] [--suggest]
 import { spawnSync } from 'node:child_process';
 import { createRequire } from 'node:module';
 import fs from 'node:fs';
@@ -17,6 +18,9 @@ import { ROOT, parseArgs, savedSearchIndex, writeResults } from './common.mjs';
 
 const args = parseArgs();
 const log = (msg) => console.log(`[search-ab ${new Date().toISOString().slice(11, 19)}] ${msg}`);
+
+/** Suggestions a call returns when it does not say (SUGGEST_DEFAULT_LIMIT), as the suggest case asks. */
+const SUGGEST_LIMIT = 5;
 
 function loadBuild(root, file) {
   const require = createRequire(path.join(root, 'package.json'));
@@ -31,13 +35,15 @@ function loadBuild(root, file) {
 }
 
 /** One process: both builds loaded in the order given, every term searched by each in turn. */
-function child({ first, builds, terms, reps }) {
+function child({ first, builds, terms, reps, suggest }) {
   const loaded = {};
   for (const name of first === 'old' ? ['old', 'new'] : ['new', 'old'])
     loaded[name] = loadBuild(builds[name].root, builds[name].index);
   const criteria = (name) => ({ name, minSimilarity: 0.3, includeSubsidiaries: false, limit: 10, offset: 0 });
-  for (const term of terms.slice(0, 300))
-    for (const name of ['old', 'new']) loaded[name].search(criteria(term));
+  const ask = suggest
+    ? (index, term) => index.suggest(term, SUGGEST_LIMIT, false)
+    : (index, term) => index.search(criteria(term));
+  for (const term of terms.slice(0, 300)) for (const name of ['old', 'new']) ask(loaded[name], term);
   const ms = { old: 0, new: 0 };
   let different = 0;
   for (let r = 0; r < reps; r++) {
@@ -46,7 +52,7 @@ function child({ first, builds, terms, reps }) {
       // Alternate which build searches a term first: the second finds some of its data cached.
       for (const name of (r + i) % 2 === 0 ? ['old', 'new'] : ['new', 'old']) {
         const started = performance.now();
-        answers[name] = loaded[name].search(criteria(term));
+        answers[name] = ask(loaded[name], term);
         ms[name] += performance.now() - started;
       }
       if (r === 0 && JSON.stringify(answers.old) !== JSON.stringify(answers.new)) different++;
@@ -73,7 +79,10 @@ if (process.env.SEARCH_AB_CHILD === '1') {
   const reps = Number(args.reps ?? 3);
   const inputs = path.join(dataDir, 'dataset', `_bench_inputs_v1_${seed}.json`);
   if (!fs.existsSync(inputs)) throw new Error(`no ${inputs}: run bench/run.mjs on this data dir first`);
-  const terms = JSON.parse(fs.readFileSync(inputs, 'utf8')).search_terms;
+  const suggest = 'suggest' in args;
+  const drawn = JSON.parse(fs.readFileSync(inputs, 'utf8')).search_terms;
+  // As bench/run.mjs's suggest case types them: the first 3 to 8 characters of each search term.
+  const terms = suggest ? drawn.map((t, i) => t.slice(0, 3 + (i % 6)).trim() || t) : drawn;
   const index = savedSearchIndex(dataDir);
   const builds = {
     old: { root: path.resolve(args.old), index: path.resolve(args['old-index'] ?? index) },
@@ -81,12 +90,12 @@ if (process.env.SEARCH_AB_CHILD === '1') {
   };
   const load = os.loadavg();
   log(
-    `old ${builds.old.root}, new ${builds.new.root}; ${terms.length} terms x ${reps}; load average ${load.map((l) => l.toFixed(2)).join(' ')}`,
+    `${suggest ? 'suggestions' : 'searches'}: old ${builds.old.root}, new ${builds.new.root}; ${terms.length} terms x ${reps}; load average ${load.map((l) => l.toFixed(2)).join(' ')}`,
   );
   const runs = [];
   for (const first of ['old', 'new']) {
     const r = spawnSync(process.execPath, [fileURLToPath(import.meta.url)], {
-      input: JSON.stringify({ first, builds, terms, reps }),
+      input: JSON.stringify({ first, builds, terms, reps, suggest }),
       env: { ...process.env, SEARCH_AB_CHILD: '1' },
       encoding: 'utf8',
       maxBuffer: 1 << 20,
@@ -95,12 +104,13 @@ if (process.env.SEARCH_AB_CHILD === '1') {
     const run = JSON.parse(r.stdout);
     runs.push(run);
     log(
-      `${first} loaded first: old ${run.old_us.toFixed(0)} µs, new ${run.new_us.toFixed(0)} µs a search, new/old ${run.ratio.toFixed(3)}, ${run.different_pages} terms with another first page`,
+      `${first} loaded first: old ${run.old_us.toFixed(0)} µs, new ${run.new_us.toFixed(0)} µs ${suggest ? 'a suggestion' : 'a search'}, new/old ${run.ratio.toFixed(3)}, ${run.different_pages} terms with another first page`,
     );
   }
   const ratio = Math.sqrt(runs[0].ratio * runs[1].ratio);
   log(`new/old, geometric mean of both orders: ${ratio.toFixed(3)}`);
-  const out = writeResults('search-ab', {
+  const out = writeResults(suggest ? 'suggest-ab' : 'search-ab', {
+    kind: suggest ? 'suggest' : 'search',
     load_before: load,
     builds,
     reps,
