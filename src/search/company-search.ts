@@ -85,7 +85,8 @@ const MERGE_WORDS = 1000;
 const SCAN_LIMIT = 50_000;
 /**
  * Companies kept per wide beginning, the first such a read would take: more than a search's budget
- * (SEARCH_BUDGET) so that a read goes on past them only for filters that refuse many companies.
+ * (SEARCH_BUDGET), so that a read goes on past them only for pages far down the list or for filters
+ * that refuse many companies.
  */
 const WIDE_KEEP = 256;
 /** Layout of a saved index; a snapshot of another version is rebuilt instead of read. */
