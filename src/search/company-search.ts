@@ -112,9 +112,7 @@ interface Pending {
 
 /** A max-heap of candidates by bound. */
 class BoundHeap {
-  constructor(private readonly items: Pending[]) {
-    for (let i = (items.length >>> 1) - 1; i >= 0; i--) this.down(i);
-  }
+  private readonly items: Pending[] = [];
 
   peek(): Pending | undefined {
     return this.items[0];
@@ -677,7 +675,7 @@ export class CompanySearchIndex {
     // the count-th relevance). Sorted, the next candidates to tighten are known, and their trigram rows
     // are read ahead a block at a time (see readAhead).
     pending.sort((a, b) => b.bound - a.bound);
-    const heap = new BoundHeap([]);
+    const heap = new BoundHeap();
     const top: Scored[] = [];
     let next = 0;
     let readUpTo = 0;

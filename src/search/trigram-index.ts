@@ -638,9 +638,12 @@ export class TrigramIndex {
       for (let m = memberStart[i]!; m < end; m++) {
         const doc = members[m]!;
         if (accept !== undefined && !accept(doc)) continue;
-        if (top.offer(doc, score) && top.full() && top.bar() > bar) {
-          bar = top.bar();
-          need = minCommon(ql, n, bar);
+        if (top.offer(doc, score) && top.full()) {
+          const raised = top.bar();
+          if (raised > bar) {
+            bar = raised;
+            need = minCommon(ql, n, bar);
+          }
         }
       }
     }
@@ -762,11 +765,18 @@ function grow(arr: Uint32Array, needed: number, keep: number): Uint32Array<Array
 let _prefetched = 0;
 
 const bits = new Float64Array(1);
-const bitsAsInteger = new BigUint64Array(bits.buffer);
-/** The bar a full page sets with ties 'any': the smallest double above the last kept score (which is >= 0). */
+/** The double's two halves, low word first on the little-endian machines Node runs on. */
+const words = new Uint32Array(bits.buffer);
+const LOW = new Uint8Array(new Uint16Array([1]).buffer)[0] === 1 ? 0 : 1;
+/**
+ * The bar a full page sets with ties 'any': the smallest double above the last kept score (which is
+ * >= 0, so the next double up is the next bit pattern). Integer halves, not a BigInt, which would be
+ * allocated at every call.
+ */
 function justAbove(worst: number): number {
   bits[0] = worst;
-  bitsAsInteger[0]! += 1n;
+  words[LOW] = (words[LOW]! + 1) >>> 0;
+  if (words[LOW] === 0) words[1 - LOW]!++;
   return bits[0];
 }
 
