@@ -7,6 +7,8 @@ import { wordSimilarity, wordSimilarityOf } from '../domain/trigram';
 import { PackedStrings } from '../store/packed-strings';
 import { fnv1a } from '../store/string-hash';
 import { KeyedLists } from './keyed-lists';
+import { coreOfRecord, coreRecord } from './core-record';
+import type { CoreRecord } from './core-record';
 import { PackedRecords, PackedRecordsBuilder } from './packed-records';
 import { importanceOf, matchEntry, planQuery, relevanceOf } from './relevance';
 import { WidePrefixes } from './wide-prefixes';
@@ -90,7 +92,7 @@ const SCAN_LIMIT = 50_000;
  */
 const WIDE_KEEP = 256;
 /** Layout of a saved index; a snapshot of another version is rebuilt instead of read. */
-const SNAPSHOT_VERSION = 7;
+const SNAPSHOT_VERSION = 8;
 /** Candidates whose trigram rows are read ahead at once when scoring (see CompanySearchIndex.readAhead). */
 const READ_AHEAD_BLOCK = 8;
 /** Extra trigram matches read beyond the page, for relevance to reorder. */
@@ -190,7 +192,7 @@ export class CompanySearchIndex {
     private readonly maxDegree: number,
     /** Place of each doc in importance order (byDegree), 0 first. */
     private readonly rank: Uint32Array,
-    /** Each doc's search-result fields: a page of results needs no store read. */
+    /** Each doc's search-result fields, as a CoreRecord: a page of results needs no store read. */
     private readonly cores: PackedRecords,
     /** Each doc's country as the store holds it: 0 for none, else 1 + its place in `places`. */
     private readonly placeOf: Uint32Array,
@@ -396,7 +398,7 @@ export class CompanySearchIndex {
     await store.scanSearchRows((rows) => {
       for (const r of rows) {
         const doc = builder.add(r.name);
-        cores.add(r.core);
+        cores.add(coreRecord(r.core));
         vids.push(r.vid);
         degrees.push(r.degree);
         defaults.push(r.searchedByDefault ? 1 : 0);
@@ -800,7 +802,7 @@ export class CompanySearchIndex {
   }
 
   private coreOf(doc: number): CompanyCore {
-    return this.cores.get<CompanyCore>(doc)!;
+    return coreOfRecord(this.cores.get<CoreRecord>(doc)!);
   }
 
   /**
