@@ -584,9 +584,6 @@ export class CompanySearchIndex {
         offset: 0,
         weights: this.importance,
         accept,
-        // Relevance reorders these anyway; which of the names tying at the end of the list come is not
-        // worth the reads (for the bench terms at a million names, a median of 42 share its last score).
-        ties: 'any',
       });
       for (const m of r.matches) candidates.set(m.doc, m.similarity);
       if (plan.significant.length > 0) {

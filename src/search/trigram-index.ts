@@ -61,15 +61,6 @@ export interface TrigramSearchOptions {
    * It must not search the same index (that throws).
    */
   accept?: (doc: number) => boolean;
-  /**
-   * How matches scoring the same as the last one the page needs are chosen. 'weight' (the default):
-   * by `weights`, then doc number, so the page is exact. 'any': once the page (offset + limit + 1) is
-   * full, only docs scoring strictly better are looked for, so which of several equally scoring docs
-   * end the page is unspecified; every score and every doc scoring better than the last are those of
-   * 'weight'. Cheaper where many names tie, as they do at the low scores of a long page: for candidate
-   * lists that another ranking reorders.
-   */
-  ties?: 'weight' | 'any';
 }
 
 /** A page of matches and whether any match follows it. */
@@ -491,19 +482,17 @@ export class TrigramIndex {
    * Every doc with similarity(query, name) >= threshold that `accept(doc)` allows, ordered by similarity
    * desc, then weight desc, then doc asc; returns the slice [offset, offset + limit) of that order and
    * whether more matches follow it. A query without letters or digits has no trigrams and matches nothing.
-   * The result is exactly what scoring every name with similarity() and sorting would give (with ties
-   * 'any', up to which equally scoring names end the page).
+   * The result is exactly what scoring every name with similarity() and sorting would give.
    */
   search(query: string, opts: TrigramSearchOptions): TrigramSearchResult {
-    const { threshold, limit, offset, weights, accept, ties = 'weight' } = opts;
+    const { threshold, limit, offset, weights, accept } = opts;
     if (!(threshold >= 0 && threshold <= 1)) throw new RangeError(`threshold ${threshold} is not in [0, 1]`);
     if (!Number.isSafeInteger(limit) || limit < 0) throw new RangeError(`bad limit ${limit}`);
     if (!Number.isSafeInteger(offset) || offset < 0) throw new RangeError(`bad offset ${offset}`);
-    if (ties !== 'weight' && ties !== 'any') throw new RangeError(`bad ties ${String(ties)}`);
     if (this.searching) throw new Error('TrigramIndex.search called from inside accept()');
     this.searching = true;
     try {
-      return this.run(query, threshold, offset, limit, weights, accept, ties);
+      return this.run(query, threshold, offset, limit, weights, accept);
     } finally {
       this.searching = false;
     }
@@ -516,13 +505,12 @@ export class TrigramIndex {
     limit: number,
     weights: TrigramSearchOptions['weights'],
     accept: TrigramSearchOptions['accept'],
-    ties: 'weight' | 'any',
   ): TrigramSearchResult {
     const q = trigramSet(query);
     const ql = q.length;
     const qr = this.queryRanks(q);
     if (qr.length === 0) return { matches: [], hasMore: false };
-    const top = new TopMatches(offset + limit + 1, weights, ties);
+    const top = new TopMatches(offset + limit + 1, weights);
     // A first pass with a high floor reads few posting lists (a length then needs many shared trigrams);
     // where it fills the page, nothing below the floor can enter it. Otherwise the search runs again
     // from the threshold, offering only the docs scoring below the floor (the others were offered).
@@ -764,22 +752,6 @@ function grow(arr: Uint32Array, needed: number, keep: number): Uint32Array<Array
 /** The sum of the rows' first values read ahead, kept so that reading them is not optimised away. */
 let _prefetched = 0;
 
-const bits = new Float64Array(1);
-/** The double's two halves, low word first on the little-endian machines Node runs on. */
-const words = new Uint32Array(bits.buffer);
-const LOW = new Uint8Array(new Uint16Array([1]).buffer)[0] === 1 ? 0 : 1;
-/**
- * The bar a full page sets with ties 'any': the smallest double above the last kept score (which is
- * >= 0, so the next double up is the next bit pattern). Integer halves, not a BigInt, which would be
- * allocated at every call.
- */
-function justAbove(worst: number): number {
-  bits[0] = worst;
-  words[LOW] = (words[LOW]! + 1) >>> 0;
-  if (words[LOW] === 0) words[1 - LOW]!++;
-  return bits[0];
-}
-
 /** Floor of a search's first pass (see TrigramIndex.run). */
 const FIRST_FLOOR = 0.5;
 
@@ -813,19 +785,15 @@ class TopMatches {
   constructor(
     private readonly capacity: number,
     private readonly weights: Int32Array | Uint32Array | Float64Array | undefined,
-    private readonly ties: 'weight' | 'any',
   ) {}
 
   full(): boolean {
     return this.docs.length === this.capacity;
   }
 
-  /**
-   * The least a doc must score to enter once full: the score of the match ranking last, which another
-   * can still beat by weight, or with ties 'any' the smallest double above it.
-   */
+  /** The least a doc must score to enter once full: the score of the match ranking last, which another can still beat by weight. */
   bar(): number {
-    return this.ties === 'any' ? justAbove(this.scores[0]!) : this.scores[0]!;
+    return this.scores[0]!;
   }
 
   /** Keeps the match if it ranks among the best `capacity`; returns whether it was kept. */

@@ -68,3 +68,38 @@ describe('search ties', () => {
     expect(keys).toEqual(sorted);
   });
 });
+
+describe('search candidates', () => {
+  /**
+   * 300 companies whose names differ only in a code of three characters, so that a query sharing none
+   * of the codes' trigrams is as similar to each, and each with its own number of relationships. The
+   * query's two words are run together in the names and match no word of them: only the trigram stage
+   * draws these companies, and it takes fewer candidates than there are names tying on its score.
+   */
+  const same = (): SearchRow[] =>
+    Array.from({ length: 300 }, (_, i) =>
+      buildSearchRow(
+        `d${String(i).padStart(3, '0')}`,
+        `Nordlichtglas k${String(i).padStart(3, '0').slice(1)}${'abc'[i % 3]}`,
+        { degree: i },
+      ),
+    );
+
+  it('are drawn alike however the store streamed the companies, so an index built again answers the same', async () => {
+    const forward = same();
+    const a = await build(forward);
+    const b = await build([...forward].reverse());
+    const c: SearchCriteria = {
+      name: 'Nordlicht Glas',
+      minSimilarity: 0.3,
+      includeSubsidiaries: false,
+      limit: 10,
+      offset: 0,
+    };
+    const vidsOf = (index: CompanySearchIndex) => index.search(c).hits.map((h) => h.vid);
+    // All else equal, relevance puts the companies with the most relationships first.
+    const expected = Array.from({ length: 10 }, (_, i) => `d${299 - i}`);
+    expect(vidsOf(a)).toEqual(expected);
+    expect(vidsOf(b)).toEqual(expected);
+  });
+});
