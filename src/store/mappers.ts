@@ -49,7 +49,7 @@ export function isDate(v: unknown): v is Date {
 export function iso(v: unknown): string | null {
   if (isDate(v)) return isoOfTime(v.getTime());
   if (typeof v === 'string') {
-    // Most texts (the point-read file's timestamps, the evidence's days) are already in the form,
+    // Most texts (the evidence's days, timestamps written out as text) are already in the form,
     // or a day of it: parsing and printing them again took a tenth of an edge read's CPU.
     const ready = isoAsIs(v);
     if (ready !== null) return ready;
@@ -232,6 +232,39 @@ export function toSummary(c: Props): CompanySummary {
     count_customer_evidence: int(c.count_customer_evidence),
     count_customers: int(c.count_customers),
     count_suppliers: int(c.count_suppliers),
+  };
+}
+
+/** A profile's core fields (what toCompanyCore makes of its row). */
+export function coreOfProfile(p: CompanyProfile): CompanyCore {
+  return {
+    vid: p.vid,
+    cid_id: p.cid_id,
+    name: p.name,
+    company_legal_name: p.company_legal_name,
+    description: p.description,
+    domains: p.domains,
+    websites: p.websites,
+    count_supplier_evidence: p.count_supplier_evidence,
+    count_customer_evidence: p.count_customer_evidence,
+    count_customers: p.count_customers,
+    count_suppliers: p.count_suppliers,
+  };
+}
+
+/** A profile's fields as a relationship list shows the company (what toSummary makes of its row). */
+export function summaryOfProfile(p: CompanyProfile): CompanySummary {
+  return {
+    vid: p.vid,
+    name: p.name,
+    company_legal_name: p.company_legal_name,
+    description: p.description,
+    domains: p.domains,
+    country: p.domiciled_country,
+    count_supplier_evidence: p.count_supplier_evidence,
+    count_customer_evidence: p.count_customer_evidence,
+    count_customers: p.count_customers,
+    count_suppliers: p.count_suppliers,
   };
 }
 

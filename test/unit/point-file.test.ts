@@ -7,6 +7,7 @@ import {
   pointFileCounts,
   writePointFile,
 } from '../../src/store/point-file';
+import { toEdge, toProfile } from '../../src/store/mappers';
 import { tempDir } from '../support/paths';
 
 /** Two vids whose FNV-1a hashes are equal, so the index holds one value twice. */
@@ -21,46 +22,91 @@ describe('PointFile', () => {
   });
   afterEach(() => fs.rmSync(dir, { recursive: true, force: true }));
 
-  const company = (i: number) => ({
-    vid: `v${i}`,
-    name: `Company ${i} — Zürich 株式会社`,
-    count_suppliers: BigInt(i),
-    incorporation_date: '2001-02-03T00:00:00.000Z',
+  /** A profile as the stores write it: an engine row (INT64 as a bigint) through toProfile. */
+  const company = (i: number) =>
+    toProfile({
+      vid: `v${i}`,
+      name: `Company ${i} — Zürich 株式会社`,
+      count_suppliers: BigInt(i),
+      incorporation_date: '2001-02-03',
+      identifiers: JSON.stringify([{ type: 'lei', value: `L${i}` }]),
+    });
+  const named = (vid: string) => toProfile({ vid, name: vid });
+  /** An edge whose evidence the mapper reorders, newest first, with every field of an item set. */
+  const evidenced = toEdge({
+    edge_id: 'e2',
+    supplier_id: 'v1',
+    customer_id: 'v2',
+    confidence_score: 0.75,
+    hs_codes: '[8482,8483]',
+    evidences: JSON.stringify([
+      [
+        'ev1',
+        '2023-05-06',
+        'bill_of_lading',
+        'https://a.example/1',
+        'a.example',
+        2,
+        true,
+        'm',
+        '2023-05-07',
+        '2023-05-08T09:10:11.000Z',
+        null,
+      ],
+      [
+        'ev2',
+        '2024-01-02',
+        'news',
+        'https://b.example/2',
+        'b.example',
+        1,
+        false,
+        null,
+        null,
+        null,
+        '2024-01-03',
+      ],
+    ]),
   });
 
   it('finds every row by its key, and none for a key it does not hold', () => {
     const w = new PointFileWriter(file);
     for (let i = 0; i < 20_000; i += 1000)
       w.addCompanies(Array.from({ length: 1000 }, (_, j) => company(i + j)));
-    w.addCompanies(SAME_HASH.map((vid) => ({ vid, name: vid })));
-    // A row longer than the reader's buffer and than the writer's chunk.
+    w.addCompanies(SAME_HASH.map(named));
+    // A record longer than the reader's buffer and than the writer's chunk.
     w.addEdges([
-      { edge_id: 'big', evidences: 'x'.repeat(5 * 1024 * 1024) },
-      { edge_id: 'e1', label: 'supply' },
+      { ...toEdge({ edge_id: 'big' }), hs_codes: ['x'.repeat(5 * 1024 * 1024)] },
+      toEdge({ edge_id: 'e1', label: 'supply' }),
+      evidenced,
     ]);
-    w.addCompanies([{ name: 'no key' }]);
-    expect(w.written).toEqual({ companies: 20_002, edges: 2 });
+    // A row without its key maps to an empty one, which is not kept.
+    w.addCompanies([toProfile({ name: 'no key' })]);
+    expect(w.written).toEqual({ companies: 20_002, edges: 3 });
     w.finish('k1');
     expect(fs.readdirSync(dir).filter((f) => f.includes('.tmp'))).toEqual([]);
 
     const f = PointFile.open(file, 'k1')!;
     try {
-      expect(f.counts).toEqual({ companies: 20_002, edges: 2 });
+      expect(f.counts).toEqual({ companies: 20_002, edges: 3 });
       expect(f.holdsEdges).toBe(true);
       for (const i of [0, 1, 999, 1000, 12_345, 19_999]) {
-        expect(f.company(`v${i}`)).toEqual({ ...company(i), count_suppliers: i });
+        expect(f.company(`v${i}`)).toEqual(company(i));
       }
       expect(SAME_HASH.map((vid) => f.company(vid)?.name)).toEqual(SAME_HASH);
       expect(f.company('v20000')).toBeNull();
       expect(f.company('czki7')).toBeNull();
       expect(f.company('e1')).toBeNull();
-      expect(f.edge('e1')).toEqual({ edge_id: 'e1', label: 'supply' });
-      expect((f.edge('big')?.evidences as string).length).toBe(5 * 1024 * 1024);
+      expect(f.edge('e1')).toEqual(toEdge({ edge_id: 'e1', label: 'supply' }));
+      // Field for field and in the same order as the mapper made it, though kept positionally.
+      expect(JSON.stringify(f.edge('e2'))).toBe(JSON.stringify(evidenced));
+      expect(f.edge('e2')?.evidences.map((e) => e.id)).toEqual(['ev2', 'ev1']);
+      expect(f.edge('big')?.hs_codes[0]?.length).toBe(5 * 1024 * 1024);
       expect(f.edge('v1')).toBeNull();
     } finally {
       f.close();
     }
-    expect(pointFileCounts(file)).toEqual({ companies: 20_002, edges: 2 });
+    expect(pointFileCounts(file)).toEqual({ companies: 20_002, edges: 3 });
   });
 
   it('answers an empty kind with null', () => {
@@ -81,6 +127,17 @@ describe('PointFile', () => {
     expect(PointFile.open(file, 'k2')).toBeNull();
     expect(PointFile.open(path.join(dir, 'absent'), 'k1')).toBeNull();
     fs.writeFileSync(file, Buffer.concat([Buffer.from('SQLite format 3\0'), Buffer.alloc(4096)]));
+    expect(PointFile.open(file, 'k1')).toBeNull();
+  });
+
+  it('is not used when written in the layout that held the engine rows unmapped', () => {
+    const w = new PointFileWriter(file);
+    w.addCompanies([company(1)]);
+    w.finish('k1');
+    const whole = fs.readFileSync(file);
+    // Layout 2, the number after the magic: its rows would reach the readers unmapped.
+    whole.writeUInt32LE(2, 8);
+    fs.writeFileSync(file, whole);
     expect(PointFile.open(file, 'k1')).toBeNull();
   });
 
@@ -131,7 +188,7 @@ describe('HeldPointFile', () => {
   const writeFor = async (g: number) => {
     const file = path.join(dir, `g${g}.point-reads`);
     return writePointFile(file, `k${g}`, { companies: 1, edges: 0 }, async (w) => {
-      w.addCompanies([{ vid: 'v', name: `generation ${g}` }]);
+      w.addCompanies([toProfile({ vid: 'v', name: `generation ${g}` })]);
       return Promise.resolve(true);
     });
   };
@@ -200,7 +257,7 @@ describe('HeldPointFile', () => {
     const file = path.join(dir, 'short.point-reads');
     await expect(
       writePointFile(file, 'k', { companies: 2, edges: 0 }, async (w) => {
-        w.addCompanies([{ vid: 'v', name: 'one of two' }]);
+        w.addCompanies([toProfile({ vid: 'v', name: 'one of two' })]);
         return Promise.resolve(true);
       }),
     ).rejects.toThrow(/1 companies and 0 edges, not the 2 and 0 counted/);

@@ -36,6 +36,8 @@ import {
   toSearchRow,
   toPathStep,
   toTierRelationship,
+  coreOfProfile,
+  summaryOfProfile,
 } from '../mappers';
 import { PointReads, relationshipListQuery } from '../point-reads';
 import { domicileSpellings, needsStepWalk, stepParams, walkBySteps } from '../step-walk';
@@ -348,7 +350,7 @@ export class EmbeddedGraphStore implements GraphStore {
           this.vidByOffset.length,
           total.companies,
           POINT_ROWS_PER_QUERY.companies,
-          (rows) => writer.addCompanies(rows),
+          (rows) => writer.addCompanies(rows.map(toProfile)),
         );
         companiesMs = Date.now() - started;
         if (withEdges)
@@ -357,7 +359,7 @@ export class EmbeddedGraphStore implements GraphStore {
             int(edgeCount?.last) + 1,
             total.edges,
             POINT_ROWS_PER_QUERY.edges,
-            (rows) => writer.addEdges(rows),
+            (rows) => writer.addEdges(rows.map(toEdge)),
           );
         return !stale();
       });
@@ -508,8 +510,7 @@ export class EmbeddedGraphStore implements GraphStore {
     await this.points.ready();
     const file = this.points.file;
     if (file) {
-      const row = file.company(vid);
-      return row ? toProfile(row) : null;
+      return file.company(vid);
     }
     return this.reads.getCompany(vid);
   }
@@ -517,7 +518,7 @@ export class EmbeddedGraphStore implements GraphStore {
   async getCompanies(vids: readonly string[]): Promise<CompanyCore[]> {
     await this.points.ready();
     const file = this.points.file;
-    if (file) return file.companies(vids).map(toCompanyCore);
+    if (file) return file.companies(vids).map(coreOfProfile);
     // Concurrent primary-key lookups beat one query over the list on this engine.
     const rows = await Promise.all(vids.map((vid) => this.q('company/get-core', { vid })));
     return rows.flatMap(([row]) => (row ? [toCompanyCore(row)] : []));
@@ -558,8 +559,8 @@ export class EmbeddedGraphStore implements GraphStore {
     const file = this.points.file;
     if (file)
       for (let i = 0; i < vids.length; i++) {
-        const row = known[i] ? null : file.company(vids[i]!);
-        if (row) known[i] = toSummary(row);
+        const profile = known[i] ? null : file.company(vids[i]!);
+        if (profile) known[i] = summaryOfProfile(profile);
       }
     const read = await Promise.all(
       vids.map((v, i) => (known[i] ? Promise.resolve(null) : this.q('company/get-summary', { vid: v }))),
@@ -585,8 +586,7 @@ export class EmbeddedGraphStore implements GraphStore {
     await this.points.ready();
     const file = this.points.file;
     if (this.options.pointFileEdges && file?.holdsEdges) {
-      const row = file.edge(edgeId);
-      return row ? toEdge(row) : null;
+      return file.edge(edgeId);
     }
     return this.reads.getEdge(edgeId);
   }

@@ -37,6 +37,8 @@ import {
   toPathStep,
   toProfile,
   toEdge,
+  coreOfProfile,
+  summaryOfProfile,
 } from '../mappers';
 import type { Props } from '../mappers';
 import { PointReads, relationshipListQuery } from '../point-reads';
@@ -278,8 +280,8 @@ export class Neo4jGraphStore implements GraphStore {
           add(rows);
         });
       file = await writePointFile(derived.file, derived.key, total, async (writer) => {
-        await copy('company/profiles-all', (rows) => writer.addCompanies(rows));
-        await copy('edge/all', (rows) => writer.addEdges(rows));
+        await copy('company/profiles-all', (rows) => writer.addCompanies(rows.map(toProfile)));
+        await copy('edge/all', (rows) => writer.addEdges(rows.map(toEdge)));
         const after = await this.databaseGeneration();
         return !stale() && databaseKey(after) === derived.key;
       });
@@ -452,8 +454,7 @@ export class Neo4jGraphStore implements GraphStore {
     await this.points.ready();
     const file = this.points.file;
     if (file) {
-      const row = file.company(vid);
-      return row ? toProfile(row) : null;
+      return file.company(vid);
     }
     return this.reads.getCompany(vid);
   }
@@ -462,7 +463,7 @@ export class Neo4jGraphStore implements GraphStore {
     if (vids.length === 0) return [];
     await this.points.ready();
     const file = this.points.file;
-    if (file) return file.companies(vids).map(toCompanyCore);
+    if (file) return file.companies(vids).map(coreOfProfile);
     const rows = await this.read('company/get-cores', { vids: [...vids] });
     const byVid = new Map(rows.map((r) => [str(r.vid) ?? '', r]));
     return vids.flatMap((vid) => {
@@ -510,8 +511,8 @@ export class Neo4jGraphStore implements GraphStore {
     const file = this.points.file;
     if (file)
       for (let i = 0; i < vids.length; i++) {
-        const row = known[i] ? null : file.company(vids[i]!);
-        if (row) known[i] = toSummary(row);
+        const profile = known[i] ? null : file.company(vids[i]!);
+        if (profile) known[i] = summaryOfProfile(profile);
       }
     const unknown = [...new Set(vids.filter((_, i) => !known[i]))];
     const summaries = unknown.length === 0 ? [] : await this.read('company/get-summaries', { vids: unknown });
@@ -526,8 +527,7 @@ export class Neo4jGraphStore implements GraphStore {
     await this.points.ready();
     const file = this.points.file;
     if (file) {
-      const row = file.edge(edgeId);
-      return row ? toEdge(row) : null;
+      return file.edge(edgeId);
     }
     return this.reads.getEdge(edgeId);
   }
