@@ -791,7 +791,10 @@ class TopMatches {
     return this.docs.length === this.capacity;
   }
 
-  /** The least a doc must score to enter once full: the score of the match ranking last, which another can still beat by weight. */
+  /**
+   * The least a doc must score to enter once full: the score of the match ranking last, which another
+   * can still beat by weight.
+   */
   bar(): number {
     return this.scores[0]!;
   }
