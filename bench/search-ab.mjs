@@ -21,6 +21,8 @@ const log = (msg) => console.log(`[search-ab ${new Date().toISOString().slice(11
 
 /** Suggestions a call returns when it does not say (SUGGEST_DEFAULT_LIMIT), as the suggest case asks. */
 const SUGGEST_LIMIT = 5;
+/** Terms with another first page kept as examples per run (in the results file; the first is logged). */
+const EXAMPLES = 5;
 
 function loadBuild(root, file) {
   const require = createRequire(path.join(root, 'package.json'));
@@ -46,6 +48,9 @@ function child({ first, builds, terms, reps, suggest }) {
   for (const term of terms.slice(0, 300)) for (const name of ['old', 'new']) ask(loaded[name], term);
   const ms = { old: 0, new: 0 };
   let different = 0;
+  /** The first few terms whose answers differ, with the vids each build gave, to look into. */
+  const examples = [];
+  const vidsOf = (answer) => (answer.hits ?? answer).map((h) => h.vid);
   for (let r = 0; r < reps; r++) {
     terms.forEach((term, i) => {
       const answers = {};
@@ -55,7 +60,11 @@ function child({ first, builds, terms, reps, suggest }) {
         answers[name] = ask(loaded[name], term);
         ms[name] += performance.now() - started;
       }
-      if (r === 0 && JSON.stringify(answers.old) !== JSON.stringify(answers.new)) different++;
+      if (r === 0 && JSON.stringify(answers.old) !== JSON.stringify(answers.new)) {
+        different++;
+        if (examples.length < EXAMPLES)
+          examples.push({ term, old: vidsOf(answers.old), new: vidsOf(answers.new) });
+      }
     });
   }
   const searches = reps * terms.length;
@@ -65,6 +74,7 @@ function child({ first, builds, terms, reps, suggest }) {
     new_us: (1000 * ms.new) / searches,
     ratio: ms.new / ms.old,
     different_pages: different,
+    examples,
   };
 }
 
@@ -106,6 +116,11 @@ if (process.env.SEARCH_AB_CHILD === '1') {
     log(
       `${first} loaded first: old ${run.old_us.toFixed(0)} µs, new ${run.new_us.toFixed(0)} µs ${suggest ? 'a suggestion' : 'a search'}, new/old ${run.ratio.toFixed(3)}, ${run.different_pages} terms with another first page`,
     );
+    const [example] = run.examples;
+    if (example)
+      log(
+        `  for example ${JSON.stringify(example.term)}: old ${example.old.join(' ')}; new ${example.new.join(' ')}`,
+      );
   }
   const ratio = Math.sqrt(runs[0].ratio * runs[1].ratio);
   log(`new/old, geometric mean of both orders: ${ratio.toFixed(3)}`);
