@@ -626,12 +626,9 @@ export class TrigramIndex {
       for (let m = memberStart[i]!; m < end; m++) {
         const doc = members[m]!;
         if (accept !== undefined && !accept(doc)) continue;
-        if (top.offer(doc, score) && top.full()) {
-          const raised = top.bar();
-          if (raised > bar) {
-            bar = raised;
-            need = minCommon(ql, n, bar);
-          }
+        if (top.offer(doc, score) && top.full() && top.bar() > bar) {
+          bar = top.bar();
+          need = minCommon(ql, n, bar);
         }
       }
     }

@@ -252,22 +252,6 @@ export function coreOfProfile(p: CompanyProfile): CompanyCore {
   };
 }
 
-/** A profile's fields as a relationship list shows the company (what toSummary makes of its row). */
-export function summaryOfProfile(p: CompanyProfile): CompanySummary {
-  return {
-    vid: p.vid,
-    name: p.name,
-    company_legal_name: p.company_legal_name,
-    description: p.description,
-    domains: p.domains,
-    country: p.domiciled_country,
-    count_supplier_evidence: p.count_supplier_evidence,
-    count_customer_evidence: p.count_customer_evidence,
-    count_customers: p.count_customers,
-    count_suppliers: p.count_suppliers,
-  };
-}
-
 /** A row of the `relationship/list-*` queries with its counterpart (mapped from its `company/get-summary` row, or from a CounterpartLookup). */
 export function withCounterpart(
   row: Props,

@@ -37,7 +37,6 @@ import {
   toPathStep,
   toTierRelationship,
   coreOfProfile,
-  summaryOfProfile,
 } from '../mappers';
 import { PointReads, relationshipListQuery } from '../point-reads';
 import { domicileSpellings, needsStepWalk, stepParams, walkBySteps } from '../step-walk';
@@ -46,6 +45,7 @@ import { LOAD_ORDER, STAGING_DELIMITER, stagingFile } from '../tables';
 import type { TableName } from '../tables';
 import { ConnectionPool } from './connection-pool';
 import type { EngineRow } from './connection-pool';
+import type { Props } from '../mappers';
 import { openDatabase } from './engine';
 import { NotHeldExactly, WalkMemory, WalkMemoryBuilder } from '../walk-memory';
 import { HeldPointFile, openMatching, writePointFile } from '../point-file';
@@ -560,7 +560,8 @@ export class EmbeddedGraphStore implements GraphStore {
     if (file)
       for (let i = 0; i < vids.length; i++) {
         const profile = known[i] ? null : file.company(vids[i]!);
-        if (profile) known[i] = summaryOfProfile(profile);
+        // A profile holds its row's summary fields already mapped, which the mapper keeps as they are.
+        if (profile) known[i] = toSummary(profile as unknown as Props);
       }
     const read = await Promise.all(
       vids.map((v, i) => (known[i] ? Promise.resolve(null) : this.q('company/get-summary', { vid: v }))),

@@ -38,7 +38,6 @@ import {
   toProfile,
   toEdge,
   coreOfProfile,
-  summaryOfProfile,
 } from '../mappers';
 import type { Props } from '../mappers';
 import { PointReads, relationshipListQuery } from '../point-reads';
@@ -512,7 +511,8 @@ export class Neo4jGraphStore implements GraphStore {
     if (file)
       for (let i = 0; i < vids.length; i++) {
         const profile = known[i] ? null : file.company(vids[i]!);
-        if (profile) known[i] = summaryOfProfile(profile);
+        // A profile holds its row's summary fields already mapped, which the mapper keeps as they are.
+        if (profile) known[i] = toSummary(profile as unknown as Props);
       }
     const unknown = [...new Set(vids.filter((_, i) => !known[i]))];
     const summaries = unknown.length === 0 ? [] : await this.read('company/get-summaries', { vids: unknown });
