@@ -37,13 +37,16 @@ export interface RunningServer {
   blobs: BlobStore;
   jobs: JobQueue;
   search: SearchIndexHolder;
+  /** Resolves once searches are answered: the first search index is loaded or built (never rejects). */
+  searchReady: Promise<void>;
   keys: ApiKeyStore;
   close(): Promise<void>;
 }
 
 /**
  * Starts the service: opens the store (loading the demo dataset into an empty
- * one), makes sure an API key exists, builds the search index, and listens.
+ * one), makes sure an API key exists, starts loading or building the search index,
+ * and listens without waiting for it (see `searchReady`).
  */
 export async function startServer(config: Config, log: Logger): Promise<RunningServer> {
   fs.mkdirSync(config.dataDir, { recursive: true });
@@ -73,8 +76,14 @@ export async function startServer(config: Config, log: Logger): Promise<RunningS
     const threadCount = config.SEARCH_THREADS ?? Math.min(8, os.availableParallelism());
     const threads =
       threadCount > 0 && searchThreadsAvailable() ? new SearchThreads(threadCount, searchLog) : null;
-    const search = new SearchIndexHolder(store, searchLog, threads);
-    await search.rebuild();
+    // The server listens while a first index is built (a minute at 1M companies when none was saved for
+    // the data): everything but searches is answered from the store meanwhile, and /readyz says when
+    // searches are; a search before then is refused with Retry-After rather than held.
+    const search = new SearchIndexHolder(store, searchLog, threads, { refuseUntilBuilt: true });
+    const searchReady = search.rebuild().then(
+      () => undefined,
+      (err: unknown) => searchLog.error({ err }, 'search index build failed; the next search tries again'),
+    );
     const limits = { maxPageSize: config.MAX_PAGE_SIZE, maxOffset: config.MAX_OFFSET };
     const cache = new ReadCache(config.READ_CACHE_ENTRIES, () => store.generation);
     let listeningPort = config.PORT;
@@ -191,6 +200,7 @@ export async function startServer(config: Config, log: Logger): Promise<RunningS
       port,
       store,
       search,
+      searchReady,
       keys,
       blobs,
       jobs,
@@ -207,8 +217,8 @@ export async function startServer(config: Config, log: Logger): Promise<RunningS
           await jobs.close();
           await jobsEngine.close();
           await sharedLimits?.close();
-          // A search index being saved for the next start is finished rather than left half written.
-          await search.saved();
+          // A first build under way stops; a search index being saved for the next start is finished
+          // rather than left half written.
           await search.close();
           await services.relationships.heads.close();
           await store.close();

@@ -50,6 +50,8 @@ export class AppError extends Error {
     readonly code: ErrorCode,
     message: string,
     readonly fieldErrors: FieldError[] = [],
+    /** Seconds after which the request may succeed (Retry-After), for a failure that passes. */
+    readonly retryAfterS?: number,
   ) {
     // A client's mistake (4xx) is answered, never logged with its stack, so none is captured: the
     // capture walked every frame of the request's middleware chain, a few microseconds per refusal.

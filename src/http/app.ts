@@ -288,6 +288,7 @@ function formatGraphQLError(
         code: original.code,
         status: ERROR_CODES[original.code].status,
         ...(original.fieldErrors.length > 0 ? { errors: original.fieldErrors } : {}),
+        ...(original.retryAfterS !== undefined ? { retry_after_s: original.retryAfterS } : {}),
       },
     };
   }

@@ -56,7 +56,7 @@ body{margin:0;font:15px/1.5 system-ui,sans-serif;color:#111827}
 <div class="page">
 <div id="swagger"><p style="padding:1rem 1.5rem">Loading the API reference…</p></div>
 <section id="errors" aria-labelledby="errors-h"><h2 id="errors-h">Error codes</h2>
-<p>Problem documents carry <code>code</code>, <code>status</code>, <code>detail</code> and, for invalid input, <code>errors</code> with each field and reason. GraphQL errors carry the same code in <code>extensions.code</code>. A 405 names the methods the path accepts in <code>Allow</code>; a 429 says in <code>Retry-After</code> when to retry.</p>
+<p>Problem documents carry <code>code</code>, <code>status</code>, <code>detail</code> and, for invalid input, <code>errors</code> with each field and reason. GraphQL errors carry the same code in <code>extensions.code</code>. A 405 names the methods the path accepts in <code>Allow</code>; a 429 says in <code>Retry-After</code> when to retry, and so does the 503 a search or suggestion gets while a server that just started builds its first search index (<code>GET /readyz</code> answers 200 once it is ready; GraphQL gives the seconds in <code>extensions.retry_after_s</code>).</p>
 <table><tr><th>code</th><th>status</th><th>meaning</th></tr>${errors}</table>
 <p>GraphQL requests the server cannot run answer with these codes besides:</p><table><tr><th>code</th><th>meaning</th></tr>${graphqlErrors}</table></section>
 </div>

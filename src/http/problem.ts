@@ -32,6 +32,7 @@ export function problemOf(e: AppError, req?: Request): Problem {
 export function sendProblem(res: Response, e: AppError, req?: Request): void {
   // A failure is no version of the resource: the validator a data read set on its way in goes.
   res.removeHeader('ETag');
+  if (e.retryAfterS !== undefined) res.setHeader('Retry-After', String(e.retryAfterS));
   res
     .status(e.status)
     .type('application/problem+json')

@@ -188,12 +188,15 @@ const problems = (...statuses: number[]) =>
       String(s),
       {
         description: Object.values(ERROR_CODES).find((c) => c.status === s)?.title ?? 'Error',
-        ...(s === 429
+        ...(s === 429 || s === 503
           ? {
               headers: {
                 'Retry-After': {
                   schema: int,
-                  description: 'Seconds until the window that refused the request ends.',
+                  description:
+                    s === 429
+                      ? 'Seconds until the window that refused the request ends.'
+                      : 'Seconds to wait before asking again (sent while the first search index is built).',
                 },
               },
             }
@@ -444,7 +447,7 @@ export function openApiDocument(keyHeader: string, f: ApiFacts): Json {
               'Order of a name search: relevance (see above) or similarity (the specified pure pg_trgm similarity order).',
             ),
           ],
-          responses: { ...okTagged(page('CompanySearchResult')), ...problems(400, 401, 403, 429) },
+          responses: { ...okTagged(page('CompanySearchResult')), ...problems(400, 401, 403, 429, 503) },
         },
       },
       '/v1/companies/suggest/': {
@@ -483,7 +486,7 @@ export function openApiDocument(keyHeader: string, f: ApiFacts): Json {
                 results: { type: 'array', items: ref('CompanySuggestion'), description: 'Best first.' },
               },
             }),
-            ...problems(400, 401, 403, 429),
+            ...problems(400, 401, 403, 429, 503),
           },
         },
       },

@@ -371,8 +371,16 @@ export class CompanySearchIndex {
     );
   }
 
-  /** Reads every company and its search keys from the store. */
-  static async build(store: GraphStore, log?: Logger): Promise<CompanySearchIndex> {
+  /**
+   * Reads every company and its search keys from the store. `onRows` hears of each batch read;
+   * `signal` stops the build (it rejects) at the next batch or step, within some 50 ms.
+   */
+  static async build(
+    store: GraphStore,
+    log?: Logger,
+    opts: { signal?: AbortSignal; onRows?: (count: number) => void } = {},
+  ): Promise<CompanySearchIndex> {
+    const { signal, onRows } = opts;
     const started = Date.now();
     const builder = new TrigramIndexBuilder();
     const cores = new PackedRecordsBuilder();
@@ -396,6 +404,7 @@ export class CompanySearchIndex {
       else if (list[list.length - 1] !== doc) list.push(doc);
     };
     await store.scanSearchRows((rows) => {
+      signal?.throwIfAborted();
       for (const r of rows) {
         const doc = builder.add(r.name);
         cores.add(coreRecord(r.core));
@@ -427,7 +436,9 @@ export class CompanySearchIndex {
         }
         for (const value of r.identifierValues) push(byIdentifier, fold(value), doc);
       }
+      onRows?.(rows.length);
     });
+    log?.info({ companies: vids.length }, 'search index: every company read; indexing them');
     const degree = Int32Array.from(degrees);
     const order = Uint32Array.from(vids.keys());
     order.sort((a, b) => degree[b]! - degree[a]! || (vids[a]! < vids[b]! ? -1 : vids[a]! > vids[b]! ? 1 : 0));
@@ -437,7 +448,10 @@ export class CompanySearchIndex {
     for (const d of degree) maxDegree = Math.max(maxDegree, d);
     // Each step below takes up to a second at 1M companies, and a rebuild runs beside serving:
     // requests get a turn between them (the word index gives way within its own build).
-    const turn = () => new Promise<void>((resolve) => setImmediate(resolve));
+    const turn = async () => {
+      await new Promise<void>((resolve) => setImmediate(resolve));
+      signal?.throwIfAborted();
+    };
     await turn();
     const packedVids = PackedStrings.from(vids);
     await turn();
@@ -448,7 +462,7 @@ export class CompanySearchIndex {
     const hostLists = KeyedLists.from(byHost);
     const industryLists = KeyedLists.from(byIndustry);
     await turn();
-    const words = await WordIndex.build(entries, rank);
+    const words = await WordIndex.build(entries, rank, undefined, signal);
     const packedNames = PackedStrings.from(names);
     await turn();
     const packedCores = cores.build();

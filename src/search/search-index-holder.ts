@@ -1,5 +1,6 @@
 import type { Logger } from '../logger';
 import type { GraphStore } from '../store/graph-store';
+import { AppError } from '../domain/errors';
 import { CompanySearchIndex } from './company-search';
 import type { SearchCriteria } from './company-search';
 import type { SearchResult, SearchThreads, SuggestRequest, Suggestions } from './search-threads';
@@ -8,25 +9,38 @@ import type { SharedSnapshot } from '../store/snapshot';
 /** The file name suffix of the saved index beside the graph. */
 const SNAPSHOT_NAME = 'search-index';
 
+/** Seconds a search refused while the first index is built asks the client to wait (Retry-After). */
+export const FIRST_BUILD_RETRY_S = 5;
+/** How often a build logs how many companies it has read. */
+const PROGRESS_LOG_MS = 10_000;
+
 /**
  * Holds the live search index and rebuilds it when the store's data changes
  * (after an import or a seed). Searches keep using the previous index while a
- * rebuild runs in the background (a 1M-company index takes seconds); only the
- * very first build is waited for. Concurrent callers share one rebuild. A store
- * that can name its data lets the index be saved beside it and loaded at the next
- * start instead of rebuilt (a minute at 1M companies, about a second to load).
+ * rebuild runs in the background (a 1M-company index takes seconds). Until the
+ * first index is there, searches wait for it, or with `refuseUntilBuilt` are
+ * refused at once (UNAVAILABLE, with how far the build got and when to retry),
+ * so that a server can answer everything else while it builds. Concurrent callers
+ * share one rebuild. A store that can name its data lets the index be saved
+ * beside it and loaded at the next start instead of rebuilt (a minute at 1M
+ * companies, seconds to load).
  */
 export class SearchIndexHolder {
   private current: CompanySearchIndex | null = null;
   private builtFor = -1;
   private building: Promise<CompanySearchIndex> | null = null;
+  private buildingFor = -1;
+  /** Companies the build under way has read from the store so far. */
+  private read = 0;
   private saving: Promise<void> = Promise.resolve();
+  private readonly stopping = new AbortController();
 
   constructor(
     private readonly store: GraphStore,
     private readonly log?: Logger,
     /** Threads that search beside the main thread, over the live index in shared memory; null: none. */
     private readonly threads: SearchThreads | null = null,
+    private readonly options: { refuseUntilBuilt?: boolean } = {},
   ) {}
 
   /** Searches the live index (on a search thread when one holds it), waiting for a first build. */
@@ -55,13 +69,29 @@ export class SearchIndexHolder {
     return (this.threads ? await there(this.threads, generation) : null) ?? here(index);
   }
 
-  /** Stops the search threads. */
+  /**
+   * Stops a build under way (it reads no further from the store once this resolves) and the search
+   * threads. A save already started is not stopped: see {@link saved}.
+   */
   async close(): Promise<void> {
+    this.stopping.abort();
+    await this.building?.catch(() => undefined);
+    await this.saving;
     await this.threads?.close();
   }
 
   async get(): Promise<CompanySearchIndex> {
-    if (!this.current) return this.rebuild();
+    if (!this.current) {
+      if (!this.options.refuseUntilBuilt) return this.rebuild();
+      this.rebuild().catch((err: unknown) => this.log?.error({ err }, 'search index build failed'));
+      throw new AppError(
+        'UNAVAILABLE',
+        `The search index is being built (${this.read.toLocaleString('en-US')} companies read so far); ` +
+          `searches are answered once it is ready (GET /readyz). Try again in ${FIRST_BUILD_RETRY_S} s.`,
+        [],
+        FIRST_BUILD_RETRY_S,
+      );
+    }
     this.catchUp();
     return this.current;
   }
@@ -100,9 +130,16 @@ export class SearchIndexHolder {
     return this.current !== null;
   }
 
+  /** Resolves with an index of the store's data as it is when called (a build of older data is followed by another). */
   rebuild(): Promise<CompanySearchIndex> {
-    if (this.building) return this.building;
     const generation = this.store.generation;
+    if (this.building) {
+      if (this.buildingFor === generation) return this.building;
+      return this.building.catch(() => undefined).then(() => this.rebuild());
+    }
+    if (this.stopping.signal.aborted) return Promise.reject(new Error('search index holder is closed'));
+    this.buildingFor = generation;
+    this.read = 0;
     this.building = this.loadOrBuild()
       .then(({ index, shared }) => {
         this.current = index;
@@ -138,9 +175,22 @@ export class SearchIndexHolder {
         this.log?.warn({ err, file: saved.file }, 'saved search index unreadable; rebuilding it');
       }
     }
-    const index = await CompanySearchIndex.build(this.store, this.log);
+    this.log?.info(
+      'no saved search index for the data as it is: building it from the store (about a minute at 1M companies)',
+    );
+    let told = Date.now();
+    const index = await CompanySearchIndex.build(this.store, this.log, {
+      signal: this.stopping.signal,
+      onRows: (n) => {
+        this.read += n;
+        if (Date.now() - told < PROGRESS_LOG_MS) return;
+        told = Date.now();
+        this.log?.info({ companies: this.read }, 'search index: companies read so far');
+      },
+    });
     const after = this.store.derivedDataFile?.(SNAPSHOT_NAME) ?? null;
-    if (saved && after && after.key === saved.key && after.file === saved.file) {
+    const closing = this.stopping.signal.aborted;
+    if (saved && after && !closing && after.key === saved.key && after.file === saved.file) {
       const started = Date.now();
       // Saving is for the next start: searches need not wait for it, and a failure is reported, never fatal.
       this.saving = this.saving

@@ -45,14 +45,15 @@ export class WordIndex {
    * `names[doc]` lists the doc's name then its aliases; acronyms are derived here. `rank[doc]` is the
    * doc's place in importance order (0 = most important), used to order postings. About 11 s of work
    * at 1M companies, in a server that keeps answering: the long loops let other work run between
-   * slices (see {@link BUILD_SLICE_MS}).
+   * slices (see {@link BUILD_SLICE_MS}); `signal` stops it (it rejects) at the next of them.
    */
   static async build(
     names: readonly (readonly string[])[],
     rank: Uint32Array,
     sliceMs = BUILD_SLICE_MS,
+    signal?: AbortSignal,
   ): Promise<WordIndex> {
-    const slice = new Slicer(sliceMs);
+    const slice = new Slicer(sliceMs, signal);
     const words = new Map<string, number>();
     const entryDoc: number[] = [];
     const entryText: string[] = [];
@@ -329,16 +330,20 @@ function bitsOf(wordStart: Uint32Array, entryWords: Uint32Array): Uint32Array {
 /** Longest stretch a build works without letting other work of the process run. */
 export const BUILD_SLICE_MS = 50;
 
-/** Lets a long loop give way once `ms` have passed since it last did. */
+/** Lets a long loop give way once `ms` have passed since it last did, and stop when `signal` says so. */
 class Slicer {
   private since = performance.now();
 
-  constructor(private readonly ms: number) {}
+  constructor(
+    private readonly ms: number,
+    private readonly signal?: AbortSignal,
+  ) {}
 
-  /** Resolves at once within a slice, else after other pending work has had its turn. */
+  /** Resolves at once within a slice, else after other pending work has had its turn; rejects once aborted. */
   async next(): Promise<void> {
     if (performance.now() - this.since < this.ms) return;
     await new Promise<void>((resolve) => setImmediate(resolve));
+    this.signal?.throwIfAborted();
     this.since = performance.now();
   }
 }

@@ -46,6 +46,8 @@ async function main(): Promise<void> {
     await seeding.runScript(splitStatements(readSeed('test-small.cypher')));
   await seeding.close();
   const running = await startServer(config, log);
+  // Ready as /readyz would say: searches answered.
+  await running.searchReady;
   process.stdout.write(`ready ${running.port}\n`);
 }
 

@@ -44,6 +44,8 @@ export async function startTestServer(
     ...env,
   });
   const running = await startServer(config, log);
+  // Ready as /readyz would say: searches answered.
+  await running.searchReady;
   if (seed) {
     await running.store.runScript(splitStatements(readSeed(seed)));
     await running.search.rebuild();

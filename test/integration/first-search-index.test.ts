@@ -1,0 +1,114 @@
+import fs from 'node:fs';
+import { loadConfig } from '../../src/config/env';
+import { createLogger } from '../../src/logger';
+import { CompanySearchIndex } from '../../src/search/company-search';
+import { startServer } from '../../src/server';
+import type { RunningServer } from '../../src/server';
+import { splitStatements } from '../../src/store/cypher-files';
+import { embeddedStore } from '../../src/store/open-store';
+import { readSeed, tempDir } from '../support/paths';
+
+const KEY = 'test-key-0123456789abcdef';
+
+/**
+ * A server started on data with no saved search index builds one (a minute at 1M companies). It
+ * listens meanwhile: health, readiness and every read but searches are answered, and a search is
+ * refused with a retry time instead of being held for the whole build.
+ */
+describe('a server building its first search index', () => {
+  const dataDir = tempDir('first-index');
+  let running: RunningServer;
+  let base: string;
+  let release: () => void = () => undefined;
+  const gate = new Promise<void>((resolve) => (release = resolve));
+  const build = CompanySearchIndex.build.bind(CompanySearchIndex);
+  let spy: jest.SpyInstance;
+
+  beforeAll(async () => {
+    const config = loadConfig({
+      PORT: '0',
+      HOST: '127.0.0.1',
+      DATA_DIR: dataDir,
+      API_KEYS: KEY,
+      SEED_DEMO: 'false',
+      LOG_LEVEL: 'silent',
+      JOBS_POLL_MS: '100',
+      JOB_LOCK_S: '2',
+    });
+    const log = createLogger('silent');
+    // The data is there before the server starts, as after an import.
+    const seeding = embeddedStore(config, log);
+    await seeding.open();
+    await seeding.runScript(splitStatements(readSeed('test-small.cypher')));
+    await seeding.close();
+    // The build waits for the test's word after reading the store, as a long one would.
+    spy = jest.spyOn(CompanySearchIndex, 'build').mockImplementation(async (store, l, opts) => {
+      const index = await build(store, l, opts);
+      await gate;
+      return index;
+    });
+    running = await startServer(config, log);
+    base = `http://127.0.0.1:${running.port}`;
+  });
+
+  afterAll(async () => {
+    release();
+    spy.mockRestore();
+    await running?.close();
+    fs.rmSync(dataDir, { recursive: true, force: true });
+  });
+
+  const get = (p: string) => fetch(`${base}${p}`, { headers: { 'X-SERVICE-KEY': KEY } });
+  const graphql = (query: string) =>
+    fetch(`${base}/graphql`, {
+      method: 'POST',
+      headers: { 'X-SERVICE-KEY': KEY, 'content-type': 'application/json' },
+      body: JSON.stringify({ query }),
+    });
+
+  it('answers health, readiness and reads, and refuses searches with a time to retry', async () => {
+    expect(spy).toHaveBeenCalledTimes(1);
+    expect((await fetch(`${base}/healthz`)).status).toBe(200);
+
+    const ready = await fetch(`${base}/readyz`);
+    expect(ready.status).toBe(503);
+    const readyBody = (await ready.json()) as { status: string; derived: Record<string, string> };
+    expect(readyBody.status).toBe('starting');
+    expect(readyBody.derived.search_index).toBe('building');
+
+    const profile = await get('/v1/companies/boeing/');
+    expect(profile.status).toBe(200);
+    expect(((await profile.json()) as { name: string }).name).toBe('Boeing Co');
+    const suppliers = await get('/v1/companies/boeing/suppliers/?limit=10');
+    expect(suppliers.status).toBe(200);
+    expect(((await suppliers.json()) as { results: unknown[] }).results).toHaveLength(4);
+
+    for (const p of ['/v1/companies/?name=boeing', '/v1/companies/suggest/?q=boe']) {
+      const refused = await get(p);
+      expect(refused.status).toBe(503);
+      expect(refused.headers.get('retry-after')).toBe('5');
+      expect(refused.headers.get('content-type')).toMatch(/^application\/problem\+json/);
+      const problem = (await refused.json()) as { code: string; detail: string };
+      expect(problem.code).toBe('UNAVAILABLE');
+      expect(problem.detail).toMatch(/search index is being built \(8 companies read so far\)/);
+    }
+
+    const gq = (await (
+      await graphql('{ companies(name: "boeing", limit: 1) { results { vid } } }')
+    ).json()) as {
+      errors: { extensions: { code: string; retry_after_s: number } }[];
+    };
+    expect(gq.errors[0]!.extensions).toMatchObject({ code: 'UNAVAILABLE', retry_after_s: 5 });
+    // Refused searches start no build of their own: the one under way is shared.
+    expect(spy).toHaveBeenCalledTimes(1);
+  });
+
+  it('answers searches and says it is ready once the index is built', async () => {
+    release();
+    await running.searchReady;
+    expect((await fetch(`${base}/readyz`)).status).toBe(200);
+    const res = await get('/v1/companies/?name=boeing&limit=1');
+    expect(res.status).toBe(200);
+    expect(((await res.json()) as { results: { vid: string }[] }).results[0]!.vid).toBe('boeing');
+  });
+});
