@@ -736,7 +736,10 @@ export class EmbeddedGraphStore implements GraphStore {
   }
 
   async scanSearchRows(onBatch: (rows: SearchRow[]) => void): Promise<void> {
-    await this.live.stream(this.queries.get('search/scan-companies')!, {}, 20_000, (rows) =>
+    // Small batches: the index is built from them on the main thread while the server answers, and
+    // a batch of 20,000 held requests for about a second at 1M companies (p90 of /healthz 1.5 s
+    // during a first build, against 0.4 s with 2,000; the build took as long).
+    await this.live.stream(this.queries.get('search/scan-companies')!, {}, 2_000, (rows) =>
       onBatch(rows.map(toSearchRow)),
     );
   }
