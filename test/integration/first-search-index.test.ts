@@ -5,6 +5,7 @@ import { CompanySearchIndex } from '../../src/search/company-search';
 import { startServer } from '../../src/server';
 import type { RunningServer } from '../../src/server';
 import { splitStatements } from '../../src/store/cypher-files';
+import { EmbeddedGraphStore } from '../../src/store/embedded/embedded.store';
 import { embeddedStore } from '../../src/store/open-store';
 import { readSeed, tempDir } from '../support/paths';
 
@@ -23,6 +24,7 @@ describe('a server building its first search index', () => {
   const gate = new Promise<void>((resolve) => (release = resolve));
   const build = CompanySearchIndex.build.bind(CompanySearchIndex);
   let spy: jest.SpyInstance;
+  const prepare = jest.spyOn(EmbeddedGraphStore.prototype, 'prepare');
 
   beforeAll(async () => {
     const config = loadConfig({
@@ -54,6 +56,7 @@ describe('a server building its first search index', () => {
   afterAll(async () => {
     release();
     spy.mockRestore();
+    prepare.mockRestore();
     await running?.close();
     fs.rmSync(dataDir, { recursive: true, force: true });
   });
@@ -101,12 +104,15 @@ describe('a server building its first search index', () => {
     expect(gq.errors[0]!.extensions).toMatchObject({ code: 'UNAVAILABLE', retry_after_s: 5 });
     // Refused searches start no build of their own: the one under way is shared.
     expect(spy).toHaveBeenCalledTimes(1);
+    // Nothing else that reads the whole graph runs beside the first index (walks, point reads).
+    expect(prepare).not.toHaveBeenCalled();
   });
 
   it('answers searches and says it is ready once the index is built', async () => {
     release();
     await running.searchReady;
     expect((await fetch(`${base}/readyz`)).status).toBe(200);
+    expect(prepare).toHaveBeenCalledTimes(1);
     const res = await get('/v1/companies/?name=boeing&limit=1');
     expect(res.status).toBe(200);
     expect(((await res.json()) as { results: { vid: string }[] }).results[0]!.vid).toBe('boeing');
