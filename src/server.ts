@@ -57,6 +57,8 @@ export async function startServer(config: Config, log: Logger): Promise<RunningS
       log.info({ dir }, 'removed staging files of an interrupted import');
   }
   const store = await openStore(config, log, true);
+  // Stopped before the store closes when the start fails later on (a port in use, say).
+  let searchHolder: SearchIndexHolder | null = null;
   try {
     const { companies } = await store.stats();
     if (companies === 0 && config.SEED_DEMO) await loadDemo(config, store, log);
@@ -80,9 +82,14 @@ export async function startServer(config: Config, log: Logger): Promise<RunningS
     // the data): everything but searches is answered from the store meanwhile, and /readyz says when
     // searches are; a search before then is refused with Retry-After rather than held.
     const search = new SearchIndexHolder(store, searchLog, threads, { refuseUntilBuilt: true });
+    searchHolder = search;
     const searchReady = search.rebuild().then(
       () => undefined,
-      (err: unknown) => searchLog.error({ err }, 'search index build failed; the next search tries again'),
+      (err: unknown) => {
+        // Stopped by a close: nothing failed.
+        if (!search.closed)
+          searchLog.error({ err }, 'search index build failed; the next search tries again');
+      },
     );
     const limits = { maxPageSize: config.MAX_PAGE_SIZE, maxOffset: config.MAX_OFFSET };
     const cache = new ReadCache(config.READ_CACHE_ENTRIES, () => store.generation);
@@ -189,7 +196,8 @@ export async function startServer(config: Config, log: Logger): Promise<RunningS
       open: config.BLOB_STORE === 'local' ? [downloadsRoutes(local)] : [],
     });
     const server = await new Promise<Server>((resolve, reject) => {
-      const s = app.listen(config.PORT, config.HOST, () => resolve(s));
+      // Express 5 calls back on a failure to listen too (a port in use), with the error.
+      const s = app.listen(config.PORT, config.HOST, (err?: Error) => (err ? reject(err) : resolve(s)));
       s.once('error', reject);
     });
     server.keepAliveTimeout = 65_000;
@@ -232,6 +240,7 @@ export async function startServer(config: Config, log: Logger): Promise<RunningS
         })()),
     };
   } catch (e) {
+    await searchHolder?.close();
     await store.close();
     throw e;
   }

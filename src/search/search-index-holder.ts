@@ -70,8 +70,8 @@ export class SearchIndexHolder {
   }
 
   /**
-   * Stops a build under way (it reads no further from the store once this resolves) and the search
-   * threads. A save already started is not stopped: see {@link saved}.
+   * Stops a build under way (it reads no further from the store once this resolves), lets a save
+   * under way end (a snapshot is not left half written), and stops the search threads.
    */
   async close(): Promise<void> {
     this.stopping.abort();
@@ -80,10 +80,17 @@ export class SearchIndexHolder {
     await this.threads?.close();
   }
 
+  /** Whether close was called: a build it stopped failed for that reason alone. */
+  get closed(): boolean {
+    return this.stopping.signal.aborted;
+  }
+
   async get(): Promise<CompanySearchIndex> {
     if (!this.current) {
       if (!this.options.refuseUntilBuilt) return this.rebuild();
-      this.rebuild().catch((err: unknown) => this.log?.error({ err }, 'search index build failed'));
+      this.rebuild().catch((err: unknown) => {
+        if (!this.closed) this.log?.error({ err }, 'search index build failed');
+      });
       throw new AppError(
         'UNAVAILABLE',
         `The search index is being built (${this.read.toLocaleString('en-US')} companies read so far); ` +

@@ -1,4 +1,5 @@
 import fs from 'node:fs';
+import net from 'node:net';
 import { loadConfig } from '../../src/config/env';
 import { createLogger } from '../../src/logger';
 import { CompanySearchIndex } from '../../src/search/company-search';
@@ -8,8 +9,10 @@ import { splitStatements } from '../../src/store/cypher-files';
 import { EmbeddedGraphStore } from '../../src/store/embedded/embedded.store';
 import { embeddedStore } from '../../src/store/open-store';
 import { readSeed, tempDir } from '../support/paths';
+import { recordingLogger } from '../support/server';
 
 const KEY = 'test-key-0123456789abcdef';
+const build = CompanySearchIndex.build.bind(CompanySearchIndex);
 
 /**
  * A server started on data with no saved search index builds one (a minute at 1M companies). It
@@ -22,7 +25,6 @@ describe('a server building its first search index', () => {
   let base: string;
   let release: () => void = () => undefined;
   const gate = new Promise<void>((resolve) => (release = resolve));
-  const build = CompanySearchIndex.build.bind(CompanySearchIndex);
   let spy: jest.SpyInstance;
   const prepare = jest.spyOn(EmbeddedGraphStore.prototype, 'prepare');
 
@@ -116,5 +118,41 @@ describe('a server building its first search index', () => {
     const res = await get('/v1/companies/?name=boeing&limit=1');
     expect(res.status).toBe(200);
     expect(((await res.json()) as { results: { vid: string }[] }).results[0]!.vid).toBe('boeing');
+  });
+});
+
+describe('a server that cannot listen', () => {
+  it('stops its first search index build before closing the store', async () => {
+    const dataDir = tempDir('first-index-port');
+    const { log, lines } = recordingLogger();
+    const blocker = net.createServer();
+    await new Promise<void>((resolve) => blocker.listen(0, '127.0.0.1', resolve));
+    const port = (blocker.address() as net.AddressInfo).port;
+    // The build reads the store and then waits until it is told to stop, as a long one would.
+    const spy = jest.spyOn(CompanySearchIndex, 'build').mockImplementation(async (store, l, opts) => {
+      await build(store, l, opts);
+      await new Promise<void>((_resolve, reject) =>
+        opts?.signal?.addEventListener('abort', () => reject(opts.signal!.reason)),
+      );
+      throw new Error('not stopped');
+    });
+    try {
+      const config = loadConfig({
+        PORT: String(port),
+        HOST: '127.0.0.1',
+        DATA_DIR: dataDir,
+        API_KEYS: KEY,
+        SEED_DEMO: 'false',
+        LOG_LEVEL: 'warn',
+        JOBS_POLL_MS: '100',
+      });
+      await expect(startServer(config, log)).rejects.toMatchObject({ code: 'EADDRINUSE' });
+      expect(spy).toHaveBeenCalledTimes(1);
+      expect(lines.filter((l) => l.level >= 50)).toEqual([]);
+    } finally {
+      spy.mockRestore();
+      blocker.close();
+      fs.rmSync(dataDir, { recursive: true, force: true });
+    }
   });
 });
