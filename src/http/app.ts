@@ -207,6 +207,10 @@ export async function buildApp(o: AppOptions): Promise<BuiltApp> {
     // catch a persisted query, which comes out of Apollo's cache, and cannot stop validation midway.
     validationRules: [knownOperationTypesRule, queryLimitRule(o.graphqlLimits)],
     plugins: [ApolloServerPluginLandingPageDisabled()],
+    // The server's close stops Apollo in its turn. Left to itself (outside tests), Apollo would also
+    // stop on SIGTERM and SIGINT and then send the signal again, killing the process half-way
+    // through that close (a search index being saved, jobs being handed back).
+    stopOnTerminationSignals: false,
     formatError: (formatted, error) => formatGraphQLError(formatted, error, o.log),
   });
   await apollo.start();
