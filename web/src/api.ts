@@ -28,9 +28,17 @@ export class ApiError extends Error {
     message: string,
     readonly status: number,
     readonly code: string | null,
+    /** Seconds the server asked to wait before trying again (a 503 while it starts), else null. */
+    readonly retryAfterS: number | null = null,
   ) {
     super(message);
   }
+}
+
+/** Seconds in a Retry-After header given as a number (the form this server sends), else null. */
+function retryAfterOf(res: Response): number | null {
+  const v = Number(res.headers.get('retry-after') ?? NaN);
+  return Number.isFinite(v) && v >= 0 ? v : null;
 }
 
 /** Raised when the server refuses the stored key, so the app can ask for another. */
@@ -52,7 +60,7 @@ async function failure(res: Response): Promise<ApiError> {
     // Not JSON: keep the status text.
   }
   const Kind = res.status === 401 || res.status === 403 ? KeyRefused : ApiError;
-  return new Kind(detail, res.status, code);
+  return new Kind(detail, res.status, code, retryAfterOf(res));
 }
 
 export async function rest<T>(path: string, init: { method?: string; body?: unknown } = {}): Promise<T> {
@@ -67,7 +75,7 @@ export async function rest<T>(path: string, init: { method?: string; body?: unkn
 
 interface GqlResponse<T> {
   data?: T | null;
-  errors?: { message: string; extensions?: { code?: string; status?: number } }[];
+  errors?: { message: string; extensions?: { code?: string; status?: number; retry_after_s?: number } }[];
 }
 
 export async function gql<T>(query: string, variables: Record<string, unknown> = {}): Promise<T> {
@@ -80,7 +88,13 @@ export async function gql<T>(query: string, variables: Record<string, unknown> =
   const body = (await res.json()) as GqlResponse<T>;
   const first = body.errors?.[0];
   if (first) {
-    throw new ApiError(first.message, first.extensions?.status ?? res.status, first.extensions?.code ?? null);
+    const ext = first.extensions;
+    throw new ApiError(
+      first.message,
+      ext?.status ?? res.status,
+      ext?.code ?? null,
+      ext?.retry_after_s ?? null,
+    );
   }
   if (!body.data) throw new ApiError('The server returned no data.', res.status, null);
   return body.data;

@@ -181,14 +181,36 @@ export async function searchView(main: HTMLElement, url: URL): Promise<void> {
   }
 
   replace(results, h('p', { class: 'muted' }, 'Searching…'));
-  const data = await gql<{ companies: { has_more: boolean; results: SearchHit[] } }>(SEARCH, {
-    name: q || null,
-    country: country || null,
-    subs,
-    limit: PAGE,
-    offset,
-    min: 0.1,
-  });
+  const ask = () =>
+    gql<{ companies: { has_more: boolean; results: SearchHit[] } }>(SEARCH, {
+      name: q || null,
+      country: country || null,
+      subs,
+      limit: PAGE,
+      offset,
+      min: 0.1,
+    });
+  let data: Awaited<ReturnType<typeof ask>>;
+  for (;;) {
+    try {
+      data = await ask();
+      break;
+    } catch (e) {
+      // A server that has just started answers searches once its search index is built, and says when
+      // to ask again: the page says so and asks again then, while it is still on screen.
+      if (!(e instanceof ApiError) || e.status !== 503 || e.retryAfterS === null) throw e;
+      replace(
+        results,
+        h(
+          'p',
+          { role: 'status', class: 'muted' },
+          `The server has just started and is still building its search index. This page searches again in ${e.retryAfterS} s.`,
+        ),
+      );
+      await new Promise((resolve) => window.setTimeout(resolve, e.retryAfterS! * 1000));
+      if (!results.isConnected) return;
+    }
+  }
   const page = data.companies;
   const pageLink = (to: number, label: string) => {
     const p = new URLSearchParams(url.searchParams);
