@@ -57,8 +57,9 @@ export async function startServer(config: Config, log: Logger): Promise<RunningS
       log.info({ dir }, 'removed staging files of an interrupted import');
   }
   const store = await openStore(config, log, true);
-  // Stopped before the store closes when the start fails later on (a port in use, say).
-  let searchHolder: SearchIndexHolder | null = null;
+  // What has been started so far, stopped in reverse order before the store closes when the start
+  // fails later on (a port in use, say): nothing of a failed start keeps running.
+  const started: (() => Promise<unknown>)[] = [];
   try {
     const { companies } = await store.stats();
     if (companies === 0 && config.SEED_DEMO) await loadDemo(config, store, log);
@@ -73,6 +74,7 @@ export async function startServer(config: Config, log: Logger): Promise<RunningS
     }
 
     const unfollow = store.followExternalImports?.() ?? (() => undefined);
+    started.push(() => Promise.resolve(unfollow()));
     const searchLog = log.child({ module: 'search' });
     // From the TypeScript sources (tests) there is no compiled worker: searches stay on the main thread.
     const threadCount = config.SEARCH_THREADS ?? Math.min(8, os.availableParallelism());
@@ -82,7 +84,7 @@ export async function startServer(config: Config, log: Logger): Promise<RunningS
     // the data): everything but searches is answered from the store meanwhile, and /readyz says when
     // searches are; a search before then is refused with Retry-After rather than held.
     const search = new SearchIndexHolder(store, searchLog, threads, { refuseUntilBuilt: true });
-    searchHolder = search;
+    started.push(() => search.close());
     const searchReady = search.rebuild().then(
       () => undefined,
       (err: unknown) => {
@@ -109,6 +111,7 @@ export async function startServer(config: Config, log: Logger): Promise<RunningS
           })
         : local;
     const jobsEngine = openJobsEngine(config);
+    started.push(() => jobsEngine.close());
     const jobs = new JobQueue(
       jobQueueOptions(config, {
         engine: jobsEngine,
@@ -120,6 +123,7 @@ export async function startServer(config: Config, log: Logger): Promise<RunningS
       }),
     );
     await jobs.start();
+    started.push(() => jobs.close());
     const services = {
       companies: new CompaniesService(store, search, limits, cache),
       relationships: new RelationshipsService(
@@ -151,9 +155,15 @@ export async function startServer(config: Config, log: Logger): Promise<RunningS
     };
     const keepCurrent = setInterval(catchUp, DERIVED_CATCH_UP_MS);
     keepCurrent.unref();
+    started.push(async () => {
+      closed = true;
+      clearInterval(keepCurrent);
+      await services.relationships.heads.close();
+    });
     const sharedLimits = config.RATE_LIMIT_REDIS_URL
       ? redisRateLimitStore(config.RATE_LIMIT_REDIS_URL)
       : null;
+    if (sharedLimits) started.push(() => sharedLimits.close());
     const { app, apollo } = await buildApp({
       schema: buildSchema(),
       services,
@@ -195,6 +205,7 @@ export async function startServer(config: Config, log: Logger): Promise<RunningS
       dataVersion: () => `${store.generation}.${search.generation}`,
       open: config.BLOB_STORE === 'local' ? [downloadsRoutes(local)] : [],
     });
+    started.push(() => apollo.stop());
     const server = await new Promise<Server>((resolve, reject) => {
       // Express 5 calls back on a failure to listen too (a port in use), with the error.
       const s = app.listen(config.PORT, config.HOST, (err?: Error) => (err ? reject(err) : resolve(s)));
@@ -240,7 +251,7 @@ export async function startServer(config: Config, log: Logger): Promise<RunningS
         })()),
     };
   } catch (e) {
-    await searchHolder?.close();
+    for (const stop of started.reverse()) await stop().catch(() => undefined);
     await store.close();
     throw e;
   }

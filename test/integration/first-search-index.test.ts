@@ -2,6 +2,7 @@ import fs from 'node:fs';
 import net from 'node:net';
 import { loadConfig } from '../../src/config/env';
 import { createLogger } from '../../src/logger';
+import { JobQueue } from '../../src/jobs/job-queue';
 import { CompanySearchIndex } from '../../src/search/company-search';
 import { startServer } from '../../src/server';
 import type { RunningServer } from '../../src/server';
@@ -122,7 +123,7 @@ describe('a server building its first search index', () => {
 });
 
 describe('a server that cannot listen', () => {
-  it('stops its first search index build before closing the store', async () => {
+  it('stops its first search index build, its job queue and its watch before closing the store', async () => {
     const dataDir = tempDir('first-index-port');
     const { log, lines } = recordingLogger();
     const blocker = net.createServer();
@@ -135,6 +136,12 @@ describe('a server that cannot listen', () => {
       opts?.signal?.throwIfAborted();
       throw new Error('not stopped');
     });
+    const jobsClosed = jest.spyOn(JobQueue.prototype, 'close');
+    // The store's watch on its generation file for imports by other processes ends too.
+    const unfollowed = jest.fn();
+    const follow = jest
+      .spyOn(EmbeddedGraphStore.prototype, 'followExternalImports')
+      .mockImplementation(() => unfollowed);
     try {
       const config = loadConfig({
         PORT: String(port),
@@ -144,13 +151,20 @@ describe('a server that cannot listen', () => {
         SEED_DEMO: 'false',
         LOG_LEVEL: 'warn',
         JOBS_POLL_MS: '100',
+        // No worker: a job it took at once would leave the queue library's 30 s liveness timer behind
+        // when closed straight after (harmless to a process that exits, not to a test run).
+        JOBS_WORKER: 'false',
       });
       await expect(startServer(config, log)).rejects.toMatchObject({ code: 'EADDRINUSE' });
       expect(spy).toHaveBeenCalledTimes(1);
+      expect(jobsClosed).toHaveBeenCalledTimes(1);
+      expect(unfollowed).toHaveBeenCalledTimes(1);
       expect(lines.filter((l) => l.level >= 50)).toEqual([]);
     } finally {
       spy.mockRestore();
-      blocker.close();
+      jobsClosed.mockRestore();
+      follow.mockRestore();
+      await new Promise<void>((resolve) => blocker.close(() => resolve()));
       fs.rmSync(dataDir, { recursive: true, force: true });
     }
   });
