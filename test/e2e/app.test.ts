@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import { chromium } from 'playwright-core';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
+import { CHROMIUM, launchChromium } from '../support/browser';
 import { startTestServer, TEST_KEY } from '../support/server';
 import type { TestServer } from '../support/server';
 import { ROOT } from '../support/paths';
@@ -12,7 +12,6 @@ import { buildWebApp } from '../support/web-build';
  * The browser is Debian's chromium (never a download); CI installs it, and
  * elsewhere the suite says how to get it instead of failing.
  */
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 const inCi = process.env.CI === 'true' || process.env.CI === '1';
 const haveBrowser = fs.existsSync(CHROMIUM);
 const ARTIFACTS = path.join(ROOT, 'test', 'e2e', 'artifacts');
@@ -79,17 +78,7 @@ suite('the web app in chromium', () => {
     fs.rmSync(ARTIFACTS, { recursive: true, force: true });
     fs.mkdirSync(ARTIFACTS, { recursive: true });
     server = await startTestServer({}, 'demo.cypher');
-    browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      args: [
-        '--no-sandbox',
-        '--disable-gpu',
-        '--disable-background-networking',
-        '--disable-component-update',
-        '--disable-sync',
-        '--no-first-run',
-      ],
-    });
+    browser = await launchChromium();
     context = await browser.newContext({ viewport: { width: 1360, height: 900 }, acceptDownloads: true });
     // Download links are signed for http://localhost:<port> (PUBLIC_URL unset), so the browser uses that origin.
     base = `http://localhost:${server.running.port}`;

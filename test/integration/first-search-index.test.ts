@@ -1,19 +1,17 @@
 import fs from 'node:fs';
 import net from 'node:net';
 import { loadConfig } from '../../src/config/env';
-import { createLogger } from '../../src/logger';
 import { JobQueue } from '../../src/jobs/job-queue';
 import { CompanySearchIndex } from '../../src/search/company-search';
 import { startServer } from '../../src/server';
 import type { RunningServer } from '../../src/server';
-import { splitStatements } from '../../src/store/cypher-files';
 import { EmbeddedGraphStore } from '../../src/store/embedded/embedded.store';
-import { embeddedStore } from '../../src/store/open-store';
-import { readSeed, tempDir } from '../support/paths';
-import { recordingLogger } from '../support/server';
+import { tempDir } from '../support/paths';
+import { buildIndex, startServerBuildingIndex } from '../support/held-build';
+import type { ServerBuildingIndex } from '../support/held-build';
+import { recordingLogger, TEST_KEY } from '../support/server';
 
-const KEY = 'test-key-0123456789abcdef';
-const build = CompanySearchIndex.build.bind(CompanySearchIndex);
+const KEY = TEST_KEY;
 
 /**
  * A server started on data with no saved search index builds one (a minute at 1M companies). It
@@ -21,47 +19,20 @@ const build = CompanySearchIndex.build.bind(CompanySearchIndex);
  * refused with a retry time instead of being held for the whole build.
  */
 describe('a server building its first search index', () => {
-  const dataDir = tempDir('first-index');
-  let running: RunningServer;
+  let t: ServerBuildingIndex;
   let base: string;
-  let release: () => void = () => undefined;
-  const gate = new Promise<void>((resolve) => (release = resolve));
+  let running: RunningServer;
   let spy: jest.SpyInstance;
   const prepare = jest.spyOn(EmbeddedGraphStore.prototype, 'prepare');
 
   beforeAll(async () => {
-    const config = loadConfig({
-      PORT: '0',
-      HOST: '127.0.0.1',
-      DATA_DIR: dataDir,
-      API_KEYS: KEY,
-      SEED_DEMO: 'false',
-      LOG_LEVEL: 'silent',
-      JOBS_POLL_MS: '100',
-      JOB_LOCK_S: '2',
-    });
-    const log = createLogger('silent');
-    // The data is there before the server starts, as after an import.
-    const seeding = embeddedStore(config, log);
-    await seeding.open();
-    await seeding.runScript(splitStatements(readSeed('test-small.cypher')));
-    await seeding.close();
-    // The build waits for the test's word after reading the store, as a long one would.
-    spy = jest.spyOn(CompanySearchIndex, 'build').mockImplementation(async (store, l, opts) => {
-      const index = await build(store, l, opts);
-      await gate;
-      return index;
-    });
-    running = await startServer(config, log);
-    base = `http://127.0.0.1:${running.port}`;
+    t = await startServerBuildingIndex('first-index');
+    ({ base, running, build: spy } = t);
   });
 
   afterAll(async () => {
-    release();
-    spy.mockRestore();
     prepare.mockRestore();
-    await running?.close();
-    fs.rmSync(dataDir, { recursive: true, force: true });
+    await t?.stop();
   });
 
   const get = (p: string) => fetch(`${base}${p}`, { headers: { 'X-SERVICE-KEY': KEY } });
@@ -112,7 +83,7 @@ describe('a server building its first search index', () => {
   });
 
   it('answers searches and says it is ready once the index is built', async () => {
-    release();
+    t.release();
     await running.searchReady;
     expect((await fetch(`${base}/readyz`)).status).toBe(200);
     expect(prepare).toHaveBeenCalledTimes(1);
@@ -131,7 +102,7 @@ describe('a server that cannot listen', () => {
     const port = (blocker.address() as net.AddressInfo).port;
     // The build reads the store and then waits until it is told to stop, as a long one would.
     const spy = jest.spyOn(CompanySearchIndex, 'build').mockImplementation(async (store, l, opts) => {
-      await build(store, l, opts);
+      await buildIndex(store, l, opts);
       await new Promise<void>((resolve) => opts?.signal?.addEventListener('abort', () => resolve()));
       opts?.signal?.throwIfAborted();
       throw new Error('not stopped');

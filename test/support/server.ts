@@ -2,6 +2,7 @@ import fs from 'node:fs';
 import pino from 'pino';
 import path from 'node:path';
 import { loadConfig } from '../../src/config/env';
+import type { Config } from '../../src/config/env';
 import { createLogger } from '../../src/logger';
 import type { Logger } from '../../src/logger';
 import { startServer } from '../../src/server';
@@ -22,17 +23,9 @@ export interface TestServer {
   stop(keepData?: boolean): Promise<void>;
 }
 
-/**
- * The real service on an ephemeral loopback port, with its own data directory,
- * loaded with the hand-made seed graph (or nothing).
- */
-export async function startTestServer(
-  env: Record<string, string> = {},
-  seed: string | null = 'test-small.cypher',
-  log: Logger = createLogger('silent'),
-): Promise<TestServer> {
-  const dataDir = env.DATA_DIR ?? tempDir('http');
-  const config = loadConfig({
+/** A test server's configuration: loopback, an ephemeral port, the test key, quiet, quick job polls; `env` wins. */
+export function testConfig(dataDir: string, env: Record<string, string> = {}): Config {
+  return loadConfig({
     PORT: '0',
     HOST: '127.0.0.1',
     DATA_DIR: dataDir,
@@ -43,6 +36,19 @@ export async function startTestServer(
     JOB_LOCK_S: '2',
     ...env,
   });
+}
+
+/**
+ * The real service on an ephemeral loopback port, with its own data directory,
+ * loaded with the hand-made seed graph (or nothing).
+ */
+export async function startTestServer(
+  env: Record<string, string> = {},
+  seed: string | null = 'test-small.cypher',
+  log: Logger = createLogger('silent'),
+): Promise<TestServer> {
+  const dataDir = env.DATA_DIR ?? tempDir('http');
+  const config = testConfig(dataDir, env);
   const running = await startServer(config, log);
   // Ready as /readyz would say: searches answered.
   await running.searchReady;
