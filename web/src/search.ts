@@ -207,7 +207,8 @@ export async function searchView(main: HTMLElement, url: URL): Promise<void> {
           `The server has just started and is still building its search index. This page searches again in ${e.retryAfterS} s.`,
         ),
       );
-      await new Promise((resolve) => window.setTimeout(resolve, e.retryAfterS! * 1000));
+      // At least a second apart, whatever the header says.
+      await new Promise((resolve) => window.setTimeout(resolve, Math.max(1, e.retryAfterS!) * 1000));
       if (!results.isConnected) return;
     }
   }
