@@ -10,7 +10,7 @@ import type { SharedSnapshot } from '../store/snapshot';
 const SNAPSHOT_NAME = 'search-index';
 
 /** Seconds a search refused while the first index is built asks the client to wait (Retry-After). */
-export const FIRST_BUILD_RETRY_S = 5;
+const FIRST_BUILD_RETRY_S = 5;
 /** How often a build logs how many companies it has read. */
 const PROGRESS_LOG_MS = 10_000;
 

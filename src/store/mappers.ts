@@ -235,23 +235,6 @@ export function toSummary(c: Props): CompanySummary {
   };
 }
 
-/** A profile's core fields (what toCompanyCore makes of its row). */
-export function coreOfProfile(p: CompanyProfile): CompanyCore {
-  return {
-    vid: p.vid,
-    cid_id: p.cid_id,
-    name: p.name,
-    company_legal_name: p.company_legal_name,
-    description: p.description,
-    domains: p.domains,
-    websites: p.websites,
-    count_supplier_evidence: p.count_supplier_evidence,
-    count_customer_evidence: p.count_customer_evidence,
-    count_customers: p.count_customers,
-    count_suppliers: p.count_suppliers,
-  };
-}
-
 /** A row of the `relationship/list-*` queries with its counterpart (mapped from its `company/get-summary` row, or from a CounterpartLookup). */
 export function withCounterpart(
   row: Props,

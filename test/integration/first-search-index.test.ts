@@ -1,6 +1,5 @@
 import fs from 'node:fs';
 import net from 'node:net';
-import { loadConfig } from '../../src/config/env';
 import { JobQueue } from '../../src/jobs/job-queue';
 import { CompanySearchIndex } from '../../src/search/company-search';
 import { startServer } from '../../src/server';
@@ -9,7 +8,7 @@ import { EmbeddedGraphStore } from '../../src/store/embedded/embedded.store';
 import { tempDir } from '../support/paths';
 import { buildIndex, startServerBuildingIndex } from '../support/held-build';
 import type { ServerBuildingIndex } from '../support/held-build';
-import { recordingLogger, TEST_KEY } from '../support/server';
+import { recordingLogger, testConfig, TEST_KEY } from '../support/server';
 
 const KEY = TEST_KEY;
 
@@ -114,14 +113,9 @@ describe('a server that cannot listen', () => {
       .spyOn(EmbeddedGraphStore.prototype, 'followExternalImports')
       .mockImplementation(() => unfollowed);
     try {
-      const config = loadConfig({
+      const config = testConfig(dataDir, {
         PORT: String(port),
-        HOST: '127.0.0.1',
-        DATA_DIR: dataDir,
-        API_KEYS: KEY,
-        SEED_DEMO: 'false',
         LOG_LEVEL: 'warn',
-        JOBS_POLL_MS: '100',
         // No worker: a job it took at once would leave the queue library's 30 s liveness timer behind
         // when closed straight after (harmless to a process that exits, not to a test run).
         JOBS_WORKER: 'false',

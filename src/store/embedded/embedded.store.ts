@@ -36,7 +36,6 @@ import {
   toSearchRow,
   toPathStep,
   toTierRelationship,
-  coreOfProfile,
 } from '../mappers';
 import { PointReads, relationshipListQuery } from '../point-reads';
 import { domicileSpellings, needsStepWalk, stepParams, walkBySteps } from '../step-walk';
@@ -518,7 +517,8 @@ export class EmbeddedGraphStore implements GraphStore {
   async getCompanies(vids: readonly string[]): Promise<CompanyCore[]> {
     await this.points.ready();
     const file = this.points.file;
-    if (file) return file.companies(vids).map(coreOfProfile);
+    // A profile holds its row's core fields already mapped, which the mapper keeps as they are.
+    if (file) return file.companies(vids).map((p) => toCompanyCore(p as unknown as Props));
     // Concurrent primary-key lookups beat one query over the list on this engine.
     const rows = await Promise.all(vids.map((vid) => this.q('company/get-core', { vid })));
     return rows.flatMap(([row]) => (row ? [toCompanyCore(row)] : []));

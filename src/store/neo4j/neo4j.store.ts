@@ -37,7 +37,6 @@ import {
   toPathStep,
   toProfile,
   toEdge,
-  coreOfProfile,
 } from '../mappers';
 import type { Props } from '../mappers';
 import { PointReads, relationshipListQuery } from '../point-reads';
@@ -462,7 +461,8 @@ export class Neo4jGraphStore implements GraphStore {
     if (vids.length === 0) return [];
     await this.points.ready();
     const file = this.points.file;
-    if (file) return file.companies(vids).map(coreOfProfile);
+    // A profile holds its row's core fields already mapped, which the mapper keeps as they are.
+    if (file) return file.companies(vids).map((p) => toCompanyCore(p as unknown as Props));
     const rows = await this.read('company/get-cores', { vids: [...vids] });
     const byVid = new Map(rows.map((r) => [str(r.vid) ?? '', r]));
     return vids.flatMap((vid) => {
