@@ -6,7 +6,7 @@ import type { CompanyCore, CompanySummary } from '../domain/model';
 import { wordSimilarity, wordSimilarityOf } from '../domain/trigram';
 import { PackedStrings } from '../store/packed-strings';
 import { fnv1a } from '../store/string-hash';
-import { KeyedLists } from './keyed-lists';
+import { KeyedLists, KeyedListsBuilder } from './keyed-lists';
 import { coreOfRecord, coreRecord } from './core-record';
 import type { CoreRecord } from './core-record';
 import { PackedRecords, PackedRecordsBuilder } from './packed-records';
@@ -394,15 +394,10 @@ export class CompanySearchIndex {
     const countries = new Map<string, number>();
     const placeIds: number[] = [];
     const places = new Map<string, number>();
-    const byHost = new Map<string, number[]>();
-    const byCity = new Map<string, number[]>();
-    const byIdentifier = new Map<string, number[]>();
-    const byIndustry = new Map<string, number[]>();
-    const push = (m: Map<string, number[]>, key: string, doc: number) => {
-      const list = m.get(key);
-      if (!list) m.set(key, [doc]);
-      else if (list[list.length - 1] !== doc) list.push(doc);
-    };
+    const byHost = new KeyedListsBuilder();
+    const byCity = new KeyedListsBuilder();
+    const byIdentifier = new KeyedListsBuilder();
+    const byIndustry = new KeyedListsBuilder();
     await store.scanSearchRows((rows) => {
       signal?.throwIfAborted();
       for (const r of rows) {
@@ -427,14 +422,14 @@ export class CompanySearchIndex {
           places.set(r.country, place);
         }
         placeIds.push(place);
-        for (const h of r.hosts) push(byHost, h, doc);
-        for (const city of r.cities) push(byCity, fold(city), doc);
-        if (r.industry) push(byIndustry, fold(r.industry), doc);
+        for (const h of r.hosts) byHost.add(h, doc);
+        for (const city of r.cities) byCity.add(fold(city), doc);
+        if (r.industry) byIndustry.add(fold(r.industry), doc);
         if (r.industryCode) {
-          push(byIndustry, fold(r.industryCode), doc);
-          if (r.industryCodeSystem) push(byIndustry, fold(`${r.industryCodeSystem}:${r.industryCode}`), doc);
+          byIndustry.add(fold(r.industryCode), doc);
+          if (r.industryCodeSystem) byIndustry.add(fold(`${r.industryCodeSystem}:${r.industryCode}`), doc);
         }
-        for (const value of r.identifierValues) push(byIdentifier, fold(value), doc);
+        for (const value of r.identifierValues) byIdentifier.add(fold(value), doc);
       }
       onRows?.(rows.length);
     });
@@ -457,10 +452,10 @@ export class CompanySearchIndex {
     await turn();
     const trigrams = builder.build();
     await turn();
-    const cityLists = KeyedLists.from(byCity);
-    const identifierLists = KeyedLists.from(byIdentifier);
-    const hostLists = KeyedLists.from(byHost);
-    const industryLists = KeyedLists.from(byIndustry);
+    const cityLists = byCity.build();
+    const identifierLists = byIdentifier.build();
+    const hostLists = byHost.build();
+    const industryLists = byIndustry.build();
     await turn();
     const words = await WordIndex.build(entries, rank, undefined, signal);
     const packedNames = PackedStrings.from(names);

@@ -21,34 +21,22 @@ export class KeyedLists {
 
   /** The lists of `m`, each sorted ascending. */
   static from(m: ReadonlyMap<string, readonly number[]>): KeyedLists {
-    const encoded: Buffer[] = [];
-    const keyStart = new Uint32Array(m.size + 1);
-    const valueStart = new Uint32Array(m.size + 1);
-    let k = 0;
-    let bytes = 0;
-    let count = 0;
+    const b = new KeyedListsBuilder();
     for (const [key, list] of m) {
-      const b = Buffer.from(key, 'utf8');
-      encoded.push(b);
-      bytes += b.length;
-      count += list.length;
-      keyStart[++k] = bytes;
-      valueStart[k] = count;
+      b.key(key);
+      for (const value of list) b.add(key, value);
     }
-    const keys = Buffer.concat(encoded, bytes);
-    const values = new Uint32Array(count);
-    k = 0;
-    for (const list of m.values()) {
-      const part = values.subarray(valueStart[k], valueStart[k + 1]);
-      part.set(list);
-      part.sort();
-      k++;
-    }
+    return b.build();
+  }
+
+  /** Lists laid out by {@link KeyedListsBuilder.build}. */
+  static of(keys: Buffer, keyStart: Uint32Array, valueStart: Uint32Array, values: Uint32Array): KeyedLists {
+    const n = keyStart.length - 1;
     let size = 16;
-    while (size < m.size * 2) size *= 2;
+    while (size < n * 2) size *= 2;
     const slots = new Uint32Array(size);
     const mask = size - 1;
-    for (let i = 0; i < m.size; i++) {
+    for (let i = 0; i < n; i++) {
       let slot = hashBytes(keys, keyStart[i]!, keyStart[i + 1]!) & mask;
       while (slots[slot] !== 0) slot = (slot + 1) & mask;
       slots[slot] = i + 1;
@@ -120,4 +108,76 @@ function hashBytes(b: Buffer, from: number, to: number): number {
   let h = 0x811c9dc5;
   for (let i = from; i < to; i++) h = Math.imul(h ^ b[i]!, 0x01000193);
   return h >>> 0;
+}
+
+/**
+ * Gathers {@link KeyedLists} one value at a time, as a build reads its rows, without an array per key:
+ * at a million companies the keys number millions, most with one value, and a Map of arrays made the
+ * collector walk them all through the build. Keys keep the order in which they were first given; a
+ * value given again right after itself for the same key is kept once.
+ */
+export class KeyedListsBuilder {
+  private readonly ids = new Map<string, number>();
+  private readonly names: string[] = [];
+  /** Per key id, its last value (to drop repeats and see whether the values came in order). */
+  private last = new Float64Array(1024);
+  /** Key id and value of every pair, in the order given. */
+  private pairKey = new Uint32Array(4096);
+  private pairValue = new Uint32Array(4096);
+  private pairs = 0;
+  private ascending = true;
+
+  /** The id of `key`, given one now if it is new (with no value yet). */
+  key(key: string): number {
+    let id = this.ids.get(key);
+    if (id === undefined) {
+      id = this.names.length;
+      this.ids.set(key, id);
+      this.names.push(key);
+      if (id === this.last.length) {
+        const last = new Float64Array(id * 2);
+        last.set(this.last);
+        this.last = last;
+      }
+      this.last[id] = -1;
+    }
+    return id;
+  }
+
+  /** Adds `value` (an integer from 0 to 2^32 - 1) to the list of `key`. */
+  add(key: string, value: number): void {
+    const id = this.key(key);
+    const last = this.last[id]!;
+    if (last === value) return;
+    if (value < last) this.ascending = false;
+    this.last[id] = value;
+    if (this.pairs === this.pairKey.length) {
+      this.pairKey = widened(this.pairKey);
+      this.pairValue = widened(this.pairValue);
+    }
+    this.pairKey[this.pairs] = id;
+    this.pairValue[this.pairs++] = value;
+  }
+
+  build(): KeyedLists {
+    const n = this.names.length;
+    const keyStart = new Uint32Array(n + 1);
+    for (let k = 0; k < n; k++) keyStart[k + 1] = keyStart[k]! + Buffer.byteLength(this.names[k]!, 'utf8');
+    const keys = Buffer.allocUnsafe(keyStart[n]!);
+    for (let k = 0; k < n; k++) keys.write(this.names[k]!, keyStart[k]!, 'utf8');
+    const valueStart = new Uint32Array(n + 1);
+    for (let p = 0; p < this.pairs; p++) valueStart[this.pairKey[p]! + 1]!++;
+    for (let k = 0; k < n; k++) valueStart[k + 1]! += valueStart[k]!;
+    const fill = valueStart.slice(0, n);
+    const values = new Uint32Array(this.pairs);
+    for (let p = 0; p < this.pairs; p++) values[fill[this.pairKey[p]!]!++] = this.pairValue[p]!;
+    if (!this.ascending) for (let k = 0; k < n; k++) values.subarray(valueStart[k], valueStart[k + 1]).sort();
+    return KeyedLists.of(keys, keyStart, valueStart, values);
+  }
+}
+
+function widened(a: Uint32Array): Uint32Array<ArrayBuffer> {
+  const next = new Uint32Array(a.length * 2);
+  next.set(a);
+  return next;
 }
