@@ -448,6 +448,9 @@ export class CompanySearchIndex {
       signal?.throwIfAborted();
     };
     await turn();
+    // The word index's typo words are found on a thread of their own meanwhile (see WordIndex.start).
+    const wordsStarted = await WordIndex.start(entries, rank, undefined, signal);
+    await turn();
     const packedVids = PackedStrings.from(vids);
     await turn();
     const trigrams = builder.build();
@@ -457,11 +460,11 @@ export class CompanySearchIndex {
     const hostLists = byHost.build();
     const industryLists = byIndustry.build();
     await turn();
-    const words = await WordIndex.build(entries, rank, undefined, signal);
     const packedNames = PackedStrings.from(names);
     await turn();
     const packedCores = cores.build();
     await turn();
+    const words = await wordsStarted.finish();
     const index = new CompanySearchIndex(
       packedVids,
       trigrams,

@@ -1,3 +1,6 @@
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import { Worker } from 'node:worker_threads';
 import { TrigramIndex, TrigramIndexBuilder } from './trigram-index';
 import { PackedStrings } from '../store/packed-strings';
 import type { SnapshotReader, SnapshotWriter } from '../store/snapshot';
@@ -53,6 +56,20 @@ export class WordIndex {
     sliceMs = BUILD_SLICE_MS,
     signal?: AbortSignal,
   ): Promise<WordIndex> {
+    return (await WordIndex.start(names, rank, sliceMs, signal)).finish();
+  }
+
+  /**
+   * The first half of {@link build}: every name's words read and the vocabulary sorted. The typo words
+   * of the vocabulary (some 6 s at 1M companies) are then found on a thread of their own where one can
+   * run, so that other work of the build can be done on this one before `finish` waits for them.
+   */
+  static async start(
+    names: readonly (readonly string[])[],
+    rank: Uint32Array,
+    sliceMs = BUILD_SLICE_MS,
+    signal?: AbortSignal,
+  ): Promise<{ finish(): Promise<WordIndex> }> {
     const slice = new Slicer(sliceMs, signal);
     const words = new Map<string, number>();
     const entryDoc: number[] = [];
@@ -97,55 +114,52 @@ export class WordIndex {
     const remap = new Uint32Array(words.size);
     vocab.forEach((w, i) => (remap[words.get(w)!] = i));
     const entryWords = Uint32Array.from(rawWords, (id) => remap[id]!);
-    const entries = entryDoc.length;
-    const starts = Uint32Array.from(wordStart);
-    const postStart = new Uint32Array(vocab.length + 1);
-    for (let e = 0; e < entries; e++) {
-      if ((e & 4095) === 0) await slice.next();
-      const distinct = new Set(entryWords.subarray(starts[e], starts[e + 1]));
-      for (const w of distinct) postStart[w + 1]!++;
-    }
-    for (let w = 1; w <= vocab.length; w++) postStart[w]! += postStart[w - 1]!;
-    const fill = postStart.slice(0, vocab.length);
-    const postings = new Uint32Array(postStart[vocab.length]!);
-    // Entries in importance order, so each posting list comes out most important first.
-    const byRank = Uint32Array.from(entryDoc.keys()).sort(
-      (a, b) => rank[entryDoc[a]!]! - rank[entryDoc[b]!]! || a - b,
-    );
-    for (let k = 0; k < byRank.length; k++) {
-      if ((k & 4095) === 0) await slice.next();
-      const e = byRank[k]!;
-      const distinct = new Set(entryWords.subarray(starts[e], starts[e + 1]));
-      for (const w of distinct) postings[fill[w]!++] = e;
-    }
-    const builder = new TrigramIndexBuilder();
-    for (const w of vocab) builder.add(w);
-    const vocabTrigrams = builder.build();
-    // Most query words are vocabulary words: their typo words are looked up, not searched for (about
-    // 4 s for the 86,000 words of 1M generated companies, 3.7 MB).
-    const typoStart = new Uint32Array(vocab.length + 1);
-    const typoIds: number[] = [];
-    for (let id = 0; id < vocab.length; id++) {
-      if ((id & 63) === 0) await slice.next();
-      for (const t of typoWordsOf(vocab[id]!, vocab, vocabTrigrams)) typoIds.push(t);
-      typoStart[id + 1] = typoIds.length;
-    }
-    return new WordIndex(
-      vocab,
-      postStart,
-      postings,
-      Uint32Array.from(entryDoc),
-      PackedStrings.from(entryText),
-      Uint8Array.from(entryKind),
-      starts,
-      entryWords,
-      docEntryStart,
-      vocabTrigrams,
-      Uint8Array.from(vocab, (w) => (LEGAL_FORMS.has(w) ? 1 : 0)),
-      typoStart,
-      Uint32Array.from(typoIds),
-      bitsOf(starts, entryWords),
-    );
+    const vocabTrigrams = vocabularyTrigrams(vocab);
+    const typos = typoTable(vocab, vocabTrigrams, slice, signal);
+    // Waited for in finish(); a failure until then is not an unhandled one.
+    typos.catch(() => undefined);
+    return {
+      finish: async () => {
+        const entries = entryDoc.length;
+        const starts = Uint32Array.from(wordStart);
+        const postStart = new Uint32Array(vocab.length + 1);
+        for (let e = 0; e < entries; e++) {
+          if ((e & 4095) === 0) await slice.next();
+          const distinct = new Set(entryWords.subarray(starts[e], starts[e + 1]));
+          for (const w of distinct) postStart[w + 1]!++;
+        }
+        for (let w = 1; w <= vocab.length; w++) postStart[w]! += postStart[w - 1]!;
+        const fill = postStart.slice(0, vocab.length);
+        const postings = new Uint32Array(postStart[vocab.length]!);
+        // Entries in importance order, so each posting list comes out most important first.
+        const byRank = Uint32Array.from(entryDoc.keys()).sort(
+          (a, b) => rank[entryDoc[a]!]! - rank[entryDoc[b]!]! || a - b,
+        );
+        for (let k = 0; k < byRank.length; k++) {
+          if ((k & 4095) === 0) await slice.next();
+          const e = byRank[k]!;
+          const distinct = new Set(entryWords.subarray(starts[e], starts[e + 1]));
+          for (const w of distinct) postings[fill[w]!++] = e;
+        }
+        const { typoStart, typoIds } = await typos;
+        return new WordIndex(
+          vocab,
+          postStart,
+          postings,
+          Uint32Array.from(entryDoc),
+          PackedStrings.from(entryText),
+          Uint8Array.from(entryKind),
+          starts,
+          entryWords,
+          docEntryStart,
+          vocabTrigrams,
+          Uint8Array.from(vocab, (w) => (LEGAL_FORMS.has(w) ? 1 : 0)),
+          typoStart,
+          typoIds,
+          bitsOf(starts, entryWords),
+        );
+      },
+    };
   }
 
   /** Saves the index (see {@link WordIndex.readFrom}). */
@@ -314,6 +328,81 @@ function typoWordsOf(word: string, vocab: readonly string[], vocabTrigrams: Trig
       const w = vocab[id]!;
       return w !== word && editDistanceWithin(word, w, edits) <= edits;
     });
+}
+
+/** The typo words of every vocabulary word: word `id`'s are `typoIds[typoStart[id], typoStart[id + 1])`. */
+export interface TypoTable {
+  typoStart: Uint32Array<ArrayBuffer>;
+  typoIds: Uint32Array<ArrayBuffer>;
+}
+
+/** The trigram index over the vocabulary that typo words are found through. */
+export function vocabularyTrigrams(vocab: readonly string[]): TrigramIndex {
+  const builder = new TrigramIndexBuilder();
+  for (const w of vocab) builder.add(w);
+  return builder.build();
+}
+
+/**
+ * Most query words are vocabulary words: their typo words are looked up, not searched for. Finding
+ * them takes some 6 s for the 86,000 words of 1M generated companies (3.7 MB), here between the slices
+ * of `slice` (a thread of its own calls this with none).
+ */
+export async function typoTableOf(
+  vocab: readonly string[],
+  vocabTrigrams: TrigramIndex,
+  slice?: { next(): Promise<void> },
+): Promise<TypoTable> {
+  const typoStart = new Uint32Array(vocab.length + 1);
+  const typoIds: number[] = [];
+  for (let id = 0; id < vocab.length; id++) {
+    if (slice && (id & 63) === 0) await slice.next();
+    for (const t of typoWordsOf(vocab[id]!, vocab, vocabTrigrams)) typoIds.push(t);
+    typoStart[id + 1] = typoIds.length;
+  }
+  return { typoStart, typoIds: Uint32Array.from(typoIds) };
+}
+
+/** Below this many words the typo table is found on the building thread: a thread costs more to start. */
+export const TYPO_THREAD_MIN_WORDS = 2000;
+const TYPO_WORKER_FILE = join(__dirname, 'typo-worker.js');
+
+/**
+ * {@link typoTableOf} on a thread of its own when the compiled worker script is there (it is not when
+ * running from TypeScript sources) and the vocabulary is large enough; on this thread, between the
+ * slices of `slice`, otherwise or when that thread fails. `signal` ends the thread.
+ */
+function typoTable(
+  vocab: readonly string[],
+  vocabTrigrams: TrigramIndex,
+  slice: Slicer,
+  signal?: AbortSignal,
+): Promise<TypoTable> {
+  const here = () => typoTableOf(vocab, vocabTrigrams, slice);
+  if (vocab.length < TYPO_THREAD_MIN_WORDS || !__filename.endsWith('.js') || !existsSync(TYPO_WORKER_FILE)) {
+    return here();
+  }
+  return new Promise<TypoTable>((resolve, reject) => {
+    signal?.throwIfAborted();
+    const worker = new Worker(TYPO_WORKER_FILE, { workerData: { vocab } });
+    const stop = () => void worker.terminate();
+    signal?.addEventListener('abort', stop, { once: true });
+    let answered = false;
+    worker.once('message', (table: TypoTable) => {
+      answered = true;
+      resolve(table);
+    });
+    worker.once('error', reject);
+    worker.once('exit', (code) => {
+      signal?.removeEventListener('abort', stop);
+      if (!answered) reject(new Error(`typo thread exited with ${code}`));
+    });
+  }).catch((err: unknown) => {
+    // Stopped: so is the build. Failed otherwise (it could not start, say): found here instead.
+    if (signal?.aborted) throw signal.reason;
+    void err;
+    return here();
+  });
 }
 
 /** {@link WordIndex.entryBits} of every entry. */

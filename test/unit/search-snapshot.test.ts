@@ -1,7 +1,6 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import ts from 'typescript';
 import type { SearchRow } from '../../src/domain/search-row';
 import type { GraphStore } from '../../src/store/graph-store';
 import { CompanySearchIndex } from '../../src/search/company-search';
@@ -9,6 +8,7 @@ import type { SearchCriteria } from '../../src/search/company-search';
 import { SearchIndexHolder } from '../../src/search/search-index-holder';
 import type * as SearchThreadsModule from '../../src/search/search-threads';
 import { SnapshotReader, SnapshotWriter } from '../../src/store/snapshot';
+import { compiledDir, compiledModule } from '../support/compiled-sources';
 import { buildCompanyCore } from '../support/factories';
 
 const WORDS = [
@@ -234,33 +234,16 @@ describe('search index snapshot', () => {
 
 type ThreadsModule = typeof SearchThreadsModule;
 
-/**
- * The search threads run compiled JavaScript, which tests from sources do not have: the sources are
- * transpiled into a directory under node_modules (so that packages resolve), in their own layout.
- */
+/** The search threads run compiled JavaScript (see compiledModule). */
 function compiledThreads(dir: string): ThreadsModule {
-  const src = path.join(__dirname, '..', '..', 'src');
-  for (const f of fs.readdirSync(src, { recursive: true, encoding: 'utf8' })) {
-    if (!f.endsWith('.ts')) continue;
-    const out = ts.transpileModule(fs.readFileSync(path.join(src, f), 'utf8'), {
-      compilerOptions: {
-        module: ts.ModuleKind.CommonJS,
-        target: ts.ScriptTarget.ES2022,
-        esModuleInterop: true,
-      },
-    }).outputText;
-    fs.mkdirSync(path.dirname(path.join(dir, f)), { recursive: true });
-    fs.writeFileSync(path.join(dir, f.replace(/\.ts$/, '.js')), out);
-  }
-  // eslint-disable-next-line @typescript-eslint/no-require-imports -- loads the module compiled just above
-  return require(path.join(dir, 'search', 'search-threads.js')) as ThreadsModule;
+  return compiledModule<ThreadsModule>(dir, 'search/search-threads');
 }
 
 describe('search threads', () => {
   let dir: string;
   let compiled: string;
   beforeAll(() => {
-    compiled = path.join(__dirname, '..', '..', 'node_modules', '.cache', `tiergraph-threads-${process.pid}`);
+    compiled = compiledDir('threads');
   });
   beforeEach(() => {
     dir = fs.mkdtempSync(path.join(os.tmpdir(), 'tiergraph-threads-'));

@@ -1,0 +1,102 @@
+import fs from 'node:fs';
+import workerThreads from 'node:worker_threads';
+import type * as WordIndexModule from '../../src/search/word-index';
+import { TYPO_THREAD_MIN_WORDS, WordIndex } from '../../src/search/word-index';
+import { compiledDir, compiledModule } from '../support/compiled-sources';
+
+type WordIndexes = typeof WordIndexModule;
+
+/** A made-up word of 5 to 10 letters from a seeded generator. */
+function wordMaker(seed: number): () => string {
+  let s = seed;
+  const next = () => ((s = (Math.imul(s, 1103515245) + 12345) >>> 0) >>> 8) / (1 << 24);
+  const letters = 'abcdefghijklmnoprstuvwyz';
+  return () => {
+    const n = 5 + Math.floor(next() * 6);
+    let w = '';
+    for (let i = 0; i < n; i++) w += letters[Math.floor(next() * letters.length)]!;
+    return w;
+  };
+}
+
+/**
+ * Names over more distinct words than a typo thread is started for; every third word also appears with
+ * one letter changed, so that many words have typo words.
+ */
+function names(): string[][] {
+  const word = wordMaker(7);
+  const out: string[][] = [];
+  for (let i = 0; out.length < TYPO_THREAD_MIN_WORDS; i++) {
+    const a = word();
+    const b = word();
+    out.push([`${a} ${b}`]);
+    if (i % 3 === 0) out.push([`${a.slice(0, 2)}x${a.slice(3)} ${word()}`]);
+  }
+  return out;
+}
+
+describe('typo words found on a thread of their own', () => {
+  const dir = compiledDir('typo-thread');
+  const RealWorker = workerThreads.Worker;
+  const started: string[] = [];
+  const workers: workerThreads.Worker[] = [];
+  beforeAll(() => {
+    // Every worker started is noted, so that the tests know the thread ran (the module reads this
+    // property at each start).
+    workerThreads.Worker = class extends RealWorker {
+      constructor(file: string | URL, options?: workerThreads.WorkerOptions) {
+        super(file, options);
+        started.push(String(file));
+        workers.push(this);
+      }
+    };
+  });
+  afterAll(() => {
+    workerThreads.Worker = RealWorker;
+    fs.rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('are the typo words found on the building thread, word for word', async () => {
+    const compiled = compiledModule<WordIndexes>(dir, 'search/word-index');
+    const all = names();
+    const rank = Uint32Array.from(all, (_, i) => i);
+    const there = await compiled.WordIndex.build(all, rank);
+    expect(started.filter((f) => f.endsWith('typo-worker.js'))).toHaveLength(1);
+    // From sources there is no worker script: the same table is found here.
+    const here = await WordIndex.build(all, rank);
+    expect(here.vocabularySize).toBe(there.vocabularySize);
+    expect(here.vocabularySize).toBeGreaterThanOrEqual(TYPO_THREAD_MIN_WORDS);
+    let withTypos = 0;
+    for (const [text] of all) {
+      for (const w of text!.split(' ')) {
+        const expected = [...here.typoWords(w)];
+        expect([...there.typoWords(w)]).toEqual(expected);
+        if (expected.length > 0) withTypos++;
+      }
+    }
+    expect(withTypos).toBeGreaterThan(500);
+  });
+
+  it('end with the build when it is stopped', async () => {
+    const compiled = compiledModule<WordIndexes>(dir, 'search/word-index');
+    const all = names();
+    const stop = new AbortController();
+    const before = started.length;
+    const begun = await compiled.WordIndex.start(
+      all,
+      Uint32Array.from(all, (_, i) => i),
+      undefined,
+      stop.signal,
+    );
+    expect(started.length).toBe(before + 1);
+    const worker = workers[workers.length - 1]!;
+    let answered = false;
+    worker.once('message', () => (answered = true));
+    const exited = new Promise((resolve) => worker.once('exit', resolve));
+    stop.abort(new Error('closing'));
+    await expect(begun.finish()).rejects.toThrow('closing');
+    // Terminated, not left to find its table.
+    await exited;
+    expect(answered).toBe(false);
+  });
+});
