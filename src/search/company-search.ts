@@ -281,6 +281,15 @@ export class CompanySearchIndex {
 
   /** Saves the index to `file` under `key` (see {@link CompanySearchIndex.load}). */
   save(file: string, key: string): Promise<void> {
+    return this.snapshot().save(file, key);
+  }
+
+  /** The index's arrays in shared memory, as loadShared gives them: for fromShared on any thread. */
+  toShared(): SharedSnapshot {
+    return this.snapshot().toShared();
+  }
+
+  private snapshot(): SnapshotWriter {
     const w = new SnapshotWriter();
     w.json({ version: SNAPSHOT_VERSION, maxDegree: this.maxDegree, countries: [...this.countries] });
     this.vids.writeTo(w);
@@ -292,7 +301,7 @@ export class CompanySearchIndex {
     this.words.writeTo(w);
     this.cores.writeTo(w);
     w.array(this.placeOf).json(this.places);
-    return w.save(file, key);
+    return w;
   }
 
   /** The index saved in `file` under `key`; null when there is none, or it is of other data or another layout. */
@@ -376,7 +385,7 @@ export class CompanySearchIndex {
    * `signal` stops the build (it rejects) at the next batch or step, within some 50 ms.
    */
   static async build(
-    store: GraphStore,
+    store: Pick<GraphStore, 'scanSearchRows'>,
     log?: Logger,
     opts: { signal?: AbortSignal; onRows?: (count: number) => void } = {},
   ): Promise<CompanySearchIndex> {

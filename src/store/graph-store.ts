@@ -133,8 +133,11 @@ export interface GraphStore {
     counterparts?: CounterpartLookup,
   ): Promise<Page<RelationshipItem>>;
   getEdge(edgeId: string): Promise<EdgeRecord | null>;
-  /** Streams every company with its search keys, in batches, for the search index. */
-  scanSearchRows(onBatch: (rows: SearchRow[]) => void): Promise<void>;
+  /**
+   * Streams every company with its search keys, in batches, for the search index. A batch handler
+   * that returns a promise is waited for before the next batch is read.
+   */
+  scanSearchRows(onBatch: (rows: SearchRow[]) => void | Promise<void>): Promise<void>;
   /**
    * Replaces the whole graph with the staging files in `stagingDir`. The old
    * graph keeps serving until the new one is complete; a failure leaves it as it was.

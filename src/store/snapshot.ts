@@ -55,6 +55,8 @@ function kindOf(a: Typed): ArrayKind {
 export class SnapshotWriter {
   private readonly parts: Buffer[] = [];
   private readonly sections: Section[] = [];
+  /** Each section's bytes (parts also holds the padding between them). */
+  private readonly contents: Buffer[] = [];
   private size = 0;
 
   private add(kind: Kind, bytes: Buffer): void {
@@ -63,6 +65,7 @@ export class SnapshotWriter {
     this.size += pad;
     this.sections.push({ kind, at: this.size, bytes: bytes.length });
     this.parts.push(bytes);
+    this.contents.push(bytes);
     this.size += bytes.length;
   }
 
@@ -81,6 +84,27 @@ export class SnapshotWriter {
   json(value: unknown): this {
     this.add('json', Buffer.from(JSON.stringify(value)));
     return this;
+  }
+
+  /**
+   * The sections in shared memory, as SnapshotReader.open with `shared` gives them after reading
+   * the saved file: another thread can read the snapshot (SnapshotReader.fromShared) without a file.
+   */
+  toShared(): SharedSnapshot {
+    return {
+      sections: this.sections.map((s, i) => {
+        const bytes = new SharedArrayBuffer(s.bytes);
+        this.contents[i]!.copy(Buffer.from(bytes));
+        return { kind: s.kind, bytes };
+      }),
+    };
+  }
+
+  /** A writer of the sections of `shared`, to save them as the file they would have been read from. */
+  static fromShared(shared: SharedSnapshot): SnapshotWriter {
+    const w = new SnapshotWriter();
+    for (const s of shared.sections) w.add(s.kind, Buffer.from(s.bytes));
+    return w;
   }
 
   /**

@@ -277,7 +277,7 @@ export function graphStoreContract(
 
     it('streams search rows with the default-search flag, degree and search keys', async () => {
       const rows: SearchRow[] = [];
-      await store.scanSearchRows((batch) => rows.push(...batch));
+      await store.scanSearchRows((batch) => void rows.push(...batch));
       const byVid = new Map(rows.map((r) => [r.vid, r]));
       expect(rows).toHaveLength(8);
       expect(byVid.get('acme-hold')!.searchedByDefault).toBe(true);

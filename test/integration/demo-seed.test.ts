@@ -32,7 +32,7 @@ describe('seed/demo.cypher', () => {
     expect(stats.companies).toBe(40);
     expect(stats).toEqual(await imported.stats());
     const vids: string[] = [];
-    await imported.scanSearchRows((rows) => vids.push(...rows.map((r) => r.vid)));
+    await imported.scanSearchRows((rows) => void vids.push(...rows.map((r) => r.vid)));
     for (const vid of vids) {
       expect(await seeded.getCompany(vid)).toEqual(await imported.getCompany(vid));
       const q = { minConfidence: 0, evidenceFrom: null, limit: 100, offset: 0 };

@@ -8,6 +8,15 @@ import ts from 'typescript';
  * `module` (a path under src without extension, e.g. 'search/search-threads') loaded from there.
  */
 export function compiledModule<M>(dir: string, module: string): M {
+  if (!compiled.has(dir)) compile(dir);
+  // eslint-disable-next-line @typescript-eslint/no-require-imports -- loads a module compiled by compile()
+  return require(path.join(dir, `${module}.js`)) as M;
+}
+
+/** Directories compiled into by this process. */
+const compiled = new Set<string>();
+
+function compile(dir: string): void {
   const src = path.join(__dirname, '..', '..', 'src');
   for (const f of fs.readdirSync(src, { recursive: true, encoding: 'utf8' })) {
     if (!f.endsWith('.ts')) continue;
@@ -21,8 +30,7 @@ export function compiledModule<M>(dir: string, module: string): M {
     fs.mkdirSync(path.dirname(path.join(dir, f)), { recursive: true });
     fs.writeFileSync(path.join(dir, f.replace(/\.ts$/, '.js')), out);
   }
-  // eslint-disable-next-line @typescript-eslint/no-require-imports -- loads the module compiled just above
-  return require(path.join(dir, `${module}.js`)) as M;
+  compiled.add(dir);
 }
 
 /** A directory for {@link compiledModule} private to this test process (remove it after the tests). */

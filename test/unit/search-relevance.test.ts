@@ -4,7 +4,6 @@ import { parse } from 'csv-parse/sync';
 import { CompanySearchIndex } from '../../src/search/company-search';
 import type { SearchSort } from '../../src/search/company-search';
 import type { SearchRow } from '../../src/domain/search-row';
-import type { GraphStore } from '../../src/store/graph-store';
 import { buildSearchRow } from '../support/factories';
 
 interface Labelled {
@@ -50,7 +49,7 @@ function searchRows(): SearchRow[] {
 /** The index built from these rows, as a store streaming them would have it built. */
 function indexOf(rows: SearchRow[]): Promise<CompanySearchIndex> {
   const store = { scanSearchRows: (onBatch: (r: SearchRow[]) => void) => Promise.resolve(onBatch(rows)) };
-  return CompanySearchIndex.build(store as unknown as GraphStore);
+  return CompanySearchIndex.build(store);
 }
 
 function topOne(index: CompanySearchIndex, q: Labelled, sort: SearchSort): string | undefined {

@@ -1,7 +1,6 @@
 import { CompanySearchIndex } from '../../src/search/company-search';
 import type { SearchCriteria } from '../../src/search/company-search';
 import type { SearchRow } from '../../src/domain/search-row';
-import type { GraphStore } from '../../src/store/graph-store';
 import { buildSearchRow } from '../support/factories';
 
 /**
@@ -19,7 +18,7 @@ function rows(): SearchRow[] {
 
 function build(order: SearchRow[]): Promise<CompanySearchIndex> {
   const store = { scanSearchRows: (onBatch: (r: SearchRow[]) => void) => Promise.resolve(onBatch(order)) };
-  return CompanySearchIndex.build(store as unknown as GraphStore);
+  return CompanySearchIndex.build(store);
 }
 
 const SEARCHES: Partial<SearchCriteria>[] = [

@@ -3,7 +3,6 @@ import type { SearchCriteria } from '../../src/search/company-search';
 import { WidePrefixes } from '../../src/search/wide-prefixes';
 import { WordIndex } from '../../src/search/word-index';
 import type { SearchRow } from '../../src/domain/search-row';
-import type { GraphStore } from '../../src/store/graph-store';
 import { buildSearchRow } from '../support/factories';
 
 /** A word of letters only, `first` then n written in base 26 with letters, distinct for each n. */
@@ -99,7 +98,7 @@ describe('search over a word beginning that many words share', () => {
   );
   const indexOf = () => {
     const store = { scanSearchRows: (onBatch: (r: SearchRow[]) => void) => Promise.resolve(onBatch(rows)) };
-    return CompanySearchIndex.build(store as unknown as GraphStore);
+    return CompanySearchIndex.build(store);
   };
   type Internals = { words: WordIndex; byDegree: Uint32Array; widePrefixes: WidePrefixes };
 

@@ -583,7 +583,7 @@ export class Neo4jGraphStore implements GraphStore {
     return rows.map(toPathStep);
   }
 
-  async scanSearchRows(onBatch: (rows: SearchRow[]) => void): Promise<void> {
+  async scanSearchRows(onBatch: (rows: SearchRow[]) => void | Promise<void>): Promise<void> {
     await this.exec.stream(this.query('search/scan-companies'), {}, 20_000, (rows) =>
       onBatch(rows.map(toSearchRow)),
     );

@@ -1,0 +1,178 @@
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import workerThreads from 'node:worker_threads';
+import type { SearchRow } from '../../src/domain/search-row';
+import type * as BuildThreadModule from '../../src/search/build-thread';
+import type * as HolderModule from '../../src/search/search-index-holder';
+import type * as ThreadsModule from '../../src/search/search-threads';
+import type { GraphStore } from '../../src/store/graph-store';
+import { CompanySearchIndex } from '../../src/search/company-search';
+import type { SearchCriteria } from '../../src/search/company-search';
+import { SnapshotWriter } from '../../src/store/snapshot';
+import { compiledDir, compiledModule } from '../support/compiled-sources';
+import { buildCompanyCore } from '../support/factories';
+
+type BuildThread = typeof BuildThreadModule;
+type Holders = typeof HolderModule;
+type Threads = typeof ThreadsModule;
+
+const WORDS = ['Acme', 'Bolt', 'Castings', 'Delta', 'Steel', 'Nordic', 'Pacific', 'Glass', 'Motors'];
+
+/** 3,000 companies with every search key filled in some of them. */
+function rows(): SearchRow[] {
+  return Array.from({ length: 3000 }, (_, i) => {
+    const name = `${WORDS[i % 9]} ${WORDS[(i * 7 + 3) % 9]} ${i.toString(36)} GmbH`;
+    return {
+      core: buildCompanyCore(`v${i}`, name),
+      vid: `v${i}`,
+      name,
+      searchedByDefault: i % 5 !== 0,
+      isClusterParent: i % 3 === 0,
+      aliases: i % 4 === 0 ? [`${WORDS[(i + 1) % 9]} Trading ${i}`] : [],
+      industry: i % 2 === 0 ? 'Steel making' : null,
+      industryCode: i % 2 === 0 ? '331110' : null,
+      industryCodeSystem: i % 2 === 0 ? 'NAICS' : null,
+      degree: (i * 37) % 101,
+      country: ['DE', 'Japan', null][i % 3]!,
+      hosts: [`site${i % 50}.example`],
+      cities: i % 3 === 0 ? ['Hamburg'] : ['Osaka'],
+      identifierValues: [`LEI${String(i).padStart(6, '0')}`],
+    };
+  });
+}
+
+/** A store that hands its rows over in batches of 200, waiting for each batch to be taken as a real one does. */
+function store(all = rows(), between?: (batch: number) => Promise<void> | void) {
+  const scans = { count: 0 };
+  return {
+    scans,
+    store: {
+      async scanSearchRows(onBatch: (rows: SearchRow[]) => void | Promise<void>) {
+        scans.count++;
+        for (let at = 0, batch = 0; at < all.length; at += 200, batch++) {
+          await onBatch(all.slice(at, at + 200));
+          await between?.(batch);
+        }
+      },
+    },
+  };
+}
+
+const CRITERIA: Partial<SearchCriteria>[] = [
+  { name: 'acme steel' },
+  { name: 'nordc glass' },
+  { name: 'pacific trading' },
+  { city: 'hamburg' },
+  { identifier: 'LEI000042' },
+  { industry: 'NAICS:331110', name: 'delta' },
+];
+const criteria = (c: Partial<SearchCriteria>): SearchCriteria => ({
+  minSimilarity: 0.3,
+  includeSubsidiaries: false,
+  limit: 10,
+  offset: 0,
+  ...c,
+});
+
+describe('the search index built on a thread of its own', () => {
+  const compiled = compiledDir('build-thread');
+  const RealWorker = workerThreads.Worker;
+  const workers: { file: string; worker: workerThreads.Worker }[] = [];
+  let dir: string;
+  let mod: BuildThread;
+  beforeAll(() => {
+    // Every worker started is noted, so that the tests know the thread ran.
+    workerThreads.Worker = class extends RealWorker {
+      constructor(file: string | URL, options?: workerThreads.WorkerOptions) {
+        super(file, options);
+        workers.push({ file: String(file), worker: this });
+      }
+    };
+    mod = compiledModule<BuildThread>(compiled, 'search/build-thread');
+  });
+  beforeEach(() => {
+    dir = fs.mkdtempSync(path.join(os.tmpdir(), 'tiergraph-build-thread-'));
+  });
+  afterEach(() => fs.rmSync(dir, { recursive: true, force: true }));
+  afterAll(() => {
+    workerThreads.Worker = RealWorker;
+    fs.rmSync(compiled, { recursive: true, force: true });
+  });
+  const buildThreads = () => workers.filter((w) => w.file.endsWith('build-worker.js'));
+
+  it('is the index built here, byte for byte, and comes in shared memory', async () => {
+    const before = buildThreads().length;
+    const read: number[] = [];
+    const built = await mod.buildSearchIndex(store().store, undefined, { onRows: (n) => read.push(n) });
+    expect(buildThreads().length).toBe(before + 1);
+    expect(built.shared).not.toBeNull();
+    expect(read.reduce((a, b) => a + b, 0)).toBe(3000);
+    const here = await CompanySearchIndex.build(store().store);
+    await SnapshotWriter.fromShared(built.shared!).save(path.join(dir, 'thread'), 'k');
+    await here.save(path.join(dir, 'here'), 'k');
+    expect(fs.readFileSync(path.join(dir, 'thread')).equals(fs.readFileSync(path.join(dir, 'here')))).toBe(
+      true,
+    );
+    // Read on this thread from the shared arrays, it answers as the one built here.
+    const shared = CompanySearchIndex.fromShared(built.shared!)!;
+    for (const c of CRITERIA) expect(shared.search(criteria(c))).toEqual(here.search(criteria(c)));
+  });
+
+  it('stops reading and ends the thread when the build is stopped', async () => {
+    const stop = new AbortController();
+    const { store: s, scans } = store(rows(), (batch) => {
+      if (batch === 2) stop.abort(new Error('closing'));
+    });
+    await expect(mod.buildSearchIndex(s, undefined, { signal: stop.signal })).rejects.toThrow('closing');
+    expect(scans.count).toBe(1);
+    const { worker } = buildThreads().at(-1)!;
+    // Terminated: a worker that has exited has no thread id.
+    await new Promise<void>((resolve) =>
+      worker.threadId === -1 ? resolve() : worker.once('exit', () => resolve()),
+    );
+    expect(worker.threadId).toBe(-1);
+  });
+
+  it('is built here instead when the thread fails, from a second read of the store', async () => {
+    // A row the thread cannot be sent (a function is not cloneable) fails the hand-over.
+    const all = rows();
+    (all[2500] as unknown as { extra: () => void }).extra = () => undefined;
+    const { store: s, scans } = store(all);
+    const warned: string[] = [];
+    const log = { warn: (_: unknown, msg: string) => warned.push(msg), info: () => undefined };
+    const read: number[] = [];
+    const built = await mod.buildSearchIndex(s, log as never, { onRows: (n) => read.push(n) });
+    expect(built.shared).toBeNull();
+    expect(built.index.size).toBe(3000);
+    expect(scans.count).toBe(2);
+    expect(warned).toEqual(['search index build thread failed; building on the main thread instead']);
+    // What the failed attempt counted is taken back: the count ends at the companies read.
+    expect(read.reduce((a, b) => a + b, 0)).toBe(3000);
+  });
+
+  it('hands the search threads the index at once, and saves it for the next start', async () => {
+    const { SearchIndexHolder } = compiledModule<Holders>(compiled, 'search/search-index-holder');
+    const { SearchThreads } = compiledModule<Threads>(compiled, 'search/search-threads');
+    const threads = new SearchThreads(1);
+    const file = path.join(dir, 'g-1.search-index');
+    const s = {
+      ...store().store,
+      generation: 1,
+      derivedDataFile: () => ({ file, key: 'g-1#0' }),
+    } as unknown as GraphStore;
+    const here = await CompanySearchIndex.build(store().store);
+    await here.save(path.join(dir, 'here'), 'g-1#0');
+    const holder = new SearchIndexHolder(s, undefined, threads);
+    try {
+      await holder.rebuild();
+      // The thread holds the index before it is saved: it answers, where null would send the search back.
+      for (const c of CRITERIA)
+        expect(await threads.search(1, criteria(c))).toEqual(here.search(criteria(c)));
+      await holder.saved();
+      expect(fs.readFileSync(file).equals(fs.readFileSync(path.join(dir, 'here')))).toBe(true);
+    } finally {
+      await holder.close();
+    }
+  });
+});
