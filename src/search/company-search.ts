@@ -16,7 +16,7 @@ import type { QueryPlan } from './relevance';
 import { type PreparedQuery, TrigramIndex, TrigramIndexBuilder } from './trigram-index';
 import { SnapshotReader, SnapshotWriter } from '../store/snapshot';
 import type { SharedSnapshot } from '../store/snapshot';
-import { WordIndex } from './word-index';
+import { WordIndex, WordIndexBuilder } from './word-index';
 
 /** What a search can ask for; every criterion given must match. */
 export interface SearchCriteria {
@@ -398,7 +398,8 @@ export class CompanySearchIndex {
     const defaults: number[] = [];
     const countryIds: number[] = [];
     const names: string[] = [];
-    const entries: string[][] = [];
+    // The words of every name are found as the rows come (the vocabulary is sorted once all are read).
+    const entries = new WordIndexBuilder();
     const parents: number[] = [];
     const countries = new Map<string, number>();
     const placeIds: number[] = [];
@@ -416,7 +417,7 @@ export class CompanySearchIndex {
         degrees.push(r.degree);
         defaults.push(r.searchedByDefault ? 1 : 0);
         names.push(r.name);
-        entries.push([r.name, ...(r.aliases ?? [])]);
+        entries.add(r.aliases?.length ? [r.name, ...r.aliases] : [r.name]);
         parents.push(r.isClusterParent ? 1 : 0);
         let cid = 0;
         if (r.country) {

@@ -65,49 +65,23 @@ export class WordIndex {
    * run, so that other work of the build can be done on this one before `finish` waits for them.
    */
   static async start(
-    names: readonly (readonly string[])[],
+    names: readonly (readonly string[])[] | WordIndexBuilder,
     rank: Uint32Array,
     sliceMs = BUILD_SLICE_MS,
     signal?: AbortSignal,
   ): Promise<{ finish(): Promise<WordIndex> }> {
     const slice = new Slicer(sliceMs, signal);
-    const words = new Map<string, number>();
-    const entryDoc: number[] = [];
-    const entryText: string[] = [];
-    const entryKind: number[] = [];
-    const rawWords: number[] = [];
-    const wordStart: number[] = [0];
-    const docEntryStart = new Uint32Array(names.length + 1);
-    const idOf = (w: string) => {
-      let id = words.get(w);
-      if (id === undefined) words.set(w, (id = words.size));
-      return id;
-    };
-    const addEntry = (doc: number, text: string, kind: number, ws: readonly string[]) => {
-      entryDoc.push(doc);
-      entryText.push(text);
-      entryKind.push(kind);
-      for (const w of ws) rawWords.push(idOf(w));
-      wordStart.push(rawWords.length);
-    };
-    for (let doc = 0; doc < names.length; doc++) {
-      if ((doc & 1023) === 0) await slice.next();
-      docEntryStart[doc] = entryDoc.length;
-      const seen = new Set<string>();
-      names[doc]!.forEach((text, k) => {
-        const ws = wordsOf(text);
-        const key = ws.join(' ');
-        if (ws.length === 0 || seen.has(key)) return;
-        seen.add(key);
-        addEntry(doc, text, k === 0 ? 0 : 1, ws);
-        for (const a of acronymsOf(ws)) {
-          if (seen.has(a)) continue;
-          seen.add(a);
-          addEntry(doc, a.toUpperCase(), 2, [a]);
-        }
-      });
+    let read = names;
+    if (!(read instanceof WordIndexBuilder)) {
+      const all = read;
+      read = new WordIndexBuilder();
+      for (let doc = 0; doc < all.length; doc++) {
+        if ((doc & 1023) === 0) await slice.next();
+        read.add(all[doc]!);
+      }
     }
-    docEntryStart[names.length] = entryDoc.length;
+    const { words, entryDoc, entryText, entryKind, rawWords, wordStart } = read;
+    const docEntryStart = Uint32Array.from(read.docEntryStart);
 
     // Vocabulary ids become positions in sorted order, so a prefix is a contiguous range of ids.
     const vocab = [...words.keys()].sort();
@@ -328,6 +302,53 @@ function typoWordsOf(word: string, vocab: readonly string[], vocabTrigrams: Trig
       const w = vocab[id]!;
       return w !== word && editDistanceWithin(word, w, edits) <= edits;
     });
+}
+
+/**
+ * The names of a {@link WordIndex} read doc by doc, as a build reads its rows, so that the words are
+ * found while the rest is still being read; {@link WordIndex.start} goes on from here.
+ */
+export class WordIndexBuilder {
+  readonly words = new Map<string, number>();
+  readonly entryDoc: number[] = [];
+  readonly entryText: string[] = [];
+  readonly entryKind: number[] = [];
+  readonly rawWords: number[] = [];
+  readonly wordStart: number[] = [0];
+  /** First entry of each doc added, and one more place for the end. */
+  readonly docEntryStart: number[] = [0];
+
+  /** Adds the next doc (0 first): its name, then its aliases; acronyms are derived here. */
+  add(names: readonly string[]): void {
+    const doc = this.docEntryStart.length - 1;
+    this.docEntryStart[doc] = this.entryDoc.length;
+    const seen = new Set<string>();
+    names.forEach((text, k) => {
+      const ws = wordsOf(text);
+      const key = ws.join(' ');
+      if (ws.length === 0 || seen.has(key)) return;
+      seen.add(key);
+      this.addEntry(doc, text, k === 0 ? 0 : 1, ws);
+      for (const a of acronymsOf(ws)) {
+        if (seen.has(a)) continue;
+        seen.add(a);
+        this.addEntry(doc, a.toUpperCase(), 2, [a]);
+      }
+    });
+    this.docEntryStart.push(this.entryDoc.length);
+  }
+
+  private addEntry(doc: number, text: string, kind: number, ws: readonly string[]): void {
+    this.entryDoc.push(doc);
+    this.entryText.push(text);
+    this.entryKind.push(kind);
+    for (const w of ws) {
+      let id = this.words.get(w);
+      if (id === undefined) this.words.set(w, (id = this.words.size));
+      this.rawWords.push(id);
+    }
+    this.wordStart.push(this.rawWords.length);
+  }
 }
 
 /** The typo words of every vocabulary word: word `id`'s are `typoIds[typoStart[id], typoStart[id + 1])`. */

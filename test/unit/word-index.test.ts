@@ -1,6 +1,10 @@
 import { acronymsOf, allowedEdits, editDistanceWithin, wordsOf } from '../../src/search/name-words';
 import { matchEntry, planQuery } from '../../src/search/relevance';
-import { WordIndex } from '../../src/search/word-index';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { WordIndex, WordIndexBuilder } from '../../src/search/word-index';
+import { SnapshotWriter } from '../../src/store/snapshot';
 
 const NAMES = [
   'Nordic Steel Works',
@@ -49,6 +53,35 @@ describe('WordIndex.build', () => {
       expect(sliced.entriesOf(2999)).toEqual(whole.entriesOf(2999));
     } finally {
       clearInterval(tick);
+    }
+  });
+});
+
+describe('WordIndexBuilder', () => {
+  it('reads the names doc by doc, as rows come, into the index a build of them all makes', async () => {
+    const names = Array.from({ length: 500 }, (_, i) =>
+      i % 3 === 0
+        ? [NAMES[i % NAMES.length]!, `${NAMES[(i + 1) % NAMES.length]} ${i}`]
+        : [NAMES[i % NAMES.length]!],
+    );
+    const rank = Uint32Array.from(names, (_, i) => (i * 7) % names.length);
+    const read = new WordIndexBuilder();
+    for (const n of names) read.add(n);
+    const fromRows = await (await WordIndex.start(read, rank)).finish();
+    const whole = await WordIndex.build(names, rank);
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'word-index-'));
+    try {
+      const saved = async (index: WordIndex, name: string) => {
+        const w = new SnapshotWriter();
+        index.writeTo(w);
+        await w.save(path.join(dir, name), 'k');
+        return fs.readFileSync(path.join(dir, name));
+      };
+      expect((await saved(fromRows, 'rows')).equals(await saved(whole, 'whole'))).toBe(true);
+      expect(fromRows.entriesOf(499)).toEqual(whole.entriesOf(499));
+      expect(fromRows.vocabularySize).toBeGreaterThan(10);
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true });
     }
   });
 });
