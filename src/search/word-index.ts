@@ -60,7 +60,8 @@ export class WordIndex {
   }
 
   /**
-   * The first half of {@link build}: every name's words read and the vocabulary sorted. The typo words
+   * The first half of {@link build}: every name's words read (or taken from a {@link WordIndexBuilder}
+   * that read them as a build's rows came) and the vocabulary sorted. The typo words
    * of the vocabulary (some 6 s at 1M companies) are then found on a thread of their own where one can
    * run, so that other work of the build can be done on this one before `finish` waits for them.
    */
@@ -418,10 +419,9 @@ function typoTable(
       signal?.removeEventListener('abort', stop);
       if (!answered) reject(new Error(`typo thread exited with ${code}`));
     });
-  }).catch((err: unknown) => {
+  }).catch(() => {
     // Stopped: so is the build. Failed otherwise (it could not start, say): found here instead.
     if (signal?.aborted) throw signal.reason;
-    void err;
     return here();
   });
 }
