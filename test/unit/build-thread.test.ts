@@ -134,6 +134,26 @@ describe('the search index built on a thread of its own', () => {
     expect(worker.threadId).toBe(-1);
   });
 
+  it('ends the thread when the build is stopped after the read, while the thread indexes', async () => {
+    const stop = new AbortController();
+    const all = rows();
+    const s = {
+      async scanSearchRows(onBatch: (rows: SearchRow[]) => void | Promise<void>) {
+        for (let at = 0; at < all.length; at += 200) await onBatch(all.slice(at, at + 200));
+        // Stopped once every row is read: the thread is building by then.
+        setTimeout(() => stop.abort(new Error('closing')), 0);
+      },
+    };
+    const before = buildThreads().length;
+    await expect(mod.buildSearchIndex(s, undefined, { signal: stop.signal })).rejects.toThrow('closing');
+    expect(buildThreads().length).toBe(before + 1);
+    const { worker } = buildThreads().at(-1)!;
+    await new Promise<void>((resolve) =>
+      worker.threadId === -1 ? resolve() : worker.once('exit', () => resolve()),
+    );
+    expect(worker.threadId).toBe(-1);
+  });
+
   it('is built here instead when the thread fails, from a second read of the store', async () => {
     // A row the thread cannot be sent (a function is not cloneable) fails the hand-over.
     const all = rows();
