@@ -66,6 +66,32 @@ export function buildSearchRow(vid: string, name: string, overrides: Partial<Sea
   };
 }
 
+/**
+ * Company `i` of a set with every search key filled in some of them, the same each time: named `name`,
+ * aliased `alias` (every fourth), with an industry (every other), the countries in turn, one of 50
+ * hosts, one of two cities and an identifier of its own.
+ */
+export function buildKeyedSearchRow(
+  i: number,
+  name: string,
+  alias: string,
+  countries: readonly (string | null)[],
+): SearchRow {
+  return buildSearchRow(`v${i}`, name, {
+    searchedByDefault: i % 5 !== 0,
+    isClusterParent: i % 3 === 0,
+    aliases: i % 4 === 0 ? [alias] : [],
+    industry: i % 2 === 0 ? 'Steel making' : null,
+    industryCode: i % 2 === 0 ? '331110' : null,
+    industryCodeSystem: i % 2 === 0 ? 'NAICS' : null,
+    degree: (i * 37) % 101,
+    country: countries[i % countries.length]!,
+    hosts: [`site${i % 50}.example`],
+    cities: i % 3 === 0 ? ['Hamburg'] : ['Osaka'],
+    identifierValues: [`LEI${String(i).padStart(6, '0')}`],
+  });
+}
+
 /** A company as a tier walk reports it: tier 1, named after its vid, its own cluster, no details. */
 export function buildTierCompany(overrides: Partial<TierCompany> = {}): TierCompany {
   const vid = overrides.vid ?? nextId('c');

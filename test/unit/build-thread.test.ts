@@ -11,7 +11,7 @@ import { CompanySearchIndex } from '../../src/search/company-search';
 import type { SearchCriteria } from '../../src/search/company-search';
 import { SnapshotWriter } from '../../src/store/snapshot';
 import { compiledDir, compiledModule } from '../support/compiled-sources';
-import { buildCompanyCore } from '../support/factories';
+import { buildKeyedSearchRow } from '../support/factories';
 
 type BuildThread = typeof BuildThreadModule;
 type Holders = typeof HolderModule;
@@ -21,25 +21,14 @@ const WORDS = ['Acme', 'Bolt', 'Castings', 'Delta', 'Steel', 'Nordic', 'Pacific'
 
 /** 3,000 companies with every search key filled in some of them. */
 function rows(): SearchRow[] {
-  return Array.from({ length: 3000 }, (_, i) => {
-    const name = `${WORDS[i % 9]} ${WORDS[(i * 7 + 3) % 9]} ${i.toString(36)} GmbH`;
-    return {
-      core: buildCompanyCore(`v${i}`, name),
-      vid: `v${i}`,
-      name,
-      searchedByDefault: i % 5 !== 0,
-      isClusterParent: i % 3 === 0,
-      aliases: i % 4 === 0 ? [`${WORDS[(i + 1) % 9]} Trading ${i}`] : [],
-      industry: i % 2 === 0 ? 'Steel making' : null,
-      industryCode: i % 2 === 0 ? '331110' : null,
-      industryCodeSystem: i % 2 === 0 ? 'NAICS' : null,
-      degree: (i * 37) % 101,
-      country: ['DE', 'Japan', null][i % 3]!,
-      hosts: [`site${i % 50}.example`],
-      cities: i % 3 === 0 ? ['Hamburg'] : ['Osaka'],
-      identifierValues: [`LEI${String(i).padStart(6, '0')}`],
-    };
-  });
+  return Array.from({ length: 3000 }, (_, i) =>
+    buildKeyedSearchRow(
+      i,
+      `${WORDS[i % 9]} ${WORDS[(i * 7 + 3) % 9]} ${i.toString(36)} GmbH`,
+      `${WORDS[(i + 1) % 9]} Trading ${i}`,
+      ['DE', 'Japan', null],
+    ),
+  );
 }
 
 /** A store that hands its rows over in batches of 200, waiting for each batch to be taken as a real one does. */

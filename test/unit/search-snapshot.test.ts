@@ -9,7 +9,7 @@ import { SearchIndexHolder } from '../../src/search/search-index-holder';
 import type * as SearchThreadsModule from '../../src/search/search-threads';
 import { SnapshotReader, SnapshotWriter } from '../../src/store/snapshot';
 import { compiledDir, compiledModule } from '../support/compiled-sources';
-import { buildCompanyCore } from '../support/factories';
+import { buildKeyedSearchRow } from '../support/factories';
 
 const WORDS = [
   'Acme',
@@ -27,25 +27,14 @@ const FORMS = ['GmbH', 'Co Ltd', 'Inc', 'SA', 'PLC', 'Corporation'];
 
 /** 400 companies with every search key filled in some of them, the same each time. */
 function rows(): SearchRow[] {
-  return Array.from({ length: 400 }, (_, i) => {
-    const name = `${WORDS[i % 10]} ${WORDS[(i * 7 + 3) % 10]} ${i} ${FORMS[i % 6]}`;
-    return {
-      core: buildCompanyCore(`v${i}`, name),
-      vid: `v${i}`,
-      name,
-      searchedByDefault: i % 5 !== 0,
-      isClusterParent: i % 3 === 0,
-      aliases: i % 4 === 0 ? [`${WORDS[(i + 1) % 10]} Trading ${i}`] : [],
-      industry: i % 2 === 0 ? 'Steel making' : null,
-      industryCode: i % 2 === 0 ? '331110' : null,
-      industryCodeSystem: i % 2 === 0 ? 'NAICS' : null,
-      degree: (i * 37) % 101,
-      country: ['DE', 'United States of America', 'Japan', null][i % 4]!,
-      hosts: [`site${i % 50}.example`],
-      cities: i % 3 === 0 ? ['Hamburg'] : ['Osaka'],
-      identifierValues: [`LEI${String(i).padStart(6, '0')}`],
-    };
-  });
+  return Array.from({ length: 400 }, (_, i) =>
+    buildKeyedSearchRow(
+      i,
+      `${WORDS[i % 10]} ${WORDS[(i * 7 + 3) % 10]} ${i} ${FORMS[i % 6]}`,
+      `${WORDS[(i + 1) % 10]} Trading ${i}`,
+      ['DE', 'United States of America', 'Japan', null],
+    ),
+  );
 }
 
 function fakeStore(dir: string) {
