@@ -34,7 +34,7 @@ export function buildThreadAvailable(): boolean {
 
 /**
  * Builds the search index from the store. The store is read on this thread (its connections live
- * here) and every batch is handed to a thread of its own that indexes it as it comes: a minute of
+ * here) and every batch is handed to a thread of its own that indexes it as it comes: most of a minute of
  * work at 1M companies that otherwise ran on the thread answering requests, while the second core
  * was mostly idle. The index comes back in shared memory, ready for the search threads, and the
  * thread's heap, with all the garbage of the build, goes with it. From sources (no compiled worker)

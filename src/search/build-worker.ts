@@ -1,6 +1,6 @@
 /**
  * A worker thread that builds the search index from the rows the main thread reads from the store
- * (see build-thread.ts), hands the index back in shared memory, and ends.
+ * (see build-thread.ts) and hands the index back in shared memory; the main thread then ends it.
  */
 import { parentPort } from 'node:worker_threads';
 import type { SearchRow } from '../domain/search-row';
