@@ -239,14 +239,9 @@ export async function startServer(config: Config, log: Logger): Promise<RunningS
           const force = setTimeout(() => server.closeAllConnections(), config.SHUTDOWN_GRACE_S * 1000);
           await new Promise<void>((resolve) => server.close(() => resolve()));
           clearTimeout(force);
-          await apollo.stop();
-          await jobs.close();
-          await jobsEngine.close();
-          await sharedLimits?.close();
-          // A first build under way stops; a search index being saved for the next start is finished
-          // rather than left half written.
-          await search.close();
-          await services.relationships.heads.close();
+          // Then what the start began, last first, as after a failed start. A first search index build
+          // under way stops; one being saved for the next start is finished rather than left half written.
+          for (const stop of started.reverse()) await stop();
           await store.close();
         })()),
     };

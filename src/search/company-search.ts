@@ -399,7 +399,7 @@ export class CompanySearchIndex {
     const countryIds: number[] = [];
     const names: string[] = [];
     // The words of every name are found as the rows come (the vocabulary is sorted once all are read).
-    const entries = new WordIndexBuilder();
+    const nameWords = new WordIndexBuilder();
     const parents: number[] = [];
     const countries = new Map<string, number>();
     const placeIds: number[] = [];
@@ -417,7 +417,7 @@ export class CompanySearchIndex {
         degrees.push(r.degree);
         defaults.push(r.searchedByDefault ? 1 : 0);
         names.push(r.name);
-        entries.add(r.aliases?.length ? [r.name, ...r.aliases] : [r.name]);
+        nameWords.add(r.aliases?.length ? [r.name, ...r.aliases] : [r.name]);
         parents.push(r.isClusterParent ? 1 : 0);
         let cid = 0;
         if (r.country) {
@@ -459,7 +459,7 @@ export class CompanySearchIndex {
     };
     await turn();
     // The word index's typo words are found on a thread of their own meanwhile (see WordIndex.start).
-    const wordsStarted = await WordIndex.start(entries, rank, undefined, signal);
+    const wordsStarted = await WordIndex.start(nameWords, rank, undefined, signal);
     await turn();
     const packedVids = PackedStrings.from(vids);
     await turn();

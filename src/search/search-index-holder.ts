@@ -4,7 +4,6 @@ import { AppError } from '../domain/errors';
 import { CompanySearchIndex } from './company-search';
 import type { SearchCriteria } from './company-search';
 import type { SearchResult, SearchThreads, SuggestRequest, Suggestions } from './search-threads';
-import { SnapshotWriter } from '../store/snapshot';
 import type { SharedSnapshot } from '../store/snapshot';
 import { buildSearchIndex } from './build-thread';
 
@@ -204,11 +203,7 @@ export class SearchIndexHolder {
       const started = Date.now();
       // Saving is for the next start: searches need not wait for it, and a failure is reported, never fatal.
       this.saving = this.saving
-        .then(() =>
-          shared
-            ? SnapshotWriter.fromShared(shared).save(saved.file, saved.key)
-            : index.save(saved.file, saved.key),
-        )
+        .then(() => index.save(saved.file, saved.key))
         .then(() => {
           this.log?.info({ ms: Date.now() - started, file: saved.file }, 'search index saved');
           // Built on a thread, the index is in shared memory already.

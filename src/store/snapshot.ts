@@ -53,19 +53,15 @@ function kindOf(a: Typed): ArrayKind {
 }
 
 export class SnapshotWriter {
+  /** Each section's bytes; the padding between them follows from the sections' offsets. */
   private readonly parts: Buffer[] = [];
   private readonly sections: Section[] = [];
-  /** Each section's bytes (parts also holds the padding between them). */
-  private readonly contents: Buffer[] = [];
   private size = 0;
 
   private add(kind: Kind, bytes: Buffer): void {
-    const pad = (ALIGN - (this.size % ALIGN)) % ALIGN;
-    if (pad > 0) this.parts.push(Buffer.alloc(pad));
-    this.size += pad;
+    this.size += (ALIGN - (this.size % ALIGN)) % ALIGN;
     this.sections.push({ kind, at: this.size, bytes: bytes.length });
     this.parts.push(bytes);
-    this.contents.push(bytes);
     this.size += bytes.length;
   }
 
@@ -94,17 +90,10 @@ export class SnapshotWriter {
     return {
       sections: this.sections.map((s, i) => {
         const bytes = new SharedArrayBuffer(s.bytes);
-        this.contents[i]!.copy(Buffer.from(bytes));
+        this.parts[i]!.copy(Buffer.from(bytes));
         return { kind: s.kind, bytes };
       }),
     };
-  }
-
-  /** A writer of the sections of `shared`, to save them as the file they would have been read from. */
-  static fromShared(shared: SharedSnapshot): SnapshotWriter {
-    const w = new SnapshotWriter();
-    for (const s of shared.sections) w.add(s.kind, Buffer.from(s.bytes));
-    return w;
   }
 
   /**
@@ -125,10 +114,19 @@ export class SnapshotWriter {
     try {
       const handle = await fs.promises.open(tmp, 'w');
       try {
-        for (const part of [MAGIC, length, header, pad, ...this.parts]) {
+        const write = async (part: Buffer) => {
           // One write call takes at most 2 GiB.
           for (let at = 0; at < part.length; at += MAX_IO_BYTES)
             await handle.write(part.subarray(at, at + MAX_IO_BYTES));
+        };
+        for (const part of [MAGIC, length, header, pad]) await write(part);
+        let written = 0;
+        for (const [i, part] of this.parts.entries()) {
+          const { at } = this.sections[i]!;
+          // Each section starts aligned: zeros up to its offset.
+          if (at > written) await write(Buffer.alloc(at - written));
+          await write(part);
+          written = at + part.length;
         }
         await handle.sync();
       } finally {

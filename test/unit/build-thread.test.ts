@@ -9,7 +9,6 @@ import type * as ThreadsModule from '../../src/search/search-threads';
 import type { GraphStore } from '../../src/store/graph-store';
 import { CompanySearchIndex } from '../../src/search/company-search';
 import type { SearchCriteria } from '../../src/search/company-search';
-import { SnapshotWriter } from '../../src/store/snapshot';
 import { compiledDir, compiledModule } from '../support/compiled-sources';
 import { buildKeyedSearchRow } from '../support/factories';
 
@@ -98,7 +97,7 @@ describe('the search index built on a thread of its own', () => {
     expect(built.shared).not.toBeNull();
     expect(read.reduce((a, b) => a + b, 0)).toBe(3000);
     const here = await CompanySearchIndex.build(store().store);
-    await SnapshotWriter.fromShared(built.shared!).save(path.join(dir, 'thread'), 'k');
+    await CompanySearchIndex.fromShared(built.shared!)!.save(path.join(dir, 'thread'), 'k');
     await here.save(path.join(dir, 'here'), 'k');
     expect(fs.readFileSync(path.join(dir, 'thread')).equals(fs.readFileSync(path.join(dir, 'here')))).toBe(
       true,
