@@ -259,7 +259,7 @@ async function loadDemo(config: Config, store: GraphStore, log: Logger): Promise
   fs.rmSync(dir, { recursive: true, force: true });
   log.info({ companies: config.DEMO_COMPANIES }, 'store is empty: loading the demo dataset');
   await generateDataset({ companies: config.DEMO_COMPANIES, seed: 1, outDir: dir });
-  const result = await importDirectory(store, dir, { workDir: stagingRoot(config.dataDir) });
+  const result = await importDirectory(store, dir, { workDir: stagingRoot(config.dataDir), log });
   fs.rmSync(dir, { recursive: true, force: true });
   log.info({ ...result.counts, ...result.items, ms: Date.now() - started }, 'demo dataset loaded');
 }

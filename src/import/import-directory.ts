@@ -1,6 +1,8 @@
 import fs from 'node:fs';
 import path from 'node:path';
+import type { Logger } from '../logger';
 import type { GraphStore } from '../store/graph-store';
+import { searchIndexAlongside } from '../search/staged-index';
 import type { TableName } from '../store/tables';
 import { processAlive } from '../store/file-io';
 import { stageImport } from './stage';
@@ -78,6 +80,12 @@ export async function importDirectory(
     dryRun?: boolean;
     onProgress?: (p: ImportProgress) => void;
     onLoad?: (table: string, done: number, total: number) => void;
+    /**
+     * Build the search index from the staging files while the store loads them, for a store that
+     * keeps it beside the data (default true): the first start after the import then loads it.
+     */
+    searchIndex?: boolean;
+    log?: Logger;
   },
 ): Promise<ImportOutcome> {
   if (!store && !opts.dryRun) throw new Error('an import that is not a dry run needs a store');
@@ -91,7 +99,10 @@ export async function importDirectory(
       onProgress: opts.onProgress,
     });
     const t1 = Date.now();
-    if (store && !opts.dryRun) await store.replaceAll(stagingDir, opts.onLoad);
+    if (store && !opts.dryRun) {
+      const alongside = (opts.searchIndex ?? true) ? searchIndexAlongside(opts.log) : undefined;
+      await store.replaceAll(stagingDir, opts.onLoad, alongside);
+    }
     return {
       counts: staged.counts,
       items: staged.items,

@@ -8,7 +8,7 @@ import type { SharedSnapshot } from '../store/snapshot';
 import { buildSearchIndex } from './build-thread';
 
 /** The file name suffix of the saved index beside the graph. */
-const SNAPSHOT_NAME = 'search-index';
+export const SEARCH_INDEX_NAME = 'search-index';
 
 /** Seconds a search refused while the first index is built asks the client to wait (Retry-After). */
 const FIRST_BUILD_RETRY_S = 5;
@@ -167,7 +167,7 @@ export class SearchIndexHolder {
    * the next start (when the store offers a place and the data did not change during the build).
    */
   private async loadOrBuild(): Promise<{ index: CompanySearchIndex; shared: SharedSnapshot | null }> {
-    const saved = this.store.derivedDataFile?.(SNAPSHOT_NAME) ?? null;
+    const saved = this.store.derivedDataFile?.(SEARCH_INDEX_NAME) ?? null;
     if (saved) {
       const started = Date.now();
       try {
@@ -197,7 +197,7 @@ export class SearchIndexHolder {
         this.log?.info({ companies: this.read }, 'search index: companies read so far');
       },
     });
-    const after = this.store.derivedDataFile?.(SNAPSHOT_NAME) ?? null;
+    const after = this.store.derivedDataFile?.(SEARCH_INDEX_NAME) ?? null;
     const closing = this.stopping.signal.aborted;
     if (saved && after && !closing && after.key === saved.key && after.file === saved.file) {
       const started = Date.now();

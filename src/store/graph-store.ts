@@ -10,6 +10,20 @@ import type {
 import type { SearchRow } from '../domain/search-row';
 import type { TierCompany, TierRelationship } from '../domain/tier-walk';
 
+/** Where a file derived from one state of the data goes, and the key it is saved under (see derivedDataFile). */
+export type DerivedFileOf = (name: string) => { file: string; key: string };
+
+/**
+ * Work done while a store loads an import's staging files, for the data being loaded (the search
+ * index, from the same staging): told where that data's derived files go, and aborted when the load
+ * fails. A failure of its own is the store's to report; the load goes on without it.
+ */
+export type LoadAlongside = (
+  stagingDir: string,
+  derivedFile: DerivedFileOf,
+  signal: AbortSignal,
+) => Promise<void>;
+
 /** A company of a cluster, as a cluster's member list shows it. */
 export interface ClusterMember {
   vid: string;
@@ -141,10 +155,13 @@ export interface GraphStore {
   /**
    * Replaces the whole graph with the staging files in `stagingDir`. The old
    * graph keeps serving until the new one is complete; a failure leaves it as it was.
+   * A store that knows where the new graph's derived data goes (see derivedDataFile) runs
+   * `alongside` while it loads, and takes the new graph only once that has ended; others ignore it.
    */
   replaceAll(
     stagingDir: string,
     onProgress?: (table: string, done: number, total: number) => void,
+    alongside?: LoadAlongside,
   ): Promise<void>;
   /**
    * Follows imports that another process (the CLI) makes into the same data

@@ -23,6 +23,7 @@ import type {
   TierWalkRequest,
   TierWalkSink,
   CounterpartLookup,
+  LoadAlongside,
 } from '../graph-store';
 import {
   int,
@@ -747,8 +748,9 @@ export class EmbeddedGraphStore implements GraphStore {
   async replaceAll(
     stagingDir: string,
     onProgress?: (table: string, done: number, total: number) => void,
+    alongside?: LoadAlongside,
   ): Promise<void> {
-    const run = this.swapping.then(() => this.buildAndSwap(stagingDir, onProgress));
+    const run = this.swapping.then(() => this.buildAndSwap(stagingDir, onProgress, alongside));
     this.swapping = run.catch(() => undefined);
     return run;
   }
@@ -756,6 +758,7 @@ export class EmbeddedGraphStore implements GraphStore {
   private async buildAndSwap(
     stagingDir: string,
     onProgress?: (table: string, done: number, total: number) => void,
+    alongside?: LoadAlongside,
   ): Promise<void> {
     fs.mkdirSync(this.options.dir, { recursive: true });
     stagedCounts(stagingDir); // refuses a directory whose staging did not finish
@@ -767,6 +770,9 @@ export class EmbeddedGraphStore implements GraphStore {
       0,
       this.options.importBufferPoolMb ?? this.options.bufferPoolMb,
     );
+    // The engine loads on threads of its own; this thread is free for the work alongside meanwhile.
+    const loadFailed = new AbortController();
+    const besides = this.runAlongside(alongside, stagingDir, next, loadFailed.signal);
     try {
       await this.createSchema(pool);
       let done = 0;
@@ -777,7 +783,10 @@ export class EmbeddedGraphStore implements GraphStore {
       }
       onProgress?.('done', done, LOAD_ORDER.length);
       await pool.run('CHECKPOINT');
+      await besides;
     } catch (e) {
+      loadFailed.abort();
+      await besides;
       await pool.close();
       await db.close();
       removeGraphFiles(nextPath);
@@ -790,6 +799,28 @@ export class EmbeddedGraphStore implements GraphStore {
     // A store that was serving switches over now; one used only to import (the
     // CLI beside a running server) leaves the switch to the server's watcher.
     if (this.pool) await this.adopt(next);
+  }
+
+  /**
+   * Runs `alongside` for generation `next`, whose seeds so far are none (its files were just
+   * removed). Never rejects: a failure is logged, and whatever it derives is derived later instead.
+   */
+  private async runAlongside(
+    alongside: LoadAlongside | undefined,
+    stagingDir: string,
+    next: string,
+    signal: AbortSignal,
+  ): Promise<void> {
+    if (!alongside) return;
+    try {
+      await alongside(stagingDir, (name) => this.derivedFileOf(next, name), signal);
+    } catch (err) {
+      if (!signal.aborted)
+        this.options.logger?.warn(
+          { err },
+          'could not prepare derived data while loading; it is derived later',
+        );
+    }
   }
 
   /** Switches to another generation and removes the one it replaces. */
@@ -819,10 +850,14 @@ export class EmbeddedGraphStore implements GraphStore {
   }
 
   derivedDataFile(name: string): { file: string; key: string } | null {
-    if (!this.attached) return null;
+    return this.attached ? this.derivedFileOf(this.attached, name) : null;
+  }
+
+  /** Where data derived from `generation` as it is now goes, and its key: the seeds run on it are part of it. */
+  private derivedFileOf(generation: string, name: string): { file: string; key: string } {
     return {
-      file: path.join(this.options.dir, `${this.attached}.${name}`),
-      key: `${this.attached}#${this.changesOf(this.attached)}`,
+      file: path.join(this.options.dir, `${generation}.${name}`),
+      key: `${generation}#${this.changesOf(generation)}`,
     };
   }
 

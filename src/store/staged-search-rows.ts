@@ -1,0 +1,122 @@
+/**
+ * The search rows of a staged import, read from its Company staging file: what a store's
+ * scanSearchRows gives once that staging is loaded (cypher/search/scan-companies.cypher through
+ * toSearchRow), so that an import can build the search index while the store loads the same data.
+ */
+import path from 'node:path';
+import type { SearchRow } from '../domain/search-row';
+import { toSearchRow } from './mappers';
+import type { Props } from './mappers';
+import { readStagingFile } from './staging-file';
+import { TABLES, stagingFile } from './tables';
+import type { ColumnType } from './tables';
+
+/** Rows per batch, as the stores' own scans hand them out. */
+const BATCH_ROWS = 2_000;
+
+/**
+ * Calls `onBatch` with every company of the staged Company table as a search row, in file order, a
+ * batch at a time; a promise it returns is waited for before the next batch (as
+ * GraphStore.scanSearchRows). Throws for a staging file whose header is not the Company table's.
+ */
+export async function scanStagedSearchRows(
+  stagingDir: string,
+  onBatch: (rows: SearchRow[]) => void | Promise<void>,
+  batchRows = BATCH_ROWS,
+): Promise<void> {
+  const columns = TABLES.Company.columns;
+  // Only the columns the scan returns are decoded, by their place in the staged row.
+  const used = columns.flatMap(([name, type], at) => (SCANNED.has(name) ? [{ name, type, at }] : []));
+  let batch: SearchRow[] = [];
+  const full: SearchRow[][] = [];
+  await readStagingFile(
+    path.join(stagingDir, stagingFile('Company')),
+    (fields, line) => {
+      if (line === 1) {
+        const expected = columns.map(([name]) => name).join(',');
+        if (fields.join(',') !== expected)
+          throw new Error(`staged Company header is ${fields.join(',')}, not ${expected}`);
+        return;
+      }
+      const staged: Props = {};
+      for (const { name, type, at } of used) staged[name] = stagedValue(fields[at] ?? '', type);
+      batch.push(toSearchRow(withDerived(staged)));
+      if (batch.length >= batchRows) {
+        full.push(batch);
+        batch = [];
+      }
+    },
+    // Batches are handed over between chunks, one after another, each once the one before is taken.
+    async () => {
+      for (const rows of full.splice(0)) await onBatch(rows);
+    },
+  );
+  if (batch.length > 0) await onBatch(batch);
+}
+
+/**
+ * A staged field as the embedded engine gives it back: empty is null for scalars, numbers and
+ * booleans as such; lists and JSON stay the text the engine keeps them as (the mappers read that text).
+ */
+function stagedValue(text: string, type: ColumnType): unknown {
+  switch (type) {
+    case 'STRING[]':
+    case 'TEXT[]':
+    case 'JSON':
+      return text;
+    case 'INT64':
+    case 'DOUBLE':
+      return text === '' ? null : Number(text);
+    case 'BOOLEAN':
+      return text === '' ? null : text === 'true';
+    default:
+      return text === '' ? null : text;
+  }
+}
+
+/** The Company columns the search scan returns, or derives its other columns from. */
+const SCANNED = new Set([
+  'vid',
+  'name',
+  'is_cluster_parent',
+  'cluster_size',
+  'domiciled_country',
+  'domains',
+  'websites',
+  'identifiers',
+  'addresses',
+  'cid_id',
+  'company_legal_name',
+  'description',
+  'count_supplier_evidence',
+  'count_customer_evidence',
+  'count_customers',
+  'count_suppliers',
+  'aliases',
+  'industry',
+  'industry_code',
+  'industry_code_system',
+]);
+
+/** Adds the scan's derived columns to the staged ones, with Cypher's null logic. */
+function withDerived(c: Props): Props {
+  const parent = c.is_cluster_parent as boolean | null;
+  const size = c.cluster_size as number | null;
+  const suppliers = c.count_suppliers as number | null;
+  const customers = c.count_customers as number | null;
+  c.searched_by_default = or(parent, size === null ? null : size === 1);
+  c.is_cluster_parent = and(parent, size === null ? null : size > 1);
+  c.degree = suppliers === null || customers === null ? null : suppliers + customers;
+  c.country = c.domiciled_country;
+  return c;
+}
+
+function or(a: boolean | null, b: boolean | null): boolean | null {
+  if (a === true || b === true) return true;
+  return a === null || b === null ? null : false;
+}
+
+function and(a: boolean | null, b: boolean | null): boolean | null {
+  if (a === false || b === false) return false;
+  return a === null || b === null ? null : true;
+}
