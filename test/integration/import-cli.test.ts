@@ -26,6 +26,11 @@ async function companyCount(dataDir: string): Promise<number> {
   }
 }
 
+/** The saved search indexes in a data directory's graph directory. */
+function searchIndexFiles(dataDir: string): string[] {
+  return fs.readdirSync(path.join(dataDir, 'graph')).filter((f) => f.endsWith('.search-index'));
+}
+
 describe('tiergraph import: safety of a replacing import', () => {
   let root: string;
   let dataDir: string;
@@ -60,6 +65,16 @@ describe('tiergraph import: safety of a replacing import', () => {
     expect(r.status).toBe(0);
     expect(r.out).toMatch(/^Imported /);
     expect(await companyCount(dataDir)).toBe(3);
+    // The search index of the new graph is built while it loads, so the first start loads it.
+    expect(searchIndexFiles(dataDir)).toHaveLength(1);
+  });
+
+  it('leaves the search index to the first start when told to', async () => {
+    const elsewhere = path.join(root, 'no-index');
+    const r = cli(elsewhere, 'import', good, '--no-search-index');
+    expect(r.status).toBe(0);
+    expect(await companyCount(elsewhere)).toBe(3);
+    expect(searchIndexFiles(elsewhere)).toEqual([]);
   });
 
   it('refuses a mostly rejected file set by default, leaves the graph as it was and names the report', async () => {
