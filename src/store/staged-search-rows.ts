@@ -5,6 +5,7 @@
  */
 import path from 'node:path';
 import type { SearchRow } from '../domain/search-row';
+import { loadQuery } from './cypher-files';
 import { toSearchRow } from './mappers';
 import type { Props } from './mappers';
 import { readStagingFile } from './staging-file';
@@ -25,8 +26,9 @@ export async function scanStagedSearchRows(
   batchRows = BATCH_ROWS,
 ): Promise<void> {
   const columns = TABLES.Company.columns;
-  // Only the columns the scan returns are decoded, by their place in the staged row.
-  const used = columns.flatMap(([name, type], at) => (SCANNED.has(name) ? [{ name, type, at }] : []));
+  // Only the columns the scan reads are decoded, by their place in the staged row.
+  const scanned = scannedProperties();
+  const used = columns.flatMap(([name, type], at) => (scanned.has(name) ? [{ name, type, at }] : []));
   let batch: SearchRow[] = [];
   const full: SearchRow[][] = [];
   await readStagingFile(
@@ -74,29 +76,14 @@ function stagedValue(text: string, type: ColumnType): unknown {
   }
 }
 
-/** The Company columns the search scan returns, or derives its other columns from. */
-const SCANNED = new Set([
-  'vid',
-  'name',
-  'is_cluster_parent',
-  'cluster_size',
-  'domiciled_country',
-  'domains',
-  'websites',
-  'identifiers',
-  'addresses',
-  'cid_id',
-  'company_legal_name',
-  'description',
-  'count_supplier_evidence',
-  'count_customer_evidence',
-  'count_customers',
-  'count_suppliers',
-  'aliases',
-  'industry',
-  'industry_code',
-  'industry_code_system',
-]);
+/**
+ * The Company properties the store's search scan reads (`c.<name>` in its query): the staged columns
+ * decoded, so that a property the scan starts reading is decoded here too.
+ */
+function scannedProperties(): Set<string> {
+  const { text } = loadQuery('search/scan-companies', 'embedded');
+  return new Set([...text.matchAll(/\bc\.(\w+)/g)].map((m) => m[1]!));
+}
 
 /** Adds the scan's derived columns to the staged ones, with Cypher's null logic. */
 function withDerived(c: Props): Props {
