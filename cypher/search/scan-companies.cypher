@@ -1,12 +1,12 @@
 // Every company, with what the in-process search index keeps of it: its search keys and
-// the fields of a search result.
+// the fields of a search result. What is derived from them (searched by default, parent of a
+// cluster of several, relationships) is derived by toSearchRow, for staged rows too.
 MATCH (c:Company)
 RETURN c.vid AS vid,
        c.name AS name,
-       c.is_cluster_parent OR c.cluster_size = 1 AS searched_by_default,
-       c.is_cluster_parent AND c.cluster_size > 1 AS is_cluster_parent,
-       c.count_suppliers + c.count_customers AS degree,
-       c.domiciled_country AS country,
+       c.is_cluster_parent AS is_cluster_parent,
+       c.cluster_size AS cluster_size,
+       c.domiciled_country AS domiciled_country,
        c.domains AS domains,
        c.websites AS websites,
        c.identifiers AS identifiers,

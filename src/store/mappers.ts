@@ -393,20 +393,29 @@ export function toTierCompany(r: Props, tier: number): TierCompany {
   };
 }
 
-/** A `search/scan-companies` row as the search index keeps it. */
+/**
+ * A `search/scan-companies` row as the search index keeps it: a company's properties, with what it
+ * derives from them (so that a staged row, as the store would give it, is derived the same way).
+ */
 export function toSearchRow(r: Props): SearchRow {
+  const parent = r.is_cluster_parent === true;
+  const size = num(r.cluster_size);
+  const suppliers = num(r.count_suppliers);
+  const customers = num(r.count_customers);
   return {
     core: toCompanyCore(r),
     vid: str(r.vid) ?? '',
     name: str(r.name) ?? '',
-    searchedByDefault: r.searched_by_default === true,
-    isClusterParent: r.is_cluster_parent === true,
+    // Cluster parents and companies in a cluster of one.
+    searchedByDefault: parent || size === 1,
+    isClusterParent: parent && size !== null && size > 1,
     aliases: texts(r.aliases),
     industry: str(r.industry),
     industryCode: str(r.industry_code),
     industryCodeSystem: str(r.industry_code_system),
-    degree: int(r.degree),
-    country: str(r.country),
+    // Unknown when either count is (as the sum is in Cypher).
+    degree: suppliers === null || customers === null ? 0 : suppliers + customers,
+    country: str(r.domiciled_country),
     hosts: hostsOf([...strings(r.domains), ...strings(r.websites)]),
     cities: jsonList(r.addresses).flatMap((a) => (typeof a.city === 'string' ? [a.city] : [])),
     identifierValues: jsonList(r.identifiers).flatMap((i) => (typeof i.value === 'string' ? [i.value] : [])),

@@ -41,8 +41,8 @@ export async function scanStagedSearchRows(
         return;
       }
       const staged: Props = {};
-      for (const { name, type, at } of used) staged[name] = stagedValue(fields[at] ?? '', type);
-      batch.push(toSearchRow(withDerived(staged)));
+      for (const { name, type, at } of used) staged[name] = asLoaded(fields[at] ?? '', type);
+      batch.push(toSearchRow(staged));
       if (batch.length >= batchRows) {
         full.push(batch);
         batch = [];
@@ -60,7 +60,7 @@ export async function scanStagedSearchRows(
  * A staged field as the embedded engine gives it back: empty is null for scalars, numbers and
  * booleans as such; lists and JSON stay the text the engine keeps them as (the mappers read that text).
  */
-function stagedValue(text: string, type: ColumnType): unknown {
+function asLoaded(text: string, type: ColumnType): unknown {
   switch (type) {
     case 'STRING[]':
     case 'TEXT[]':
@@ -83,27 +83,4 @@ function stagedValue(text: string, type: ColumnType): unknown {
 function scannedProperties(): Set<string> {
   const { text } = loadQuery('search/scan-companies', 'embedded');
   return new Set([...text.matchAll(/\bc\.(\w+)/g)].map((m) => m[1]!));
-}
-
-/** Adds the scan's derived columns to the staged ones, with Cypher's null logic. */
-function withDerived(c: Props): Props {
-  const parent = c.is_cluster_parent as boolean | null;
-  const size = c.cluster_size as number | null;
-  const suppliers = c.count_suppliers as number | null;
-  const customers = c.count_customers as number | null;
-  c.searched_by_default = or(parent, size === null ? null : size === 1);
-  c.is_cluster_parent = and(parent, size === null ? null : size > 1);
-  c.degree = suppliers === null || customers === null ? null : suppliers + customers;
-  c.country = c.domiciled_country;
-  return c;
-}
-
-function or(a: boolean | null, b: boolean | null): boolean | null {
-  if (a === true || b === true) return true;
-  return a === null || b === null ? null : false;
-}
-
-function and(a: boolean | null, b: boolean | null): boolean | null {
-  if (a === false || b === false) return false;
-  return a === null || b === null ? null : true;
 }
