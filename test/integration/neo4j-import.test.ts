@@ -1,9 +1,16 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import neo4j from 'neo4j-driver';
+import { generateDataset } from '../../src/demo/generate';
+import type { SearchRow } from '../../src/domain/search-row';
 import { importDirectory } from '../../src/import/import-directory';
+import { stageImport } from '../../src/import/stage';
+import { CompanySearchIndex } from '../../src/search/company-search';
+import { SEARCH_INDEX_NAME, SearchIndexHolder } from '../../src/search/search-index-holder';
 import { EmbeddedGraphStore } from '../../src/store/embedded/embedded.store';
 import type { Neo4jGraphStore } from '../../src/store/neo4j/neo4j.store';
+import { scanStagedSearchRows } from '../../src/store/staged-search-rows';
+import { companyRow, toCsv } from '../support/factories';
 import { ROOT, tempDir } from '../support/paths';
 import {
   NEO4J_HINT,
@@ -14,6 +21,7 @@ import {
   startNeo4j,
 } from '../support/neo4j';
 import type { Neo4jTarget } from '../support/neo4j';
+import { recordingLogger } from '../support/server';
 
 const fixture = path.join(ROOT, 'test', 'fixtures', 'import', 'tiny');
 
@@ -95,6 +103,114 @@ if (neo4jAvailability() === null) {
         await session.close();
         await driver.close();
       }
+    });
+
+    describe('the search index built beside the load', () => {
+      let dir: string;
+      let input: string;
+      let importer: Neo4jGraphStore;
+      let server: Neo4jGraphStore;
+      const { log, lines } = recordingLogger();
+      const crit = (name: string, sort: 'relevance' | 'similarity' = 'relevance') => ({
+        name,
+        sort,
+        limit: 10,
+        offset: 0,
+        minSimilarity: 0.3,
+        includeSubsidiaries: false,
+      });
+      beforeAll(async () => {
+        dir = tempDir('neo4j-import-index');
+        input = path.join(dir, 'dataset');
+        await generateDataset({ companies: 250, seed: 11, outDir: input });
+        // The CLI and a running server, on the same DATA_DIR.
+        importer = await openNeo4jStore(target, { derivedDir: dir, importBatchSize: 500, logger: log });
+        server = await openNeo4jStore(target, { derivedDir: dir });
+      });
+      afterAll(async () => {
+        await importer?.close();
+        await server?.close();
+        fs.rmSync(dir, { recursive: true, force: true });
+      });
+
+      it('reads from the staging files the rows Neo4j gives once they are loaded', async () => {
+        const staging = path.join(dir, 'staging-rows');
+        await stageImport(input, staging, {});
+        await importer.replaceAll(staging);
+        const staged: SearchRow[] = [];
+        await scanStagedSearchRows(staging, (rows) => void staged.push(...rows), 64);
+        const loaded: SearchRow[] = [];
+        await importer.scanSearchRows((rows) => void loaded.push(...rows));
+        const byVid = (a: SearchRow, b: SearchRow) => (a.vid < b.vid ? -1 : a.vid > b.vid ? 1 : 0);
+        expect(staged).toHaveLength(250);
+        expect(staged.sort(byVid)).toEqual(loaded.sort(byVid));
+      });
+
+      it('is saved where a server on the same data directory looks, and a running server takes it', async () => {
+        const holder = new SearchIndexHolder(server);
+        const stopFollowing = server.followExternalImports(50);
+        try {
+          await holder.get();
+          const before = holder.generation;
+          const companies = path.join(input, 'companies.csv');
+          const columns = fs.readFileSync(companies, 'utf8').split('\n', 1)[0]!.split(',');
+          const late = companyRow({ vid: 'late-1', name: 'Quillfeather Tooling GmbH' });
+          const row = Object.fromEntries(columns.map((c) => [c, late[c] ?? '']));
+          fs.appendFileSync(companies, toCsv([row]).split('\n').slice(1).join('\n'));
+          await importDirectory(importer, input, { workDir: dir, log });
+          const saved = importer.derivedDataFile(SEARCH_INDEX_NAME)!;
+          expect(fs.existsSync(saved.file)).toBe(true);
+          expect(fs.readdirSync(dir).filter((f) => f.endsWith('.import'))).toEqual([]);
+          const fromImport = CompanySearchIndex.load(saved.file, saved.key)!;
+          const fromStore = await CompanySearchIndex.build(importer);
+          expect(fromImport.size).toBe(251);
+          const names: string[] = [];
+          await importer.scanSearchRows((rows) => void names.push(...rows.map((r) => r.name)));
+          for (const name of [...names.slice(0, 80), ...names.slice(80, 160).map((n) => n.split(' ')[0]!)]) {
+            expect(fromImport.search(crit(name))).toEqual(fromStore.search(crit(name)));
+            expect(fromImport.search(crit(name, 'similarity'))).toEqual(
+              fromStore.search(crit(name, 'similarity')),
+            );
+          }
+
+          // The server notices the new generation and loads the import's index instead of reading Neo4j.
+          const scan = jest.spyOn(server, 'scanSearchRows');
+          try {
+            const deadline = Date.now() + 10_000;
+            while (server.generation === before && Date.now() < deadline)
+              await new Promise((r) => setTimeout(r, 25));
+            const index = await holder.rebuild();
+            expect(scan).not.toHaveBeenCalled();
+            expect(index.search(crit('Quillfeather Tooling')).hits[0]!.vid).toBe('late-1');
+          } finally {
+            scan.mockRestore();
+          }
+        } finally {
+          stopFollowing();
+          await holder.close();
+        }
+      });
+
+      it('leaves the saved index as it was when the load fails', async () => {
+        const saved = importer.derivedDataFile(SEARCH_INDEX_NAME)!;
+        const bytes = fs.readFileSync(saved.file);
+        const staging = path.join(dir, 'staging-broken');
+        await stageImport(input, staging, {});
+        fs.rmSync(path.join(staging, 'CLUSTER_SUPPLIES.tsv'));
+        const generation = importer.generation;
+        await expect(
+          importer.replaceAll(staging, undefined, (_staging, derivedFile) => {
+            const { file, key } = derivedFile(SEARCH_INDEX_NAME);
+            expect(key).not.toBe(saved.key);
+            fs.writeFileSync(file, 'written before the load failed');
+            return Promise.resolve();
+          }),
+        ).rejects.toThrow();
+        expect(importer.generation).toBe(generation);
+        expect(fs.readdirSync(dir).filter((f) => f.endsWith('.import'))).toEqual([]);
+        expect(fs.readFileSync(saved.file).equals(bytes)).toBe(true);
+        expect(lines.filter((l) => l.msg?.startsWith('another change'))).toEqual([]);
+      });
     });
 
     it('makes identifiers and addresses findable by their indexes', async () => {

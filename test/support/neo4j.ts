@@ -176,10 +176,13 @@ function holderIsGone(dir: string): boolean {
 /** An opened, migrated adapter on the test server. */
 export async function openNeo4jStore(
   t: Neo4jTarget,
-  options: Pick<Neo4jStoreOptions, 'derivedDir' | 'walkMemory' | 'pointFile'> = {},
+  options: Partial<
+    Pick<Neo4jStoreOptions, 'derivedDir' | 'walkMemory' | 'pointFile' | 'importBatchSize' | 'logger'>
+  > = {},
 ): Promise<Neo4jGraphStore> {
   const store = new Neo4jGraphStore({
     ...options,
+    importBatchSize: options.importBatchSize ?? 2,
     uri: t.uri,
     user: t.user,
     password: t.password,
@@ -188,7 +191,6 @@ export async function openNeo4jStore(
     acquireTimeoutMs: 10_000,
     connectTimeoutMs: 10_000,
     queryTimeoutMs: 30_000,
-    importBatchSize: 2,
     importParallel: 3,
     generationPollMs: 60_000,
     migrateOnOpen: true,

@@ -41,6 +41,7 @@ import {
 import { PointReads, relationshipListQuery } from '../point-reads';
 import { domicileSpellings, needsStepWalk, stepParams, walkBySteps } from '../step-walk';
 import { stagedCounts } from '../staging-file';
+import { runLoadAlongside } from '../load-alongside';
 import { LOAD_ORDER, STAGING_DELIMITER, stagingFile } from '../tables';
 import type { TableName } from '../tables';
 import { ConnectionPool } from './connection-pool';
@@ -772,7 +773,14 @@ export class EmbeddedGraphStore implements GraphStore {
     );
     // The engine loads on threads of its own; this thread is free for the work alongside meanwhile.
     const loadFailed = new AbortController();
-    const besides = this.runAlongside(alongside, stagingDir, next, loadFailed.signal);
+    // Generation `next` has no seeds yet (its files were just removed): its derived files' keys hold.
+    const besides = runLoadAlongside(
+      alongside,
+      stagingDir,
+      (name) => this.derivedFileOf(next, name),
+      loadFailed.signal,
+      this.options.logger,
+    );
     try {
       await this.createSchema(pool);
       let done = 0;
@@ -799,28 +807,6 @@ export class EmbeddedGraphStore implements GraphStore {
     // A store that was serving switches over now; one used only to import (the
     // CLI beside a running server) leaves the switch to the server's watcher.
     if (this.pool) await this.adopt(next);
-  }
-
-  /**
-   * Runs `alongside` for generation `next`, whose seeds so far are none (its files were just
-   * removed). Never rejects: a failure is logged, and whatever it derives is derived later instead.
-   */
-  private async runAlongside(
-    alongside: LoadAlongside | undefined,
-    stagingDir: string,
-    next: string,
-    signal: AbortSignal,
-  ): Promise<void> {
-    if (!alongside) return;
-    try {
-      await alongside(stagingDir, (name) => this.derivedFileOf(next, name), signal);
-    } catch (err) {
-      if (!signal.aborted)
-        this.options.logger?.warn(
-          { err },
-          'could not prepare derived data while loading; it is derived later',
-        );
-    }
   }
 
   /** Switches to another generation and removes the one it replaces. */

@@ -25,7 +25,10 @@ import type {
   TierWalkRequest,
   TierWalkSink,
   CounterpartLookup,
+  DerivedFileOf,
+  LoadAlongside,
 } from '../graph-store';
+import { runLoadAlongside } from '../load-alongside';
 import {
   int,
   str,
@@ -105,6 +108,8 @@ const MEMORY_BATCH = 2_000;
 const WALK_MEMORY_FILE = 'walk-memory';
 /** Name of the point-read file (see derivedDataFile). */
 const POINT_FILE = 'point-reads';
+/** Ending of a derived file an import writes until its data is in place (see nextDerived). */
+const IMPORTED_SUFFIX = '.import';
 /** Columns of the point-read file's queries that come as epoch milliseconds (see company/profiles-all). */
 const POINT_DATES = {
   'company/profiles-all': ['incorporation_date', 'ipo_date'],
@@ -394,13 +399,17 @@ export class Neo4jGraphStore implements GraphStore {
    * means are not seen, as for the caches).
    */
   derivedDataFile(name: string): { file: string; key: string } | null {
+    const file = this.derivedPath(name);
+    if (!file || this.lineage === null || this.seenGeneration === null) return null;
+    return { file, key: databaseKey({ generation: this.seenGeneration, lineage: this.lineage }) };
+  }
+
+  /** The file under `derivedDir` of this server and database for `name`; null without a directory. */
+  private derivedPath(name: string): string | null {
     const dir = this.options.derivedDir;
-    if (!dir || this.lineage === null || this.seenGeneration === null) return null;
+    if (!dir) return null;
     const where = createHash('sha256').update(`${this.options.uri}\n${this.options.database}`).digest('hex');
-    return {
-      file: path.join(dir, `neo4j-${where.slice(0, 16)}.${name}`),
-      key: databaseKey({ generation: this.seenGeneration, lineage: this.lineage }),
-    };
+    return path.join(dir, `neo4j-${where.slice(0, 16)}.${name}`);
   }
 
   /**
@@ -597,6 +606,7 @@ export class Neo4jGraphStore implements GraphStore {
   async replaceAll(
     stagingDir: string,
     onProgress?: (table: string, done: number, total: number) => void,
+    alongside?: LoadAlongside,
   ): Promise<void> {
     const upserts = {
       Company: this.query('import/upsert-companies'),
@@ -604,13 +614,82 @@ export class Neo4jGraphStore implements GraphStore {
       SUPPLIES: this.query('import/upsert-supplies'),
       CLUSTER_SUPPLIES: this.query('import/upsert-cluster-supplies'),
     };
-    const result = await importIntoNeo4j(this.exec, upserts, readScript('import/prune'), stagingDir, {
-      batchSize: this.options.importBatchSize,
-      parallel: this.options.importParallel,
-      onProgress,
-    });
-    this.options.logger?.info({ importId: result.importId, rows: result.rows }, 'Neo4j import done');
+    const next = alongside ? await this.nextDerived() : null;
+    const loadFailed = new AbortController();
+    const besides = next
+      ? runLoadAlongside(alongside, stagingDir, next.fileOf, loadFailed.signal, this.options.logger)
+      : Promise.resolve();
+    try {
+      const result = await importIntoNeo4j(this.exec, upserts, readScript('import/prune'), stagingDir, {
+        batchSize: this.options.importBatchSize,
+        parallel: this.options.importParallel,
+        onProgress,
+      });
+      this.options.logger?.info({ importId: result.importId, rows: result.rows }, 'Neo4j import done');
+      await besides;
+    } catch (e) {
+      loadFailed.abort();
+      await besides;
+      next?.discard();
+      throw e;
+    }
+    if (!next) return this.changed();
+    // In place just before the generation is raised, so that a server that notices the change finds
+    // them; the old data's files are replaced only once the new data is complete.
+    next.adopt();
     await this.changed();
+    if (this.lineage !== next.lineage || this.seenGeneration !== next.generation)
+      this.options.logger?.warn(
+        { generation: this.seenGeneration, expected: next.generation },
+        'another change raised the generation during the import: the servers derive its data afresh',
+      );
+  }
+
+  /**
+   * Where the derived files of the data an import is loading are written, and the key they carry:
+   * the database's key once the import has raised the generation. Each is written beside the file
+   * it replaces (`.import`), since a server keeps one file per database for whatever generation it
+   * serves; `adopt` moves them in place, `discard` removes them. Null without a derived directory.
+   */
+  private async nextDerived(): Promise<{
+    fileOf: DerivedFileOf;
+    generation: number;
+    lineage: string;
+    adopt: () => void;
+    discard: () => void;
+  } | null> {
+    if (!this.options.derivedDir) return null;
+    const { generation: now, lineage } = await this.databaseGeneration();
+    // The lineage is drawn when the database is migrated (on opening): none, no key to foretell.
+    if (lineage === null) return null;
+    const generation = now + 1;
+    const key = databaseKey({ generation, lineage });
+    const written = new Set<string>();
+    return {
+      generation,
+      lineage,
+      fileOf: (name) => {
+        const file = this.derivedPath(name)!;
+        written.add(file);
+        return { file: `${file}${IMPORTED_SUFFIX}`, key };
+      },
+      adopt: () => {
+        for (const file of written) {
+          const pending = `${file}${IMPORTED_SUFFIX}`;
+          if (!fs.existsSync(pending)) continue;
+          try {
+            fs.renameSync(pending, file);
+          } catch (err) {
+            // The data is in: the servers derive what could not be put in place.
+            this.options.logger?.warn({ err, file }, 'could not put the derived data of the import in place');
+            fs.rmSync(pending, { force: true });
+          }
+        }
+      },
+      discard: () => {
+        for (const file of written) fs.rmSync(`${file}${IMPORTED_SUFFIX}`, { force: true });
+      },
+    };
   }
 
   /** Notices imports and seeds made by other processes (or instances) and bumps the local generation. */
