@@ -211,6 +211,23 @@ if (neo4jAvailability() === null) {
         expect(fs.readFileSync(saved.file).equals(bytes)).toBe(true);
         expect(lines.filter((l) => l.msg?.startsWith('another change'))).toEqual([]);
       });
+      it('puts nothing in place when another change raised the generation during the load', async () => {
+        const saved = importer.derivedDataFile(SEARCH_INDEX_NAME)!;
+        const bytes = fs.readFileSync(saved.file);
+        const staging = path.join(dir, 'staging-raced');
+        await stageImport(input, staging, {});
+        const before = lines.length;
+        await importer.replaceAll(staging, undefined, async (_staging, derivedFile) => {
+          fs.writeFileSync(derivedFile(SEARCH_INDEX_NAME).file, 'derived from the import alone');
+          // A seed run by another process while the import loads.
+          await server.runScript(['MATCH (m:TiergraphMeta) RETURN count(m)']);
+        });
+        expect(fs.readdirSync(dir).filter((f) => f.endsWith('.import'))).toEqual([]);
+        expect(fs.readFileSync(saved.file).equals(bytes)).toBe(true);
+        expect(lines.slice(before).map((l) => l.msg)).toContain(
+          'another change raised the generation during the import: the servers derive its data afresh',
+        );
+      });
     });
 
     it('makes identifiers and addresses findable by their indexes', async () => {

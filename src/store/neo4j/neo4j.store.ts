@@ -635,14 +635,18 @@ export class Neo4jGraphStore implements GraphStore {
     }
     if (!next) return this.changed();
     // In place just before the generation is raised, so that a server that notices the change finds
-    // them; the old data's files are replaced only once the new data is complete.
-    next.adopt();
-    await this.changed();
-    if (this.lineage !== next.lineage || this.seenGeneration !== next.generation)
+    // them, and the old data's files replaced only once the new data is complete; not when another
+    // change raised the generation meanwhile, as their key would then name other data.
+    const now = await this.databaseGeneration();
+    if (now.generation + 1 === next.generation && now.lineage === next.lineage) next.adopt();
+    else {
+      next.discard();
       this.options.logger?.warn(
-        { generation: this.seenGeneration, expected: next.generation },
+        { generation: now.generation },
         'another change raised the generation during the import: the servers derive its data afresh',
       );
+    }
+    await this.changed();
   }
 
   /**
