@@ -3,8 +3,9 @@ import path from 'node:path';
 import type { Direction } from '../../src/domain/model';
 import { CompanySearchIndex } from '../../src/search/company-search';
 import { ListHeads } from '../../src/services/list-heads';
+import type { KnownCompanies } from '../../src/services/list-heads';
 import { EmbeddedGraphStore } from '../../src/store/embedded/embedded.store';
-import type { RelationshipQuery } from '../../src/store/graph-store';
+import type { GraphStore, RelationshipQuery } from '../../src/store/graph-store';
 import { tempDir } from '../support/paths';
 
 /** A hub with 40 suppliers and 41 customers: confidences with many ties, some relationships undated. */
@@ -105,6 +106,50 @@ describe('heads of long relationship lists', () => {
     const kept = (['suppliers', 'customers'] as const).filter((d) => one.page('hub', d, q, index) !== null);
     expect(kept).toEqual(['customers']);
     await one.close();
+  });
+
+  it('keeps counterparts by vid, and gives requests a turn while it reads lists held in memory', async () => {
+    const q = { minConfidence: 0, evidenceFrom: null, limit: 16, offset: 0 };
+    const hub = await fromStore('suppliers', q);
+    let reads = 0;
+    // A store whose lists come from memory: each read takes the thread and waits for nothing.
+    const inMemory: Pick<GraphStore, 'generation' | 'listRelationships'> = {
+      generation: store.generation,
+      listRelationships: (_vid, _direction, _grouping, _query, counterparts) => {
+        reads++;
+        for (const until = Date.now() + 4; Date.now() < until;);
+        const items = hub.items.map((item) => ({
+          ...item,
+          counterpart: counterparts!(item.counterpart.vid)!,
+        }));
+        return Promise.resolve({ items, hasMore: true });
+      },
+    };
+    let summarized = 0;
+    const known: KnownCompanies = {
+      has: (v) => index!.has(v),
+      summary: (v) => (summarized++, index!.summary(v)),
+      longLists: () => ({
+        suppliers: Array.from({ length: 40 }, (_, i) => ({ vid: `hub-${i}`, length: 40 })),
+        customers: [],
+      }),
+    };
+    const built = new ListHeads(inMemory as GraphStore, () => known, undefined, {
+      longList: 30,
+      headEntries: 16,
+      maxLists: 100,
+    });
+    built.prepare();
+    const readBeforeATurn = await new Promise<number>((resolve) => setImmediate(() => resolve(reads)));
+    await built.settled();
+    expect(reads).toBe(40);
+    expect(readBeforeATurn).toBeLessThan(10);
+    expect(summarized).toBe(0);
+    // Served, a page takes its counterparts from the known companies.
+    const page = built.page('hub-7', 'suppliers', { ...q, limit: 10 }, known);
+    expect(page).toEqual({ items: hub.items.slice(0, 10), hasMore: true });
+    expect(summarized).toBe(10);
+    await built.close();
   });
 
   it('stops answering when the data changes, and answers from the new data once rebuilt', async () => {
