@@ -653,7 +653,8 @@ export class Neo4jGraphStore implements GraphStore {
    * Where the derived files of the data an import is loading are written, and the key they carry:
    * the database's key once the import has raised the generation. Each is written beside the file
    * it replaces (`.import`), since a server keeps one file per database for whatever generation it
-   * serves; `adopt` moves them in place, `discard` removes them. Null without a derived directory.
+   * serves; `adopt` moves them in place, `discard` removes them. Null without a derived directory
+   * or a lineage.
    */
   private async nextDerived(): Promise<{
     fileOf: DerivedFileOf;
