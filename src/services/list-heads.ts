@@ -1,5 +1,5 @@
 import type { Logger } from '../logger';
-import { isoOfTime } from '../store/mappers';
+import { isoOfTime, toSummary } from '../store/mappers';
 import type { CompanySummary, Direction, RelationshipItem } from '../domain/model';
 import type { LongList } from '../search/company-search';
 import type { GraphStore, Page, RelationshipQuery } from '../store/graph-store';
@@ -39,18 +39,7 @@ const BUILD_SLICE_MS = 10;
  * took half the build's time on the thread.
  */
 function byVid(vid: string): CompanySummary {
-  return {
-    vid,
-    name: '',
-    company_legal_name: null,
-    description: null,
-    domains: [],
-    country: null,
-    count_supplier_evidence: 0,
-    count_customer_evidence: 0,
-    count_customers: 0,
-    count_suppliers: 0,
-  };
+  return toSummary({ vid });
 }
 
 /**
