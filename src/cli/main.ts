@@ -98,8 +98,8 @@ program
   .option('--dry-run', 'validate every row and report, without touching the store')
   .option(
     '--no-search-index',
-    'do not build the search index while loading (embedded store; a faster import, then the first start ' +
-      'builds it from the store: under a minute at 1M companies)',
+    'do not build the search index while loading (a faster embedded import, or an import into Neo4j from a ' +
+      'machine whose DATA_DIR no server reads); the first start then builds it from the store',
   )
   .option(
     '--neo4j-admin-files <dir>',
