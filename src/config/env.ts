@@ -125,13 +125,17 @@ const schema = z.object({
   DEMO_COMPANIES: intIn(10, 5_000_000).default(20_000),
   /**
    * Buffer pool of the embedded engine in MiB (0: the engine's default, most of the RAM).
-   * The operating system's page cache holds the rest of the graph files.
+   * The operating system's page cache holds the rest of the graph files. Once the walk memory
+   * and the point-read file are held, reads seldom reach the engine; the pool fills anyway
+   * while they are read through it after an import, which made 1 GiB the largest part of the
+   * serving process at its peak. At 1M companies 512 MiB took that peak from 2.98 to 2.43 GiB,
+   * with reads and tier walks through the engine as fast as before (bench/README.md).
    */
-  EMBEDDED_BUFFER_POOL_MB: intIn(0, 1_048_576).default(1024),
+  EMBEDDED_BUFFER_POOL_MB: intIn(0, 1_048_576).default(512),
   /**
    * Buffer pool of an embedded import in MiB (0: the engine's default, most of the RAM,
    * given back when the import ends). Loading the relationships of 1M companies needs
-   * more than EMBEDDED_BUFFER_POOL_MB's default.
+   * more than 1 GiB.
    */
   EMBEDDED_IMPORT_BUFFER_POOL_MB: intIn(0, 1_048_576).default(0),
   /**

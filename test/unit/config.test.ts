@@ -13,6 +13,8 @@ describe('loadConfig', () => {
       // Edges are read from the point-read file unless turned off (the engine's point query costs far more).
       EMBEDDED_POINT_READS: true,
       EMBEDDED_POINT_READS_EDGES: true,
+      // Reads seldom reach the engine once its derived data is held; a larger pool raised the peak.
+      EMBEDDED_BUFFER_POOL_MB: 512,
     });
     expect(c.dataDir).toBe(path.resolve('./data'));
   });
