@@ -1,5 +1,5 @@
 import type { TierCompany, TierRelationship } from '../domain/tier-walk';
-import type { TierWalkRequest, TierWalkSink } from './graph-store';
+import type { PathStep, PathStepDirection, TierWalkRequest, TierWalkSink } from './graph-store';
 import { bool, int, isDate, isoOfTime, num, str, strings, tierRelationship, toTierCompany } from './mappers';
 import type { Props } from './mappers';
 import { domicileSpellings, stronger } from './step-walk';
@@ -454,6 +454,38 @@ export class WalkMemory {
         edge_ids: [id],
       };
     });
+  }
+
+  /**
+   * The rows of path/step-suppliers or path/step-customers for one frontier: every relationship
+   * into (`suppliers`) or out of (`customers`) each of `vids`, with the company it reaches and that
+   * company's count in the same direction (what expanding it next would read). A vid that is no
+   * company has none; one given twice is read once, as the query's `IN` does.
+   */
+  pathSteps(vids: readonly string[], direction: PathStepDirection): PathStep[] {
+    const c = this.c;
+    const adj = direction === 'suppliers' ? this.into : this.outOf;
+    const reached = direction === 'suppliers' ? c.sup : c.cus;
+    const side = direction === 'suppliers' ? 0 : 1;
+    const steps: PathStep[] = [];
+    for (const vid of new Set(vids)) {
+      const o = this.offsetOf(vid);
+      if (o < 0) continue;
+      for (let k = adj.start[o]!; k < adj.start[o + 1]!; k++) {
+        const rel = adj.rels[k]!;
+        const to = reached[rel]!;
+        const confidence = c.confidence[rel]!;
+        steps.push({
+          from: vid,
+          to: c.vids[to]!,
+          edge_id: this.edgeId(rel),
+          confidence_score: Number.isNaN(confidence) ? null : confidence,
+          latest_evidence_date: isoOfTime(c.time[rel]!),
+          toDegree: c.counts[2 * to + side]!,
+        });
+      }
+    }
+    return steps;
   }
 
   /** The internal offset of the company `vid`, or -1 when it is not one. */

@@ -3,7 +3,8 @@ import path from 'node:path';
 import type { EmbeddedGraphStore } from '../../src/store/embedded/embedded.store';
 import type { EmbeddedStoreOptions } from '../../src/store/embedded/embedded.store';
 import type { TierCompany, TierRelationship } from '../../src/domain/tier-walk';
-import type { TierWalkRequest } from '../../src/store/graph-store';
+import type { PathStep, TierWalkRequest } from '../../src/store/graph-store';
+import { ConnectionPool } from '../../src/store/embedded/connection-pool';
 import { tempDir } from '../support/paths';
 import { openSeededStore } from '../support/seeded-store';
 
@@ -137,6 +138,47 @@ describe('embedded store: tier walks from memory', () => {
             items += fromMemory.items.length;
           }
       expect(items).toBeGreaterThan(20);
+      expect(held()).toBe(1);
+    } finally {
+      await memory.close();
+      await engine.close();
+      fs.rmSync(engineDir, { recursive: true, force: true });
+    }
+  });
+
+  it('answers path-search steps as the engine does, without asking it', async () => {
+    const memory = await open('wait');
+    const engineDir = dir;
+    dir = tempDir('steps-engine');
+    const engine = await open('off');
+    const vids = ['acme-gmbh', 'acme-hold', 'acme-jp', 'boeing', 'bolt', 'delta', 'lonely', 'mueller'];
+    const byEdge = (steps: PathStep[]) =>
+      [...steps].sort((a, b) => a.edge_id.localeCompare(b.edge_id) || a.from.localeCompare(b.from));
+    try {
+      // The first step waits for the memory, which is read through the engine.
+      await memory.pathSteps(['boeing'], 'suppliers');
+      const query = jest.spyOn(ConnectionPool.prototype, 'query');
+      const stream = jest.spyOn(ConnectionPool.prototype, 'stream');
+      let rows = 0;
+      try {
+        for (const direction of ['suppliers', 'customers'] as const) {
+          const frontiers = [...vids.map((v) => [v]), vids, ['nobody'], ['bolt', 'bolt', 'nobody']];
+          for (const frontier of frontiers) {
+            query.mockClear();
+            stream.mockClear();
+            const fromMemory = await memory.pathSteps(frontier, direction);
+            expect(query).not.toHaveBeenCalled();
+            expect(stream).not.toHaveBeenCalled();
+            const fromEngine = await engine.pathSteps([...new Set(frontier)], direction);
+            expect(byEdge(fromMemory)).toEqual(byEdge(fromEngine));
+            rows += fromMemory.length;
+          }
+        }
+      } finally {
+        query.mockRestore();
+        stream.mockRestore();
+      }
+      expect(rows).toBeGreaterThan(10);
       expect(held()).toBe(1);
     } finally {
       await memory.close();

@@ -588,6 +588,9 @@ export class Neo4jGraphStore implements GraphStore {
 
   async pathSteps(vids: readonly string[], direction: PathStepDirection): Promise<PathStep[]> {
     if (vids.length === 0) return [];
+    // As plain lists: from the walks' memory of the generation this store has seen, once it is held.
+    const held = await this.walksMemory(this.options.walkMemory === 'wait');
+    if (held) return held.walks.pathSteps(vids, direction);
     const rows = await this.exec.read(this.query(`path/step-${direction}`), { vids: [...vids] });
     return rows.map(toPathStep);
   }
