@@ -29,6 +29,7 @@ const SERVER_CASES = [
   'profile',
   'suppliers',
   'hub_lists',
+  'cluster_lists',
   'edge',
   'paths',
 ];
@@ -709,6 +710,12 @@ function casePaths(name, inputs, top, pairs) {
         (c) =>
           `/v1/companies/${q(c.vid)}/${c.count_suppliers >= c.count_customers ? 'suppliers' : 'customers'}/?limit=10`,
       );
+    case 'cluster_lists':
+      // The same lists grouped by cluster, as an analyst asks for a group's suppliers or customers.
+      return top.map(
+        (c) =>
+          `/v1/companies/${q(c.vid)}/${c.count_suppliers >= c.count_customers ? 'cluster_suppliers' : 'cluster_customers'}/?limit=10`,
+      );
     case 'edge':
       return inputs.edge_ids.map((e) => `/v1/edges/${q(e)}/`);
     case 'paths':
@@ -1219,7 +1226,7 @@ async function main() {
         settledAs = settled;
       }
       let top = [];
-      if (serverCases.includes('suppliers') || serverCases.includes('hub_lists')) {
+      if (['suppliers', 'hub_lists', 'cluster_lists'].some((c) => serverCases.includes(c))) {
         const page = await getJson(server, `/v1/companies/?limit=${TOP_COMPANIES}&include_subsidiaries=true`);
         top = page.results;
         if (top.length === 0) throw new Error('the top-companies list is empty');
