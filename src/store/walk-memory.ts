@@ -429,7 +429,7 @@ export class WalkMemory {
     const o = this.offsetOf(vid);
     if (o < 0) return [];
     const c = this.c;
-    const adj = direction === 'suppliers' ? this.into : this.outOf;
+    const { adj, far } = this.towards(direction);
     const from = query.evidenceFrom?.getTime() ?? null;
     const picked: number[] = [];
     for (let k = adj.start[o]!; k < adj.start[o + 1]!; k++) {
@@ -446,7 +446,7 @@ export class WalkMemory {
       const id = ids.get(rel)!;
       const time = c.time[rel]!;
       return {
-        counterpart_offset: direction === 'suppliers' ? c.sup[rel]! : c.cus[rel]!,
+        counterpart_offset: far[rel]!,
         relationship_id: id,
         confidence_score: c.confidence[rel]!,
         latest_relationship_date: Number.isNaN(time) ? null : new Date(time),
@@ -464,8 +464,7 @@ export class WalkMemory {
    */
   pathSteps(vids: readonly string[], direction: PathStepDirection): PathStep[] {
     const c = this.c;
-    const adj = direction === 'suppliers' ? this.into : this.outOf;
-    const reached = direction === 'suppliers' ? c.sup : c.cus;
+    const { adj, far } = this.towards(direction);
     const side = direction === 'suppliers' ? 0 : 1;
     const steps: PathStep[] = [];
     for (const vid of new Set(vids)) {
@@ -473,7 +472,7 @@ export class WalkMemory {
       if (o < 0) continue;
       for (let k = adj.start[o]!; k < adj.start[o + 1]!; k++) {
         const rel = adj.rels[k]!;
-        const to = reached[rel]!;
+        const to = far[rel]!;
         const confidence = c.confidence[rel]!;
         steps.push({
           from: vid,
@@ -486,6 +485,16 @@ export class WalkMemory {
       }
     }
     return steps;
+  }
+
+  /**
+   * Towards suppliers: each company's relationships in, and their suppliers. Towards customers: its
+   * relationships out, and their customers.
+   */
+  private towards(direction: PathStepDirection): { adj: Adjacency; far: Int32Array } {
+    return direction === 'suppliers'
+      ? { adj: this.into, far: this.c.sup }
+      : { adj: this.outOf, far: this.c.cus };
   }
 
   /** The internal offset of the company `vid`, or -1 when it is not one. */
@@ -613,8 +622,7 @@ export class WalkMemory {
    */
   async walk(w: MemoryWalk, sink: TierWalkSink, signal?: AbortSignal): Promise<void> {
     const c = this.c;
-    const adj = w.direction === 'suppliers' ? this.into : this.outOf;
-    const far = w.direction === 'suppliers' ? c.sup : c.cus;
+    const { adj, far } = this.towards(w.direction);
     const from = Date.parse(`${w.evidenceFrom ?? FIRST_DAY}T00:00:00Z`);
     if (Number.isNaN(from)) throw new Error(`not a day: ${w.evidenceFrom}`);
     const minConfidence = w.minConfidence ?? null;
