@@ -75,6 +75,8 @@ export class WalkMemoryBuilder {
   private readonly legalNames: (string | null)[];
   /** cid_id where it differs from the vid (most companies are their own cluster). */
   private readonly cids: (string | null)[];
+  /** cluster_parent_vid where it differs from the vid (resolved to offsets by `finish`). */
+  private readonly parentVids = new Map<number, string>();
   /** Each company's domicile as stored, by its index in `countries` (0: none). */
   private readonly country: Uint16Array;
   /** The rest of a company's details, for exports that show them (the companies file). */
@@ -135,6 +137,8 @@ export class WalkMemoryBuilder {
       this.legalNames[off] = str(r.company_legal_name);
       const cid = str(r.cid_id);
       this.cids[off] = cid === vid ? null : cid;
+      const parent = str(r.cluster_parent_vid) ?? vid;
+      if (parent !== vid) this.parentVids.set(off, parent);
       this.country[off] = this.countryId(str(r.domiciled_country));
       this.websites[off] = r.websites ?? null;
       const listed = bool(r.is_public);
@@ -215,6 +219,12 @@ export class WalkMemoryBuilder {
 
   finish(): WalkMemory {
     const m = this.count;
+    // A company whose cluster parent is no company leaves cluster reads to the store (-1).
+    const parents = new Int32Array(this.vids.length);
+    for (let o = 0; o < parents.length; o++) {
+      const vid = this.parentVids.get(o);
+      parents[o] = vid === undefined ? o : this.offsetOf(vid);
+    }
     const edgeText = Buffer.alloc(this.edgeBytes);
     this.edgeText.copy(edgeText, 0, 0, this.edgeBytes);
     this.edgeText = Buffer.alloc(0);
@@ -231,6 +241,7 @@ export class WalkMemoryBuilder {
         industry: this.industry,
         industries: this.industries,
         counts: this.counts,
+        parents,
         sup: this.sup.subarray(0, m),
         cus: this.cus.subarray(0, m),
         time: this.time.subarray(0, m),
@@ -263,6 +274,8 @@ interface Columns {
   industries: readonly (readonly [string | null, string | null, string | null])[];
   /** count_suppliers then count_customers of each company. */
   counts: Float64Array;
+  /** Offset of each company's cluster parent (its own for a cluster of one); -1 throughout: not held. */
+  parents: Int32Array;
   sup: Int32Array;
   cus: Int32Array;
   /** Latest evidence, epoch milliseconds; NaN: none. */
@@ -297,6 +310,7 @@ const SAVED: readonly (readonly [
   ['industry', 'u32', 'company'],
   ['industries', 'json', 'any'],
   ['counts', 'f64', 'twice'],
+  ['parents', 'i32', 'company'],
   ['sup', 'i32', 'rel'],
   ['cus', 'i32', 'rel'],
   ['time', 'f64', 'rel'],
@@ -384,7 +398,7 @@ interface SavedHead {
 }
 
 /** The layout is part of the key: a file saved by a build with another layout is not read. */
-const savedKey = (key: string) => `${key}#walk-memory-3`;
+const savedKey = (key: string) => `${key}#walk-memory-4`;
 
 /** A company's websites as held in memory (JSON text) back as the engine gave them. */
 const websitesOf = (text: string | null): unknown => (text === null ? null : JSON.parse(text));
@@ -404,6 +418,10 @@ export class WalkMemory {
 
   /** Offsets by vid: where a list page or a tier walk starts. */
   private readonly offsets: OffsetIndex;
+  /** See clusterMembers. */
+  private members: Adjacency | null | undefined;
+  /** The group each cluster parent is in during one clusterRows call, else -1. */
+  private groupScratch: Int32Array | undefined;
 
   constructor(
     private readonly c: Columns,
@@ -456,6 +474,18 @@ export class WalkMemory {
     });
   }
 
+  /** A list page's rows (see listRows and clusterRows), or null when the memory does not hold them. */
+  listPage(
+    vid: string,
+    direction: 'suppliers' | 'customers',
+    grouping: 'company' | 'cluster',
+    query: { minConfidence: number; evidenceFrom: Date | null; offset: number; count: number },
+  ): Props[] | null {
+    return grouping === 'company'
+      ? this.listRows(vid, direction, query)
+      : this.clusterRows(vid, direction, query);
+  }
+
   /**
    * The rows of path/step-suppliers or path/step-customers for one frontier: every relationship
    * into (`suppliers`) or out of (`customers`) each of `vids`, with the company it reaches and that
@@ -485,6 +515,159 @@ export class WalkMemory {
       }
     }
     return steps;
+  }
+
+  /**
+   * The parent of `vid`'s cluster (itself for a cluster of one), as company/get-cluster-parent has it;
+   * null when `vid` is no company, undefined when the memory does not hold clusters.
+   */
+  clusterParentOf(vid: string): string | null | undefined {
+    if (!this.clusterMembers()) return undefined;
+    const o = this.offsetOf(vid);
+    return o < 0 ? null : this.c.vids[this.c.parents[o]!]!;
+  }
+
+  /**
+   * The rows of relationship/list-cluster-suppliers or list-cluster-customers (embedded variant) for
+   * one page, or null when the memory does not hold clusters. The import derives a cluster
+   * relationship for every pair of clusters that relationships cross (stage/derive.ts): it joins
+   * the two parents, its id is the two cluster ids joined by `~`, and it carries the highest
+   * confidence (0 at least), the latest date, every evidence type and the sorted edge ids of the
+   * relationships it stands for. The same is summed up here from the relationships of the cluster's
+   * members; the filters and the order apply to those sums, as they do to the stored ones.
+   */
+  clusterRows(
+    vid: string,
+    direction: 'suppliers' | 'customers',
+    query: { minConfidence: number; evidenceFrom: Date | null; offset: number; count: number },
+  ): Props[] | null {
+    const members = this.clusterMembers();
+    if (!members) return null;
+    const c = this.c;
+    const p = this.offsetOf(vid);
+    // Cluster relationships join parents: another member of a cluster has none.
+    if (p < 0 || c.parents[p] !== p) return [];
+    const { adj, far } = this.towards(direction);
+    const groupOf = (this.groupScratch ??= new Int32Array(c.vids.length).fill(-1));
+    const farParent: number[] = [];
+    const confidence: number[] = [];
+    const time: number[] = [];
+    const rels: number[][] = [];
+    for (let i = members.start[p]!; i < members.start[p + 1]!; i++) {
+      const m = members.rels[i]!;
+      for (let k = adj.start[m]!; k < adj.start[m + 1]!; k++) {
+        const rel = adj.rels[k]!;
+        const q = c.parents[far[rel]!]!;
+        if (q === p) continue;
+        let g = groupOf[q]!;
+        if (g < 0) {
+          g = farParent.length;
+          groupOf[q] = g;
+          farParent.push(q);
+          confidence.push(0);
+          time.push(NaN);
+          rels.push([]);
+        }
+        // As the import sums them: a missing confidence or date never wins.
+        if (c.confidence[rel]! > confidence[g]!) confidence[g] = c.confidence[rel]!;
+        const t = c.time[rel]!;
+        if (t > time[g]! || (Number.isNaN(time[g]!) && !Number.isNaN(t))) time[g] = t;
+        rels[g]!.push(rel);
+      }
+    }
+    for (const q of farParent) groupOf[q] = -1;
+    const from = query.evidenceFrom?.getTime() ?? null;
+    const cid = (o: number) => c.cids.get(o) ?? c.vids[o]!;
+    const own = cid(p);
+    const ids: string[] = [];
+    const picked: number[] = [];
+    for (let g = 0; g < farParent.length; g++) {
+      if (!(confidence[g]! >= query.minConfidence)) continue;
+      if (from !== null && !(time[g]! >= from)) continue;
+      const other = cid(farParent[g]!);
+      ids[g] = direction === 'suppliers' ? `${other}~${own}` : `${own}~${other}`;
+      picked.push(g);
+    }
+    // Code-unit order of ASCII ids is the engine's byte order.
+    picked.sort((a, b) => confidence[b]! - confidence[a]! || (ids[a]! < ids[b]! ? -1 : 1));
+    return picked.slice(query.offset, query.offset + query.count).map((g) => {
+      const of = rels[g]!;
+      const t = time[g]!;
+      return {
+        counterpart_offset: farParent[g]!,
+        relationship_id: ids[g]!,
+        confidence_score: confidence[g]!,
+        latest_relationship_date: Number.isNaN(t) ? null : new Date(t),
+        evidence_types:
+          of.length === 1
+            ? c.lists[c.types[of[0]!]!]!
+            : [...new Set(of.flatMap((rel) => c.lists[c.types[rel]!]!))].sort(),
+        edge_ids: of.map((rel) => this.edgeId(rel)).sort(),
+      };
+    });
+  }
+
+  /**
+   * How many cluster relationships the memory derives (see clusterRows), or -1 when it does not
+   * hold clusters: a store compares it with its own count before it lets cluster reads come from
+   * here.
+   */
+  clusterRelationshipCount(): number {
+    const members = this.clusterMembers();
+    if (!members) return -1;
+    const c = this.c;
+    const seenBy = new Int32Array(c.vids.length).fill(-1);
+    let count = 0;
+    for (let p = 0; p < c.vids.length; p++) {
+      if (c.parents[p] !== p) continue;
+      for (let i = members.start[p]!; i < members.start[p + 1]!; i++) {
+        const m = members.rels[i]!;
+        for (let k = this.outOf.start[m]!; k < this.outOf.start[m + 1]!; k++) {
+          const q = c.parents[c.cus[this.outOf.rels[k]!]!]!;
+          if (q === p || seenBy[q] === p) continue;
+          seenBy[q] = p;
+          count++;
+        }
+      }
+    }
+    return count;
+  }
+
+  /**
+   * Keeps cluster reads here only when the memory derives as many cluster relationships as the store
+   * holds (`stored`), as it does for a graph the importer wrote.
+   */
+  keepClustersIf(stored: number, logger: Logger | undefined): void {
+    const derived = this.clusterRelationshipCount();
+    if (derived === stored || derived < 0) return;
+    logger?.warn(
+      { derived, stored },
+      'cluster lists read by the store: its cluster relationships are not those of its relationships',
+    );
+    this.forgetClusters();
+  }
+
+  /** Leaves cluster reads to the store from now on (and in the file saved after this). */
+  forgetClusters(): void {
+    this.c.parents.fill(-1);
+    this.members = null;
+  }
+
+  /**
+   * Companies grouped by their cluster parent (`rels` holding company offsets), built on the first
+   * cluster read; null when some company's parent is not held or is not its own parent.
+   */
+  private clusterMembers(): Adjacency | null {
+    if (this.members === undefined) {
+      const parents = this.c.parents;
+      let held = true;
+      for (let o = 0; held && o < parents.length; o++) {
+        const p = parents[o]!;
+        held = p >= 0 && parents[p] === p;
+      }
+      this.members = held ? adjacency(parents, parents.length) : null;
+    }
+    return this.members;
   }
 
   /**

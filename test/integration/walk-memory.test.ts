@@ -5,7 +5,8 @@ import type { EmbeddedStoreOptions } from '../../src/store/embedded/embedded.sto
 import type { TierCompany, TierRelationship } from '../../src/domain/tier-walk';
 import type { PathStep, TierWalkRequest } from '../../src/store/graph-store';
 import { ConnectionPool } from '../../src/store/embedded/connection-pool';
-import { tempDir } from '../support/paths';
+import { splitStatements } from '../../src/store/cypher-files';
+import { readSeed, tempDir } from '../support/paths';
 import { openSeededStore } from '../support/seeded-store';
 
 /** Tier walks over the relationships the embedded store holds in memory (walk-memory.ts). */
@@ -38,6 +39,7 @@ describe('embedded store: tier walks from memory', () => {
     return rows;
   };
   const count = (text: string) => logged.filter((l) => l.includes(text)).length;
+  const queryAll = { minConfidence: 0, evidenceFrom: null, limit: 50, offset: 0 };
   const held = () => count('relationships held in memory');
 
   it('answers every walk as the engine does, company details and filters included', async () => {
@@ -184,6 +186,134 @@ describe('embedded store: tier walks from memory', () => {
       await memory.close();
       await engine.close();
       fs.rmSync(engineDir, { recursive: true, force: true });
+    }
+  });
+
+  /**
+   * Every cluster list page and cluster parent of `vids` from both stores, the same and none read from
+   * the memory's engine; how many items.
+   */
+  const sameClusterReads = async (memory: EmbeddedGraphStore, engine: EmbeddedGraphStore, vids: string[]) => {
+    const queries = [
+      { minConfidence: 0, evidenceFrom: null, limit: 50, offset: 0 },
+      { minConfidence: 0.6, evidenceFrom: null, limit: 10, offset: 0 },
+      { minConfidence: 0, evidenceFrom: new Date('2022-01-01T00:00:00Z'), limit: 10, offset: 0 },
+      { minConfidence: 0, evidenceFrom: null, limit: 1, offset: 1 },
+      { minConfidence: 0, evidenceFrom: null, limit: 2, offset: 5 },
+    ];
+    let items = 0;
+    // Cluster queries the memory's store sends to the engine (none once it holds clusters).
+    const asked: string[] = [];
+    await memory.getClusterParent('nobody'); // waits for the memory, read (and checked) through the engine
+    const spy = jest.spyOn(ConnectionPool.prototype, 'query');
+    const fromMemory = async <T>(read: () => Promise<T>) => {
+      spy.mockClear();
+      const result = await read();
+      asked.push(...spy.mock.calls.map(([q]) => q.name).filter((name) => name.includes('cluster')));
+      return result;
+    };
+    try {
+      for (const vid of vids) {
+        const parent = await fromMemory(() => memory.getClusterParent(vid));
+        expect(parent).toEqual(await engine.getClusterParent(vid));
+        for (const listed of new Set([vid, parent ?? vid]))
+          for (const direction of ['suppliers', 'customers'] as const)
+            for (const query of queries) {
+              const page = await fromMemory(() =>
+                memory.listRelationships(listed, direction, 'cluster', query),
+              );
+              expect(page).toEqual(await engine.listRelationships(listed, direction, 'cluster', query));
+              items += page.items.length;
+            }
+      }
+    } finally {
+      spy.mockRestore();
+    }
+    expect(asked).toEqual([]);
+    return items;
+  };
+
+  it('answers every cluster list page and cluster parent as the engine does, reading no cluster from it', async () => {
+    const memory = await open('wait');
+    const engineDir = dir;
+    dir = tempDir('cluster-engine');
+    const engine = await open('off');
+    const vids = [
+      'acme-gmbh',
+      'acme-hold',
+      'acme-jp',
+      'boeing',
+      'bolt',
+      'delta',
+      'lonely',
+      'mueller',
+      'nobody',
+    ];
+    try {
+      const items = await sameClusterReads(memory, engine, vids);
+      expect(items).toBeGreaterThan(20);
+      // K1's relationship to boeing stands for two, of two evidence types.
+      const [k1] = (await memory.listRelationships('boeing', 'suppliers', 'cluster', queryAll)).items.filter(
+        (i) => i.counterpart.vid === 'acme-hold',
+      );
+      expect(k1?.relationship.edge_ids).toEqual(['e3', 'e4']);
+      expect(k1?.evidences.evidence_types).toEqual(['table', 'text']);
+      const query = jest.spyOn(ConnectionPool.prototype, 'query');
+      const stream = jest.spyOn(ConnectionPool.prototype, 'stream');
+      try {
+        expect(await memory.getClusterParent('acme-jp')).toBe('acme-hold');
+        const page = await memory.listRelationships('acme-hold', 'customers', 'cluster', queryAll);
+        expect(page.items.map((i) => i.counterpart.vid)).toEqual(['boeing']);
+        // The engine is asked only for the counterparts' summaries, which the store has no file for here.
+        expect(query.mock.calls.map(([q]) => q.name)).toEqual(['company/get-summary']);
+        expect(stream).not.toHaveBeenCalled();
+      } finally {
+        query.mockRestore();
+        stream.mockRestore();
+      }
+      expect(held()).toBe(1);
+    } finally {
+      await memory.close();
+      await engine.close();
+      fs.rmSync(engineDir, { recursive: true, force: true });
+    }
+  });
+
+  it('answers every cluster list of the demo graph as the engine does', async () => {
+    const memory = await open('wait', false);
+    const engineDir = dir;
+    dir = tempDir('cluster-demo-engine');
+    const engine = await open('off', false);
+    try {
+      const demo = splitStatements(readSeed('demo.cypher'));
+      await memory.runScript(demo);
+      await engine.runScript(demo);
+      const vids = [...readSeed('demo.cypher').matchAll(/CREATE \(:Company \{vid: '([^']+)'/g)].map(
+        (m) => m[1]!,
+      );
+      expect(vids.length).toBeGreaterThan(30);
+      expect(await sameClusterReads(memory, engine, vids)).toBeGreaterThan(200);
+      expect(count('cluster lists read by the store')).toBe(0);
+    } finally {
+      await memory.close();
+      await engine.close();
+      fs.rmSync(engineDir, { recursive: true, force: true });
+    }
+  });
+
+  it('leaves cluster lists to the engine when its cluster relationships are not those of its relationships', async () => {
+    const memory = await open('wait');
+    try {
+      // One cluster relationship the importer would derive is missing from the graph.
+      await memory.runScript(["MATCH ()-[r:CLUSTER_SUPPLIES {relationship_id: 'delta~bolt'}]->() DELETE r"]);
+      const page = await memory.listRelationships('delta', 'customers', 'cluster', queryAll);
+      expect(page.items.map((i) => i.counterpart.vid)).toEqual(['boeing']);
+      expect(count('cluster lists read by the store')).toBe(1);
+      // Plain lists still come from the memory, and hold the relationship.
+      const plain = await memory.listRelationships('delta', 'customers', 'company', queryAll);
+      expect(plain.items.map((i) => i.counterpart.vid).sort()).toEqual(['boeing', 'bolt']);
+    } finally {
+      await memory.close();
     }
   });
 

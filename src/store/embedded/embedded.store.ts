@@ -101,6 +101,7 @@ const QUERY_NAMES = [
   'company/exists',
   'company/stats',
   'relationship/count',
+  'relationship/count-cluster',
   'relationship/list-suppliers',
   'relationship/list-customers',
   'relationship/list-cluster-suppliers',
@@ -457,6 +458,9 @@ export class EmbeddedGraphStore implements GraphStore {
     const walks = builder.finish();
     if (walks.relationships !== total)
       throw new NotHeldExactly('the relationships read are not those counted');
+    const [clusters] = await this.q('relationship/count-cluster');
+    if (stale()) return null;
+    walks.keepClustersIf(int(clusters?.relationships), this.options.logger);
     this.memory = { generation, walks };
     this.options.logger?.info(
       { relationships: total, mb: Math.round(walks.bytes / 1048576), ms: Date.now() - started },
@@ -536,7 +540,8 @@ export class EmbeddedGraphStore implements GraphStore {
   }
 
   async getClusterParent(vid: string): Promise<string | null> {
-    return this.reads.getClusterParent(vid);
+    const parent = (await this.walksMemory(this.options.walkMemory === 'wait'))?.clusterParentOf(vid);
+    return parent !== undefined ? parent : this.reads.getClusterParent(vid);
   }
 
   async listClusterMembers(
@@ -558,11 +563,10 @@ export class EmbeddedGraphStore implements GraphStore {
     counterparts?: CounterpartLookup,
   ): Promise<Page<RelationshipItem>> {
     await this.points.ready();
-    // Plain lists come from the walks' memory once it is held; cluster lists from the engine.
-    const memory = grouping === 'company' ? await this.walksMemory(this.options.walkMemory === 'wait') : null;
-    const rows = memory
-      ? memory.listRows(vid, direction, { ...query, count: query.limit + 1 })
-      : await this.engineListRows(vid, direction, grouping, query);
+    // Lists come from the walks' memory once it is held (cluster lists when it holds clusters).
+    const memory = await this.walksMemory(this.options.walkMemory === 'wait');
+    const held = memory?.listPage(vid, direction, grouping, { ...query, count: query.limit + 1 });
+    const rows = held ?? (await this.engineListRows(vid, direction, grouping, query));
     const page = rows.slice(0, query.limit);
     const vids = page.map((r) => this.vidByOffset[int(r.counterpart_offset)] ?? '');
     // A counterpart read costs as much engine time as the page itself at a hub: read only the unknown.

@@ -67,6 +67,7 @@ export const NEO4J_QUERY_NAMES = [
   'company/exists',
   'company/stats',
   'relationship/count',
+  'relationship/count-cluster',
   'relationship/list-suppliers',
   'relationship/list-customers',
   'relationship/list-cluster-suppliers',
@@ -380,6 +381,8 @@ export class Neo4jGraphStore implements GraphStore {
     const walks = builder.finish();
     if (walks.relationships !== total)
       throw new NotHeldExactly('the relationships read are not those counted');
+    const [clusters] = await this.read('relationship/count-cluster');
+    walks.keepClustersIf(int(clusters?.relationships), this.options.logger);
     const after = await this.databaseGeneration();
     if (stale() || after.generation !== before.generation || after.lineage !== before.lineage) return null;
     this.memory = { generation, database: databaseKey(before), walks };
@@ -481,7 +484,9 @@ export class Neo4jGraphStore implements GraphStore {
   }
 
   async getClusterParent(vid: string): Promise<string | null> {
-    return this.reads.getClusterParent(vid);
+    const held = await this.walksMemory(this.options.walkMemory === 'wait');
+    const parent = held?.walks.clusterParentOf(vid);
+    return parent !== undefined ? parent : this.reads.getClusterParent(vid);
   }
 
   async listClusterMembers(
@@ -502,12 +507,12 @@ export class Neo4jGraphStore implements GraphStore {
     query: RelationshipQuery,
     counterparts?: CounterpartLookup,
   ): Promise<Page<RelationshipItem>> {
-    // Plain lists come from the walks' memory of the generation this store has seen, once it is held.
-    const held = grouping === 'company' ? await this.walksMemory(this.options.walkMemory === 'wait') : null;
-    let rows: Props[];
-    if (held) {
-      rows = held.walks.listRows(vid, direction, { ...query, count: query.limit + 1 });
-      for (const r of rows) r.counterpart_vid = held.walks.vidAt(int(r.counterpart_offset));
+    // Lists come from the walks' memory of the generation this store has seen, once it is held
+    // (cluster lists when it holds clusters).
+    const held = await this.walksMemory(this.options.walkMemory === 'wait');
+    let rows = held?.walks.listPage(vid, direction, grouping, { ...query, count: query.limit + 1 });
+    if (rows) {
+      for (const r of rows) r.counterpart_vid = held!.walks.vidAt(int(r.counterpart_offset));
     } else {
       const { name, params } = relationshipListQuery(vid, direction, grouping, query);
       rows = await this.read(name, params);
