@@ -548,12 +548,20 @@ export class WalkMemory {
     // Cluster relationships join parents: another member of a cluster has none.
     if (p < 0 || c.parents[p] !== p) return [];
     const { adj, far } = this.towards(direction);
+    const from = members.start[p]!;
+    const to = members.start[p + 1]!;
+    let scanned = 0;
+    for (let i = from; i < to; i++)
+      scanned += adj.start[members.rels[i]! + 1]! - adj.start[members.rels[i]!]!;
+    // One group per counterpart cluster, by its parent.
     const groupOf = (this.groupScratch ??= new Int32Array(c.vids.length).fill(-1));
-    const farParent: number[] = [];
-    const confidence: number[] = [];
-    const time: number[] = [];
-    const rels: number[][] = [];
-    for (let i = members.start[p]!; i < members.start[p + 1]!; i++) {
+    const farParent = new Int32Array(scanned);
+    const confidence = new Float64Array(scanned);
+    const time = new Float64Array(scanned);
+    const firstRel = new Int32Array(scanned);
+    const rels = new Int32Array(scanned);
+    let groups = 0;
+    for (let i = from; i < to; i++) {
       const m = members.rels[i]!;
       for (let k = adj.start[m]!; k < adj.start[m + 1]!; k++) {
         const rel = adj.rels[k]!;
@@ -561,41 +569,51 @@ export class WalkMemory {
         if (q === p) continue;
         let g = groupOf[q]!;
         if (g < 0) {
-          g = farParent.length;
+          g = groups++;
           groupOf[q] = g;
-          farParent.push(q);
-          confidence.push(0);
-          time.push(NaN);
-          rels.push([]);
+          farParent[g] = q;
+          time[g] = NaN;
+          firstRel[g] = rel;
         }
+        rels[g]!++;
         // As the import sums them: a missing confidence or date never wins.
         if (c.confidence[rel]! > confidence[g]!) confidence[g] = c.confidence[rel]!;
         const t = c.time[rel]!;
         if (t > time[g]! || (Number.isNaN(time[g]!) && !Number.isNaN(t))) time[g] = t;
-        rels[g]!.push(rel);
       }
     }
-    for (const q of farParent) groupOf[q] = -1;
-    const from = query.evidenceFrom?.getTime() ?? null;
+    for (let g = 0; g < groups; g++) groupOf[farParent[g]!] = -1;
+    const evidenceFrom = query.evidenceFrom?.getTime() ?? null;
+    const kept: number[] = [];
+    for (let g = 0; g < groups; g++) {
+      if (!(confidence[g]! >= query.minConfidence)) continue;
+      if (evidenceFrom !== null && !(time[g]! >= evidenceFrom)) continue;
+      kept.push(g);
+    }
+    // Only the groups as confident as the last one a page could show are ordered, and named.
+    const wanted = query.offset + query.count;
+    let floor = -Infinity;
+    if (kept.length > wanted) {
+      const ordered = Float64Array.from(kept, (g) => confidence[g]!).sort();
+      floor = ordered[kept.length - wanted]!;
+    }
     const cid = (o: number) => c.cids.get(o) ?? c.vids[o]!;
     const own = cid(p);
-    const ids: string[] = [];
-    const picked: number[] = [];
-    for (let g = 0; g < farParent.length; g++) {
-      if (!(confidence[g]! >= query.minConfidence)) continue;
-      if (from !== null && !(time[g]! >= from)) continue;
+    const ids = new Map<number, string>();
+    for (const g of kept) {
+      if (confidence[g]! < floor) continue;
       const other = cid(farParent[g]!);
-      ids[g] = direction === 'suppliers' ? `${other}~${own}` : `${own}~${other}`;
-      picked.push(g);
+      ids.set(g, direction === 'suppliers' ? `${other}~${own}` : `${own}~${other}`);
     }
+    const page = [...ids.keys()];
     // Code-unit order of ASCII ids is the engine's byte order.
-    picked.sort((a, b) => confidence[b]! - confidence[a]! || (ids[a]! < ids[b]! ? -1 : 1));
-    return picked.slice(query.offset, query.offset + query.count).map((g) => {
-      const of = rels[g]!;
+    page.sort((a, b) => confidence[b]! - confidence[a]! || (ids.get(a)! < ids.get(b)! ? -1 : 1));
+    return page.slice(query.offset, query.offset + query.count).map((g) => {
+      const of = rels[g] === 1 ? [firstRel[g]!] : this.clusterRelationships(p, farParent[g]!, direction);
       const t = time[g]!;
       return {
         counterpart_offset: farParent[g]!,
-        relationship_id: ids[g]!,
+        relationship_id: ids.get(g)!,
         confidence_score: confidence[g]!,
         latest_relationship_date: Number.isNaN(t) ? null : new Date(t),
         evidence_types:
@@ -607,12 +625,26 @@ export class WalkMemory {
     });
   }
 
+  /** The relationships between the members of the clusters of parents `p` and `q`, towards `direction` from `p`'s. */
+  private clusterRelationships(p: number, q: number, direction: 'suppliers' | 'customers'): number[] {
+    const c = this.c;
+    const members = this.members!;
+    const { adj, far } = this.towards(direction);
+    const found: number[] = [];
+    for (let i = members.start[p]!; i < members.start[p + 1]!; i++) {
+      const m = members.rels[i]!;
+      for (let k = adj.start[m]!; k < adj.start[m + 1]!; k++)
+        if (c.parents[far[adj.rels[k]!]!] === q) found.push(adj.rels[k]!);
+    }
+    return found;
+  }
+
   /**
    * How many cluster relationships the memory derives (see clusterRows), or -1 when it does not
    * hold clusters: a store compares it with its own count before it lets cluster reads come from
    * here.
    */
-  clusterRelationshipCount(): number {
+  private clusterRelationshipCount(): number {
     const members = this.clusterMembers();
     if (!members) return -1;
     const c = this.c;
@@ -648,7 +680,7 @@ export class WalkMemory {
   }
 
   /** Leaves cluster reads to the store from now on (and in the file saved after this). */
-  forgetClusters(): void {
+  private forgetClusters(): void {
     this.c.parents.fill(-1);
     this.members = null;
   }
@@ -706,6 +738,7 @@ export class WalkMemory {
   get bytes(): number {
     const columns: unknown[] = Object.values(this.c);
     const held = [...columns, this.into.start, this.into.rels, this.outOf.start, this.outOf.rels];
+    if (this.members) held.push(this.members.start, this.members.rels);
     const size = (a: unknown) =>
       ArrayBuffer.isView(a) ? a.byteLength : a instanceof PackedStrings ? a.bytes : 0;
     return held.reduce<number>((n, a) => n + size(a), 0);
