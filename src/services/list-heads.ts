@@ -20,7 +20,7 @@ export interface KnownCompanies {
 export const LONG_LIST = 100;
 /**
  * Lists kept at most, the longest first: 6,046 lists qualify at 1M companies (73 MB); the cap keeps
- * larger graphs to about 120 MB.
+ * larger graphs to about 120 MB. The cluster list of each kept list's cluster is kept too.
  */
 export const MAX_LISTS = 10_000;
 /** Entries kept per long list: a page of the largest size from the top, and one more to tell if more follow. */
@@ -58,7 +58,11 @@ class Head {
   /** The date's text only where it is not the time's ISO form (never, for the engines' timestamps). */
   readonly latestText: (string | null)[] = [];
 
-  constructor(items: readonly RelationshipItem[], typeLists: Map<string, string[]>) {
+  constructor(
+    items: readonly RelationshipItem[],
+    typeLists: Map<string, string[]>,
+    private readonly type: 'edge' | 'cluster_edge',
+  ) {
     this.confidence = new Float64Array(items.length);
     this.latest = new Float64Array(items.length);
     items.forEach((item, i) => {
@@ -88,7 +92,7 @@ class Head {
       relationship: {
         confidence_score: this.confidence[i]!,
         latest_relationship_date: this.latestText[i] ?? isoOfTime(this.latest[i]!),
-        relationship_type: 'edge',
+        relationship_type: this.type,
         relationship_id: this.ids[i]!,
         edge_ids: [...(this.edgeIds[i] ?? [this.ids[i]!])],
       },
@@ -97,15 +101,20 @@ class Head {
   }
 }
 
+const listKey = (grouping: 'company' | 'cluster', direction: Direction, vid: string) =>
+  `${grouping}:${direction}:${vid}`;
+
 interface Heads {
   generation: number;
   lists: Map<string, Head>;
 }
 
 /**
- * The first entries, in the default order, of every long supplier or customer list. The first page of a
- * hub's list costs the engine a read of all its relationships (about 2 ms for 15k at 1M companies); kept
- * here, the usual pages (the first ones, any confidence or date filter whose matches fall among the kept
+ * The first entries, in the default order, of every long supplier or customer list, and of the same
+ * lists grouped by cluster (those of the long lists' cluster parents). The first page of a hub's list
+ * costs the engine a read of all its relationships (about 2 ms for 15k at 1M companies), and a page
+ * grouped by cluster a sum over them (5-15 ms from the store's memory for the longest); kept here, the
+ * usual pages (the first ones, any confidence or date filter whose matches fall among the kept
  * entries) need no store read at all. Built in the background from the store's own list reads after the
  * search index (which names the long lists and holds the counterparts), again after every data change,
  * and used only while built from the data as it is now.
@@ -132,10 +141,11 @@ export class ListHeads {
     direction: Direction,
     query: RelationshipQuery,
     known: KnownCompanies | null,
+    grouping: 'company' | 'cluster' = 'company',
   ): Page<RelationshipItem> | null {
     const heads = this.current(known !== null);
     if (!known || !heads) return null;
-    const head = heads.lists.get(`${direction}:${vid}`);
+    const head = heads.lists.get(listKey(grouping, direction, vid));
     if (!head) return null;
     const want = query.offset + query.limit + 1;
     const from = query.evidenceFrom?.getTime() ?? null;
@@ -199,13 +209,16 @@ export class ListHeads {
     const known = this.known();
     if (!known) return;
     const long = known.longLists(this.sizes.longList);
-    const todo: [Direction, string][] = [
+    const kept = [
       ...long.suppliers.map((l) => ({ ...l, direction: 'suppliers' as const })),
       ...long.customers.map((l) => ({ ...l, direction: 'customers' as const })),
     ]
       .sort((a, b) => b.length - a.length)
-      .slice(0, this.sizes.maxLists)
-      .map((l): [Direction, string] => [l.direction, l.vid]);
+      .slice(0, this.sizes.maxLists);
+    // Each long list, then the cluster list of its company's cluster (read from the cluster's parent).
+    const todo = (['cluster', 'company'] as const).flatMap((grouping) =>
+      kept.map((l) => ({ grouping, direction: l.direction, vid: l.vid })),
+    );
     const lists = new Map<string, Head>();
     const typeLists = new Map<string, string[]>();
     const query = { minConfidence: 0, evidenceFrom: null, limit: this.sizes.headEntries, offset: 0 };
@@ -215,9 +228,14 @@ export class ListHeads {
     const next = async (): Promise<void> => {
       for (let job = todo.pop(); job; job = todo.pop()) {
         if (this.closed || this.store.generation !== generation) return;
-        const [direction, vid] = job;
-        const page = await this.store.listRelationships(vid, direction, 'company', query, counterpart);
-        lists.set(`${direction}:${vid}`, new Head(page.items, typeLists));
+        const { grouping, direction } = job;
+        const vid = grouping === 'company' ? job.vid : await this.store.getClusterParent(job.vid);
+        if (vid === null || lists.has(listKey(grouping, direction, vid))) continue;
+        const page = await this.store.listRelationships(vid, direction, grouping, query, counterpart);
+        lists.set(
+          listKey(grouping, direction, vid),
+          new Head(page.items, typeLists, grouping === 'company' ? 'edge' : 'cluster_edge'),
+        );
         if (Date.now() - since >= BUILD_SLICE_MS) {
           await new Promise<void>((resolve) => setImmediate(resolve));
           since = Date.now();

@@ -69,7 +69,10 @@ export class RelationshipsService {
     if (grouping === 'cluster') {
       const parent = await this.store.getClusterParent(vid);
       if (parent === null) throw notFound('company', vid);
-      return this.store.listRelationships(parent, direction, 'cluster', query, counterparts);
+      return (
+        this.heads.page(parent, direction, query, known, 'cluster') ??
+        this.store.listRelationships(parent, direction, 'cluster', query, counterparts)
+      );
     }
     const kept = this.heads.page(vid, direction, query, known);
     if (kept) return kept;

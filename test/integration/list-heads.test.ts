@@ -21,8 +21,11 @@ function hubGraph(seed: number): string[] {
       rand() < 0.25
         ? 'NULL'
         : `timestamp('20${10 + Math.floor(rand() * 15)}-0${1 + Math.floor(rand() * 9)}-15T00:00:00Z')`;
+    const ends = `MATCH (a:Company {vid: '${from}'}), (b:Company {vid: '${to}'})`;
     out.push(
-      `MATCH (a:Company {vid: '${from}'}), (b:Company {vid: '${to}'}) CREATE (a)-[:SUPPLIES {edge_id: '${id}', confidence_score: ${confidence}, latest_edge_date: ${date}, status_code: 1, evidence_types: '[news]', hs_codes: '[]'}]->(b)`,
+      `${ends} CREATE (a)-[:SUPPLIES {edge_id: '${id}', confidence_score: ${confidence}, latest_edge_date: ${date}, status_code: 1, evidence_types: '[news]', hs_codes: '[]'}]->(b)`,
+      // Every company is a cluster of its own: each relationship is a cluster relationship too.
+      `${ends} CREATE (a)-[:CLUSTER_SUPPLIES {relationship_id: '${from}~${to}', edge_ids: '[${id}]', confidence_score: ${confidence}, latest_edge_date: ${date}, evidence_types: '[news]'}]->(b)`,
     );
   };
   for (let i = 0; i < 40; i++) {
@@ -56,8 +59,11 @@ describe('heads of long relationship lists', () => {
     fs.rmSync(dir, { recursive: true, force: true });
   });
 
-  const fromStore = (direction: Direction, q: RelationshipQuery) =>
-    store.listRelationships('hub', direction, 'company', q, (v) => index!.summary(v));
+  const fromStore = (
+    direction: Direction,
+    q: RelationshipQuery,
+    grouping: 'company' | 'cluster' = 'company',
+  ) => store.listRelationships('hub', direction, grouping, q, (v) => index!.summary(v));
 
   it('answers exactly as the store does, or leaves the page to the store', async () => {
     expect(
@@ -66,6 +72,7 @@ describe('heads of long relationship lists', () => {
     await heads.settled();
     let answered = 0;
     let declined = 0;
+    const clusters = { answered: 0, declined: 0 };
     for (const direction of ['suppliers', 'customers'] as const) {
       for (const minConfidence of [0, 0.5, 0.8, 0.95]) {
         for (const evidenceFrom of [
@@ -76,6 +83,9 @@ describe('heads of long relationship lists', () => {
           for (const limit of [1, 3, 10]) {
             for (const offset of [0, 2, 5, 14]) {
               const q = { minConfidence, evidenceFrom, limit, offset };
+              const cluster = heads.page('hub', direction, q, index, 'cluster');
+              clusters[cluster === null ? 'declined' : 'answered']++;
+              if (cluster) expect(cluster).toEqual(await fromStore(direction, q, 'cluster'));
               const kept = heads.page('hub', direction, q, index);
               if (kept === null) {
                 declined++;
@@ -91,6 +101,8 @@ describe('heads of long relationship lists', () => {
     // Both kinds happen: pages inside the head, and pages the head cannot vouch for.
     expect(answered).toBeGreaterThan(40);
     expect(declined).toBeGreaterThan(40);
+    // The hub's lists grouped by cluster are kept as well, and answer the same pages.
+    expect(clusters).toEqual({ answered, declined });
     // Short lists keep no head.
     expect(
       heads.page('s1', 'customers', { minConfidence: 0, evidenceFrom: null, limit: 1, offset: 0 }, index),
@@ -113,8 +125,9 @@ describe('heads of long relationship lists', () => {
     const hub = await fromStore('suppliers', q);
     let reads = 0;
     // A store whose lists come from memory: each read takes the thread and waits for nothing.
-    const inMemory: Pick<GraphStore, 'generation' | 'listRelationships'> = {
+    const inMemory: Pick<GraphStore, 'generation' | 'listRelationships' | 'getClusterParent'> = {
       generation: store.generation,
+      getClusterParent: (vid) => Promise.resolve(vid),
       listRelationships: (_vid, _direction, _grouping, _query, counterparts) => {
         reads++;
         for (const until = Date.now() + 4; Date.now() < until;);
@@ -142,7 +155,8 @@ describe('heads of long relationship lists', () => {
     built.prepare();
     const readBeforeATurn = await new Promise<number>((resolve) => setImmediate(() => resolve(reads)));
     await built.settled();
-    expect(reads).toBe(40);
+    // Each list, and the same grouped by cluster.
+    expect(reads).toBe(80);
     expect(readBeforeATurn).toBeLessThan(10);
     expect(summarized).toBe(0);
     // Served, a page takes its counterparts from the known companies.
