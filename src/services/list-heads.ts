@@ -4,6 +4,7 @@ import type { CompanySummary, Direction, RelationshipItem } from '../domain/mode
 import type { LongList } from '../search/company-search';
 import type { GraphStore, Page, RelationshipQuery } from '../store/graph-store';
 import type { DerivedState } from '../store/derived-state';
+import { PackedStrings } from '../store/packed-strings';
 
 /**
  * Companies already in memory, as of the store's data now (the search index holds every company's
@@ -48,9 +49,13 @@ function byVid(vid: string): CompanySummary {
  */
 class Head {
   readonly counterparts: string[] = [];
-  readonly ids: string[] = [];
-  /** edge_ids when they are not just the relationship id (always so outside clusters). */
-  readonly edgeIds: (string[] | null)[] = [];
+  /** Relationship ids, packed outside the heap (12,000 lists of 101 entries at 1M companies). */
+  readonly ids: PackedStrings;
+  /**
+   * edge_ids joined by commas (which no id holds), or null where they are just the relationship id
+   * (always so outside clusters).
+   */
+  readonly edgeIds: PackedStrings;
   readonly types: string[][] = [];
   readonly confidence: Float64Array;
   /** latest_relationship_date as a time; NaN when there is none. */
@@ -65,11 +70,15 @@ class Head {
   ) {
     this.confidence = new Float64Array(items.length);
     this.latest = new Float64Array(items.length);
+    this.ids = PackedStrings.from(items.map((item) => item.relationship.relationship_id));
+    this.edgeIds = PackedStrings.from(
+      items.map(({ relationship: r }) =>
+        r.edge_ids.length === 1 && r.edge_ids[0] === r.relationship_id ? null : r.edge_ids.join(','),
+      ),
+    );
     items.forEach((item, i) => {
       const r = item.relationship;
       this.counterparts.push(item.counterpart.vid);
-      this.ids.push(r.relationship_id);
-      this.edgeIds.push(r.edge_ids.length === 1 && r.edge_ids[0] === r.relationship_id ? null : r.edge_ids);
       // Few distinct evidence type lists exist: share one array per list.
       const types = item.evidences.evidence_types;
       const key = types.join('\u0000');
@@ -87,14 +96,16 @@ class Head {
   }
 
   item(i: number, counterpart: CompanySummary): RelationshipItem {
+    const id = this.ids.get(i)!;
+    const edgeIds = this.edgeIds.get(i);
     return {
       counterpart,
       relationship: {
         confidence_score: this.confidence[i]!,
         latest_relationship_date: this.latestText[i] ?? isoOfTime(this.latest[i]!),
         relationship_type: this.type,
-        relationship_id: this.ids[i]!,
-        edge_ids: [...(this.edgeIds[i] ?? [this.ids[i]!])],
+        relationship_id: id,
+        edge_ids: edgeIds === null ? [id] : edgeIds.split(','),
       },
       evidences: { evidence_types: [...this.types[i]!] },
     };

@@ -24,8 +24,9 @@ function hubGraph(seed: number): string[] {
     const ends = `MATCH (a:Company {vid: '${from}'}), (b:Company {vid: '${to}'})`;
     out.push(
       `${ends} CREATE (a)-[:SUPPLIES {edge_id: '${id}', confidence_score: ${confidence}, latest_edge_date: ${date}, status_code: 1, evidence_types: '[news]', hs_codes: '[]'}]->(b)`,
-      // Every company is a cluster of its own: each relationship is a cluster relationship too.
-      `${ends} CREATE (a)-[:CLUSTER_SUPPLIES {relationship_id: '${from}~${to}', edge_ids: '[${id}]', confidence_score: ${confidence}, latest_edge_date: ${date}, evidence_types: '[news]'}]->(b)`,
+      // Every company is a cluster of its own: each relationship is a cluster relationship too (the
+      // first ones said to stand for two, as between clusters of several companies).
+      `${ends} CREATE (a)-[:CLUSTER_SUPPLIES {relationship_id: '${from}~${to}', edge_ids: '[${id.endsWith('-0') ? `${id},${id}-twin` : id}]', confidence_score: ${confidence}, latest_edge_date: ${date}, evidence_types: '[news]'}]->(b)`,
     );
   };
   for (let i = 0; i < 40; i++) {
@@ -73,6 +74,7 @@ describe('heads of long relationship lists', () => {
     let answered = 0;
     let declined = 0;
     const clusters = { answered: 0, declined: 0 };
+    let twins = 0;
     for (const direction of ['suppliers', 'customers'] as const) {
       for (const minConfidence of [0, 0.5, 0.8, 0.95]) {
         for (const evidenceFrom of [
@@ -85,6 +87,7 @@ describe('heads of long relationship lists', () => {
               const q = { minConfidence, evidenceFrom, limit, offset };
               const cluster = heads.page('hub', direction, q, index, 'cluster');
               clusters[cluster === null ? 'declined' : 'answered']++;
+              twins += cluster?.items.filter((i) => i.relationship.edge_ids.length === 2).length ?? 0;
               if (cluster) expect(cluster).toEqual(await fromStore(direction, q, 'cluster'));
               const kept = heads.page('hub', direction, q, index);
               if (kept === null) {
@@ -103,6 +106,7 @@ describe('heads of long relationship lists', () => {
     expect(declined).toBeGreaterThan(40);
     // The hub's lists grouped by cluster are kept as well, and answer the same pages.
     expect(clusters).toEqual({ answered, declined });
+    expect(twins).toBeGreaterThan(0);
     // Short lists keep no head.
     expect(
       heads.page('s1', 'customers', { minConfidence: 0, evidenceFrom: null, limit: 1, offset: 0 }, index),
