@@ -1,5 +1,12 @@
 import type { TierCompany, TierRelationship } from '../domain/tier-walk';
-import type { PathStep, PathStepDirection, TierWalkRequest, TierWalkSink } from './graph-store';
+import type {
+  ClusterMember,
+  Page,
+  PathStep,
+  PathStepDirection,
+  TierWalkRequest,
+  TierWalkSink,
+} from './graph-store';
 import { bool, int, isDate, isoOfTime, num, str, strings, tierRelationship, toTierCompany } from './mappers';
 import type { Props } from './mappers';
 import { domicileSpellings, stronger } from './step-walk';
@@ -71,10 +78,12 @@ function intern<T>(ids: Map<string, number>, values: T[], key: string, value: T)
 
 /** Collects the engine's rows; `finish` turns them into the walkable arrays. */
 export class WalkMemoryBuilder {
-  private readonly names: string[];
+  private readonly names: (string | null)[];
   private readonly legalNames: (string | null)[];
   /** cid_id where it differs from the vid (most companies are their own cluster). */
   private readonly cids: (string | null)[];
+  /** is_cluster_parent: 1 true, 0 false, -1 unknown. */
+  private readonly clusterFlags: Int8Array;
   /** cluster_parent_vid where it differs from the vid (resolved to offsets by `finish`). */
   private readonly parentVids = new Map<number, string>();
   /** Each company's domicile as stored, by its index in `countries` (0: none). */
@@ -110,12 +119,13 @@ export class WalkMemoryBuilder {
     private readonly capacity: number,
   ) {
     const n = vids.length;
-    this.names = new Array<string>(n).fill('');
+    this.names = new Array<string | null>(n).fill(null);
     this.legalNames = new Array<string | null>(n).fill(null);
     this.cids = new Array<string | null>(n).fill(null);
     this.country = new Uint16Array(n);
     this.websites = new Array<unknown>(n).fill(null);
     this.isPublic = new Int8Array(n).fill(-1);
+    this.clusterFlags = new Int8Array(n).fill(-1);
     this.industry = new Uint32Array(n);
     this.counts = new Float64Array(2 * n);
     this.sup = new Int32Array(capacity);
@@ -133,10 +143,12 @@ export class WalkMemoryBuilder {
       const off = int(r.off);
       const vid = this.vids[off];
       if (vid === undefined) throw new NotHeldExactly('a company is not in the offset table');
-      this.names[off] = str(r.name) ?? '';
+      this.names[off] = str(r.name);
       this.legalNames[off] = str(r.company_legal_name);
       const cid = str(r.cid_id);
       this.cids[off] = cid === vid ? null : cid;
+      const flag = bool(r.is_cluster_parent);
+      this.clusterFlags[off] = flag === null ? -1 : flag ? 1 : 0;
       const parent = str(r.cluster_parent_vid) ?? vid;
       if (parent !== vid) this.parentVids.set(off, parent);
       this.country[off] = this.countryId(str(r.domiciled_country));
@@ -242,6 +254,7 @@ export class WalkMemoryBuilder {
         industries: this.industries,
         counts: this.counts,
         parents,
+        clusterFlags: this.clusterFlags,
         sup: this.sup.subarray(0, m),
         cus: this.cus.subarray(0, m),
         time: this.time.subarray(0, m),
@@ -276,6 +289,8 @@ interface Columns {
   counts: Float64Array;
   /** Offset of each company's cluster parent (its own for a cluster of one); -1 throughout: not held. */
   parents: Int32Array;
+  /** is_cluster_parent as stored: 1 true, 0 false (a cluster of one), -1 unknown. */
+  clusterFlags: Int8Array;
   sup: Int32Array;
   cus: Int32Array;
   /** Latest evidence, epoch milliseconds; NaN: none. */
@@ -311,6 +326,7 @@ const SAVED: readonly (readonly [
   ['industries', 'json', 'any'],
   ['counts', 'f64', 'twice'],
   ['parents', 'i32', 'company'],
+  ['clusterFlags', 'i8', 'company'],
   ['sup', 'i32', 'rel'],
   ['cus', 'i32', 'rel'],
   ['time', 'f64', 'rel'],
@@ -397,6 +413,23 @@ interface SavedHead {
   holdsVids?: boolean;
 }
 
+/**
+ * Code point order (the UTF-8 byte order the engines sort text in): as JavaScript's `<` but for a
+ * code point above U+FFFF (a surrogate pair), which sorts after every other.
+ */
+function byCodePoints(a: string, b: string): number {
+  const n = Math.min(a.length, b.length);
+  for (let i = 0; i < n; i++) {
+    const x = a.charCodeAt(i);
+    const y = b.charCodeAt(i);
+    if (x === y) continue;
+    const xHigh = x >= 0xd800 && x <= 0xdfff;
+    const yHigh = y >= 0xd800 && y <= 0xdfff;
+    return xHigh === yHigh ? x - y : xHigh ? 1 : -1;
+  }
+  return a.length - b.length;
+}
+
 /** The layout is part of the key: a file saved by a build with another layout is not read. */
 const savedKey = (key: string) => `${key}#walk-memory-4`;
 
@@ -420,6 +453,8 @@ export class WalkMemory {
   private readonly offsets: OffsetIndex;
   /** See clusterMembers. */
   private members: Adjacency | null | undefined;
+  /** See clusterIds. */
+  private cidParents: Map<string, number> | null | undefined;
   /** The group each cluster parent is in during one clusterRows call, else -1. */
   private groupScratch: Int32Array | undefined;
 
@@ -640,6 +675,72 @@ export class WalkMemory {
   }
 
   /**
+   * A page of company/list-cluster-members: the members of the cluster `cidId`, the parent first, then
+   * by name and vid; null when the memory does not hold clusters, or some member lacks a name or a
+   * parent flag (the engine's order for those is its own).
+   */
+  clusterMembersPage(cidId: string, page: { limit: number; offset: number }): Page<ClusterMember> | null {
+    const members = this.clusterMembers();
+    const parents = members ? this.clusterIds() : null;
+    if (!members || !parents) return null;
+    const c = this.c;
+    let p = this.offsetOf(cidId);
+    if (p < 0 || c.parents[p] !== p || this.cidOf(p) !== cidId) p = parents.get(cidId) ?? -1;
+    if (p < 0) return { items: [], hasMore: false };
+    const all: (ClusterMember & { o: number })[] = [];
+    for (let i = members.start[p]!; i < members.start[p + 1]!; i++) {
+      const o = members.rels[i]!;
+      const name = c.names.get(o);
+      const flag = c.clusterFlags[o]!;
+      if (name === null || flag < 0) return null;
+      const country = c.countries[c.country[o]!] ?? null;
+      all.push({ o, vid: c.vids[o]!, name, country, is_cluster_parent: flag === 1 });
+    }
+    all.sort(
+      (a, b) =>
+        Number(b.is_cluster_parent) - Number(a.is_cluster_parent) ||
+        byCodePoints(a.name, b.name) ||
+        byCodePoints(a.vid, b.vid),
+    );
+    return {
+      items: all.slice(page.offset, page.offset + page.limit).map(({ o: _, ...member }) => member),
+      hasMore: all.length > page.offset + page.limit,
+    };
+  }
+
+  /** A company's cid_id. */
+  private cidOf(o: number): string {
+    return this.c.cids.get(o) ?? this.c.vids[o]!;
+  }
+
+  /**
+   * Cluster parents by cluster id, for the clusters whose id is not their parent's vid, built on the
+   * first members page; null when two clusters would answer to one id, or a member's id is not its
+   * parent's (then the engine, which matches the id itself, answers).
+   */
+  private clusterIds(): Map<string, number> | null {
+    if (this.cidParents === undefined) {
+      const c = this.c;
+      let byCid: Map<string, number> | null = new Map<string, number>();
+      for (let o = 0; byCid && o < c.vids.length; o++) {
+        const p = c.parents[o]!;
+        const cid = c.cids.get(o);
+        if (p !== o) {
+          if ((cid ?? c.vids[o]) !== this.cidOf(p)) byCid = null;
+          continue;
+        }
+        if (cid === null) continue;
+        const named = this.offsetOf(cid);
+        if (byCid.has(cid) || (named >= 0 && c.parents[named] === named && this.cidOf(named) === cid))
+          byCid = null;
+        else byCid.set(cid, o);
+      }
+      this.cidParents = byCid;
+    }
+    return this.cidParents;
+  }
+
+  /**
    * How many cluster relationships the memory derives (see clusterRows), or -1 when it does not
    * hold clusters: a store compares it with its own count before it lets cluster reads come from
    * here.
@@ -683,6 +784,7 @@ export class WalkMemory {
   private forgetClusters(): void {
     this.c.parents.fill(-1);
     this.members = null;
+    this.cidParents = null;
   }
 
   /**

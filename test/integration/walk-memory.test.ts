@@ -193,7 +193,12 @@ describe('embedded store: tier walks from memory', () => {
    * Every cluster list page and cluster parent of `vids` from both stores, the same and none read from
    * the memory's engine; how many items.
    */
-  const sameClusterReads = async (memory: EmbeddedGraphStore, engine: EmbeddedGraphStore, vids: string[]) => {
+  const sameClusterReads = async (
+    memory: EmbeddedGraphStore,
+    engine: EmbeddedGraphStore,
+    vids: string[],
+    cids: string[],
+  ) => {
     const queries = [
       { minConfidence: 0, evidenceFrom: null, limit: 50, offset: 0 },
       { minConfidence: 0.6, evidenceFrom: null, limit: 10, offset: 0 },
@@ -226,6 +231,17 @@ describe('embedded store: tier walks from memory', () => {
               items += page.items.length;
             }
       }
+      for (const cid of cids)
+        for (const page of [
+          { limit: 50, offset: 0 },
+          { limit: 1, offset: 0 },
+          { limit: 2, offset: 1 },
+          { limit: 10, offset: 10 },
+        ]) {
+          const members = await fromMemory(() => memory.listClusterMembers(cid, page));
+          expect(members).toEqual(await engine.listClusterMembers(cid, page));
+          items += members.items.length;
+        }
     } finally {
       spy.mockRestore();
     }
@@ -233,7 +249,7 @@ describe('embedded store: tier walks from memory', () => {
     return items;
   };
 
-  it('answers every cluster list page and cluster parent as the engine does, reading no cluster from it', async () => {
+  it('answers every cluster list page, cluster parent and members page as the engine does, reading no cluster from it', async () => {
     const memory = await open('wait');
     const engineDir = dir;
     dir = tempDir('cluster-engine');
@@ -250,7 +266,7 @@ describe('embedded store: tier walks from memory', () => {
       'nobody',
     ];
     try {
-      const items = await sameClusterReads(memory, engine, vids);
+      const items = await sameClusterReads(memory, engine, vids, ['K1', ...vids]);
       expect(items).toBeGreaterThan(20);
       // K1's relationship to boeing stands for two, of two evidence types.
       const [k1] = (await memory.listRelationships('boeing', 'suppliers', 'cluster', queryAll)).items.filter(
@@ -279,7 +295,7 @@ describe('embedded store: tier walks from memory', () => {
     }
   });
 
-  it('answers every cluster list of the demo graph as the engine does', async () => {
+  it('answers every cluster list and members page of the demo graph as the engine does', async () => {
     const memory = await open('wait', false);
     const engineDir = dir;
     dir = tempDir('cluster-demo-engine');
@@ -291,8 +307,11 @@ describe('embedded store: tier walks from memory', () => {
       const vids = [...readSeed('demo.cypher').matchAll(/CREATE \(:Company \{vid: '([^']+)'/g)].map(
         (m) => m[1]!,
       );
+      const cids = [
+        ...new Set([...readSeed('demo.cypher').matchAll(/cid_id: '([^']+)'/g)].map((m) => m[1]!)),
+      ];
       expect(vids.length).toBeGreaterThan(30);
-      expect(await sameClusterReads(memory, engine, vids)).toBeGreaterThan(200);
+      expect(await sameClusterReads(memory, engine, vids, [...cids, ...vids])).toBeGreaterThan(200);
       expect(count('cluster lists read by the store')).toBe(0);
     } finally {
       await memory.close();
@@ -312,6 +331,22 @@ describe('embedded store: tier walks from memory', () => {
       // Plain lists still come from the memory, and hold the relationship.
       const plain = await memory.listRelationships('delta', 'customers', 'company', queryAll);
       expect(plain.items.map((i) => i.counterpart.vid).sort()).toEqual(['boeing', 'bolt']);
+    } finally {
+      await memory.close();
+    }
+  });
+
+  it('leaves members pages to the engine when a member names another cluster than its parent', async () => {
+    const memory = await open('wait');
+    try {
+      await memory.runScript(["MATCH (c:Company {vid: 'acme-jp'}) SET c.cid_id = 'K2'"]);
+      const page = { limit: 10, offset: 0 };
+      const vids = async (cid: string) =>
+        (await memory.listClusterMembers(cid, page)).items.map((m) => m.vid);
+      expect(await vids('K1')).toEqual(['acme-hold', 'acme-gmbh']);
+      expect(await vids('K2')).toEqual(['acme-jp']);
+      // The memory still answers the lists: their parents are as they were.
+      expect(await memory.getClusterParent('acme-jp')).toBe('acme-hold');
     } finally {
       await memory.close();
     }

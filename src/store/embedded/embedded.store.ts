@@ -548,7 +548,11 @@ export class EmbeddedGraphStore implements GraphStore {
     cidId: string,
     page: { limit: number; offset: number },
   ): Promise<Page<ClusterMember>> {
-    return this.reads.listClusterMembers(cidId, page);
+    const held = (await this.walksMemory(this.options.walkMemory === 'wait'))?.clusterMembersPage(
+      cidId,
+      page,
+    );
+    return held ?? this.reads.listClusterMembers(cidId, page);
   }
 
   async companyExists(vid: string): Promise<boolean> {

@@ -493,7 +493,11 @@ export class Neo4jGraphStore implements GraphStore {
     cidId: string,
     page: { limit: number; offset: number },
   ): Promise<Page<ClusterMember>> {
-    return this.reads.listClusterMembers(cidId, page);
+    const held = (await this.walksMemory(this.options.walkMemory === 'wait'))?.walks?.clusterMembersPage(
+      cidId,
+      page,
+    );
+    return held ?? this.reads.listClusterMembers(cidId, page);
   }
 
   async companyExists(vid: string): Promise<boolean> {
