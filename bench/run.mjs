@@ -30,6 +30,7 @@ const SERVER_CASES = [
   'suppliers',
   'hub_lists',
   'cluster_lists',
+  'cluster_members',
   'edge',
   'paths',
 ];
@@ -716,6 +717,9 @@ function casePaths(name, inputs, top, pairs) {
         (c) =>
           `/v1/companies/${q(c.vid)}/${c.count_suppliers >= c.count_customers ? 'cluster_suppliers' : 'cluster_customers'}/?limit=10`,
       );
+    case 'cluster_members':
+      // The cluster of each of the same companies: its parent and first page of members.
+      return top.map((c) => `/v1/clusters/${q(c.cid_id)}?limit=10`);
     case 'edge':
       return inputs.edge_ids.map((e) => `/v1/edges/${q(e)}/`);
     case 'paths':
@@ -1226,7 +1230,9 @@ async function main() {
         settledAs = settled;
       }
       let top = [];
-      if (['suppliers', 'hub_lists', 'cluster_lists'].some((c) => serverCases.includes(c))) {
+      if (
+        ['suppliers', 'hub_lists', 'cluster_lists', 'cluster_members'].some((c) => serverCases.includes(c))
+      ) {
         const page = await getJson(server, `/v1/companies/?limit=${TOP_COMPANIES}&include_subsidiaries=true`);
         top = page.results;
         if (top.length === 0) throw new Error('the top-companies list is empty');
