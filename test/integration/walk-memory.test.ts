@@ -40,43 +40,62 @@ describe('embedded store: tier walks from memory', () => {
   };
   const count = (text: string) => logged.filter((l) => l.includes(text)).length;
   const queryAll = { minConfidence: 0, evidenceFrom: null, limit: 50, offset: 0 };
+  /** The companies of the test seed. */
+  const SEED_VIDS = ['acme-gmbh', 'acme-hold', 'acme-jp', 'boeing', 'bolt', 'delta', 'lonely', 'mueller'];
+
+  /**
+   * Runs `body` with two stores of the same graph (the test seed unless `seed` is false): one holding
+   * the walk memory, one answering from the engine alone; closes both after.
+   */
+  const withBoth = async (
+    body: (memory: EmbeddedGraphStore, engine: EmbeddedGraphStore) => Promise<void>,
+    seed = true,
+  ) => {
+    const memory = await open('wait', seed);
+    const memoryDir = dir;
+    dir = tempDir('walk-engine');
+    const engine = await open('off', seed);
+    try {
+      await body(memory, engine);
+    } finally {
+      await memory.close();
+      await engine.close();
+      fs.rmSync(memoryDir, { recursive: true, force: true });
+    }
+  };
   const held = () => count('relationships held in memory');
 
   it('answers every walk as the engine does, company details and filters included', async () => {
-    const memory = await open('wait');
-    const engineDir = dir;
-    dir = tempDir('walk-engine');
-    const engine = await open('off');
-    const everything = async (store: EmbeddedGraphStore, request: TierWalkRequest) => {
-      const companies: TierCompany[] = [];
-      const rows: TierRelationship[] = [];
-      const dropped: Record<number, number> = {};
-      await store.walkTiers(request, {
-        companies: (b) => void companies.push(...b),
-        relationships: (_t, b) => void rows.push(...b),
-        dropped: (t, n) => void (dropped[t] = n),
-      });
-      const key = (x: { vid?: string; edge_id?: string }) => x.vid ?? x.edge_id ?? '';
-      // Without details a store may leave them empty (the engine does; the memory need not).
-      const shown = (c: TierCompany): Partial<TierCompany> =>
-        request.companyDetails === false
-          ? {
-              vid: c.vid,
-              tier: c.tier,
-              name: c.name,
-              company_legal_name: c.company_legal_name,
-              cid_id: c.cid_id,
-            }
-          : c;
-      return {
-        companies: companies.sort((a, b) => key(a).localeCompare(key(b))).map(shown),
-        rows: rows
-          .sort((a, b) => key(a).localeCompare(key(b)))
-          .map((r) => ({ ...r, supplier: shown(r.supplier), customer: shown(r.customer) })),
-        dropped,
+    await withBoth(async (memory, engine) => {
+      const everything = async (store: EmbeddedGraphStore, request: TierWalkRequest) => {
+        const companies: TierCompany[] = [];
+        const rows: TierRelationship[] = [];
+        const dropped: Record<number, number> = {};
+        await store.walkTiers(request, {
+          companies: (b) => void companies.push(...b),
+          relationships: (_t, b) => void rows.push(...b),
+          dropped: (t, n) => void (dropped[t] = n),
+        });
+        const key = (x: { vid?: string; edge_id?: string }) => x.vid ?? x.edge_id ?? '';
+        // Without details a store may leave them empty (the engine does; the memory need not).
+        const shown = (c: TierCompany): Partial<TierCompany> =>
+          request.companyDetails === false
+            ? {
+                vid: c.vid,
+                tier: c.tier,
+                name: c.name,
+                company_legal_name: c.company_legal_name,
+                cid_id: c.cid_id,
+              }
+            : c;
+        return {
+          companies: companies.sort((a, b) => key(a).localeCompare(key(b))).map(shown),
+          rows: rows
+            .sort((a, b) => key(a).localeCompare(key(b)))
+            .map((r) => ({ ...r, supplier: shown(r.supplier), customer: shown(r.customer) })),
+          dropped,
+        };
       };
-    };
-    try {
       const requests: TierWalkRequest[] = [];
       for (const direction of ['suppliers', 'customers'] as const)
         for (const extra of [
@@ -100,37 +119,19 @@ describe('embedded store: tier walks from memory', () => {
         expect(fromMemory).toEqual(await everything(engine, request));
       }
       expect(held()).toBe(1);
-    } finally {
-      await memory.close();
-      await engine.close();
-      fs.rmSync(engineDir, { recursive: true, force: true });
-    }
+    });
   });
 
   it('answers every plain list page as the engine does, filters and offsets included', async () => {
-    const memory = await open('wait');
-    const engineDir = dir;
-    dir = tempDir('list-engine');
-    const engine = await open('off');
-    const vids = [
-      'acme-gmbh',
-      'acme-hold',
-      'acme-jp',
-      'boeing',
-      'bolt',
-      'delta',
-      'lonely',
-      'mueller',
-      'nobody',
-    ];
-    const queries = [
-      { minConfidence: 0, evidenceFrom: null, limit: 10, offset: 0 },
-      { minConfidence: 0.6, evidenceFrom: null, limit: 10, offset: 0 },
-      { minConfidence: 0, evidenceFrom: new Date('2022-01-01T00:00:00Z'), limit: 10, offset: 0 },
-      { minConfidence: 0, evidenceFrom: null, limit: 1, offset: 1 },
-      { minConfidence: 0, evidenceFrom: null, limit: 2, offset: 5 },
-    ];
-    try {
+    await withBoth(async (memory, engine) => {
+      const vids = [...SEED_VIDS, 'nobody'];
+      const queries = [
+        { minConfidence: 0, evidenceFrom: null, limit: 10, offset: 0 },
+        { minConfidence: 0.6, evidenceFrom: null, limit: 10, offset: 0 },
+        { minConfidence: 0, evidenceFrom: new Date('2022-01-01T00:00:00Z'), limit: 10, offset: 0 },
+        { minConfidence: 0, evidenceFrom: null, limit: 1, offset: 1 },
+        { minConfidence: 0, evidenceFrom: null, limit: 2, offset: 5 },
+      ];
       let items = 0;
       for (const vid of vids)
         for (const direction of ['suppliers', 'customers'] as const)
@@ -141,22 +142,14 @@ describe('embedded store: tier walks from memory', () => {
           }
       expect(items).toBeGreaterThan(20);
       expect(held()).toBe(1);
-    } finally {
-      await memory.close();
-      await engine.close();
-      fs.rmSync(engineDir, { recursive: true, force: true });
-    }
+    });
   });
 
   it('answers path-search steps as the engine does, without asking it', async () => {
-    const memory = await open('wait');
-    const engineDir = dir;
-    dir = tempDir('steps-engine');
-    const engine = await open('off');
-    const vids = ['acme-gmbh', 'acme-hold', 'acme-jp', 'boeing', 'bolt', 'delta', 'lonely', 'mueller'];
-    const byEdge = (steps: PathStep[]) =>
-      [...steps].sort((a, b) => a.edge_id.localeCompare(b.edge_id) || a.from.localeCompare(b.from));
-    try {
+    await withBoth(async (memory, engine) => {
+      const vids = SEED_VIDS;
+      const byEdge = (steps: PathStep[]) =>
+        [...steps].sort((a, b) => a.edge_id.localeCompare(b.edge_id) || a.from.localeCompare(b.from));
       // The first step waits for the memory, which is read through the engine.
       await memory.pathSteps(['boeing'], 'suppliers');
       const query = jest.spyOn(ConnectionPool.prototype, 'query');
@@ -182,11 +175,7 @@ describe('embedded store: tier walks from memory', () => {
       }
       expect(rows).toBeGreaterThan(10);
       expect(held()).toBe(1);
-    } finally {
-      await memory.close();
-      await engine.close();
-      fs.rmSync(engineDir, { recursive: true, force: true });
-    }
+    });
   });
 
   /**
@@ -250,22 +239,8 @@ describe('embedded store: tier walks from memory', () => {
   };
 
   it('answers every cluster list page, cluster parent and members page as the engine does, reading no cluster from it', async () => {
-    const memory = await open('wait');
-    const engineDir = dir;
-    dir = tempDir('cluster-engine');
-    const engine = await open('off');
-    const vids = [
-      'acme-gmbh',
-      'acme-hold',
-      'acme-jp',
-      'boeing',
-      'bolt',
-      'delta',
-      'lonely',
-      'mueller',
-      'nobody',
-    ];
-    try {
+    await withBoth(async (memory, engine) => {
+      const vids = [...SEED_VIDS, 'nobody'];
       const items = await sameClusterReads(memory, engine, vids, ['K1', ...vids]);
       expect(items).toBeGreaterThan(20);
       // K1's relationship to boeing stands for two, of two evidence types.
@@ -288,19 +263,11 @@ describe('embedded store: tier walks from memory', () => {
         stream.mockRestore();
       }
       expect(held()).toBe(1);
-    } finally {
-      await memory.close();
-      await engine.close();
-      fs.rmSync(engineDir, { recursive: true, force: true });
-    }
+    });
   });
 
   it('answers every cluster list and members page of the demo graph as the engine does', async () => {
-    const memory = await open('wait', false);
-    const engineDir = dir;
-    dir = tempDir('cluster-demo-engine');
-    const engine = await open('off', false);
-    try {
+    await withBoth(async (memory, engine) => {
       const demo = splitStatements(readSeed('demo.cypher'));
       await memory.runScript(demo);
       await engine.runScript(demo);
@@ -313,11 +280,7 @@ describe('embedded store: tier walks from memory', () => {
       expect(vids.length).toBeGreaterThan(30);
       expect(await sameClusterReads(memory, engine, vids, [...cids, ...vids])).toBeGreaterThan(200);
       expect(count('cluster lists read by the store')).toBe(0);
-    } finally {
-      await memory.close();
-      await engine.close();
-      fs.rmSync(engineDir, { recursive: true, force: true });
-    }
+    }, false);
   });
 
   it('leaves cluster lists to the engine when its cluster relationships are not those of its relationships', async () => {
