@@ -414,8 +414,9 @@ interface SavedHead {
 }
 
 /**
- * Code point order (the UTF-8 byte order the engines sort text in): as JavaScript's `<` but for a
- * code point above U+FFFF (a surrogate pair), which sorts after every other.
+ * Code point order, in which both engines sort text (the embedded engine compares UTF-8 bytes; Neo4j
+ * 5.26 puts U+FF21 before U+20000 too): JavaScript's `<` but for a code point above U+FFFF (a
+ * surrogate pair), which sorts after every other.
  */
 function byCodePoints(a: string, b: string): number {
   const n = Math.min(a.length, b.length);
@@ -632,12 +633,11 @@ export class WalkMemory {
       const ordered = Float64Array.from(kept, (g) => confidence[g]!).sort();
       floor = ordered[kept.length - wanted]!;
     }
-    const cid = (o: number) => c.cids.get(o) ?? c.vids[o]!;
-    const own = cid(p);
+    const own = this.cidOf(p);
     const ids = new Map<number, string>();
     for (const g of kept) {
       if (confidence[g]! < floor) continue;
-      const other = cid(farParent[g]!);
+      const other = this.cidOf(farParent[g]!);
       ids.set(g, direction === 'suppliers' ? `${other}~${own}` : `${own}~${other}`);
     }
     const page = [...ids.keys()];
@@ -726,7 +726,7 @@ export class WalkMemory {
         const p = c.parents[o]!;
         const cid = c.cids.get(o);
         if (p !== o) {
-          if ((cid ?? c.vids[o]) !== this.cidOf(p)) byCid = null;
+          if (this.cidOf(o) !== this.cidOf(p)) byCid = null;
           continue;
         }
         if (cid === null) continue;

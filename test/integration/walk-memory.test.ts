@@ -299,6 +299,27 @@ describe('embedded store: tier walks from memory', () => {
     }
   });
 
+  it('orders members by name as the engine does, characters beyond U+FFFF included', async () => {
+    await withBoth(async (memory, engine) => {
+      const member = (vid: string, name: string, parent: boolean) =>
+        `CREATE (:Company {vid: '${vid}', cid_id: 'K9', name: '${name}', domains: '[]', websites: '[]', is_cluster_parent: ${parent}, cluster_parent_vid: 'k9-b', cluster_size: 4, count_suppliers: 0, count_customers: 0, count_supplier_evidence: 0, count_customer_evidence: 0, identifiers: '[]', addresses: '[]'})`;
+      // U+20000 sorts after U+FF21 by code point, before it by UTF-16 unit.
+      const script = [
+        member('k9-b', 'B Holdings', true),
+        member('k9-wide', '\u{20000} Trading', false),
+        member('k9-full', '\uFF21 Trading', false),
+        member('k9-a', 'A Trading', false),
+      ];
+      await memory.runScript(script);
+      await engine.runScript(script);
+      const page = { limit: 10, offset: 0 };
+      const fromEngine = await engine.listClusterMembers('K9', page);
+      expect(fromEngine.items.map((m) => m.vid)).toEqual(['k9-b', 'k9-a', 'k9-full', 'k9-wide']);
+      expect(await memory.listClusterMembers('K9', page)).toEqual(fromEngine);
+      expect(await memory.getClusterParent('k9-wide')).toBe('k9-b');
+    });
+  });
+
   it('leaves members pages to the engine when a member names another cluster than its parent', async () => {
     const memory = await open('wait');
     try {
