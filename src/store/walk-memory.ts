@@ -687,14 +687,14 @@ export class WalkMemory {
     let p = this.offsetOf(cidId);
     if (p < 0 || c.parents[p] !== p || this.cidOf(p) !== cidId) p = parents.get(cidId) ?? -1;
     if (p < 0) return { items: [], hasMore: false };
-    const all: (ClusterMember & { o: number })[] = [];
+    const all: ClusterMember[] = [];
     for (let i = members.start[p]!; i < members.start[p + 1]!; i++) {
       const o = members.rels[i]!;
       const name = c.names.get(o);
       const flag = c.clusterFlags[o]!;
       if (name === null || flag < 0) return null;
       const country = c.countries[c.country[o]!] ?? null;
-      all.push({ o, vid: c.vids[o]!, name, country, is_cluster_parent: flag === 1 });
+      all.push({ vid: c.vids[o]!, name, country, is_cluster_parent: flag === 1 });
     }
     all.sort(
       (a, b) =>
@@ -703,7 +703,7 @@ export class WalkMemory {
         byCodePoints(a.vid, b.vid),
     );
     return {
-      items: all.slice(page.offset, page.offset + page.limit).map(({ o: _, ...member }) => member),
+      items: all.slice(page.offset, page.offset + page.limit),
       hasMore: all.length > page.offset + page.limit,
     };
   }
@@ -777,11 +777,7 @@ export class WalkMemory {
       { derived, stored },
       'cluster lists read by the store: its cluster relationships are not those of its relationships',
     );
-    this.forgetClusters();
-  }
-
-  /** Leaves cluster reads to the store from now on (and in the file saved after this). */
-  private forgetClusters(): void {
+    // Cluster reads go to the store from now on (and in the file saved after this).
     this.c.parents.fill(-1);
     this.members = null;
     this.cidParents = null;

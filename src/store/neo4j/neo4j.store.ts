@@ -493,7 +493,7 @@ export class Neo4jGraphStore implements GraphStore {
     cidId: string,
     page: { limit: number; offset: number },
   ): Promise<Page<ClusterMember>> {
-    const held = (await this.walksMemory(this.options.walkMemory === 'wait'))?.walks?.clusterMembersPage(
+    const held = (await this.walksMemory(this.options.walkMemory === 'wait'))?.walks.clusterMembersPage(
       cidId,
       page,
     );
