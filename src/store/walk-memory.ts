@@ -12,6 +12,7 @@ import type { Props } from './mappers';
 import { domicileSpellings, stronger } from './step-walk';
 import type { Ranked } from './step-walk';
 import { PackedStrings } from './packed-strings';
+import { byCodePoints } from './point-reads';
 import { fnv1a } from './string-hash';
 import { SnapshotReader, SnapshotWriter } from './snapshot';
 import type { ArrayKind } from './snapshot';
@@ -413,24 +414,6 @@ interface SavedHead {
   holdsVids?: boolean;
 }
 
-/**
- * Code point order, in which both engines sort text (the embedded engine compares UTF-8 bytes; Neo4j
- * 5.26 puts U+FF21 before U+20000 too): JavaScript's `<` but for a code point above U+FFFF (a
- * surrogate pair), which sorts after every other.
- */
-function byCodePoints(a: string, b: string): number {
-  const n = Math.min(a.length, b.length);
-  for (let i = 0; i < n; i++) {
-    const x = a.charCodeAt(i);
-    const y = b.charCodeAt(i);
-    if (x === y) continue;
-    const xHigh = x >= 0xd800 && x <= 0xdfff;
-    const yHigh = y >= 0xd800 && y <= 0xdfff;
-    return xHigh === yHigh ? x - y : xHigh ? 1 : -1;
-  }
-  return a.length - b.length;
-}
-
 /** The layout is part of the key: a file saved by a build with another layout is not read. */
 const savedKey = (key: string) => `${key}#walk-memory-4`;
 
@@ -741,9 +724,9 @@ export class WalkMemory {
   }
 
   /**
-   * How many cluster relationships the memory derives (see clusterRows), or -1 when it does not
-   * hold clusters: a store compares it with its own count before it lets cluster reads come from
-   * here.
+   * How many cluster relationships the memory derives (see clusterRows) between clusters that are
+   * not both of one company (the import stores only those), or -1 when it does not hold clusters:
+   * a store compares it with its own count before it lets cluster reads come from here.
    */
   private clusterRelationshipCount(): number {
     const members = this.clusterMembers();
@@ -751,13 +734,14 @@ export class WalkMemory {
     const c = this.c;
     const seenBy = new Int32Array(c.vids.length).fill(-1);
     let count = 0;
+    const single = (p: number) => members.start[p + 1]! - members.start[p]! === 1;
     for (let p = 0; p < c.vids.length; p++) {
       if (c.parents[p] !== p) continue;
       for (let i = members.start[p]!; i < members.start[p + 1]!; i++) {
         const m = members.rels[i]!;
         for (let k = this.outOf.start[m]!; k < this.outOf.start[m + 1]!; k++) {
           const q = c.parents[c.cus[this.outOf.rels[k]!]!]!;
-          if (q === p || seenBy[q] === p) continue;
+          if (q === p || seenBy[q] === p || (single(p) && single(q))) continue;
           seenBy[q] = p;
           count++;
         }

@@ -175,6 +175,49 @@ export function graphStoreContract(
       ]);
     });
 
+    it('sums up the cluster relationship of two single-company clusters from their own', async () => {
+      // The import stores no cluster relationship between two single companies (bolt, delta, boeing).
+      const relationship = (id: string, confidence: number, date: string, edgeIds: string[]) => ({
+        confidence_score: confidence,
+        latest_relationship_date: date,
+        relationship_type: 'cluster_edge',
+        relationship_id: id,
+        edge_ids: edgeIds,
+      });
+      const suppliers = await store.listRelationships('boeing', 'suppliers', 'cluster', all);
+      expect(suppliers.items.map((i) => [i.counterpart.vid, i.relationship, i.evidences])).toEqual([
+        [
+          'bolt',
+          relationship('bolt~boeing', 0.9, '2023-06-15T00:00:00.000Z', ['e1']),
+          { evidence_types: ['text'] },
+        ],
+        [
+          'acme-hold',
+          relationship('K1~boeing', 0.8, '2024-01-10T00:00:00.000Z', ['e3', 'e4']),
+          { evidence_types: ['table', 'text'] },
+        ],
+        [
+          'delta',
+          relationship('delta~boeing', 0.5, '2016-02-01T00:00:00.000Z', ['e2']),
+          { evidence_types: ['text'] },
+        ],
+      ]);
+      // Filters and pages apply to the sums as to the stored relationships.
+      const page = await store.listRelationships('boeing', 'suppliers', 'cluster', {
+        minConfidence: 0.5,
+        evidenceFrom: new Date('2020-01-01T00:00:00Z'),
+        limit: 1,
+        offset: 1,
+      });
+      expect(page.items.map((i) => i.relationship.relationship_id)).toEqual(['K1~boeing']);
+      expect(page.hasMore).toBe(false);
+      const customers = await store.listRelationships('delta', 'customers', 'cluster', { ...all, limit: 1 });
+      expect(customers.items.map((i) => [i.counterpart.vid, i.relationship.relationship_id])).toEqual([
+        ['bolt', 'delta~bolt'],
+      ]);
+      expect(customers.hasMore).toBe(true);
+    });
+
     it('takes counterparts from the lookup it is given and reads only the ones it lacks', async () => {
       const plain = await store.listRelationships('boeing', 'suppliers', 'company', all);
       expect(plain.items.length).toBeGreaterThan(2);

@@ -22,12 +22,12 @@ function hubGraph(seed: number): string[] {
         ? 'NULL'
         : `timestamp('20${10 + Math.floor(rand() * 15)}-0${1 + Math.floor(rand() * 9)}-15T00:00:00Z')`;
     const ends = `MATCH (a:Company {vid: '${from}'}), (b:Company {vid: '${to}'})`;
-    out.push(
-      `${ends} CREATE (a)-[:SUPPLIES {edge_id: '${id}', confidence_score: ${confidence}, latest_edge_date: ${date}, status_code: 1, evidence_types: '[news]', hs_codes: '[]'}]->(b)`,
-      // Every company is a cluster of its own: each relationship is a cluster relationship too (the
-      // first ones said to stand for two, as between clusters of several companies).
-      `${ends} CREATE (a)-[:CLUSTER_SUPPLIES {relationship_id: '${from}~${to}', edge_ids: '[${id.endsWith('-0') ? `${id},${id}-twin` : id}]', confidence_score: ${confidence}, latest_edge_date: ${date}, evidence_types: '[news]'}]->(b)`,
-    );
+    // Every company is a cluster of its own: each pair's relationships are a cluster relationship
+    // too, which reads sum up (the first pairs have two, as clusters of several companies can).
+    for (const edge of id.endsWith('-0') ? [id, `${id}-twin`] : [id])
+      out.push(
+        `${ends} CREATE (a)-[:SUPPLIES {edge_id: '${edge}', confidence_score: ${confidence}, latest_edge_date: ${date}, status_code: 1, evidence_types: '[news]', hs_codes: '[]'}]->(b)`,
+      );
   };
   for (let i = 0; i < 40; i++) {
     out.splice(1, 0, company(`s${i}`, 0, 1), company(`c${i}`, 1, 0));

@@ -287,16 +287,58 @@ describe('embedded store: tier walks from memory', () => {
     const memory = await open('wait');
     try {
       // One cluster relationship the importer would derive is missing from the graph.
-      await memory.runScript(["MATCH ()-[r:CLUSTER_SUPPLIES {relationship_id: 'delta~bolt'}]->() DELETE r"]);
-      const page = await memory.listRelationships('delta', 'customers', 'cluster', queryAll);
-      expect(page.items.map((i) => i.counterpart.vid)).toEqual(['boeing']);
+      await memory.runScript(["MATCH ()-[r:CLUSTER_SUPPLIES {relationship_id: 'mueller~K1'}]->() DELETE r"]);
+      const page = await memory.listRelationships('mueller', 'customers', 'cluster', queryAll);
+      expect(page.items).toEqual([]);
       expect(count('cluster lists read by the store')).toBe(1);
       // Plain lists still come from the memory, and hold the relationship.
-      const plain = await memory.listRelationships('delta', 'customers', 'company', queryAll);
-      expect(plain.items.map((i) => i.counterpart.vid).sort()).toEqual(['boeing', 'bolt']);
+      const plain = await memory.listRelationships('mueller', 'customers', 'company', queryAll);
+      expect(plain.items.map((i) => i.counterpart.vid)).toEqual(['acme-gmbh']);
     } finally {
       await memory.close();
     }
+  });
+
+  it('keeps cluster lists in memory for a graph that stores single-company pairs too, as imports once did', async () => {
+    const stored =
+      "MATCH (s:Company {vid: 'delta'}), (c:Company {vid: 'bolt'}) CREATE (s)-[:CLUSTER_SUPPLIES {relationship_id: 'delta~bolt', edge_ids: '[e5]', confidence_score: 0.6, latest_edge_date: timestamp('2020-07-07T00:00:00Z'), evidence_types: '[text]'}]->(c)";
+    await withBoth(async (memory, engine) => {
+      await memory.runScript([stored]);
+      await engine.runScript([stored]);
+      for (const store of [memory, engine]) {
+        const page = await store.listRelationships('delta', 'customers', 'cluster', queryAll);
+        // The stored pair is the one the relationships sum up to, and is listed once.
+        expect(page.items.map((i) => i.relationship.relationship_id)).toEqual(['delta~bolt', 'delta~boeing']);
+      }
+      expect(count('cluster lists read by the store')).toBe(0);
+    });
+  });
+
+  it('sums up a pair of single-company clusters from the engine as the memory does', async () => {
+    await withBoth(async (memory, engine) => {
+      for (const [vid, direction] of [
+        ['boeing', 'suppliers'],
+        ['boeing', 'customers'],
+        ['delta', 'customers'],
+        ['bolt', 'suppliers'],
+      ] as const) {
+        for (const q of [
+          queryAll,
+          { ...queryAll, minConfidence: 0.55 },
+          { ...queryAll, limit: 1, offset: 1 },
+        ]) {
+          const fromMemory = await memory.listRelationships(vid, direction, 'cluster', q);
+          expect(await engine.listRelationships(vid, direction, 'cluster', q)).toEqual(fromMemory);
+        }
+      }
+      const boeing = await engine.listRelationships('boeing', 'suppliers', 'cluster', queryAll);
+      expect(boeing.items.map((i) => [i.relationship.relationship_id, i.relationship.edge_ids])).toEqual([
+        ['bolt~boeing', ['e1']],
+        ['K1~boeing', ['e3', 'e4']],
+        ['delta~boeing', ['e2']],
+      ]);
+      expect(count('cluster lists read by the store')).toBe(0);
+    });
   });
 
   it('orders members by name as the engine does, characters beyond U+FFFF included', async () => {

@@ -38,7 +38,7 @@ import {
   toPathStep,
   toTierRelationship,
 } from '../mappers';
-import { PointReads, relationshipListQuery } from '../point-reads';
+import { PointReads, engineClusterRows, relationshipListQuery } from '../point-reads';
 import { domicileSpellings, needsStepWalk, stepParams, walkBySteps } from '../step-walk';
 import { stagedCounts } from '../staging-file';
 import { runLoadAlongside } from '../load-alongside';
@@ -106,6 +106,8 @@ const QUERY_NAMES = [
   'relationship/list-customers',
   'relationship/list-cluster-suppliers',
   'relationship/list-cluster-customers',
+  'relationship/list-single-cluster-suppliers',
+  'relationship/list-single-cluster-customers',
   'edge/get',
   'search/scan-companies',
   'company/vid-offsets',
@@ -572,7 +574,8 @@ export class EmbeddedGraphStore implements GraphStore {
     const held = memory?.listPage(vid, direction, grouping, { ...query, count: query.limit + 1 });
     const rows = held ?? (await this.engineListRows(vid, direction, grouping, query));
     const page = rows.slice(0, query.limit);
-    const vids = page.map((r) => this.vidByOffset[int(r.counterpart_offset)] ?? '');
+    // Stored rows name their counterpart by offset, cluster relationships summed up by vid.
+    const vids = page.map((r) => str(r.counterpart_vid) ?? this.vidByOffset[int(r.counterpart_offset)] ?? '');
     // A counterpart read costs as much engine time as the page itself at a hub: read only the unknown.
     const known = vids.map((v) => counterparts?.(v) ?? null);
     const file = this.points.file;
@@ -596,7 +599,9 @@ export class EmbeddedGraphStore implements GraphStore {
     direction: Direction,
     grouping: 'company' | 'cluster',
     query: RelationshipQuery,
-  ): Promise<EngineRow[]> {
+  ): Promise<Props[]> {
+    if (grouping === 'cluster')
+      return engineClusterRows((name, params) => this.q(name, params), vid, direction, query);
     const { name, params } = relationshipListQuery(vid, direction, grouping, query);
     // The pool never binds a large SKIP (the engine crashes on it): see withoutSkip.
     return this.q(name, params);

@@ -42,7 +42,7 @@ import {
   toEdge,
 } from '../mappers';
 import type { Props } from '../mappers';
-import { PointReads, relationshipListQuery } from '../point-reads';
+import { PointReads, engineClusterRows, relationshipListQuery } from '../point-reads';
 import { createDriver } from './driver';
 import type { Driver, Neo4jConnectionOptions } from './driver';
 import { Neo4jExecutor } from './executor';
@@ -72,6 +72,8 @@ export const NEO4J_QUERY_NAMES = [
   'relationship/list-customers',
   'relationship/list-cluster-suppliers',
   'relationship/list-cluster-customers',
+  'relationship/list-single-cluster-suppliers',
+  'relationship/list-single-cluster-customers',
   'edge/get',
   'edge/count',
   'edge/all',
@@ -517,6 +519,8 @@ export class Neo4jGraphStore implements GraphStore {
     let rows = held?.walks.listPage(vid, direction, grouping, { ...query, count: query.limit + 1 });
     if (rows) {
       for (const r of rows) r.counterpart_vid = held!.walks.vidAt(int(r.counterpart_offset));
+    } else if (grouping === 'cluster') {
+      rows = await engineClusterRows((name, params) => this.read(name, params), vid, direction, query);
     } else {
       const { name, params } = relationshipListQuery(vid, direction, grouping, query);
       rows = await this.read(name, params);
