@@ -5,7 +5,7 @@
  */
 import type { CompanyProfile, Direction, EdgeRecord } from '../domain/model';
 import type { ClusterMember, Page, RelationshipQuery, StoreStats } from './graph-store';
-import { bool, int, isDate, num, str, strings, toEdge, toProfile } from './mappers';
+import { bool, int, num, str, strings, toEdge, toProfile } from './mappers';
 import type { Props } from './mappers';
 
 /** A relationship list query: plain or by cluster, towards suppliers or customers. */
@@ -97,17 +97,14 @@ export function relationshipListQuery(
   };
 }
 
-/** Rows a stored cluster list is read up to when single-company pairs join it: all of them. */
-const ALL_ROWS = 2 ** 31 - 1;
-
 /**
  * The rows of one cluster list page read from the engine, one more than asked, in the list
  * query's columns: the stored cluster relationships, and those between two single-company clusters,
- * which the import does not store (stage/derive.ts). Those are summed up here from the two
- * companies' relationships as the import sums a stored one (the highest confidence, 0 at least; the
- * latest date; every evidence type; the sorted edge ids; the two cluster ids joined by `~`), then
- * filtered and ordered with the stored ones. A graph imported before stores them too: a stored row
- * a sum stands for is left out.
+ * which the import does not store (stage/derive.ts) and the engine sums up from the two companies'
+ * relationships (relationship/list-single-cluster-*). Each list's first offset + limit + 1 are
+ * read and merged. A graph imported before stores such pairs too, as the same rows: a stored row a
+ * sum stands for is left out (it ranks no higher in the stored list than in the sums, so a stored
+ * row that is read has its sum read too).
  */
 export async function engineClusterRows(
   read: (name: ClusterListQueryName, params: Record<string, unknown>) => Promise<Props[]>,
@@ -115,26 +112,32 @@ export async function engineClusterRows(
   direction: Direction,
   query: RelationshipQuery,
 ): Promise<Props[]> {
-  const { name, params } = relationshipListQuery(vid, direction, 'cluster', query);
-  const single = await read(`relationship/list-single-cluster-${direction}`, { parent: vid });
+  const stored = `relationship/list-cluster-${direction}` as const;
+  const { params } = relationshipListQuery(vid, direction, 'cluster', query);
+  const wanted = query.offset + query.limit + 1;
+  const { parent, min_confidence, any_date, evidence_from } = params;
+  const sums = await read(`relationship/list-single-cluster-${direction}`, {
+    parent,
+    min_confidence,
+    any_date,
+    evidence_from,
+    limit: wanted,
+  });
   // Only a single-company cluster has such pairs; the stored list pages itself.
-  if (single.length === 0) return read(name as ClusterListQueryName, params);
-  const sums = sumSinglePairs(single, direction);
-  const from = query.evidenceFrom?.getTime() ?? null;
-  const rows = (await read(name as ClusterListQueryName, { ...params, skip: 0, limit: ALL_ROWS })).filter(
-    (r) => !sums.has(str(r.relationship_id) ?? ''),
+  if (sums.length === 0) return read(stored, params);
+  const summed = new Set(sums.map((r) => str(r.relationship_id)));
+  const rows = (await read(stored, { ...params, skip: 0, limit: wanted })).filter(
+    (r) => !summed.has(str(r.relationship_id)),
   );
-  for (const row of sums.values()) {
-    const time = row.time;
-    if (!(row.confidence_score >= query.minConfidence)) continue;
-    if (from !== null && !(time >= from)) continue;
+  for (const r of sums) {
+    const lists = Array.isArray(r.evidence_lists) ? (r.evidence_lists as unknown[]) : [];
     rows.push({
-      counterpart_vid: row.counterpart_vid,
-      relationship_id: row.relationship_id,
-      confidence_score: row.confidence_score,
-      latest_relationship_date: Number.isNaN(time) ? null : new Date(time),
-      evidence_types: [...row.types].sort(),
-      edge_ids: row.edge_ids.sort(),
+      counterpart_vid: r.counterpart_vid,
+      relationship_id: r.relationship_id,
+      confidence_score: r.confidence_score,
+      latest_relationship_date: r.latest_relationship_date,
+      evidence_types: [...new Set(lists.flatMap((l) => strings(l)))].sort(),
+      edge_ids: strings(r.edge_ids).sort(),
     });
   }
   rows.sort(
@@ -142,47 +145,7 @@ export async function engineClusterRows(
       (num(b.confidence_score) ?? 0) - (num(a.confidence_score) ?? 0) ||
       byCodePoints(str(a.relationship_id) ?? '', str(b.relationship_id) ?? ''),
   );
-  return rows.slice(query.offset, query.offset + query.limit + 1);
-}
-
-interface PairSum {
-  counterpart_vid: string;
-  relationship_id: string;
-  confidence_score: number;
-  time: number;
-  types: Set<string>;
-  edge_ids: string[];
-}
-
-/** The rows of list-single-cluster-* summed up per counterpart, by relationship id. */
-function sumSinglePairs(rows: Props[], direction: Direction): Map<string, PairSum> {
-  const sums = new Map<string, PairSum>();
-  for (const r of rows) {
-    const own = str(r.own_cid) ?? '';
-    const other = str(r.counterpart_cid) ?? '';
-    const id = direction === 'suppliers' ? `${other}~${own}` : `${own}~${other}`;
-    let sum = sums.get(id);
-    if (!sum) {
-      sum = {
-        counterpart_vid: str(r.counterpart_vid) ?? '',
-        relationship_id: id,
-        confidence_score: 0,
-        time: NaN,
-        types: new Set(),
-        edge_ids: [],
-      };
-      sums.set(id, sum);
-    }
-    // As the import sums them: a missing confidence or date never wins.
-    const confidence = num(r.confidence_score) ?? NaN;
-    if (confidence > sum.confidence_score) sum.confidence_score = confidence;
-    const date = r.latest_relationship_date;
-    const time = isDate(date) ? date.getTime() : NaN;
-    if (time > sum.time || (Number.isNaN(sum.time) && !Number.isNaN(time))) sum.time = time;
-    for (const t of strings(r.evidence_types)) sum.types.add(t);
-    sum.edge_ids.push(str(r.edge_id) ?? '');
-  }
-  return sums;
+  return rows.slice(query.offset, wanted);
 }
 
 /**
