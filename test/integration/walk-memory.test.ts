@@ -299,7 +299,7 @@ describe('embedded store: tier walks from memory', () => {
     }
   });
 
-  it('keeps cluster lists in memory for a graph that stores single-company pairs too, as imports once did', async () => {
+  it('reads a graph that stores single-company pairs too, as imports once did, as it reads a new one', async () => {
     const stored =
       "MATCH (s:Company {vid: 'delta'}), (c:Company {vid: 'bolt'}) CREATE (s)-[:CLUSTER_SUPPLIES {relationship_id: 'delta~bolt', edge_ids: '[e5]', confidence_score: 0.6, latest_edge_date: timestamp('2020-07-07T00:00:00Z'), evidence_types: '[text]'}]->(c)";
     await withBoth(async (memory, engine) => {
