@@ -112,23 +112,23 @@ export async function engineClusterRows(
   direction: Direction,
   query: RelationshipQuery,
 ): Promise<Props[]> {
-  const stored = `relationship/list-cluster-${direction}` as const;
   const { params } = relationshipListQuery(vid, direction, 'cluster', query);
   const wanted = query.offset + query.limit + 1;
   const { parent, min_confidence, any_date, evidence_from } = params;
-  const sums = await read(`relationship/list-single-cluster-${direction}`, {
-    parent,
-    min_confidence,
-    any_date,
-    evidence_from,
-    limit: wanted,
-  });
-  // Only a single-company cluster has such pairs; the stored list pages itself.
-  if (sums.length === 0) return read(stored, params);
+  // Both at once: only a single-company cluster has sums, and then the stored list is short.
+  const [sums, stored] = await Promise.all([
+    read(`relationship/list-single-cluster-${direction}`, {
+      parent,
+      min_confidence,
+      any_date,
+      evidence_from,
+      limit: wanted,
+    }),
+    read(`relationship/list-cluster-${direction}`, { ...params, skip: 0, limit: wanted }),
+  ]);
+  if (sums.length === 0) return stored.slice(query.offset, wanted);
   const summed = new Set(sums.map((r) => str(r.relationship_id)));
-  const rows = (await read(stored, { ...params, skip: 0, limit: wanted })).filter(
-    (r) => !summed.has(str(r.relationship_id)),
-  );
+  const rows = stored.filter((r) => !summed.has(str(r.relationship_id)));
   for (const r of sums) {
     const lists = Array.isArray(r.evidence_lists) ? (r.evidence_lists as unknown[]) : [];
     rows.push({

@@ -64,6 +64,14 @@ describe('embedded store: tier walks from memory', () => {
     }
   };
   const held = () => count('relationships held in memory');
+  /** List pages to compare: the first (of `firstLimit`), filtered by confidence and by date, later ones. */
+  const pageQueries = (firstLimit: number) => [
+    { minConfidence: 0, evidenceFrom: null, limit: firstLimit, offset: 0 },
+    { minConfidence: 0.6, evidenceFrom: null, limit: 10, offset: 0 },
+    { minConfidence: 0, evidenceFrom: new Date('2022-01-01T00:00:00Z'), limit: 10, offset: 0 },
+    { minConfidence: 0, evidenceFrom: null, limit: 1, offset: 1 },
+    { minConfidence: 0, evidenceFrom: null, limit: 2, offset: 5 },
+  ];
 
   it('answers every walk as the engine does, company details and filters included', async () => {
     await withBoth(async (memory, engine) => {
@@ -125,13 +133,7 @@ describe('embedded store: tier walks from memory', () => {
   it('answers every plain list page as the engine does, filters and offsets included', async () => {
     await withBoth(async (memory, engine) => {
       const vids = [...SEED_VIDS, 'nobody'];
-      const queries = [
-        { minConfidence: 0, evidenceFrom: null, limit: 10, offset: 0 },
-        { minConfidence: 0.6, evidenceFrom: null, limit: 10, offset: 0 },
-        { minConfidence: 0, evidenceFrom: new Date('2022-01-01T00:00:00Z'), limit: 10, offset: 0 },
-        { minConfidence: 0, evidenceFrom: null, limit: 1, offset: 1 },
-        { minConfidence: 0, evidenceFrom: null, limit: 2, offset: 5 },
-      ];
+      const queries = pageQueries(10);
       let items = 0;
       for (const vid of vids)
         for (const direction of ['suppliers', 'customers'] as const)
@@ -188,13 +190,7 @@ describe('embedded store: tier walks from memory', () => {
     vids: string[],
     cids: string[],
   ) => {
-    const queries = [
-      { minConfidence: 0, evidenceFrom: null, limit: 50, offset: 0 },
-      { minConfidence: 0.6, evidenceFrom: null, limit: 10, offset: 0 },
-      { minConfidence: 0, evidenceFrom: new Date('2022-01-01T00:00:00Z'), limit: 10, offset: 0 },
-      { minConfidence: 0, evidenceFrom: null, limit: 1, offset: 1 },
-      { minConfidence: 0, evidenceFrom: null, limit: 2, offset: 5 },
-    ];
+    const queries = pageQueries(50);
     let items = 0;
     // Cluster queries the memory's store sends to the engine (none once it holds clusters).
     const asked: string[] = [];
