@@ -3,6 +3,7 @@ import type { GraphStore } from '../store/graph-store';
 import { countryCode } from '../domain/countries';
 import { hostsOf } from '../domain/hosts';
 import type { CompanyCore, CompanySummary } from '../domain/model';
+import type { SearchRow } from '../domain/search-row';
 import { wordSimilarity, wordSimilarityOf } from '../domain/trigram';
 import { PackedStrings } from '../store/packed-strings';
 import { fnv1a } from '../store/string-hash';
@@ -390,61 +391,24 @@ export class CompanySearchIndex {
     opts: { signal?: AbortSignal; onRows?: (count: number) => void } = {},
   ): Promise<CompanySearchIndex> {
     const { signal, onRows } = opts;
-    const started = Date.now();
-    const builder = new TrigramIndexBuilder();
-    const cores = new PackedRecordsBuilder();
-    const vids: string[] = [];
-    const degrees: number[] = [];
-    const defaults: number[] = [];
-    const countryIds: number[] = [];
-    const names: string[] = [];
-    // The words of every name are found as the rows come (the vocabulary is sorted once all are read).
-    const nameWords = new WordIndexBuilder();
-    const parents: number[] = [];
-    const countries = new Map<string, number>();
-    const placeIds: number[] = [];
-    const places = new Map<string, number>();
-    const byHost = new KeyedListsBuilder();
-    const byCity = new KeyedListsBuilder();
-    const byIdentifier = new KeyedListsBuilder();
-    const byIndustry = new KeyedListsBuilder();
+    const builder = new SearchIndexBuilder();
     await store.scanSearchRows((rows) => {
       signal?.throwIfAborted();
-      for (const r of rows) {
-        const doc = builder.add(r.name);
-        cores.add(coreRecord(r.core));
-        vids.push(r.vid);
-        degrees.push(r.degree);
-        defaults.push(r.searchedByDefault ? 1 : 0);
-        names.push(r.name);
-        nameWords.add(r.aliases?.length ? [r.name, ...r.aliases] : [r.name]);
-        parents.push(r.isClusterParent ? 1 : 0);
-        let cid = 0;
-        if (r.country) {
-          const key = countryKey(r.country);
-          cid = countries.get(key) ?? countries.size + 1;
-          countries.set(key, cid);
-        }
-        countryIds.push(cid);
-        let place = 0;
-        if (r.country !== null) {
-          place = places.get(r.country) ?? places.size + 1;
-          places.set(r.country, place);
-        }
-        placeIds.push(place);
-        for (const h of r.hosts) byHost.add(h, doc);
-        for (const city of r.cities) byCity.add(fold(city), doc);
-        if (r.industry) byIndustry.add(fold(r.industry), doc);
-        if (r.industryCode) {
-          byIndustry.add(fold(r.industryCode), doc);
-          if (r.industryCodeSystem) byIndustry.add(fold(`${r.industryCodeSystem}:${r.industryCode}`), doc);
-        }
-        for (const value of r.identifierValues) byIdentifier.add(fold(value), doc);
-      }
+      builder.add(rows);
       onRows?.(rows.length);
     });
+    return CompanySearchIndex.finish(builder, log, signal);
+  }
+
+  /** The index of the companies `b` gathered (see SearchIndexBuilder). */
+  static async finish(
+    b: SearchIndexBuilder,
+    log?: Logger,
+    signal?: AbortSignal,
+  ): Promise<CompanySearchIndex> {
+    const { vids, names, cores } = b.parts();
+    const degree = b.degrees();
     log?.info({ companies: vids.length }, 'search index: every company read; indexing them');
-    const degree = Int32Array.from(degrees);
     const order = Uint32Array.from(vids.keys());
     order.sort((a, b) => degree[b]! - degree[a]! || (vids[a]! < vids[b]! ? -1 : vids[a]! > vids[b]! ? 1 : 0));
     const rank = new Uint32Array(order.length);
@@ -459,29 +423,29 @@ export class CompanySearchIndex {
     };
     await turn();
     // The word index's typo words are found on a thread of their own meanwhile (see WordIndex.start).
-    const wordsStarted = await WordIndex.start(nameWords, rank, undefined, signal);
+    const wordsStarted = await WordIndex.start(b.nameWords, rank, undefined, signal);
     await turn();
     const packedVids = PackedStrings.from(vids);
     await turn();
-    const trigrams = builder.build();
+    const trigrams = b.trigrams.build();
     await turn();
-    const cityLists = byCity.build();
-    const identifierLists = byIdentifier.build();
-    const hostLists = byHost.build();
-    const industryLists = byIndustry.build();
+    const cityLists = b.byCity.build();
+    const identifierLists = b.byIdentifier.build();
+    const hostLists = b.byHost.build();
+    const industryLists = b.byIndustry.build();
     await turn();
     const packedNames = PackedStrings.from(names);
     await turn();
-    const packedCores = cores.build();
+    const packedCores = cores();
     await turn();
     const words = await wordsStarted.finish();
     const index = new CompanySearchIndex(
       packedVids,
       trigrams,
       degree,
-      Uint8Array.from(defaults),
-      Uint16Array.from(countryIds),
-      countries,
+      Uint8Array.from(b.defaults),
+      Uint16Array.from(b.countryIds),
+      b.countries,
       cityLists,
       identifierLists,
       hostLists,
@@ -489,15 +453,15 @@ export class CompanySearchIndex {
       order,
       words,
       packedNames,
-      Uint8Array.from(parents),
+      Uint8Array.from(b.parents),
       maxDegree,
       rank,
       packedCores,
-      Uint32Array.from(placeIds),
-      [...places.keys()],
+      Uint32Array.from(b.placeIds),
+      [...b.places.keys()],
     );
     log?.info(
-      { companies: vids.length, ms: Date.now() - started, coreBytes: index.cores.bytes },
+      { companies: vids.length, ms: Date.now() - b.started, coreBytes: index.cores.bytes },
       'search index built',
     );
     return index;
@@ -1083,6 +1047,148 @@ export class CompanySearchIndex {
     return { accept, docs };
   }
 }
+
+/** The four counts of each company, in the order its rows were added (see SearchIndexBuilder.setCounts). */
+export interface CompanyCounts {
+  suppliers: ArrayLike<number>;
+  customers: ArrayLike<number>;
+  supplierEvidence: ArrayLike<number>;
+  customerEvidence: ArrayLike<number>;
+}
+
+/**
+ * Gathers companies for a CompanySearchIndex, batch by batch (CompanySearchIndex.finish then
+ * indexes them). Rows come either whole (`add`: a store's scan), or before their counts are known
+ * (`addUncounted`, then `setCounts`): an import knows every other search key of its companies long
+ * before it has counted their relationships and evidence, and most of the index's work needs only
+ * those keys, so it can be done while the import goes on reading.
+ */
+export class SearchIndexBuilder {
+  readonly started = Date.now();
+  readonly trigrams = new TrigramIndexBuilder();
+  /** Each company's core record as JSON: whole, or without its closing counts while they are unknown. */
+  private readonly records = new PackedRecordsBuilder();
+  private readonly vids: string[] = [];
+  private degreeOf: number[] | Int32Array = [];
+  readonly defaults: number[] = [];
+  readonly countryIds: number[] = [];
+  private readonly names: string[] = [];
+  // The words of every name are found as the rows come (the vocabulary is sorted once all are read).
+  readonly nameWords = new WordIndexBuilder();
+  readonly parents: number[] = [];
+  readonly countries = new Map<string, number>();
+  readonly placeIds: number[] = [];
+  readonly places = new Map<string, number>();
+  readonly byHost = new KeyedListsBuilder();
+  readonly byCity = new KeyedListsBuilder();
+  readonly byIdentifier = new KeyedListsBuilder();
+  readonly byIndustry = new KeyedListsBuilder();
+  /** Whether rows came without their counts: null before the first row. */
+  private uncounted: boolean | null = null;
+  /** The records completed by setCounts. */
+  private counted: PackedRecordsBuilder | null = null;
+
+  /** Adds companies with their counts. */
+  add(rows: readonly SearchRow[]): void {
+    this.mode(false);
+    for (const r of rows) {
+      this.records.add(coreRecord(r.core));
+      (this.degreeOf as number[]).push(r.degree);
+      this.keys(r);
+    }
+  }
+
+  /** Adds companies whose counts (and so degree and the counts of their core) setCounts gives later. */
+  addUncounted(rows: readonly SearchRow[]): void {
+    this.mode(true);
+    for (const r of rows) {
+      const text = JSON.stringify(coreRecord(r.core).slice(0, COUNTED_FROM));
+      this.records.addText(text.slice(0, -1));
+      this.keys(r);
+    }
+  }
+
+  /**
+   * The counts of the companies added by addUncounted, in their order: each core record is completed as
+   * if it had come whole, and the degree is suppliers plus customers (toSearchRow's).
+   */
+  setCounts(c: CompanyCounts): void {
+    if (this.uncounted !== true) throw new Error('setCounts is for companies added without their counts');
+    const n = this.vids.length;
+    for (const list of [c.suppliers, c.customers, c.supplierEvidence, c.customerEvidence])
+      if (list.length !== n) throw new Error(`counts of ${list.length} companies for ${n} added`);
+    const prefixes = this.records.build();
+    const records = new PackedRecordsBuilder();
+    const degree = new Int32Array(n);
+    for (let i = 0; i < n; i++) {
+      const sup = c.suppliers[i]!;
+      const cus = c.customers[i]!;
+      // The order of CoreRecord: supplier evidence, customer evidence, customers, suppliers.
+      records.addText(
+        `${prefixes.text(i)},${c.supplierEvidence[i]!},${c.customerEvidence[i]!},${cus},${sup}]`,
+      );
+      degree[i] = sup + cus;
+    }
+    this.counted = records;
+    this.degreeOf = degree;
+  }
+
+  /** The companies' degrees, in the order they were added. */
+  degrees(): Int32Array {
+    if (this.uncounted === true && !this.counted)
+      throw new Error('the search index needs the counts of its companies (setCounts)');
+    return this.degreeOf instanceof Int32Array ? this.degreeOf : Int32Array.from(this.degreeOf);
+  }
+
+  /** What the index keeps of each company, in the order they were added. */
+  parts(): { vids: string[]; names: string[]; cores: () => PackedRecords } {
+    return {
+      vids: this.vids,
+      names: this.names,
+      cores: () => (this.counted ?? this.records).build(),
+    };
+  }
+
+  private mode(uncounted: boolean): void {
+    if (this.counted) throw new Error('companies added after their counts');
+    if (this.uncounted !== null && this.uncounted !== uncounted)
+      throw new Error('a search index is built from rows with their counts or without, not both');
+    this.uncounted = uncounted;
+  }
+
+  private keys(r: SearchRow): void {
+    const doc = this.trigrams.add(r.name);
+    this.vids.push(r.vid);
+    this.defaults.push(r.searchedByDefault ? 1 : 0);
+    this.names.push(r.name);
+    this.nameWords.add(r.aliases?.length ? [r.name, ...r.aliases] : [r.name]);
+    this.parents.push(r.isClusterParent ? 1 : 0);
+    let cid = 0;
+    if (r.country) {
+      const key = countryKey(r.country);
+      cid = this.countries.get(key) ?? this.countries.size + 1;
+      this.countries.set(key, cid);
+    }
+    this.countryIds.push(cid);
+    let place = 0;
+    if (r.country !== null) {
+      place = this.places.get(r.country) ?? this.places.size + 1;
+      this.places.set(r.country, place);
+    }
+    this.placeIds.push(place);
+    for (const h of r.hosts) this.byHost.add(h, doc);
+    for (const city of r.cities) this.byCity.add(fold(city), doc);
+    if (r.industry) this.byIndustry.add(fold(r.industry), doc);
+    if (r.industryCode) {
+      this.byIndustry.add(fold(r.industryCode), doc);
+      if (r.industryCodeSystem) this.byIndustry.add(fold(`${r.industryCodeSystem}:${r.industryCode}`), doc);
+    }
+    for (const value of r.identifierValues) this.byIdentifier.add(fold(value), doc);
+  }
+}
+
+/** The place of the first count in a CoreRecord: the counts close it. */
+const COUNTED_FROM = 7;
 
 function intersect(a: readonly number[], b: Iterable<number>): number[] {
   const set = new Set(b);

@@ -18,7 +18,11 @@ export class PackedRecordsBuilder {
 
   /** Appends a record; records are numbered from 0 in the order they are added. */
   add(record: unknown): void {
-    const text = JSON.stringify(record);
+    this.addText(JSON.stringify(record));
+  }
+
+  /** Appends a record given as its JSON text. */
+  addText(text: string): void {
     const bytes = Buffer.byteLength(text);
     if (this.used + bytes > this.current.length) {
       this.seal();
@@ -80,10 +84,15 @@ export class PackedRecords {
     return this.chunks.reduce((n, c) => n + c.length, 0);
   }
 
+  /** The JSON text of record `i`. */
+  text(i: number): string {
+    const start = this.starts[i]!;
+    return this.chunks[this.chunkOf[i]!]!.toString('utf8', start, start + this.lengths[i]!);
+  }
+
   /** Record `i` as it was added (through JSON), or undefined beyond the last. */
   get<T>(i: number): T | undefined {
     if (!(i >= 0 && i < this.starts.length)) return undefined;
-    const start = this.starts[i]!;
-    return JSON.parse(this.chunks[this.chunkOf[i]!]!.toString('utf8', start, start + this.lengths[i]!)) as T;
+    return JSON.parse(this.text(i)) as T;
   }
 }

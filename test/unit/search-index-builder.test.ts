@@ -1,0 +1,100 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import type { SearchRow } from '../../src/domain/search-row';
+import { CompanySearchIndex, SearchIndexBuilder } from '../../src/search/company-search';
+import { buildKeyedSearchRow } from '../support/factories';
+import { tempDir } from '../support/paths';
+
+const WORDS = ['Acme', 'Bolt', 'Castings', 'Delta', 'Steel', 'Nordic'];
+
+/** Companies whose counts differ from one to the next, their degree the sum of supplier and customer counts. */
+function rows(): SearchRow[] {
+  return Array.from({ length: 500 }, (_, i) => {
+    const r = buildKeyedSearchRow(i, `${WORDS[i % 6]} ${WORDS[(i * 5 + 1) % 6]} ${i}`, `Trading ${i}`, [
+      'DE',
+      null,
+    ]);
+    const suppliers = (i * 7) % 13;
+    const customers = (i * 3) % 11;
+    r.core = {
+      ...r.core,
+      count_suppliers: suppliers,
+      count_customers: customers,
+      count_supplier_evidence: suppliers * 2 + (i % 3),
+      count_customer_evidence: customers * 4,
+      company_legal_name: i % 2 === 0 ? `${r.name} "Legal", [Ltd]` : null,
+    };
+    r.degree = suppliers + customers;
+    return r;
+  });
+}
+
+/** The rows as an import hands them over before counting: counts and degree unknown. */
+const uncounted = (r: SearchRow): SearchRow => ({
+  ...r,
+  degree: 0,
+  core: {
+    ...r.core,
+    count_suppliers: 0,
+    count_customers: 0,
+    count_supplier_evidence: 0,
+    count_customer_evidence: 0,
+  },
+});
+
+describe('SearchIndexBuilder', () => {
+  let dir: string;
+  beforeEach(() => (dir = tempDir('index-builder')));
+  afterEach(() => fs.rmSync(dir, { recursive: true, force: true }));
+
+  it('builds from rows without their counts, then the counts, the index of the whole rows', async () => {
+    const all = rows();
+    const whole = new SearchIndexBuilder();
+    whole.add(all.slice(0, 200));
+    whole.add(all.slice(200));
+    const later = new SearchIndexBuilder();
+    later.addUncounted(all.slice(0, 300).map(uncounted));
+    later.addUncounted(all.slice(300).map(uncounted));
+    later.setCounts({
+      suppliers: Int32Array.from(all, (r) => r.core.count_suppliers),
+      customers: Int32Array.from(all, (r) => r.core.count_customers),
+      supplierEvidence: Float64Array.from(all, (r) => r.core.count_supplier_evidence),
+      customerEvidence: Float64Array.from(all, (r) => r.core.count_customer_evidence),
+    });
+    const a = await CompanySearchIndex.finish(whole);
+    const b = await CompanySearchIndex.finish(later);
+    await a.save(path.join(dir, 'whole'), 'k');
+    await b.save(path.join(dir, 'later'), 'k');
+    expect(fs.readFileSync(path.join(dir, 'later')).equals(fs.readFileSync(path.join(dir, 'whole')))).toBe(
+      true,
+    );
+    const hits = b.search({
+      name: 'acme bolt',
+      limit: 3,
+      offset: 0,
+      minSimilarity: 0.3,
+      includeSubsidiaries: true,
+    });
+    expect(hits.hits[0]!.core).toEqual(all.find((r) => r.vid === hits.hits[0]!.vid)!.core);
+  });
+
+  it('refuses counts of another number of companies, rows of both kinds, and an index without its counts', async () => {
+    const all = rows();
+    const counts = (n: number) => ({
+      suppliers: new Int32Array(n),
+      customers: new Int32Array(n),
+      supplierEvidence: new Float64Array(n),
+      customerEvidence: new Float64Array(n),
+    });
+    const b = new SearchIndexBuilder();
+    b.addUncounted(all.slice(0, 10).map(uncounted));
+    expect(() => b.setCounts(counts(9))).toThrow('counts of 9 companies for 10 added');
+    expect(() => b.add(all.slice(10, 11))).toThrow('with their counts or without, not both');
+    await expect(CompanySearchIndex.finish(b)).rejects.toThrow('needs the counts of its companies');
+    b.setCounts(counts(10));
+    expect(() => b.addUncounted(all.slice(10, 11))).toThrow('companies added after their counts');
+    const whole = new SearchIndexBuilder();
+    whole.add(all.slice(0, 10));
+    expect(() => whole.setCounts(counts(10))).toThrow('for companies added without their counts');
+  });
+});
