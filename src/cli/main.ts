@@ -167,7 +167,8 @@ program
         // A dry run reads every row, so that its report lists every rejection.
         maxRejected: opts.dryRun ? Number.MAX_SAFE_INTEGER : opts.maxRejected,
         dryRun: opts.dryRun,
-        searchIndex: opts.searchIndex,
+        // Files for Neo4j's importer are all that path writes: a server builds the index from the database.
+        searchIndex: opts.searchIndex && !adminTarget,
         // The search index built beside the load reports trouble only: its progress would break the bar's lines.
         log: log.child({}, { level: log.levelVal > 40 ? log.level : 'warn' }),
         onProgress: (p) => {

@@ -452,16 +452,32 @@ export class TextBuffer {
     if (this.small.length >= SMALL_CHARS) this.encode();
   }
 
+  /** Appends raw bytes (already UTF-8), after any text written before. */
+  writeBytes(src: Buffer, start: number, end: number): void {
+    if (this.small.length > 0) this.encode();
+    this.reserve(end - start);
+    src.copy(this.buf, this.len, start, end);
+    this.len += end - start;
+  }
+
+  /** Bytes written so far, about (text of the last few kilobytes is counted by its characters). */
+  get size(): number {
+    return this.len + this.small.length;
+  }
+
   private encode(): void {
     const text = this.small;
     this.small = '';
-    const worst = text.length * 3;
-    if (this.len + worst > this.buf.length) {
-      const b = Buffer.allocUnsafeSlow(Math.max(this.buf.length * 2, this.len + worst));
+    this.reserve(text.length * 3);
+    this.len += this.buf.write(text, this.len, 'utf8');
+  }
+
+  private reserve(bytes: number): void {
+    if (this.len + bytes > this.buf.length) {
+      const b = Buffer.allocUnsafeSlow(Math.max(this.buf.length * 2, this.len + bytes));
       this.buf.copy(b, 0, 0, this.len);
       this.buf = b;
     }
-    this.len += this.buf.write(text, this.len, 'utf8');
   }
 
   /**
@@ -526,7 +542,7 @@ export class ByteStore {
   }
 
   /** Appends text number i to a writer. */
-  writeTo(w: ChunkWriter, i: number): void {
+  writeTo(w: Pick<ChunkWriter, 'writeBytes'>, i: number): void {
     const s = this.seg[i] as number;
     const buf = s === this.segments.length ? this.cur : (this.segments[s] as Buffer);
     w.writeBytes(buf, this.off[i] as number, this.end[i] as number);

@@ -55,6 +55,37 @@ export interface StageOptions {
    * is present. The staging files are the same either way.
    */
   evidenceWorker?: boolean;
+  /**
+   * Hears the Company rows long before they are written: once the addresses are read, every column of
+   * a company but its four counts is final. An import builds its search index from them meanwhile.
+   */
+  companies?: CompanySink;
+}
+
+/** What StageOptions.companies hears, in this order. */
+export interface CompanySink {
+  /**
+   * Whole Company staging lines (no header), in the staging file's order, with the four count columns
+   * (count_suppliers, count_customers, count_supplier_evidence, count_customer_evidence) empty. The
+   * buffer is the sink's to keep. A promise returned is waited for before the next lines, while the
+   * staging reads its other files: a sink that is slower than the staging keeps few lines waiting.
+   */
+  lines(text: Buffer): void | Promise<void>;
+  /**
+   * Every input file is read: the staging now waits for what the sink still has to do (it hands
+   * over the rest of the lines without waiting for them to be taken).
+   */
+  readAll?(): void;
+  /** The four counts of every company, in the same order, once they are derived. */
+  counts(counts: CompanyCountColumns): void;
+}
+
+/** The count columns of the Company table, by company in staging order. */
+export interface CompanyCountColumns {
+  suppliers: Int32Array;
+  customers: Int32Array;
+  supplierEvidence: Float64Array;
+  customerEvidence: Float64Array;
 }
 
 /** The import stopped: a file or column is missing or malformed, or too many rows were rejected. */

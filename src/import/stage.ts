@@ -27,7 +27,7 @@ import { stageEvidence } from './stage/evidence';
 import { stageIdentifiers } from './stage/identifiers';
 import { stageRelationships } from './stage/relationships';
 import { StageState } from './stage/state';
-import { checkWrittenColumns, header, writeTables } from './stage/write-tables';
+import { CompanyFeed, checkWrittenColumns, header, writeTables } from './stage/write-tables';
 
 /**
  * Validates the import files in inputDir and writes the staging files of every
@@ -48,6 +48,7 @@ export async function stageImport(
     opts.onProgress,
   );
   checkWrittenColumns();
+  let feed: CompanyFeed | undefined;
   await mkdir(stagingDir, { recursive: true });
   await rm(join(stagingDir, SUCCESS_MARKER), { force: true });
   try {
@@ -60,11 +61,26 @@ export async function stageImport(
     await stageClusters(state);
     await stageIdentifiers(state);
     await stageAddresses(state);
+    // Handed over while the relationships and evidence are read (see CompanyFeed).
+    feed = opts.companies && new CompanyFeed(state, opts.companies);
     await stageRelationships(state);
     await stageEvidence(state, opts.evidenceWorker);
-    await writeTables(state, await derive(state));
+    if (feed) {
+      opts.companies?.readAll?.();
+      feed.hurry();
+      await feed.done;
+    }
+    const derived = await derive(state);
+    opts.companies?.counts({
+      suppliers: derived.countSup,
+      customers: derived.countCus,
+      supplierEvidence: derived.evSup,
+      customerEvidence: derived.evCus,
+    });
+    await writeTables(state, derived);
     for (const w of state.writers.values()) await w.close();
   } catch (e) {
+    feed?.stop();
     await state.evidence?.abort().catch(() => undefined);
     for (const w of state.writers.values()) await w.abandon().catch(() => undefined);
     await Promise.all(

@@ -1,35 +1,94 @@
 /**
- * A worker thread that builds the search index from the rows the main thread reads from the store
- * (see build-thread.ts) and hands the index back in shared memory; the main thread then ends it.
+ * A worker thread that builds the search index from what the main thread hands it (see
+ * build-thread.ts): a store's rows, or an import's staged Company lines and then their counts. It
+ * hands the index back in shared memory; the main thread then ends it.
  */
-import { parentPort } from 'node:worker_threads';
-import type { SearchRow } from '../domain/search-row';
-import { CompanySearchIndex } from './company-search';
-import type { BuildThreadReply, BuildThreadRequest } from './build-thread';
+import os from 'node:os';
+import { parentPort, workerData } from 'node:worker_threads';
+import { decodeStagedCompanyLines, stagedSearchRowDecoder } from '../store/staged-search-rows';
+import { CompanySearchIndex, SearchIndexBuilder } from './company-search';
+import type { BuildThreadData, BuildThreadReply, BuildThreadRequest } from './build-thread';
 
 const port = parentPort!;
+const data = workerData as BuildThreadData | undefined;
 const reply = (m: BuildThreadReply) => port.postMessage(m);
-/** Batches that came before the build asked for them. */
-const early: SearchRow[][] = [];
-let take: ((rows: SearchRow[]) => void) | null = null;
-let ended: () => void = () => undefined;
-const end = new Promise<void>((resolve) => (ended = resolve));
+const builder = new SearchIndexBuilder();
+let decode: ReturnType<typeof stagedSearchRowDecoder> | null = null;
+let failed = false;
+
+/**
+ * Lines come while the import stages its files on the main thread and the evidence thread, which
+ * the import waits for: this thread takes only the time they leave (the lowest priority), until the
+ * counts come and the index is all that is left to finish. A nice value is a thread's own on Linux
+ * (elsewhere it would be the whole process's, so it is left alone there).
+ */
+function yieldToStaging(): boolean {
+  if (process.platform !== 'linux') return false;
+  try {
+    const before = os.getPriority(0);
+    // Lowered only where it can be raised again, which takes a privilege (or an RLIMIT_NICE that
+    // allows it): the rest of the build, beside the store's load, would otherwise stay low too. A
+    // step down and back tells; without it the thread stays one step down, which changes nothing.
+    os.setPriority(0, Math.min(before + 1, os.constants.priority.PRIORITY_LOW));
+    os.setPriority(0, before);
+    os.setPriority(0, os.constants.priority.PRIORITY_LOW);
+    niceBefore = before;
+    return true;
+  } catch {
+    niceBefore = null;
+    return false;
+  }
+}
+
+/** Back to the priority the thread had before yieldToStaging. */
+function restorePriority(): void {
+  if (niceBefore === null) return;
+  try {
+    os.setPriority(0, niceBefore);
+  } catch {
+    // Checked beforehand; should it fail all the same, the build goes on at the lowest priority.
+  }
+  niceBefore = null;
+}
+
+let niceBefore: number | null = null;
+
+const fail = (err: unknown) => {
+  failed = true;
+  reply({ type: 'failed', error: err instanceof Error ? (err.stack ?? err.message) : String(err) });
+};
+
+// Fed by an import: the thread gives way to the staging from the start, and says whether it could.
+if (data) reply({ type: 'started', lowered: yieldToStaging() });
 
 port.on('message', (m: BuildThreadRequest) => {
-  if (m.type === 'end') return ended();
-  if (take) take(m.rows);
-  else early.push(m.rows);
-  reply({ type: 'taken', rows: m.rows.length });
+  if (failed) return;
+  try {
+    switch (m.type) {
+      case 'rows':
+        builder.add(m.rows);
+        reply({ type: 'taken', rows: m.rows.length });
+        break;
+      case 'lines': {
+        if (data && Atomics.load(data.readAll, 0) === 1) restorePriority();
+        decode ??= stagedSearchRowDecoder();
+        const text = Buffer.from(m.text.buffer, m.text.byteOffset, m.text.byteLength).toString('utf8');
+        const rows = decodeStagedCompanyLines(text, decode);
+        builder.addUncounted(rows);
+        reply({ type: 'taken', rows: rows.length });
+        break;
+      }
+      case 'counts':
+        builder.setCounts(m.counts);
+        restorePriority();
+        break;
+      case 'end':
+        CompanySearchIndex.finish(builder)
+          .then((index) => reply({ type: 'built', shared: index.toShared() }))
+          .catch(fail);
+        break;
+    }
+  } catch (err) {
+    fail(err);
+  }
 });
-
-CompanySearchIndex.build({
-  async scanSearchRows(onBatch) {
-    take = (rows) => void onBatch(rows);
-    for (const rows of early.splice(0)) take(rows);
-    await end;
-  },
-})
-  .then((index) => reply({ type: 'built', shared: index.toShared() }))
-  .catch((err: unknown) =>
-    reply({ type: 'failed', error: err instanceof Error ? (err.stack ?? err.message) : String(err) }),
-  );

@@ -2,26 +2,40 @@ import type { Logger } from '../logger';
 import type { LoadAlongside } from '../store/graph-store';
 import { scanStagedSearchRows } from '../store/staged-search-rows';
 import { buildSearchIndex } from './build-thread';
+import type { BuiltIndex, FedSearchIndex } from './build-thread';
 import { SEARCH_INDEX_NAME } from './search-index-holder';
 
 /**
- * An import's search index, built from its staging files while the store loads them, and saved
- * where a server looks for the index of that data (see SearchIndexHolder): the first start after
- * an import then loads it in seconds, instead of reading every company back from the store and
- * indexing them (some 40 s at 1M companies, before searches are answered).
+ * An import's search index, saved where a server looks for the index of that data (see
+ * SearchIndexHolder): the first start after an import then loads it in seconds, instead of reading
+ * every company back from the store and indexing them (some 40 s at 1M companies, before searches
+ * are answered). With `fed`, the index the import's staging fed (see feedSearchIndex), mostly built
+ * by the time the store loads; without it, or should that build have failed, the index is built
+ * from the Company staging file while the store loads the same data.
  */
-export function searchIndexAlongside(log?: Logger): LoadAlongside {
+export function searchIndexAlongside(log?: Logger, fed?: FedSearchIndex): LoadAlongside {
   return async (stagingDir, derivedFile, signal) => {
     const started = Date.now();
+    let built: BuiltIndex | null = null;
+    if (fed) {
+      built = await fed.built(signal).catch((err: unknown) => {
+        if (signal.aborted) throw err;
+        log?.warn({ err }, 'search index fed by the staging failed; building it from the staging files');
+        return null;
+      });
+    }
     // Read on this thread and indexed on a thread of its own: a thread that did both took twice as long.
-    const { index } = await buildSearchIndex(
+    built ??= await buildSearchIndex(
       { scanSearchRows: (onBatch) => scanStagedSearchRows(stagingDir, onBatch) },
       log,
       { signal },
     );
     signal.throwIfAborted();
     const { file, key } = derivedFile(SEARCH_INDEX_NAME);
-    await index.save(file, key);
-    log?.info({ companies: index.size, ms: Date.now() - started, file }, 'search index of the import saved');
+    await built.index.save(file, key);
+    log?.info(
+      { companies: built.index.size, ms: Date.now() - started, file },
+      'search index of the import saved',
+    );
   };
 }

@@ -9,7 +9,7 @@ import { loadQuery } from './cypher-files';
 import { toSearchRow } from './mappers';
 import type { Props } from './mappers';
 import { readStagingFile } from './staging-file';
-import { TABLES, stagingFile } from './tables';
+import { STAGING_DELIMITER, TABLES, stagingFile } from './tables';
 import type { ColumnType } from './tables';
 
 /** Rows per batch, as the stores' own scans hand them out. */
@@ -26,9 +26,7 @@ export async function scanStagedSearchRows(
   batchRows = BATCH_ROWS,
 ): Promise<void> {
   const columns = TABLES.Company.columns;
-  // Only the columns the scan reads are decoded, by their place in the staged row.
-  const scanned = scannedProperties();
-  const used = columns.flatMap(([name, type], at) => (scanned.has(name) ? [{ name, type, at }] : []));
+  const decode = stagedSearchRowDecoder();
   let batch: SearchRow[] = [];
   const full: SearchRow[][] = [];
   await readStagingFile(
@@ -40,9 +38,7 @@ export async function scanStagedSearchRows(
           throw new Error(`staged Company header is ${fields.join(',')}, not ${expected}`);
         return;
       }
-      const staged: Props = {};
-      for (const { name, type, at } of used) staged[name] = asLoaded(fields[at] ?? '', type);
-      batch.push(toSearchRow(staged));
+      batch.push(decode(fields));
       if (batch.length >= batchRows) {
         full.push(batch);
         batch = [];
@@ -54,6 +50,37 @@ export async function scanStagedSearchRows(
     },
   );
   if (batch.length > 0) await onBatch(batch);
+}
+
+/**
+ * The search row of a staged Company row, given its fields: only the columns the scan reads are
+ * decoded, by their place in the staged row.
+ */
+export function stagedSearchRowDecoder(): (fields: readonly string[]) => SearchRow {
+  const scanned = scannedProperties();
+  const used = TABLES.Company.columns.flatMap(([name, type], at) =>
+    scanned.has(name) ? [{ name, type, at }] : [],
+  );
+  return (fields) => {
+    const staged: Props = {};
+    for (const { name, type, at } of used) staged[name] = asLoaded(fields[at] ?? '', type);
+    return toSearchRow(staged);
+  };
+}
+
+/** The search rows of whole Company staging lines (no header), each ended by a line feed. */
+export function decodeStagedCompanyLines(
+  text: string,
+  decode: (fields: readonly string[]) => SearchRow = stagedSearchRowDecoder(),
+): SearchRow[] {
+  const rows: SearchRow[] = [];
+  let p = 0;
+  for (let nl = text.indexOf('\n'); nl >= 0; nl = text.indexOf('\n', p)) {
+    rows.push(decode(text.slice(p, nl).split(STAGING_DELIMITER)));
+    p = nl + 1;
+  }
+  if (p < text.length) throw new Error('staged Company lines end within a line');
+  return rows;
 }
 
 /**

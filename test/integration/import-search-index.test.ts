@@ -4,7 +4,12 @@ import { generateDataset } from '../../src/demo/generate';
 import { importDirectory } from '../../src/import/import-directory';
 import { stageImport } from '../../src/import/stage';
 import type { SearchRow } from '../../src/domain/search-row';
+import type { CompanyCountColumns } from '../../src/import/stage-result';
+import * as buildThread from '../../src/search/build-thread';
+import { feedSearchIndex } from '../../src/search/build-thread';
+import type { FedSearchIndex } from '../../src/search/build-thread';
 import { CompanySearchIndex } from '../../src/search/company-search';
+import { searchIndexAlongside } from '../../src/search/staged-index';
 import { SEARCH_INDEX_NAME, SearchIndexHolder } from '../../src/search/search-index-holder';
 import { EmbeddedGraphStore } from '../../src/store/embedded/embedded.store';
 import { scanStagedSearchRows } from '../../src/store/staged-search-rows';
@@ -70,6 +75,96 @@ describe('the search index built by an import', () => {
     expect(staged).toEqual(loaded);
   });
 
+  it('hands over every Company row before the relationships are read, then their counts', async () => {
+    const staging = path.join(dir, 'staging-sink');
+    const lines: string[] = [];
+    const order: string[] = [];
+    let counts: CompanyCountColumns | null = null;
+    await stageImport(input, staging, {
+      companies: {
+        lines: (text) => {
+          order.push('lines');
+          lines.push(...text.toString('utf8').split('\n').slice(0, -1));
+        },
+        counts: (c) => {
+          order.push('counts');
+          counts = c;
+        },
+      },
+      onProgress: (p) => {
+        if (p.file === 'relationships.csv' && order.at(-1) !== 'relationships') order.push('relationships');
+      },
+    });
+    expect(order[0]).toBe('lines');
+    expect(order.indexOf('relationships')).toBeGreaterThan(order.lastIndexOf('lines'));
+    expect(order.at(-1)).toBe('counts');
+    // The staging file's rows, in its order, but for the four count columns, which come with the counts.
+    const file = fs.readFileSync(path.join(staging, 'Company.tsv'), 'utf8').split('\n').slice(0, -1);
+    const columns = file[0]!.split('\t');
+    const at = [
+      'count_suppliers',
+      'count_customers',
+      'count_supplier_evidence',
+      'count_customer_evidence',
+    ].map((c) => columns.indexOf(c));
+    expect(lines).toHaveLength(602);
+    const c = counts as unknown as CompanyCountColumns;
+    const got = [c.suppliers, c.customers, c.supplierEvidence, c.customerEvidence];
+    file.slice(1).forEach((row, i) => {
+      const fields = row.split('\t');
+      const fed = lines[i]!.split('\t');
+      at.forEach((col, k) => {
+        expect(fed[col]).toBe('');
+        expect(String(got[k]![i])).toBe(fields[col]);
+        fed[col] = fields[col]!;
+      });
+      expect(fed).toEqual(fields);
+    });
+    expect(c.suppliers.some((n) => n > 0) && c.supplierEvidence.some((n) => n > 0)).toBe(true);
+  });
+
+  it('builds the index from the rows it hands over: the index of the staging file, byte for byte', async () => {
+    const staging = path.join(dir, 'staging-fed');
+    const fed = (await feedSearchIndex())!;
+    await stageImport(input, staging, { companies: fed });
+    const fromRows = (await fed.built()).index;
+    const fromFile = await CompanySearchIndex.build({
+      scanSearchRows: (onBatch) => scanStagedSearchRows(staging, onBatch, 64),
+    });
+    await fromRows.save(path.join(dir, 'fed.index'), 'k');
+    await fromFile.save(path.join(dir, 'file.index'), 'k');
+    expect(
+      fs.readFileSync(path.join(dir, 'fed.index')).equals(fs.readFileSync(path.join(dir, 'file.index'))),
+    ).toBe(true);
+  });
+
+  it('builds the index from the staging file when the one fed while staging failed, and says so', async () => {
+    const staging = path.join(dir, 'staging-fed-failed');
+    await stageImport(input, staging, {});
+    const failed: FedSearchIndex = {
+      lines: () => undefined,
+      readAll: () => undefined,
+      counts: () => undefined,
+      built: () => Promise.reject(new Error('thread gone')),
+      stop: () => undefined,
+    };
+    const before = lines.length;
+    const file = path.join(dir, 'fallback.index');
+    await searchIndexAlongside(log, failed)(
+      staging,
+      () => ({ file, key: 'k' }),
+      new AbortController().signal,
+    );
+    expect(lines.slice(before).map((l) => l.msg)).toContain(
+      'search index fed by the staging failed; building it from the staging files',
+    );
+    const fromFile = await CompanySearchIndex.build({
+      scanSearchRows: (onBatch) => scanStagedSearchRows(staging, onBatch, 64),
+    });
+    await fromFile.save(path.join(dir, 'file-2.index'), 'k');
+    expect(fs.readFileSync(file).equals(fs.readFileSync(path.join(dir, 'file-2.index')))).toBe(true);
+  });
+
   it('saves the index the store would give, where a server looks for it', async () => {
     await importDirectory(store, input, { workDir: dir, log });
     const saved = store.derivedDataFile(SEARCH_INDEX_NAME)!;
@@ -118,6 +213,26 @@ describe('the search index built by an import', () => {
     } finally {
       scan.mockRestore();
     }
+  });
+
+  it('builds it from the staging files during the load where it cannot be fed while staging', async () => {
+    const feed = jest.spyOn(buildThread, 'feedSearchIndex').mockResolvedValue(null);
+    try {
+      await importDirectory(store, input, { workDir: dir, log });
+      expect(feed).toHaveBeenCalledTimes(1);
+    } finally {
+      feed.mockRestore();
+    }
+    const saved = store.derivedDataFile(SEARCH_INDEX_NAME)!;
+    const fromImport = CompanySearchIndex.load(saved.file, saved.key)!;
+    expect(fromImport.size).toBe(602);
+    const staging = path.join(dir, 'staging-unfed');
+    await stageImport(input, staging, {});
+    const fromFile = await CompanySearchIndex.build({
+      scanSearchRows: (onBatch) => scanStagedSearchRows(staging, onBatch, 64),
+    });
+    await fromFile.save(path.join(dir, 'unfed.index'), saved.key);
+    expect(fs.readFileSync(saved.file).equals(fs.readFileSync(path.join(dir, 'unfed.index')))).toBe(true);
   });
 
   it('imports without it when asked to, and the server builds it then', async () => {

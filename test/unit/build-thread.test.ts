@@ -9,6 +9,9 @@ import type * as ThreadsModule from '../../src/search/search-threads';
 import type { GraphStore } from '../../src/store/graph-store';
 import { CompanySearchIndex } from '../../src/search/company-search';
 import type { SearchCriteria } from '../../src/search/company-search';
+import { generateDataset } from '../../src/demo/generate';
+import { stageImport } from '../../src/import/stage';
+import { scanStagedSearchRows } from '../../src/store/staged-search-rows';
 import { compiledDir, compiledModule } from '../support/compiled-sources';
 import { buildKeyedSearchRow } from '../support/factories';
 
@@ -158,6 +161,95 @@ describe('the search index built on a thread of its own', () => {
     // What the failed attempt counted is taken back: the count ends at the companies read.
     expect(read.reduce((a, b) => a + b, 0)).toBe(3000);
   });
+
+  /**
+   * Whether this process may raise a thread's priority again, which a build fed by an import needs
+   * (see feedSearchIndex): Linux, as root or with an RLIMIT_NICE for it. Found as the build thread
+   * finds it, by a step down and back, here on the test's own thread.
+   */
+  const mayRaise = (() => {
+    if (process.platform !== 'linux') return false;
+    const before = os.getPriority(0);
+    try {
+      os.setPriority(0, before + 1);
+      os.setPriority(0, before);
+      return true;
+    } catch {
+      return false;
+    }
+  })();
+
+  /** The nice values of this process's threads other than 0 (Linux: a thread's own). */
+  const niceThreads = () =>
+    fs.readdirSync('/proc/self/task').flatMap((t) => {
+      const stat = fs.readFileSync(`/proc/self/task/${t}/stat`, 'utf8');
+      const nice = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[16]);
+      return nice === 0 ? [] : [nice];
+    });
+  const until = async (what: () => boolean) => {
+    for (let i = 0; i < 200 && !what(); i++) await new Promise((r) => setTimeout(r, 10));
+    return what();
+  };
+
+  it("builds an import's index from its staged lines and counts, as from its staging file", async () => {
+    const input = path.join(dir, 'dataset');
+    await generateDataset({ companies: 400, seed: 3, outDir: input });
+    const before = buildThreads().length;
+    const fed = await mod.feedSearchIndex();
+    if (!mayRaise) {
+      // The thread could not give way: the index is left to the load, and the thread ended.
+      expect(fed).toBeNull();
+      return;
+    }
+    const staging = path.join(dir, 'staging');
+    await stageImport(input, staging, { companies: fed! });
+    const built = await fed!.built();
+    expect(buildThreads().length).toBe(before + 1);
+    expect(built.shared).not.toBeNull();
+    const fromFile = await CompanySearchIndex.build({
+      scanSearchRows: (onBatch) => scanStagedSearchRows(staging, onBatch, 64),
+    });
+    await fromFile.save(path.join(dir, 'file'), 'k');
+    await CompanySearchIndex.fromShared(built.shared!)!.save(path.join(dir, 'fed'), 'k');
+    expect(fs.readFileSync(path.join(dir, 'fed')).equals(fs.readFileSync(path.join(dir, 'file')))).toBe(true);
+    // The thread ended once the index was handed back.
+    const { worker } = buildThreads().at(-1)!;
+    expect(await until(() => worker.threadId === -1)).toBe(true);
+  });
+
+  (mayRaise ? it : it.skip)('takes only the time the staging leaves until every file is read', async () => {
+    const input = path.join(dir, 'dataset');
+    await generateDataset({ companies: 300, seed: 4, outDir: input });
+    const lines: Buffer[] = [];
+    let counts: Parameters<BuildThreadModule.FedSearchIndex['counts']>[0] | null = null;
+    await stageImport(input, path.join(dir, 'staging'), {
+      companies: { lines: (text) => void lines.push(text), counts: (c) => void (counts = c) },
+    });
+    expect(niceThreads()).toEqual([]);
+    const fed = (await mod.feedSearchIndex())!;
+    try {
+      expect(niceThreads()).toEqual([19]);
+      await fed.lines(lines[0]!.subarray(0, lines[0]!.indexOf('\n', 1000) + 1));
+      fed.readAll();
+      await fed.lines(lines[0]!.subarray(lines[0]!.indexOf('\n', 1000) + 1));
+      expect(await until(() => niceThreads().length === 0)).toBe(true);
+      fed.counts(counts!);
+      expect((await fed.built()).index.size).toBe(300);
+    } finally {
+      fed.stop();
+    }
+  });
+
+  (mayRaise ? it : it.skip)(
+    'ends the thread of a fed build that is stopped, and its index is never built',
+    async () => {
+      const fed = (await mod.feedSearchIndex())!;
+      const { worker } = buildThreads().at(-1)!;
+      fed.stop();
+      await expect(fed.built()).rejects.toThrow();
+      expect(await until(() => worker.threadId === -1)).toBe(true);
+    },
+  );
 
   it('hands the search threads the index at once, and saves it for the next start', async () => {
     const { SearchIndexHolder } = compiledModule<Holders>(compiled, 'search/search-index-holder');

@@ -5,6 +5,8 @@
 import { STAGING_DELIMITER, TABLES } from '../../store/tables';
 import type { TableName } from '../../store/tables';
 import { TextBuffer } from '../csv';
+import type { ChunkWriter } from '../csv';
+import type { CompanySink } from '../stage-result';
 import { bucketStart } from '../evidence-buckets';
 import type { EvidenceSink } from '../evidence-buckets';
 import { addressesField } from './addresses';
@@ -57,7 +59,7 @@ export async function writeTables(state: StageState, d: Derived): Promise<void> 
   const nc = state.vids.size;
   const cw = state.writer('Company');
   for (let i = 0; i < nc; i += BATCH) {
-    writeCompanies(state, d, i, Math.min(nc, i + BATCH));
+    writeCompanies(state, d, i, Math.min(nc, i + BATCH), cw);
     if (cw.full) await cw.flush();
     if (i % PROGRESS_EVERY < BATCH)
       state.progress({ phase: 'write', file: 'Company', rows: i, totalRowsHint: nc });
@@ -91,23 +93,84 @@ export async function writeTables(state: StageState, d: Derived): Promise<void> 
   await state.flushAll(true);
 }
 
-/** Writes the Company rows of companies [from, to). */
-function writeCompanies(state: StageState, d: Derived, from: number, to: number): void {
-  const cw = state.writer('Company');
-  const { countSup, countCus, evSup, evCus } = d;
+/**
+ * Hands every Company row to a CompanySink with its count columns empty, a few megabytes at a time,
+ * while the staging reads its other files: once the addresses are read, the counts are the only
+ * columns still to come. Each piece waits for the promise the sink returns for the one before (a
+ * sink with enough waiting says so), unless hurried: every file is read, and the staging waits.
+ */
+export class CompanyFeed {
+  /** Settles once every row is handed over, or the feed stopped. */
+  readonly done: Promise<void>;
+  private hurried = false;
+  private stopped = false;
+  private wake: (() => void) | null = null;
+
+  constructor(state: StageState, sink: CompanySink) {
+    this.done = this.run(state, sink);
+    // Seen by whoever awaits `done`; a staging that failed first does not.
+    this.done.catch(() => undefined);
+  }
+
+  /** The rest goes at once, without waiting for the sink. */
+  hurry(): void {
+    this.hurried = true;
+    this.wake?.();
+  }
+
+  /** No more rows are handed over (the staging failed). */
+  stop(): void {
+    this.stopped = true;
+    this.wake?.();
+  }
+
+  private async run(state: StageState, sink: CompanySink): Promise<void> {
+    const nc = state.vids.size;
+    const out = new TextBuffer(FEED_BYTES + (FEED_BYTES >> 2));
+    for (let i = 0; i < nc && !this.stopped; i += BATCH) {
+      writeCompanies(state, null, i, Math.min(nc, i + BATCH), out);
+      if (out.size < FEED_BYTES && i + BATCH < nc) continue;
+      const taken = sink.lines(out.take());
+      if (taken && !this.hurried) {
+        await new Promise<void>((resolve) => {
+          this.wake = resolve;
+          taken.then(resolve, resolve);
+        });
+        this.wake = null;
+      } else {
+        await new Promise<void>((resolve) => setImmediate(resolve));
+      }
+    }
+  }
+}
+
+/** Bytes of Company rows handed to a CompanySink at a time. */
+const FEED_BYTES = 4 << 20;
+
+/** Writes the Company rows of companies [from, to), their count columns empty without `d`. */
+function writeCompanies(
+  state: StageState,
+  d: Derived | null,
+  from: number,
+  to: number,
+  out: Pick<ChunkWriter, 'write' | 'writeBytes'>,
+): void {
   const clusterOf = state.clusterOf;
   const clusterSize = state.clusterSize;
   const clusterParent = state.clusterParent;
   const realClusters = state.realClusters;
   for (let i = from; i < to; i++) {
     const k = clusterOf[i] as number;
-    cw.write(`${state.vids.key(i)}\t${state.clusterCid[k] as string}\t`);
-    state.companyMid.writeTo(cw, i);
-    cw.write(
-      `\t${k < realClusters && clusterParent[k] === i}\t${state.vids.key(clusterParent[k] as number)}\t${clusterSize[k] as number}\t${countSup[i] as number}\t${countCus[i] as number}\t${evSup[i] as number}\t${evCus[i] as number}\t${identifiersField(state, i)}\t${addressesField(state, i)}\t`,
+    out.write(`${state.vids.key(i)}\t${state.clusterCid[k] as string}\t`);
+    state.companyMid.writeTo(out, i);
+    const counts = d
+      ? `${d.countSup[i] as number}\t${d.countCus[i] as number}\t${d.evSup[i] as number}\t${d.evCus[i] as number}`
+      : '\t\t\t';
+    out.write(
+      `\t${k < realClusters && clusterParent[k] === i}\t${state.vids.key(clusterParent[k] as number)}\t${clusterSize[k] as number}\t${counts}\t${identifiersField(state, i)}\t${addressesField(state, i)}\t`,
     );
-    state.companyTail.writeTo(cw, i);
-    cw.write('\n');
+    state.companyTail.writeTo(out, i);
+    out.write('\n');
   }
 }
 
