@@ -137,18 +137,27 @@ async function onThread(
     signal?.throwIfAborted();
     worker.postMessage({ type: 'end' } satisfies BuildThreadRequest);
     log?.info({ companies }, 'search index: every company read; indexing them');
-    const shared = await built.catch((err: unknown) => {
-      throw signal?.aborted ? signal.reason : err;
-    });
-    const index = CompanySearchIndex.fromShared(shared);
-    if (!index) throw new Error('search index build thread gave an index this thread cannot read');
-    log?.info({ companies: index.size, ms: Date.now() - started, thread: true }, 'search index built');
-    return { index, shared };
+    const result = await fromThread(built, signal);
+    log?.info({ companies: result.index.size, ms: Date.now() - started, thread: true }, 'search index built');
+    return result;
   } finally {
     over = true;
     signal?.removeEventListener('abort', stop);
     void worker.terminate();
   }
+}
+
+/** The index a build thread handed back, read on this thread; the abort's reason once `signal` aborted. */
+async function fromThread(
+  built: Promise<SharedSnapshot>,
+  signal: AbortSignal | undefined,
+): Promise<BuiltIndex> {
+  const shared = await built.catch((err: unknown) => {
+    throw signal?.aborted ? signal.reason : err;
+  });
+  const index = CompanySearchIndex.fromShared(shared);
+  if (!index) throw new Error('search index build thread gave an index this thread cannot read');
+  return { index, shared };
 }
 
 /**
@@ -294,13 +303,12 @@ function fedOnThread(log: Logger | undefined): FedSearchIndex & { lowered: Promi
       signal?.addEventListener('abort', onAbort, { once: true });
       try {
         signal?.throwIfAborted();
-        const shared = await built.catch((err: unknown) => {
-          throw signal?.aborted ? signal.reason : err;
-        });
-        const index = CompanySearchIndex.fromShared(shared);
-        if (!index) throw new Error('search index build thread gave an index this thread cannot read');
-        log?.info({ companies: index.size, ms: Date.now() - started, fed: companies }, 'search index built');
-        return { index, shared };
+        const result = await fromThread(built, signal);
+        log?.info(
+          { companies: result.index.size, ms: Date.now() - started, fed: companies },
+          'search index built',
+        );
+        return result;
       } finally {
         signal?.removeEventListener('abort', onAbort);
         stop();
