@@ -66,7 +66,6 @@ export async function stageImport(
     await stageRelationships(state);
     await stageEvidence(state, opts.evidenceWorker);
     if (feed) {
-      opts.companies?.readAll?.();
       feed.hurry();
       await feed.done;
     }

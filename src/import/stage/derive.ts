@@ -79,19 +79,20 @@ export async function derive(state: StageState): Promise<Derived> {
   const nClusters = state.clusterCid.length;
   const ca = new Int32Array(n);
   const cb = new Int32Array(n);
-  const stored = new Uint8Array(n);
+  const stored = (e: number) => {
+    const a = ca[e] as number;
+    const b = cb[e] as number;
+    return a !== b && (clusterSize[a] !== 1 || clusterSize[b] !== 1);
+  };
   let cross = 0;
   for (let e = 0; e < n; e++) {
-    const a = (ca[e] = clusterOf[sup[e] as number] as number);
-    const b = (cb[e] = clusterOf[cus[e] as number] as number);
-    if (a !== b && (clusterSize[a] !== 1 || clusterSize[b] !== 1)) {
-      stored[e] = 1;
-      cross++;
-    }
+    ca[e] = clusterOf[sup[e] as number] as number;
+    cb[e] = clusterOf[cus[e] as number] as number;
+    if (stored(e)) cross++;
   }
   const crossEdges = new Int32Array(cross);
   cross = 0;
-  for (let e = 0; e < n; e++) if (stored[e] === 1) crossEdges[cross++] = e;
+  for (let e = 0; e < n; e++) if (stored(e)) crossEdges[cross++] = e;
   const byCluster = sortBy(sortBy(crossEdges, cb, nClusters), ca, nClusters);
   const d: Derived = {
     n,

@@ -106,14 +106,18 @@ export class CompanyFeed {
   private stopped = false;
   private wake: (() => void) | null = null;
 
-  constructor(state: StageState, sink: CompanySink) {
+  constructor(
+    state: StageState,
+    private readonly sink: CompanySink,
+  ) {
     this.done = this.run(state, sink);
     // Seen by whoever awaits `done`; a staging that failed first does not.
     this.done.catch(() => undefined);
   }
 
-  /** The rest goes at once, without waiting for the sink. */
+  /** Every input file is read: the sink hears so, and the rest goes at once, without waiting for it. */
   hurry(): void {
+    this.sink.readAll?.();
     this.hurried = true;
     this.wake?.();
   }
