@@ -26,7 +26,7 @@ import { clustersRoutes } from '../rest/clusters.routes';
 import { jobsRoutes } from '../rest/jobs.routes';
 import { findAppError, runOperation } from '../rest/execute';
 import { openApiDocument } from '../rest/openapi';
-import { compressWholeBodies } from './whole-body-compression';
+import { compressWhenAccepted, compressWholeBodies } from './whole-body-compression';
 import type { ApiFacts } from '../rest/openapi';
 import type { RestDeps } from '../rest/rest-deps';
 import type { ApiKeyStore } from './api-keys';
@@ -105,10 +105,12 @@ export async function buildApp(o: AppOptions): Promise<BuiltApp> {
   });
   // JSON, CSV downloads and the app's files compress well; brotli's default quality (11) costs too much CPU per export.
   app.use(
-    compression({
-      threshold: o.compressMinBytes,
-      brotli: { params: { [zlib.constants.BROTLI_PARAM_QUALITY]: BROTLI_QUALITY } },
-    }),
+    compressWhenAccepted(
+      compression({
+        threshold: o.compressMinBytes,
+        brotli: { params: { [zlib.constants.BROTLI_PARAM_QUALITY]: BROTLI_QUALITY } },
+      }),
+    ),
   );
   // After it, so that answers sent whole are compressed in one call first, at a setting fast enough for
   // the serving thread (see whole-body-compression.ts).

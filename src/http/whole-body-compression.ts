@@ -114,3 +114,22 @@ export function compressWholeBodies(o: {
     next();
   };
 }
+
+/**
+ * Runs `compress` (the streaming `compression` middleware) only for requests that send an
+ * Accept-Encoding. Without one the answer goes as it is anyway, yet the middleware would still wrap the
+ * response's `write`, `end`, `on` and `writeHead` and negotiate on every request: about 25 µs of CPU a
+ * request on the benchmark machine, a sixth of a health check's and over a tenth of a profile read's.
+ * Such answers still say that they vary by Accept-Encoding, as the middleware would have said for the
+ * types it compresses (here for every type: harmless for the rest).
+ */
+export function compressWhenAccepted(compress: RequestHandler): RequestHandler {
+  return (req, res, next) => {
+    if (req.headers['accept-encoding']) {
+      compress(req, res, next);
+      return;
+    }
+    res.setHeader('Vary', 'Accept-Encoding');
+    next();
+  };
+}

@@ -91,6 +91,14 @@ describe('answers sent whole are compressed in one piece', () => {
     }
   });
 
+  it('sends it as it is to a client that sends no Accept-Encoding, saying that it varies by one', async () => {
+    const res = await rawGet(t, path, {});
+    expect(res.status).toBe(200);
+    expect(res.headers['content-encoding']).toBeUndefined();
+    expect(res.headers.vary).toBe('Accept-Encoding');
+    expect(res.body.toString()).toBe(plain);
+  });
+
   it('leaves streamed answers to the stream compressor', async () => {
     const page = await (await t.get('/')).text();
     const script = /src="(\/assets\/[^"]+\.js)"/.exec(page)?.[1];

@@ -1,9 +1,14 @@
 import type http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import zlib from 'node:zlib';
+import compression from 'compression';
 import express from 'express';
 import { rawRequest } from '../support/raw-http';
-import { compressWholeBodies, wholeBodyCoding } from '../../src/http/whole-body-compression';
+import {
+  compressWhenAccepted,
+  compressWholeBodies,
+  wholeBodyCoding,
+} from '../../src/http/whole-body-compression';
 
 describe('wholeBodyCoding', () => {
   it.each([
@@ -80,5 +85,61 @@ describe('compressWholeBodies on its own', () => {
     const binary = await get('/binary');
     expect(binary.headers['content-encoding']).toBeUndefined();
     expect(binary.body.length).toBe(4096);
+  });
+});
+
+describe('compressWhenAccepted', () => {
+  const big = { items: Array.from({ length: 200 }, (_, i) => ({ id: i, name: `company number ${i}` })) };
+  let server: http.Server;
+  let base: string;
+  /** Requests the stream middleware saw, and whether each answer's `end` was still the response's own. */
+  const seen: string[] = [];
+  const ownEnd: boolean[] = [];
+  beforeAll(async () => {
+    const app = express();
+    const stream = compression({ threshold: 1024 });
+    app.use(
+      compressWhenAccepted((req, res, next) => {
+        seen.push(String(req.headers['accept-encoding']));
+        stream(req, res, next);
+      }),
+    );
+    app.get('/json', (_req, res) => {
+      ownEnd.push(Object.prototype.hasOwnProperty.call(res, 'end') === false);
+      res.json(big);
+    });
+    server = app.listen(0, '127.0.0.1');
+    await new Promise<void>((resolve) => server.once('listening', resolve));
+    base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  });
+  afterAll(async () => {
+    await new Promise((resolve) => server.close(resolve));
+  });
+  beforeEach(() => {
+    seen.length = 0;
+    ownEnd.length = 0;
+  });
+
+  it('leaves the response untouched for a client that sends no Accept-Encoding, and says it varies', async () => {
+    for (const headers of [{}, { 'accept-encoding': '' }]) {
+      const res = await rawRequest(`${base}/json`, headers);
+      expect(res.status).toBe(200);
+      expect(res.headers['content-encoding']).toBeUndefined();
+      expect(res.headers.vary).toBe('Accept-Encoding');
+      expect(JSON.parse(res.body.toString())).toEqual(big);
+    }
+    expect(seen).toEqual([]);
+    expect(ownEnd).toEqual([true, true]);
+  });
+
+  it('hands a client that sends one to the stream middleware', async () => {
+    const res = await rawRequest(`${base}/json`, { 'accept-encoding': 'gzip' });
+    expect(res.headers['content-encoding']).toBe('gzip');
+    expect(res.headers.vary).toBe('Accept-Encoding');
+    expect(JSON.parse(zlib.gunzipSync(res.body).toString())).toEqual(big);
+    const plain = await rawRequest(`${base}/json`, { 'accept-encoding': 'identity' });
+    expect(plain.headers['content-encoding']).toBeUndefined();
+    expect(seen).toEqual(['gzip', 'identity']);
+    expect(ownEnd).toEqual([false, false]);
   });
 });
