@@ -121,7 +121,7 @@ describe('compressWhenAccepted', () => {
   });
 
   it('leaves the response untouched for a client that sends no Accept-Encoding, and says it varies', async () => {
-    for (const headers of [{}, { 'accept-encoding': '' }]) {
+    for (const headers of [{}, { 'accept-encoding': '' }] as Record<string, string>[]) {
       const res = await rawRequest(`${base}/json`, headers);
       expect(res.status).toBe(200);
       expect(res.headers['content-encoding']).toBeUndefined();
