@@ -6,6 +6,7 @@ import type { Config } from './config/env';
 import type { Logger } from './logger';
 import { buildSchema } from './graphql/schema';
 import { buildApp } from './http/app';
+import { createHttpServer } from './http/http-server';
 import { ApiKeyStore } from './http/api-keys';
 import { SearchIndexHolder } from './search/search-index-holder';
 import { SearchThreads, searchThreadsAvailable } from './search/search-threads';
@@ -207,9 +208,9 @@ export async function startServer(config: Config, log: Logger): Promise<RunningS
     });
     started.push(() => apollo.stop());
     const server = await new Promise<Server>((resolve, reject) => {
-      // Express 5 calls back on a failure to listen too (a port in use), with the error.
-      const s = app.listen(config.PORT, config.HOST, (err?: Error) => (err ? reject(err) : resolve(s)));
+      const s = createHttpServer(app);
       s.once('error', reject);
+      s.listen(config.PORT, config.HOST, () => resolve(s));
     });
     server.keepAliveTimeout = 65_000;
     const address = server.address();
