@@ -24,8 +24,8 @@ interface RequestFields {
  * A request with those properties from its making. Added one by one to every request, after express
  * has replaced its prototype with its own, they changed its shape again and again; how V8 settled
  * those shapes differed from one process to the next, and with it the CPU a request took: on the
- * benchmark machine 80 to 90 µs for a health check in some processes, 140 to 220 µs in most others,
- * for the life of the process. With the properties in place from the start it takes about 100 µs in
+ * benchmark machine 78 to 92 µs for a health check in some processes, 138 to 220 µs in others, for
+ * the life of the process. With the properties in place from the start it took 99 to 108 µs in
  * every process. Express still replaces the prototype, which keeps these own properties.
  */
 class ApiRequest extends http.IncomingMessage {

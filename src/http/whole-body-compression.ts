@@ -118,8 +118,8 @@ export function compressWholeBodies(o: {
 /**
  * Runs `compress` (the streaming `compression` middleware) only for requests that send an
  * Accept-Encoding. Without one the answer goes as it is anyway, yet the middleware would still wrap the
- * response's `write`, `end`, `on` and `writeHead` and negotiate on every request: about 25 µs of CPU a
- * request on the benchmark machine, a sixth of a health check's and over a tenth of a profile read's.
+ * response's `write`, `end`, `on` and `writeHead` and negotiate on every request: 25 to 60 µs of CPU a
+ * request on the benchmark machine, a fifth of a health check's and a tenth or more of a profile read's.
  * Such answers still say that they vary by Accept-Encoding, as the middleware would have said for the
  * types it compresses (here for every type: harmless for the rest).
  */
