@@ -265,18 +265,18 @@ function fedOnThread(log: Logger | undefined): FedSearchIndex & { lowered: Promi
     worker.once('error', reject);
     worker.once('exit', (code) => reject(new Error(`search index build thread exited with ${code}`)));
   });
-  built.catch(() => {
+  // Nothing more is posted, a feed waiting for the thread goes on, and a start not yet answered is a refusal.
+  const end = () => {
     ended = true;
     wake?.();
     started_(false);
-  });
+  };
+  built.catch(end);
   const post = (m: BuildThreadRequest, transfer: ArrayBuffer[] = []) => {
     if (!ended) worker.postMessage(m, transfer);
   };
   const stop = () => {
-    ended = true;
-    wake?.();
-    started_(false);
+    end();
     void worker.terminate();
   };
   return {

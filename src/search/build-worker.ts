@@ -15,6 +15,8 @@ const reply = (m: BuildThreadReply) => port.postMessage(m);
 const builder = new SearchIndexBuilder();
 let decode: ReturnType<typeof stagedSearchRowDecoder> | null = null;
 let failed = false;
+/** The thread's priority before yieldToStaging lowered it; null when it is not lowered. */
+let niceBefore: number | null = null;
 
 /**
  * Lines come while the import stages its files on the main thread and the evidence thread, which
@@ -50,8 +52,6 @@ function restorePriority(): void {
   }
   niceBefore = null;
 }
-
-let niceBefore: number | null = null;
 
 const fail = (err: unknown) => {
   failed = true;
