@@ -1,9 +1,9 @@
-import { Router } from 'express';
 import { PAGE_DEFAULTS } from '../domain/params';
 import { OPERATIONS } from './operations';
 import { checkPathId, parseQuery } from './query-params';
 import { pageLinks } from './links';
 import type { RestDeps } from './rest-deps';
+import { RouteTable } from '../http/route-table';
 
 interface ClusterData {
   cid_id: string;
@@ -12,8 +12,8 @@ interface ClusterData {
 }
 
 /** /v1/clusters/{cid_id}: a cluster's parent and a page of its members. */
-export function clustersRoutes(deps: RestDeps): Router {
-  const r = Router();
+export function clustersRoutes(deps: RestDeps): RouteTable {
+  const r = new RouteTable();
   r.get('/clusters/:cid_id', async (req, res) => {
     const cidId = checkPathId('cid_id', req.params.cid_id);
     const q = parseQuery(req.query, { limit: 'int', offset: 'int' });

@@ -1,4 +1,3 @@
-import { Router } from 'express';
 import type { Request } from 'express';
 import type { DocumentNode } from 'graphql';
 import { badRequest } from '../domain/errors';
@@ -7,6 +6,7 @@ import { OPERATIONS } from './operations';
 import { checkPathId, parseQuery } from './query-params';
 import { pageLinks } from './links';
 import type { RestDeps } from './rest-deps';
+import { RouteTable } from '../http/route-table';
 
 const SEARCH_PARAMS = {
   name: 'string',
@@ -32,8 +32,8 @@ interface PageData<T> {
 }
 
 /** /v1/companies/... routes: validate, run the operation, add links, send. */
-export function companiesRoutes(deps: RestDeps): Router {
-  const r = Router();
+export function companiesRoutes(deps: RestDeps): RouteTable {
+  const r = new RouteTable();
   const pageOf = (q: Record<string, unknown>) => ({
     limit: typeof q.limit === 'number' ? q.limit : PAGE_DEFAULTS.limit,
     offset: typeof q.offset === 'number' ? q.offset : PAGE_DEFAULTS.offset,

@@ -1,11 +1,11 @@
-import { Router } from 'express';
 import { OPERATIONS } from './operations';
 import { checkPathId, parseQuery } from './query-params';
 import type { RestDeps } from './rest-deps';
+import { RouteTable } from '../http/route-table';
 
 /** /v1/edges/{edge_id}: one edge with its evidence. */
-export function edgesRoutes(deps: RestDeps): Router {
-  const r = Router();
+export function edgesRoutes(deps: RestDeps): RouteTable {
+  const r = new RouteTable();
   r.get('/edges/:edge_id', async (req, res) => {
     const edgeId = checkPathId('edge_id', req.params.edge_id);
     parseQuery(req.query, {});

@@ -1,4 +1,3 @@
-import { Router } from 'express';
 import type { Request, Response } from 'express';
 import { PAGE_DEFAULTS } from '../domain/params';
 import { parseTierViewRequest } from '../domain/tierview';
@@ -6,6 +5,7 @@ import { pageLinks } from './links';
 import { OPERATIONS } from './operations';
 import { parseQuery } from './query-params';
 import type { RestDeps } from './rest-deps';
+import { RouteTable } from '../http/route-table';
 
 /** A job as REST shows it (spec 4.6): no `result_state` before the end, `{}` as the output while RUNNING. */
 function jobBody(job: Record<string, unknown>): Record<string, unknown> {
@@ -17,8 +17,8 @@ function jobBody(job: Record<string, unknown>): Record<string, unknown> {
 }
 
 /** /v1/tierviewjob/, /v1/jobs/ and /v1/jobs/{run_id}: start, list, poll and cancel the caller's tier-view exports. */
-export function jobsRoutes(deps: RestDeps, maxTiers: () => number): Router {
-  const r = Router();
+export function jobsRoutes(deps: RestDeps, maxTiers: () => number): RouteTable {
+  const r = new RouteTable();
   const start = async (req: Request, res: Response) => {
     parseQuery(req.query, {});
     const request = parseTierViewRequest(req.body, maxTiers());

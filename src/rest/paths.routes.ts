@@ -1,8 +1,8 @@
-import { Router } from 'express';
 import { badRequest } from '../domain/errors';
 import { OPERATIONS } from './operations';
 import { parseQuery } from './query-params';
 import type { RestDeps } from './rest-deps';
+import { RouteTable } from '../http/route-table';
 
 const PATH_PARAMS = {
   from: 'string',
@@ -13,8 +13,8 @@ const PATH_PARAMS = {
 } as const;
 
 /** /v1/paths: how two companies are connected. */
-export function pathsRoutes(deps: RestDeps): Router {
-  const r = Router();
+export function pathsRoutes(deps: RestDeps): RouteTable {
+  const r = new RouteTable();
   r.get('/paths', async (req, res) => {
     const q = parseQuery(req.query, PATH_PARAMS);
     const missing = (['from', 'to'] as const).filter((k) => q[k] === undefined);

@@ -1,4 +1,5 @@
 import type { Express } from 'express';
+import type { RouteTable } from '../../src/http/route-table';
 import { ERROR_CODES, GRAPHQL_REQUEST_CODES } from '../../src/domain/errors';
 import { startTestServer } from '../support/server';
 import type { TestServer } from '../support/server';
@@ -12,31 +13,14 @@ afterAll(async () => {
 });
 
 interface Layer {
-  route?: { path: string; methods: Record<string, boolean> };
-  handle?: { stack?: Layer[] };
-  name?: string;
+  handle?: { table?: RouteTable };
 }
 
-/** Every GET/POST/DELETE route mounted under /v1, read from the live router. */
+/** Every route answered under /v1, read from the live app's dispatcher (`dispatchUnder`). */
 function v1Routes(app: Express): string[] {
-  const out: string[] = [];
-  const walk = (stack: Layer[]) => {
-    for (const layer of stack) {
-      if (layer.route) {
-        for (const m of Object.keys(layer.route.methods)) out.push(`${m} ${layer.route.path}`);
-      } else if (layer.handle?.stack) walk(layer.handle.stack);
-    }
-  };
   const router = (app as unknown as { router: { stack: Layer[] } }).router;
-  walk(router.stack);
-  return out.filter(
-    (r) =>
-      !r.includes('/healthz') &&
-      !r.includes('/readyz') &&
-      !r.includes('/openapi') &&
-      !r.includes('/docs') &&
-      !r.includes('/explorer') &&
-      !r.includes('/downloads'),
+  return router.stack.flatMap(
+    (layer) => layer.handle?.table?.list().map((r) => `${r.method.toLowerCase()} ${r.path}`) ?? [],
   );
 }
 
