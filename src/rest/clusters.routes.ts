@@ -3,6 +3,7 @@ import { OPERATIONS } from './operations';
 import { checkPathId, parseQuery } from './query-params';
 import { pageLinks } from './links';
 import type { RestDeps } from './rest-deps';
+import { sendJson } from '../http/json-answer';
 import { RouteTable } from '../http/route-table';
 
 interface ClusterData {
@@ -24,7 +25,7 @@ export function clustersRoutes(deps: RestDeps): RouteTable {
       offset: typeof q.offset === 'number' ? q.offset : PAGE_DEFAULTS.offset,
       hasMore: c.members.has_more,
     };
-    res.json({
+    sendJson(res, {
       cid_id: c.cid_id,
       parent: c.parent,
       ...pageLinks(req, deps.publicUrl, page),

@@ -6,6 +6,7 @@ import { OPERATIONS } from './operations';
 import { checkPathId, parseQuery } from './query-params';
 import { pageLinks } from './links';
 import type { RestDeps } from './rest-deps';
+import { sendJson } from '../http/json-answer';
 import { RouteTable } from '../http/route-table';
 
 const SEARCH_PARAMS = {
@@ -48,7 +49,7 @@ export function companiesRoutes(deps: RestDeps): RouteTable {
       q.name === undefined
         ? page.results.map(({ search_similarity: _s, word_similarity: _w, matched_name: _m, ...c }) => c)
         : page.results;
-    res.json({ ...pageLinks(req, deps.publicUrl, { ...pageOf(q), hasMore: page.has_more }), results });
+    sendJson(res, { ...pageLinks(req, deps.publicUrl, { ...pageOf(q), hasMore: page.has_more }), results });
   });
 
   // Before /companies/:vid, which would otherwise take "suggest" for a vid.
@@ -56,14 +57,14 @@ export function companiesRoutes(deps: RestDeps): RouteTable {
     const q = parseQuery(req.query, SUGGEST_PARAMS);
     if (q.q === undefined) throw badRequest([{ field: 'query.q', reason: 'required' }]);
     const data = await deps.run(OPERATIONS.suggestCompanies, q, req);
-    res.json({ results: data.suggestions });
+    sendJson(res, { results: data.suggestions });
   });
 
   r.get('/companies/:vid', async (req, res) => {
     const vid = checkPathId('vid', req.params.vid);
     parseQuery(req.query, {});
     const data = await deps.run(OPERATIONS.companyProfile, { vid }, req);
-    res.json(data.company);
+    sendJson(res, data.company);
   });
 
   const list = (path: string, op: DocumentNode) =>
@@ -72,7 +73,7 @@ export function companiesRoutes(deps: RestDeps): RouteTable {
       const q = parseQuery(req.query, LIST_PARAMS);
       const data = await deps.run(op, { ...q, vid }, req);
       const page = data.list as PageData<unknown>;
-      res.json({
+      sendJson(res, {
         ...pageLinks(req, deps.publicUrl, { ...pageOf(q), hasMore: page.has_more }),
         results: page.results,
       });

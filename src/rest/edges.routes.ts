@@ -1,6 +1,7 @@
 import { OPERATIONS } from './operations';
 import { checkPathId, parseQuery } from './query-params';
 import type { RestDeps } from './rest-deps';
+import { sendJson } from '../http/json-answer';
 import { RouteTable } from '../http/route-table';
 
 /** /v1/edges/{edge_id}: one edge with its evidence. */
@@ -10,7 +11,7 @@ export function edgesRoutes(deps: RestDeps): RouteTable {
     const edgeId = checkPathId('edge_id', req.params.edge_id);
     parseQuery(req.query, {});
     const data = await deps.run(OPERATIONS.edge, { edge_id: edgeId }, req);
-    res.json(data.edge);
+    sendJson(res, data.edge);
   });
   return r;
 }

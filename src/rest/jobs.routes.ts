@@ -5,6 +5,7 @@ import { pageLinks } from './links';
 import { OPERATIONS } from './operations';
 import { parseQuery } from './query-params';
 import type { RestDeps } from './rest-deps';
+import { sendJson } from '../http/json-answer';
 import { RouteTable } from '../http/route-table';
 
 /** A job as REST shows it (spec 4.6): no `result_state` before the end, `{}` as the output while RUNNING. */
@@ -41,7 +42,7 @@ export function jobsRoutes(deps: RestDeps, maxTiers: () => number): RouteTable {
       req,
     );
     const started = data.startTierView as { run_id: number };
-    res.status(200).json({ run_id: started.run_id });
+    sendJson(res, { run_id: started.run_id });
   };
   // Express matches these with and without a trailing slash.
   r.post('/tierviewjob', start);
@@ -53,7 +54,7 @@ export function jobsRoutes(deps: RestDeps, maxTiers: () => number): RouteTable {
     const page = data.jobs as { has_more: boolean; results: Record<string, unknown>[] };
     const limit = typeof q.limit === 'number' ? q.limit : PAGE_DEFAULTS.limit;
     const offset = typeof q.offset === 'number' ? q.offset : PAGE_DEFAULTS.offset;
-    res.json({
+    sendJson(res, {
       ...pageLinks(req, deps.publicUrl, { limit, offset, hasMore: page.has_more }),
       results: page.results.map(jobBody),
     });
@@ -62,14 +63,14 @@ export function jobsRoutes(deps: RestDeps, maxTiers: () => number): RouteTable {
   const show = async (req: Request<{ run_id: string }>, res: Response) => {
     parseQuery(req.query, {});
     const data = await deps.run(OPERATIONS.job, { run_id: req.params.run_id }, req);
-    res.json(jobBody(data.job as Record<string, unknown>));
+    sendJson(res, jobBody(data.job as Record<string, unknown>));
   };
   r.get('/jobs/:run_id', show);
 
   const cancel = async (req: Request<{ run_id: string }>, res: Response) => {
     parseQuery(req.query, {});
     const data = await deps.run(OPERATIONS.cancelJob, { run_id: req.params.run_id }, req);
-    res.json(jobBody(data.cancelJob as Record<string, unknown>));
+    sendJson(res, jobBody(data.cancelJob as Record<string, unknown>));
   };
   r.post('/jobs/:run_id/cancel', cancel);
   r.delete('/jobs/:run_id', cancel);

@@ -2,6 +2,7 @@ import { badRequest } from '../domain/errors';
 import { OPERATIONS } from './operations';
 import { parseQuery } from './query-params';
 import type { RestDeps } from './rest-deps';
+import { sendJson } from '../http/json-answer';
 import { RouteTable } from '../http/route-table';
 
 const PATH_PARAMS = {
@@ -21,7 +22,7 @@ export function pathsRoutes(deps: RestDeps): RouteTable {
     if (missing.length > 0)
       throw badRequest(missing.map((k) => ({ field: `query.${k}`, reason: 'required' })));
     const data = await deps.run(OPERATIONS.paths, q, req);
-    res.json({ results: data.paths });
+    sendJson(res, { results: data.paths });
   });
   return r;
 }

@@ -1,0 +1,19 @@
+import type { Response } from 'express';
+
+/**
+ * Sends `body` as JSON with the status already set (200 unless told): what
+ * express's `res.json` sends for the /v1 routes, without the steps they do not
+ * need there. `res.json` parses the Content-Type it has just set to add the
+ * charset, copies a body past 1,000 characters into a buffer to measure it, and
+ * checks freshness, which `conditionalReads` has already done for the data
+ * reads (the other routes send no validator). About 12 µs of server CPU per
+ * profile read on the benchmark machine.
+ */
+export function sendJson(res: Response, body: unknown): void {
+  // `undefined` (which no operation gives) goes as null rather than as no body at all.
+  const text = JSON.stringify(body) ?? 'null';
+  res.setHeader('Content-Type', 'application/json; charset=utf-8');
+  res.setHeader('Content-Length', Buffer.byteLength(text));
+  if (res.req.method === 'HEAD') res.end();
+  else res.end(text);
+}
