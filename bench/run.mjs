@@ -90,6 +90,7 @@ function readOptions() {
       'node-args': { type: 'string' },
       settle: { type: 'string' },
       'accept-encoding': { type: 'string' },
+      'fresh-server': { type: 'boolean' },
       help: { type: 'boolean', short: 'h' },
     },
   });
@@ -99,6 +100,7 @@ function readOptions() {
         `                   [--data-dir DIR] [--cases ${ALL_CASES.join(',')}] [--skip-pg]\n` +
         '                   [--store embedded|neo4j] [--neo4j-uri bolt://HOST:PORT] [--read-cache ENTRIES]\n' +
         '                   [--node-args=--max-old-space-size=1536] [--settle SECONDS] [--accept-encoding "gzip, br"]\n' +
+        '                   [--fresh-server]\n' +
         'Each option can also be set as BENCH_<NAME> in the environment (BENCH_DATA_DIR, BENCH_SKIP_PG=1, ...).\n',
     );
     process.exit(0);
@@ -120,6 +122,7 @@ function readOptions() {
   if (unknown.length > 0 || cases.length === 0)
     fail(`--cases takes a comma list of: ${ALL_CASES.join(', ')}`);
   const skipPg = raw('skip-pg');
+  const freshServer = raw('fresh-server');
   const store = raw('store') ?? 'embedded';
   if (!['embedded', 'neo4j'].includes(store)) fail('--store takes embedded or neo4j');
   const neo4jUri = raw('neo4j-uri') ?? process.env.NEO4J_URI;
@@ -146,6 +149,10 @@ function readOptions() {
     // memory, point-read file: /readyz says), before the first case; 0 starts at once.
     settle: int('settle', 600, 0, 3600),
     skipPg: skipPg === true || ['1', 'true', 'yes'].includes(String(skipPg ?? '').toLowerCase()),
+    // A new server process for every run set: the same build runs at two speeds, drawn per process and
+    // kept for its life (bench/README.md), so one process would decide every run of a median.
+    freshServer:
+      freshServer === true || ['1', 'true', 'yes'].includes(String(freshServer ?? '').toLowerCase()),
   };
 }
 
@@ -761,6 +768,30 @@ async function pathPairs(server, vids, seed) {
 }
 
 /** One request per path before the load, so a broken case is reported with the server's answer. */
+/** Starts a server and waits, within --settle, until it builds nothing in the background. */
+async function bootServer(opts) {
+  log('starting the server');
+  const server = await startServer(opts);
+  log(
+    `server listening in ${server.listeningS.toFixed(1)} s, ready on ${server.base} in ${server.readyS.toFixed(1)} s, RSS ${fmtBytes(server.rssAfterStart)}`,
+  );
+  let settledAs = null;
+  if (opts.settle > 0) {
+    log(`waiting until the server builds nothing in the background, at most ${opts.settle} s (--settle)`);
+    // The server's peak memory may come while it builds (the first start on Neo4j reads everything).
+    const settled = await settle(server.base, {
+      maxS: opts.settle,
+      onPoll: () => {
+        const rss = rssBytes(server.child.pid);
+        if (rss !== null) server.rssMax = Math.max(server.rssMax ?? 0, rss);
+      },
+    });
+    log(`settled after ${settled.seconds.toFixed(0)} s: ${JSON.stringify(settled.derived)}`);
+    settledAs = settled;
+  }
+  return { server, settledAs };
+}
+
 async function preflight(server, name, paths) {
   const res = await fetch(server.base + paths[0], {
     headers: { [KEY_HEADER]: BENCH_KEY },
@@ -1141,7 +1172,8 @@ function report(results) {
     lines.push(
       `Server: listening in ${fmtS(server.listening_s)}, ready in ${fmtS(server.ready_s)}, RSS after start ${fmtBytes(server.rss_after_start_bytes)}, ` +
         `max ${fmtBytes(server.rss_max_bytes)} (target <= ${fmtBytes(TARGETS.rssBytes)}: ` +
-        `${server.rss_max_bytes !== null && server.rss_max_bytes <= TARGETS.rssBytes ? 'ok' : 'MISSED'})`,
+        `${server.rss_max_bytes !== null && server.rss_max_bytes <= TARGETS.rssBytes ? 'ok' : 'MISSED'})` +
+        (server.processes > 1 ? `; a new server process for each of the ${server.processes} run sets` : ''),
     );
   }
   if (pgResult?.skipped) lines.push(`PostgreSQL: skipped (${pgResult.skipped})`);
@@ -1210,25 +1242,9 @@ async function main() {
 
     const serverCases = opts.cases.filter((c) => SERVER_CASES.includes(c));
     if (serverCases.length > 0) {
-      log('starting the server');
-      const server = await startServer(opts);
-      log(
-        `server listening in ${server.listeningS.toFixed(1)} s, ready on ${server.base} in ${server.readyS.toFixed(1)} s, RSS ${fmtBytes(server.rssAfterStart)}`,
-      );
-      let settledAs = null;
-      if (opts.settle > 0) {
-        log(`waiting until the server builds nothing in the background, at most ${opts.settle} s (--settle)`);
-        // The server's peak memory may come while it builds (the first start on Neo4j reads everything).
-        const settled = await settle(server.base, {
-          maxS: opts.settle,
-          onPoll: () => {
-            const rss = rssBytes(server.child.pid);
-            if (rss !== null) server.rssMax = Math.max(server.rssMax ?? 0, rss);
-          },
-        });
-        log(`settled after ${settled.seconds.toFixed(0)} s: ${JSON.stringify(settled.derived)}`);
-        settledAs = settled;
-      }
+      const first = await bootServer(opts);
+      let server = first.server;
+      let rssMax = 0;
       let top = [];
       if (
         ['suppliers', 'hub_lists', 'cluster_lists', 'cluster_members'].some((c) => serverCases.includes(c))
@@ -1249,6 +1265,12 @@ async function main() {
 
       // Runs are the outer loop so every run set sees the server in the same state, and ratios compare like with like.
       for (let run = 1; run <= opts.runs && !interrupted; run++) {
+        if (run > 1 && opts.freshServer) {
+          rssMax = Math.max(rssMax, server.rssMax ?? 0);
+          await stopServer(server);
+          ({ server } = await bootServer(opts));
+          for (const c of serverCases) await preflight(server, c, paths[c]);
+        }
         const set = {};
         for (const c of serverCases) {
           if (interrupted) break;
@@ -1265,12 +1287,14 @@ async function main() {
         }
       }
       for (const c of Object.keys(results.cases)) results.cases[c].median = summarise(results.cases[c].runs);
+      // Start-up as the first process saw it (later ones start on what it saved); memory at most in any.
       results.server = {
-        listening_s: server.listeningS,
-        ready_s: server.readyS,
-        ...(settledAs ? { settled_s: settledAs.seconds, derived: settledAs.derived } : {}),
-        rss_after_start_bytes: server.rssAfterStart,
-        rss_max_bytes: server.rssMax,
+        listening_s: first.server.listeningS,
+        ready_s: first.server.readyS,
+        ...(first.settledAs ? { settled_s: first.settledAs.seconds, derived: first.settledAs.derived } : {}),
+        rss_after_start_bytes: first.server.rssAfterStart,
+        rss_max_bytes: Math.max(rssMax, server.rssMax ?? 0),
+        processes: opts.freshServer ? (results.cases.healthz?.runs.length ?? opts.runs) : 1,
       };
       // Stopped before PostgreSQL starts, so neither competes with the other for memory.
       await stopServer(server);
