@@ -6,8 +6,8 @@ import type { Response } from 'express';
  * need there. `res.json` parses the Content-Type it has just set to add the
  * charset, copies a body past 1,000 characters into a buffer to measure it, and
  * checks freshness, which `conditionalReads` has already done for the data
- * reads (the other routes send no validator). About 12 µs of server CPU per
- * profile read on the benchmark machine.
+ * reads (the other routes send no validator). That was 7 to 20 µs of server
+ * CPU per profile read on the benchmark machine (bench/README.md).
  */
 export function sendJson(res: Response, body: unknown): void {
   // `undefined` (which no operation gives) goes as null rather than as no body at all.
