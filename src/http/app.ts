@@ -41,8 +41,9 @@ import { webAppRoutes } from './web-app';
 import { conditionalReads } from './conditional';
 import { keyRateLimit } from './key-rate-limit';
 import { cors } from './cors';
-import { errorHandler, sendProblem } from './problem';
-import { dispatchUnder, RouteTable } from './route-table';
+import { errorHandler, sendNoRoute, sendProblem } from './problem';
+import { RouteTable } from '../rest/route-table';
+import { dispatchUnder } from './dispatch-under';
 
 declare module 'express-serve-static-core' {
   interface Request {
@@ -226,11 +227,7 @@ export async function buildApp(o: AppOptions): Promise<BuiltApp> {
 
   app.use(methodNotAllowed(app.router));
   app.use((req, res) => {
-    sendProblem(
-      res,
-      new AppError('NOT_FOUND', `No route ${req.method} ${req.originalUrl.split('?')[0]}.`),
-      req,
-    );
+    sendNoRoute(res, req);
   });
   app.use(errorHandler(o.log));
   return { app, apollo };

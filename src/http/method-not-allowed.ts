@@ -1,4 +1,4 @@
-import type { RequestHandler, Router } from 'express';
+import type { Request, RequestHandler, Response, Router } from 'express';
 import { AppError } from '../domain/errors';
 import { sendProblem } from './problem';
 
@@ -55,14 +55,19 @@ export function methodNotAllowed(router: Router): RequestHandler {
       next();
       return;
     }
-    res.setHeader('Allow', allowed.join(', '));
-    sendProblem(
-      res,
-      new AppError(
-        'METHOD_NOT_ALLOWED',
-        `${req.method} is not allowed on ${req.originalUrl.split('?')[0]}; use ${allowed.join(', ')}.`,
-      ),
-      req,
-    );
+    sendMethodNotAllowed(res, req, allowed);
   };
+}
+
+/** The 405 of a path that exists under the `allowed` methods only (RFC 9110 15.5.6), with `Allow`. */
+export function sendMethodNotAllowed(res: Response, req: Request, allowed: string[]): void {
+  res.setHeader('Allow', allowed.join(', '));
+  sendProblem(
+    res,
+    new AppError(
+      'METHOD_NOT_ALLOWED',
+      `${req.method} is not allowed on ${req.originalUrl.split('?')[0]}; use ${allowed.join(', ')}.`,
+    ),
+    req,
+  );
 }

@@ -39,6 +39,15 @@ export function sendProblem(res: Response, e: AppError, req?: Request): void {
     .send(JSON.stringify(problemOf(e, req)));
 }
 
+/** The 404 of a path no route has, under any method. */
+export function sendNoRoute(res: Response, req: Request): void {
+  sendProblem(
+    res,
+    new AppError('NOT_FOUND', `No route ${req.method} ${req.originalUrl.split('?')[0]}.`),
+    req,
+  );
+}
+
 /**
  * The last handler: expected errors become their problem document; anything
  * else is logged with the request id and answered as a bare 500.

@@ -6,8 +6,8 @@ import { OPERATIONS } from './operations';
 import { checkPathId, parseQuery } from './query-params';
 import { pageLinks } from './links';
 import type { RestDeps } from './rest-deps';
-import { sendJson } from '../http/json-answer';
-import { RouteTable } from '../http/route-table';
+import { sendJson } from './json-answer';
+import { RouteTable } from './route-table';
 
 const SEARCH_PARAMS = {
   name: 'string',

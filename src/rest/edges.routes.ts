@@ -1,8 +1,8 @@
 import { OPERATIONS } from './operations';
 import { checkPathId, parseQuery } from './query-params';
 import type { RestDeps } from './rest-deps';
-import { sendJson } from '../http/json-answer';
-import { RouteTable } from '../http/route-table';
+import { sendJson } from './json-answer';
+import { RouteTable } from './route-table';
 
 /** /v1/edges/{edge_id}: one edge with its evidence. */
 export function edgesRoutes(deps: RestDeps): RouteTable {

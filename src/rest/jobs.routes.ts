@@ -5,8 +5,8 @@ import { pageLinks } from './links';
 import { OPERATIONS } from './operations';
 import { parseQuery } from './query-params';
 import type { RestDeps } from './rest-deps';
-import { sendJson } from '../http/json-answer';
-import { RouteTable } from '../http/route-table';
+import { sendJson } from './json-answer';
+import { RouteTable } from './route-table';
 
 /** A job as REST shows it (spec 4.6): no `result_state` before the end, `{}` as the output while RUNNING. */
 function jobBody(job: Record<string, unknown>): Record<string, unknown> {

@@ -2,8 +2,8 @@ import { badRequest } from '../domain/errors';
 import { OPERATIONS } from './operations';
 import { parseQuery } from './query-params';
 import type { RestDeps } from './rest-deps';
-import { sendJson } from '../http/json-answer';
-import { RouteTable } from '../http/route-table';
+import { sendJson } from './json-answer';
+import { RouteTable } from './route-table';
 
 const PATH_PARAMS = {
   from: 'string',

@@ -1,5 +1,5 @@
 import type { Express } from 'express';
-import type { RouteTable } from '../../src/http/route-table';
+import type { RouteTable } from '../../src/rest/route-table';
 import { ERROR_CODES, GRAPHQL_REQUEST_CODES } from '../../src/domain/errors';
 import { startTestServer } from '../support/server';
 import type { TestServer } from '../support/server';

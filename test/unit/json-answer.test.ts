@@ -2,7 +2,7 @@ import type http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import express from 'express';
 import { createHttpServer } from '../../src/http/http-server';
-import { sendJson } from '../../src/http/json-answer';
+import { sendJson } from '../../src/rest/json-answer';
 
 describe('sendJson', () => {
   let server: http.Server;

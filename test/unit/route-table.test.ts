@@ -4,8 +4,9 @@ import express from 'express';
 import type { ErrorRequestHandler, RequestHandler } from 'express';
 import { isAppError } from '../../src/domain/errors';
 import { createHttpServer } from '../../src/http/http-server';
-import { dispatchUnder, RouteTable } from '../../src/http/route-table';
-import type { RouteMatch } from '../../src/http/route-table';
+import { dispatchUnder } from '../../src/http/dispatch-under';
+import { RouteTable } from '../../src/rest/route-table';
+import type { RouteMatch } from '../../src/rest/route-table';
 
 const noop = () => undefined;
 

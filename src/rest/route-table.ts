@@ -1,6 +1,5 @@
-import type { NextFunction, Request, RequestHandler, Response } from 'express';
-import { AppError, badRequest } from '../domain/errors';
-import { sendProblem } from './problem';
+import type { Request, Response } from 'express';
+import { badRequest } from '../domain/errors';
 
 /** What a route runs once the request is authenticated; a rejection goes to the error handler. */
 export type RouteHandler<P extends Record<string, string> = Record<string, string>> = (
@@ -35,7 +34,8 @@ export type RouteMatch =
  * matched the way express's router matches them by default: literal segments in
  * any case, one trailing slash allowed, a parameter one non-empty segment,
  * percent-decoded. Unlike a router, a request is matched by splitting its path
- * once instead of walking one layer per route and per router (see `dispatchUnder`).
+ * once instead of walking one layer per route and per router (`src/http/dispatch-under.ts`
+ * runs it).
  */
 export class RouteTable {
   private readonly routes: Route[] = [];
@@ -70,14 +70,16 @@ export class RouteTable {
    */
   find(method: string, path: string): RouteMatch {
     const parts = segmentsOf(path);
+    if (!parts) return { handler: null, allowed: [] };
     const wanted = method === 'HEAD' ? 'GET' : method;
-    const allowed = new Set<string>();
+    // Made only for a path some route has under another method: not on the way to an answer.
+    let allowed: Set<string> | null = null;
     for (const route of this.routes) {
-      const params = parts && paramsOf(route.segments, parts);
-      if (!params) continue;
-      if (route.method === wanted) return { handler: route.handler, params };
-      allowed.add(route.method);
+      if (!matches(route.segments, parts)) continue;
+      if (route.method === wanted) return { handler: route.handler, params: paramsOf(route.segments, parts) };
+      (allowed ??= new Set()).add(route.method);
     }
+    if (!allowed) return { handler: null, allowed: [] };
     if (allowed.has('GET')) allowed.add('HEAD');
     return { handler: null, allowed: [...allowed].sort() };
   }
@@ -106,15 +108,23 @@ function segmentsOf(path: string): string[] | null {
   return parts.includes('') ? null : parts;
 }
 
-function paramsOf(pattern: string[], parts: string[]): Record<string, string> | null {
-  if (pattern.length !== parts.length) return null;
-  const params: Record<string, string> = {};
+/** Whether the path's segments fit the pattern's: as many, and every literal the same in any case. */
+function matches(pattern: string[], parts: string[]): boolean {
+  if (pattern.length !== parts.length) return false;
   for (let i = 0; i < pattern.length; i++) {
     const want = pattern[i]!;
     const got = parts[i]!;
-    if (want.startsWith(':')) params[want.slice(1)] = decodeParam(want.slice(1), got);
-    else if (got !== want && got.toLowerCase() !== want) return null;
+    if (!want.startsWith(':') && got !== want && got.toLowerCase() !== want) return false;
   }
+  return true;
+}
+
+/** The parameters of a path that `matches` the pattern, decoded. */
+function paramsOf(pattern: string[], parts: string[]): Record<string, string> {
+  const params: Record<string, string> = {};
+  pattern.forEach((want, i) => {
+    if (want.startsWith(':')) params[want.slice(1)] = decodeParam(want.slice(1), parts[i]!);
+  });
   return params;
 }
 
@@ -125,85 +135,4 @@ function decodeParam(name: string, raw: string): string {
   } catch {
     throw badRequest([{ field: `path.${name}`, reason: 'not valid percent-encoding' }]);
   }
-}
-
-/**
- * One middleware for every request under `prefix` (`/v1`): runs `before`
- * (authentication, rate limit, body parsing, validators) as a router would, then
- * the table's route, or answers 405 with `Allow` for a path known under other
- * methods and 404 for any other. Inside, `req.baseUrl` is the prefix and
- * `req.url` the rest, as under a mounted router; errors go on to the app's error
- * handler with the URL as it came. Other paths pass by at the cost of one
- * comparison. A GET under /v1 crossed some twenty router layers before: this
- * costs a profile read 10 to 45 µs of server CPU less, an edge about 20
- * (1M companies, fresh servers side by side; bench/README.md).
- */
-export function dispatchUnder(
-  prefix: string,
-  table: RouteTable,
-  before: RequestHandler[],
-): RequestHandler & { table: RouteTable } {
-  const lower = prefix.toLowerCase();
-  const dispatch: RequestHandler = (req, res, next) => {
-    const url = req.url;
-    // The prefix, then the end, '/' or '?', in any case: where express would mount a router.
-    const after = url.length === prefix.length ? '' : url[prefix.length];
-    if (after !== '' && after !== '/' && after !== '?') return next();
-    const head = url.slice(0, prefix.length);
-    if (head !== prefix && head.toLowerCase() !== lower) return next();
-    const rest = url.slice(prefix.length);
-    req.baseUrl = head;
-    req.url = rest.startsWith('/') ? rest : `/${rest}`;
-    const fail = (err: unknown) => {
-      req.url = url;
-      req.baseUrl = '';
-      next(err);
-    };
-    let i = 0;
-    const step = (err?: unknown): void => {
-      if (err) {
-        fail(err);
-        return;
-      }
-      try {
-        if (i < before.length) settle(before[i++]!(req, res, step as NextFunction), fail);
-        else answer(req, res, table, fail);
-      } catch (e) {
-        fail(e);
-      }
-    };
-    step();
-  };
-  // The table stays reachable from the app's router, for the tests that list what the API answers.
-  return Object.assign(dispatch, { table });
-}
-
-/** Passes a middleware's or handler's rejection on, as express 5 does. */
-function settle(result: unknown, fail: (err: unknown) => void): void {
-  if (result instanceof Promise)
-    result.then(undefined, (e: unknown) => fail(e ?? new Error('Rejected promise')));
-}
-
-function answer(req: Request, res: Response, table: RouteTable, fail: (err: unknown) => void): void {
-  const q = req.url.indexOf('?');
-  const found = table.find(req.method, q < 0 ? req.url : req.url.slice(0, q));
-  if (found.handler) {
-    req.params = found.params;
-    settle(found.handler(req as unknown as Request<Record<string, string>>, res), fail);
-    return;
-  }
-  const path = req.originalUrl.split('?')[0];
-  if (found.allowed.length === 0) {
-    sendProblem(res, new AppError('NOT_FOUND', `No route ${req.method} ${path}.`), req);
-    return;
-  }
-  res.setHeader('Allow', found.allowed.join(', '));
-  sendProblem(
-    res,
-    new AppError(
-      'METHOD_NOT_ALLOWED',
-      `${req.method} is not allowed on ${path}; use ${found.allowed.join(', ')}.`,
-    ),
-    req,
-  );
 }
