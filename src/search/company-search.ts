@@ -63,6 +63,12 @@ export interface SearchHit {
   core: CompanyCore;
 }
 
+/**
+ * A suggestion for a search box: a hit without its company's fields, which a box shows only by name (so
+ * they are neither read nor sent between threads).
+ */
+export type Suggestion = Omit<SearchHit, 'core'> & { name: string };
+
 /** A hit before its company's fields are read: `doc` says where they are kept. */
 type DocHit = Omit<SearchHit, 'vid' | 'core'> & { doc: number };
 
@@ -587,7 +593,7 @@ export class CompanySearchIndex {
    * the typed words, the last one as a beginning. Only word postings are read, with a small budget, so
    * the answer takes about the same time whatever the size of the index.
    */
-  suggest(query: string, limit: number, includeSubsidiaries: boolean): (SearchHit & { name: string })[] {
+  suggest(query: string, limit: number, includeSubsidiaries: boolean): Suggestion[] {
     const text = query.trim();
     const plan = planQuery(text, this.words, true);
     if (plan.significant.length === 0) return [];
@@ -597,7 +603,14 @@ export class CompanySearchIndex {
     for (const doc of this.wordCandidates(plan, accept, SUGGEST_BUDGET)) candidates.set(doc, null);
     return this.best(plan, candidates, 0, limit)
       .slice(0, limit)
-      .map((s) => ({ ...this.hitOf(this.docHitOf(s)), name: this.names_.get(s.doc)! }));
+      .map((s) => ({
+        vid: this.vids.get(s.doc)!,
+        similarity: s.similarity,
+        wordSimilarity: s.wordSimilarity,
+        matchedName: this.words.entryText.get(s.entry)!,
+        relevance: s.relevance,
+        name: this.names_.get(s.doc)!,
+      }));
   }
 
   /** Relevance order over trigram candidates and word candidates (see relevance.ts). */

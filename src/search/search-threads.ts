@@ -4,10 +4,10 @@ import { Worker } from 'node:worker_threads';
 import type { Logger } from '../logger';
 import type { SharedSnapshot } from '../store/snapshot';
 import { searchResultOfText } from './company-search';
-import type { SearchCriteria, SearchHit } from './company-search';
+import type { SearchCriteria, SearchHit, Suggestion } from './company-search';
 
 export type SearchResult = { hits: SearchHit[]; hasMore: boolean };
-export type Suggestions = (SearchHit & { name: string })[];
+export type Suggestions = Suggestion[];
 
 /** What a search box asks for (see CompanySearchIndex.suggest). */
 export interface SuggestRequest {
