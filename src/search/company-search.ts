@@ -69,39 +69,6 @@ export interface SearchHit {
  */
 export type Suggestion = Omit<SearchHit, 'core'> & { name: string };
 
-/** A hit before its company's fields are read: `doc` says where they are kept. */
-type DocHit = Omit<SearchHit, 'vid' | 'core'> & { doc: number };
-
-interface DocHits {
-  hits: DocHit[];
-  hasMore: boolean;
-}
-
-/** A hit as {@link CompanySearchIndex.searchText} writes it: its scores, then its company's CoreRecord. */
-type TextHit = [
-  similarity: number | null,
-  wordSimilarity: number | null,
-  matchedName: string | null,
-  relevance: number | null,
-  core: CoreRecord,
-];
-
-/** The answer {@link CompanySearchIndex.searchText} wrote, as {@link CompanySearchIndex.search} gives it. */
-export function searchResultOfText(text: string): { hits: SearchHit[]; hasMore: boolean } {
-  const { hits, hasMore } = JSON.parse(text) as { hits: TextHit[]; hasMore: boolean };
-  return {
-    hits: hits.map(([similarity, wordSimilarity, matchedName, relevance, record]) => ({
-      vid: record[0],
-      similarity,
-      wordSimilarity,
-      matchedName,
-      relevance,
-      core: coreOfRecord(record),
-    })),
-    hasMore,
-  };
-}
-
 const fold = (s: string) => s.trim().toLowerCase();
 
 /** Country key of the index: the ISO alpha-2 code when the value names a country, else the folded text. */
@@ -508,28 +475,6 @@ export class CompanySearchIndex {
 
   /** Runs a search; `hasMore` tells whether a further page exists. */
   search(c: SearchCriteria): { hits: SearchHit[]; hasMore: boolean } {
-    const { hits, hasMore } = this.find(c);
-    return { hits: hits.map((h) => this.hitOf(h)), hasMore };
-  }
-
-  /**
-   * The answer of {@link search} as JSON text, which {@link searchResultOfText} reads: what a search
-   * thread hands the main thread. Each company's fields go as the text the index keeps them in. Parsed
-   * here, they would only be copied across as objects and put together again there: that copy and the
-   * parse took about a tenth of a search thread's time.
-   */
-  searchText(c: SearchCriteria): string {
-    const { hits, hasMore } = this.find(c);
-    let text = `{"hasMore":${hasMore},"hits":[`;
-    for (let k = 0; k < hits.length; k++) {
-      const h = hits[k]!;
-      const scores = [h.similarity, h.wordSimilarity, h.matchedName, h.relevance];
-      text += `${k > 0 ? ',' : ''}${JSON.stringify(scores).slice(0, -1)},${this.cores.text(h.doc)}]`;
-    }
-    return `${text}]}`;
-  }
-
-  private find(c: SearchCriteria): DocHits {
     const allowed = this.filter(c);
     if (allowed === 'none') return { hits: [], hasMore: false };
     const { accept, docs } = allowed;
@@ -546,16 +491,17 @@ export class CompanySearchIndex {
       });
       return {
         hits: r.matches.map((m) => ({
-          doc: m.doc,
+          vid: this.vids.get(m.doc)!,
           similarity: m.similarity,
           wordSimilarity: wordSimilarity(name, this.names_.get(m.doc)!),
           matchedName: this.names_.get(m.doc)!,
           relevance: null,
+          core: this.coreOf(m.doc),
         })),
         hasMore: r.hasMore,
       };
     }
-    const hits: DocHit[] = [];
+    const hits: SearchHit[] = [];
     let skipped = 0;
     const source = docs ? sortByRank(docs, this.rank) : this.byDegree;
     for (const doc of source) {
@@ -565,7 +511,14 @@ export class CompanySearchIndex {
         continue;
       }
       if (hits.length === c.limit) return { hits, hasMore: true };
-      hits.push({ doc, similarity: null, wordSimilarity: null, matchedName: null, relevance: null });
+      hits.push({
+        vid: this.vids.get(doc)!,
+        similarity: null,
+        wordSimilarity: null,
+        matchedName: null,
+        relevance: null,
+        core: this.coreOf(doc),
+      });
     }
     return { hits, hasMore: false };
   }
@@ -584,8 +537,7 @@ export class CompanySearchIndex {
     const { accept, docs } = allowed;
     const candidates = new Map<number, number | null>();
     for (const doc of docs ?? this.byDegree) if (accept(doc)) candidates.set(doc, null);
-    const { hits, hasMore } = this.rankedPage(planQuery(name, this.words), candidates, c, false);
-    return { hits: hits.map((h) => this.hitOf(h)), hasMore };
+    return this.rankedPage(planQuery(name, this.words), candidates, c, false);
   }
 
   /**
@@ -603,14 +555,7 @@ export class CompanySearchIndex {
     for (const doc of this.wordCandidates(plan, accept, SUGGEST_BUDGET)) candidates.set(doc, null);
     return this.best(plan, candidates, 0, limit)
       .slice(0, limit)
-      .map((s) => ({
-        vid: this.vids.get(s.doc)!,
-        similarity: s.similarity,
-        wordSimilarity: s.wordSimilarity,
-        matchedName: this.words.entryText.get(s.entry)!,
-        relevance: s.relevance,
-        name: this.names_.get(s.doc)!,
-      }));
+      .map((s) => ({ ...this.bareHitOf(s), name: this.names_.get(s.doc)! }));
   }
 
   /** Relevance order over trigram candidates and word candidates (see relevance.ts). */
@@ -619,7 +564,7 @@ export class CompanySearchIndex {
     docs: readonly number[] | null,
     accept: (doc: number) => boolean,
     c: SearchCriteria,
-  ): DocHits {
+  ): { hits: SearchHit[]; hasMore: boolean } {
     const plan = planQuery(name, this.words);
     const candidates = new Map<number, number | null>();
     if (docs && docs.length < 5000) {
@@ -649,10 +594,10 @@ export class CompanySearchIndex {
     candidates: Map<number, number | null>,
     c: SearchCriteria,
     prune = true,
-  ): DocHits {
+  ): { hits: SearchHit[]; hasMore: boolean } {
     const ordered = this.best(plan, candidates, c.minSimilarity, c.offset + c.limit + 1, prune);
     return {
-      hits: ordered.slice(c.offset, c.offset + c.limit).map((s) => this.docHitOf(s)),
+      hits: ordered.slice(c.offset, c.offset + c.limit).map((s) => this.hitOf(s)),
       hasMore: ordered.length > c.offset + c.limit,
     };
   }
@@ -834,9 +779,10 @@ export class CompanySearchIndex {
     );
   }
 
-  private docHitOf(s: Scored): DocHit {
+  /** A scored candidate as a hit, without its company's fields. */
+  private bareHitOf(s: Scored): Omit<SearchHit, 'core'> {
     return {
-      doc: s.doc,
+      vid: this.vids.get(s.doc)!,
       similarity: s.similarity,
       wordSimilarity: s.wordSimilarity,
       matchedName: this.words.entryText.get(s.entry)!,
@@ -844,15 +790,8 @@ export class CompanySearchIndex {
     };
   }
 
-  private hitOf(h: DocHit): SearchHit {
-    return {
-      vid: this.vids.get(h.doc)!,
-      similarity: h.similarity,
-      wordSimilarity: h.wordSimilarity,
-      matchedName: h.matchedName,
-      relevance: h.relevance,
-      core: this.coreOf(h.doc),
-    };
+  private hitOf(s: Scored): SearchHit {
+    return { ...this.bareHitOf(s), core: this.coreOf(s.doc) };
   }
 
   private coreOf(doc: number): CompanyCore {
@@ -1065,7 +1004,7 @@ export class CompanySearchIndex {
     docs: readonly number[],
     accept: (doc: number) => boolean,
     c: SearchCriteria,
-  ): DocHits {
+  ): { hits: SearchHit[]; hasMore: boolean } {
     const scored: { doc: number; similarity: number }[] = [];
     for (const doc of docs) {
       if (!accept(doc)) continue;
@@ -1076,11 +1015,12 @@ export class CompanySearchIndex {
     const page = scored.slice(c.offset, c.offset + c.limit);
     return {
       hits: page.map((m) => ({
-        doc: m.doc,
+        vid: this.vids.get(m.doc)!,
         similarity: m.similarity,
         wordSimilarity: wordSimilarity(name, this.names_.get(m.doc)!),
         matchedName: this.names_.get(m.doc)!,
         relevance: null,
+        core: this.coreOf(m.doc),
       })),
       hasMore: scored.length > c.offset + c.limit,
     };

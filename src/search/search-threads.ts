@@ -3,7 +3,6 @@ import { join } from 'node:path';
 import { Worker } from 'node:worker_threads';
 import type { Logger } from '../logger';
 import type { SharedSnapshot } from '../store/snapshot';
-import { searchResultOfText } from './company-search';
 import type { SearchCriteria, SearchHit, Suggestion } from './company-search';
 
 export type SearchResult = { hits: SearchHit[]; hasMore: boolean };
@@ -22,12 +21,9 @@ export type SearchThreadRequest =
   | { type: 'search'; id: number; generation: number; criteria: SearchCriteria }
   | { type: 'suggest'; id: number; generation: number; suggest: SuggestRequest };
 
-/**
- * A search thread's answer: the result (a search's as the JSON text of CompanySearchIndex.searchText),
- * null when it holds another generation's index, or a failure.
- */
+/** A search thread's answer: the result, null when it holds another generation's index, or a failure. */
 export type SearchThreadReply =
-  { id: number; result: string | Suggestions | null } | { id: number; error: string };
+  { id: number; result: SearchResult | Suggestions | null } | { id: number; error: string };
 
 const WORKER_FILE = join(__dirname, 'search-worker.js');
 
@@ -56,7 +52,7 @@ export class SearchThreads {
   private readonly threads: Thread[] = [];
   private readonly calls = new Map<
     number,
-    { thread: Thread; done: (r: string | Suggestions | null) => void }
+    { thread: Thread; done: (r: SearchResult | Suggestions | null) => void }
   >();
   private nextId = 0;
 
@@ -91,9 +87,8 @@ export class SearchThreads {
   }
 
   /** The search on a thread holding `generation`'s index, or null (search on this thread then). */
-  async search(generation: number, criteria: SearchCriteria): Promise<SearchResult | null> {
-    const text = await this.call<string>(generation, (id) => ({ type: 'search', id, generation, criteria }));
-    return text === null ? null : searchResultOfText(text);
+  search(generation: number, criteria: SearchCriteria): Promise<SearchResult | null> {
+    return this.call(generation, (id) => ({ type: 'search', id, generation, criteria }));
   }
 
   /** Suggestions from a thread holding `generation`'s index, or null (suggest on this thread then). */
@@ -102,7 +97,7 @@ export class SearchThreads {
   }
 
   /** Sends the request to the least busy thread holding `generation`; its reply is of the request's kind. */
-  private call<R extends string | Suggestions>(
+  private call<R extends SearchResult | Suggestions>(
     generation: number,
     request: (id: number) => SearchThreadRequest,
   ): Promise<R | null> {

@@ -18,7 +18,7 @@ parentPort!.on('message', (m: SearchThreadRequest) => {
   try {
     const index = held?.generation === m.generation ? held.index : null;
     if (!index) reply = { id: m.id, result: null };
-    else if (m.type === 'search') reply = { id: m.id, result: index.searchText(m.criteria) };
+    else if (m.type === 'search') reply = { id: m.id, result: index.search(m.criteria) };
     else {
       const { query, limit, includeSubsidiaries } = m.suggest;
       reply = { id: m.id, result: index.suggest(query, limit, includeSubsidiaries) };

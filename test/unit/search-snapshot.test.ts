@@ -3,7 +3,7 @@ import os from 'node:os';
 import path from 'node:path';
 import type { SearchRow } from '../../src/domain/search-row';
 import type { GraphStore } from '../../src/store/graph-store';
-import { CompanySearchIndex, searchResultOfText } from '../../src/search/company-search';
+import { CompanySearchIndex } from '../../src/search/company-search';
 import type { SearchCriteria } from '../../src/search/company-search';
 import { SearchIndexHolder } from '../../src/search/search-index-holder';
 import type * as SearchThreadsModule from '../../src/search/search-threads';
@@ -105,30 +105,6 @@ describe('search index snapshot', () => {
     ]);
     expect(answers(loaded!)).toEqual(want);
     expect(loaded!.size).toBe(400);
-  });
-
-  it('writes a search as text that reads back as the same answer (what a search thread sends)', async () => {
-    const { store } = fakeStore(dir);
-    const index = await CompanySearchIndex.build(store);
-    const criteria = [...CRITERIA, { name: 'acme', limit: 0 }].map((c): SearchCriteria => ({
-      minSimilarity: 0.3,
-      includeSubsidiaries: true,
-      limit: 10,
-      offset: 0,
-      ...c,
-    }));
-    for (const c of criteria) {
-      const text = index.searchText(c);
-      expect(typeof text).toBe('string');
-      expect(searchResultOfText(text)).toEqual(index.search(c));
-    }
-    // Not vacuous: pages with and without a name, with scores, and one with more after it.
-    const answers = criteria.map((c) => index.search(c));
-    expect(answers.filter((a) => a.hits.some((h) => h.relevance !== null)).length).toBeGreaterThan(3);
-    expect(answers.filter((a) => a.hits.length > 0 && a.hits[0]!.similarity === null).length).toBeGreaterThan(
-      2,
-    );
-    expect(answers.some((a) => a.hasMore)).toBe(true);
   });
 
   it('builds in steps that let other work run between them (a rebuild runs beside serving)', async () => {
