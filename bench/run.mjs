@@ -114,6 +114,11 @@ function readOptions() {
       fail(`--${name} must be a whole number from ${min} to ${max}`);
     return n;
   };
+  // Given as --name alone, or as BENCH_NAME=1, true or yes.
+  const flag = (name) => {
+    const v = raw(name);
+    return v === true || ['1', 'true', 'yes'].includes(String(v ?? '').toLowerCase());
+  };
   const cases = (raw('cases') ?? ALL_CASES.join(','))
     .split(',')
     .map((c) => c.trim())
@@ -121,8 +126,6 @@ function readOptions() {
   const unknown = cases.filter((c) => !ALL_CASES.includes(c));
   if (unknown.length > 0 || cases.length === 0)
     fail(`--cases takes a comma list of: ${ALL_CASES.join(', ')}`);
-  const skipPg = raw('skip-pg');
-  const freshServer = raw('fresh-server');
   const store = raw('store') ?? 'embedded';
   if (!['embedded', 'neo4j'].includes(store)) fail('--store takes embedded or neo4j');
   const neo4jUri = raw('neo4j-uri') ?? process.env.NEO4J_URI;
@@ -148,11 +151,10 @@ function readOptions() {
     // The longest wait for what the server builds in the background after it is ready (list heads, walk
     // memory, point-read file: /readyz says), before the first case; 0 starts at once.
     settle: int('settle', 600, 0, 3600),
-    skipPg: skipPg === true || ['1', 'true', 'yes'].includes(String(skipPg ?? '').toLowerCase()),
+    skipPg: flag('skip-pg'),
     // A new server process for every run set: the same build runs at two speeds, drawn per process and
     // kept for its life (bench/README.md), so one process would decide every run of a median.
-    freshServer:
-      freshServer === true || ['1', 'true', 'yes'].includes(String(freshServer ?? '').toLowerCase()),
+    freshServer: flag('fresh-server'),
   };
 }
 
@@ -767,7 +769,6 @@ async function pathPairs(server, vids, seed) {
   return pairs;
 }
 
-/** One request per path before the load, so a broken case is reported with the server's answer. */
 /** Starts a server and waits, within --settle, until it builds nothing in the background. */
 async function bootServer(opts) {
   log('starting the server');
@@ -792,6 +793,7 @@ async function bootServer(opts) {
   return { server, settledAs };
 }
 
+/** One request per path before the load, so a broken case is reported with the server's answer. */
 async function preflight(server, name, paths) {
   const res = await fetch(server.base + paths[0], {
     headers: { [KEY_HEADER]: BENCH_KEY },
@@ -1245,6 +1247,7 @@ async function main() {
       const first = await bootServer(opts);
       let server = first.server;
       let rssMax = 0;
+      let processes = 1;
       let top = [];
       if (
         ['suppliers', 'hub_lists', 'cluster_lists', 'cluster_members'].some((c) => serverCases.includes(c))
@@ -1269,6 +1272,7 @@ async function main() {
           rssMax = Math.max(rssMax, server.rssMax ?? 0);
           await stopServer(server);
           ({ server } = await bootServer(opts));
+          processes++;
           for (const c of serverCases) await preflight(server, c, paths[c]);
         }
         const set = {};
@@ -1294,7 +1298,7 @@ async function main() {
         ...(first.settledAs ? { settled_s: first.settledAs.seconds, derived: first.settledAs.derived } : {}),
         rss_after_start_bytes: first.server.rssAfterStart,
         rss_max_bytes: Math.max(rssMax, server.rssMax ?? 0),
-        processes: opts.freshServer ? (results.cases.healthz?.runs.length ?? opts.runs) : 1,
+        processes,
       };
       // Stopped before PostgreSQL starts, so neither competes with the other for memory.
       await stopServer(server);

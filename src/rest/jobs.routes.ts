@@ -44,7 +44,7 @@ export function jobsRoutes(deps: RestDeps, maxTiers: () => number): RouteTable {
     const started = data.startTierView as { run_id: number };
     sendJson(res, { run_id: started.run_id });
   };
-  // Express matches these with and without a trailing slash.
+  // The route table matches these with and without a trailing slash.
   r.post('/tierviewjob', start);
 
   // The caller's runs, newest first, paged like the other lists.
