@@ -18,6 +18,8 @@ const ENGINE_FILES: Record<string, string> = {
   'company/vid-offsets.embedded.cypher': 'internal offsets are the embedded engine’s cheap counterpart key',
   'company/profiles-range.embedded.cypher': 'profiles by internal offset range for the point-read file',
   'edge/range.embedded.cypher': 'edges by internal offset range for the point-read file',
+  'search/scan-companies-range.embedded.cypher':
+    'search fields by internal offset range: one query for every company overflows the buffer pool',
   'edge/count.embedded.cypher': 'how many offset ranges the point-read file is read in',
   'relationship/list-suppliers.embedded.cypher':
     'returns internal offsets instead of vids (embedded sort cost)',

@@ -69,6 +69,8 @@ export interface EmbeddedStoreOptions {
   queryTimeoutMs?: number;
   /** Frontiers up to this size are read key by key (default KEYED_STEP_MAX; tests set 0 to read every frontier at once). */
   keyedStepMax?: number;
+  /** Companies per query when the search index reads every company (default SEARCH_ROWS_PER_QUERY; tests set fewer). */
+  searchRowsPerQuery?: number;
   /**
    * Tier walks from memory (walk-memory.ts): `off` (default) leaves every walk to the engine;
    * `background` reads the relationships into memory after every data change, without holding
@@ -109,7 +111,7 @@ const QUERY_NAMES = [
   'relationship/list-single-cluster-suppliers',
   'relationship/list-single-cluster-customers',
   'edge/get',
-  'search/scan-companies',
+  'search/scan-companies-range',
   'company/vid-offsets',
   'company/profiles-range',
   'edge/range',
@@ -174,6 +176,8 @@ const POINT_FILE = 'point-reads';
  * with the same peak memory.
  */
 const POINT_ROWS_PER_QUERY = { companies: 100_000, edges: 250_000 } as const;
+/** Companies per query of a search index's read (see scanSearchRows). */
+const SEARCH_ROWS_PER_QUERY = 100_000;
 /** Floor of the walk's evidence filter when the request sets none. */
 const NO_EVIDENCE_FLOOR = '0001-01-01';
 
@@ -764,12 +768,23 @@ export class EmbeddedGraphStore implements GraphStore {
   }
 
   async scanSearchRows(onBatch: (rows: SearchRow[]) => void | Promise<void>): Promise<void> {
-    // Small batches: the index is built from them on the main thread while the server answers, and
-    // a batch of 20,000 held requests for about a second at 1M companies (p90 of /healthz 1.5 s
-    // during a first build, against 0.4 s with 2,000; the build took as long).
-    await this.live.stream(this.queries.get('search/scan-companies')!, {}, 2_000, (rows) =>
-      onBatch(rows.map(toSearchRow)),
-    );
+    // By ranges of offsets: the engine holds a query's whole result in its buffer pool, and one query
+    // for every company failed at 1M companies in the serving pool of 512 MiB ("buffer pool is full").
+    // All ranges from the pool the scan began on, so a swap of the data midway cannot mix two graphs.
+    const pool = this.live;
+    const end = this.vidByOffset.length;
+    const width = rangeWidth(end, end, this.options.searchRowsPerQuery ?? SEARCH_ROWS_PER_QUERY);
+    for (let lo = 0; lo < end; lo += width) {
+      // Small batches: the index is built from them on the main thread while the server answers, and
+      // a batch of 20,000 held requests for about a second at 1M companies (p90 of /healthz 1.5 s
+      // during a first build, against 0.4 s with 2,000; the build took as long).
+      await pool.stream(
+        this.queries.get('search/scan-companies-range')!,
+        { lo, hi: lo + width },
+        2_000,
+        (rows) => onBatch(rows.map(toSearchRow)),
+      );
+    }
   }
 
   async replaceAll(
