@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import { Worker } from 'node:worker_threads';
 import { TrigramIndex, TrigramIndexBuilder } from './trigram-index';
 import { PackedStrings } from '../store/packed-strings';
+import { LeadLists } from './lead-lists';
 import type { SnapshotReader, SnapshotWriter } from '../store/snapshot';
 import { LEGAL_FORMS, acronymsOf, allowedEdits, editDistanceWithin, wordsOf } from './name-words';
 
@@ -42,6 +43,8 @@ export class WordIndex {
      * is not in the entry, read without its word list.
      */
     readonly entryBits: Uint32Array,
+    /** Every entry by the beginnings of its significant words (see {@link namesBeginning}). */
+    private readonly leads: LeadLists,
   ) {}
 
   /**
@@ -116,6 +119,12 @@ export class WordIndex {
           const distinct = new Set(entryWords.subarray(starts[e], starts[e + 1]));
           for (const w of distinct) postings[fill[w]!++] = e;
         }
+        const legal = Uint8Array.from(vocab, (w) => (LEGAL_FORMS.has(w) ? 1 : 0));
+        const leads = await LeadLists.build(
+          byRank,
+          (e, out) => significantIds(starts, entryWords, legal, e, out),
+          slice,
+        );
         const { typoStart, typoIds } = await typos;
         return new WordIndex(
           vocab,
@@ -128,10 +137,11 @@ export class WordIndex {
           entryWords,
           docEntryStart,
           vocabTrigrams,
-          Uint8Array.from(vocab, (w) => (LEGAL_FORMS.has(w) ? 1 : 0)),
+          legal,
           typoStart,
           typoIds,
           bitsOf(starts, entryWords),
+          leads,
         );
       },
     };
@@ -145,6 +155,7 @@ export class WordIndex {
     w.array(this.docEntryStart);
     this.vocabTrigrams.writeTo(w);
     w.array(this.legal).array(this.typoStart).array(this.typoIds).array(this.entryBits);
+    this.leads.writeTo(w);
   }
 
   static readFrom(r: SnapshotReader): WordIndex | null {
@@ -169,6 +180,7 @@ export class WordIndex {
       r.u32(),
       r.u32(),
       r.u32(),
+      LeadLists.readFrom(r),
     );
   }
 
@@ -258,6 +270,27 @@ export class WordIndex {
     }
     return out;
   }
+
+  /**
+   * The entries whose significant words (legal forms left out, unless the entry has nothing else)
+   * begin with the vocabulary ids `ids`: first those with no significant word after them, then those
+   * with one more, and so on, each most important company first. Entries of another beginning
+   * may be among them (see {@link beginsWith}).
+   */
+  namesBeginning(ids: readonly number[]): Uint32Array {
+    return this.leads.listOf(ids);
+  }
+
+  /** Whether the entry's significant words begin with the vocabulary ids `ids`. */
+  beginsWith(entry: number, ids: readonly number[]): boolean {
+    const out = this.beginning;
+    const m = significantIds(this.wordStart, this.entryWords, this.legal, entry, out);
+    if (m < ids.length) return false;
+    for (let i = 0; i < ids.length; i++) if (out[i] !== ids[i]) return false;
+    return true;
+  }
+
+  private readonly beginning: number[] = [];
 
   /** Number of names containing a word. */
   frequency(id: number): number {
@@ -424,6 +457,25 @@ function typoTable(
     if (signal?.aborted) throw signal.reason;
     return here();
   });
+}
+
+/**
+ * Writes the entry's significant word ids into `out` and returns how many there are: its words that are
+ * not legal forms, or all of them when it has nothing else (as significantWords does for a query).
+ */
+function significantIds(
+  wordStart: Uint32Array,
+  entryWords: Uint32Array,
+  legal: Uint8Array,
+  entry: number,
+  out: number[],
+): number {
+  const from = wordStart[entry]!;
+  const to = wordStart[entry + 1]!;
+  let m = 0;
+  for (let k = from; k < to; k++) if (legal[entryWords[k]!] === 0) out[m++] = entryWords[k]!;
+  if (m === 0) for (let k = from; k < to; k++) out[m++] = entryWords[k]!;
+  return m;
 }
 
 /** {@link WordIndex.entryBits} of every entry. */
