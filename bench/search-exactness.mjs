@@ -2,7 +2,8 @@
 // bench/run.mjs draws, the first page of a search (candidates drawn within budgets) against the page
 // that scoring every company gives (CompanySearchIndex.searchExhaustive), on the search index saved
 // beside the embedded store of bench/run.mjs. Usage (after `npm run build` and a `bench/run.mjs` run):
-//   node bench/search-exactness.mjs [--data-dir bench/data] [--seed 1] [--queries 300] [--limit 10]
+//   node bench/search-exactness.mjs [--data-dir bench/data] [--seed 1] [--queries 300] [--from 0] [--limit 10]
+// --from skips that many terms first: terms that no setting was tuned on.
 import { createRequire } from 'node:module';
 import fs from 'node:fs';
 import path from 'node:path';
@@ -17,13 +18,14 @@ const args = parseArgs();
 const dataDir = path.resolve(args['data-dir'] ?? path.join(ROOT, 'bench', 'data'));
 const seed = Number(args.seed ?? 1);
 const queries = Number(args.queries ?? 300);
+const from = Number(args.from ?? 0);
 const limit = Number(args.limit ?? 10);
 const log = (msg) => console.log(`[exactness ${new Date().toISOString().slice(11, 19)}] ${msg}`);
 
 const file = savedSearchIndex(dataDir);
 const inputs = path.join(dataDir, 'dataset', `_bench_inputs_v1_${seed}.json`);
 if (!fs.existsSync(inputs)) throw new Error(`no ${inputs}: run bench/run.mjs on this data dir first`);
-const terms = JSON.parse(fs.readFileSync(inputs, 'utf8')).search_terms.slice(0, queries);
+const terms = JSON.parse(fs.readFileSync(inputs, 'utf8')).search_terms.slice(from, from + queries);
 
 const loadStarted = performance.now();
 const index = CompanySearchIndex.load(file, SnapshotReader.keyOf(file));
@@ -61,6 +63,7 @@ for (const [i, term] of terms.entries()) {
 
 const share = (f) => (100 * rows.filter(f).length) / rows.length;
 const summary = {
+  from,
   terms: rows.length,
   limit,
   same_first_pct: share((r) => r.sameFirst),
