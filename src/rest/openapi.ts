@@ -404,7 +404,7 @@ export function openApiDocument(keyHeader: string, f: ApiFacts): Json {
           description:
             'With `name` and sort=relevance (the default): candidates are the companies whose name has PostgreSQL pg_trgm similarity >= min_similarity to it, ' +
             'and those whose name, alias or acronym holds at least half of its words as words, word beginnings or typos; ordered by relevance, then similarity, then number of relationships, then vid. ' +
-            'Where many companies match, only some are ranked: the 100 or so most similar names, 200 of the most important companies holding the words of the query (rarer words first) and 50 whose one name holds two or more of them. At a million companies the first result is the best by the formula for about 97 queries in 100, the whole first page for about half. ' +
+            'Where many companies match, only some are ranked: the 40 or so most similar names, 300 whose name, alias or acronym begins with the words of the query (as words or typos; those named by exactly its words first), 200 of the most important companies holding the words of the query (rarer words first) and 50 whose one name holds two or more of them. At a million companies the first result is the best by the formula for about 98 queries in 100, the whole first page for about 7 in 10. ' +
             `${RELEVANCE_FORMULA} ` +
             'With sort=similarity: the specified order, companies whose name has pg_trgm similarity >= min_similarity, by similarity, then by number of relationships, then by vid. ' +
             'Without `name`: by number of relationships, then by vid. All criteria given must match. By default only cluster parents and companies outside any cluster are searched.',

@@ -883,7 +883,8 @@ export class CompanySearchIndex {
    * Adds to `out` up to `budget` companies whose name, alias or acronym begins with the query's
    * significant words, in the order {@link WordIndex.namesBeginning} lists them: names of exactly those
    * words first. Each word is read as typed and as each of its typo words ("Fuchs Plasjics" as "fuchs
-   * plastics"), the readings with more words as typed first, at most LEAD_READINGS of them.
+   * plastics"): every word as typed first, then the last words' readings changing fastest, at most
+   * LEAD_READINGS readings in all.
    */
   private leadCandidates(
     plan: QueryPlan,
