@@ -1,3 +1,4 @@
+import { lowerBound } from '../store/bisect';
 import type { SnapshotReader, SnapshotWriter } from '../store/snapshot';
 
 /**
@@ -92,16 +93,9 @@ export class LeadLists {
     if (ids.length === 0) return EMPTY;
     let h = HASH_START;
     for (const id of ids) h = hashStep(h, id);
-    const hashes = this.hashes;
-    let lo = 0;
-    let hi = hashes.length;
-    while (lo < hi) {
-      const mid = (lo + hi) >>> 1;
-      if (hashes[mid]! < h) lo = mid + 1;
-      else hi = mid;
-    }
-    if (lo === hashes.length || hashes[lo] !== h) return EMPTY;
-    return this.entries.subarray(this.start[lo], this.start[lo + 1]);
+    const at = lowerBound(this.hashes, h);
+    if (at === this.hashes.length || this.hashes[at] !== h) return EMPTY;
+    return this.entries.subarray(this.start[at], this.start[at + 1]);
   }
 
   /** Listings in all (an entry counts once per beginning). */

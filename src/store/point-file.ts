@@ -8,6 +8,7 @@ import type { Props } from './mappers';
 import { EVIDENCE_FIELDS } from './tables';
 import { readExactly, temporaryFor } from './file-io';
 import { fnv1a } from './string-hash';
+import { lowerBound } from './bisect';
 
 /**
  * Version of the file's layout, in its header: a file of another layout
@@ -146,14 +147,7 @@ export class PointFile {
   private read(kind: Kind, key: string): Props | null {
     const { hashes, offsets, lengths, shift } = this.indexes[kind];
     const h = fnv1a(key) >>> shift;
-    let lo = 0;
-    let hi = hashes.length;
-    while (lo < hi) {
-      const mid = (lo + hi) >>> 1;
-      if (hashes[mid]! < h) lo = mid + 1;
-      else hi = mid;
-    }
-    for (let i = lo; i < hashes.length && hashes[i] === h; i++) {
+    for (let i = lowerBound(hashes, h); i < hashes.length && hashes[i] === h; i++) {
       const row = this.row(offsets[i]!, lengths[i]!);
       if (row[KEY_COLUMNS[kind]] === key) return row;
     }

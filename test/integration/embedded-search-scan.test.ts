@@ -2,6 +2,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { importDirectory } from '../../src/import/import-directory';
 import { EmbeddedGraphStore } from '../../src/store/embedded/embedded.store';
+import type { EmbeddedStoreOptions } from '../../src/store/embedded/embedded.store';
 import { companyRow, writeImportDir } from '../support/factories';
 import { tempDir } from '../support/paths';
 
@@ -14,6 +15,9 @@ import { tempDir } from '../support/paths';
 describe('embedded store: every company read for the search index within the serving buffer pool', () => {
   const COMPANIES = 8000;
   let dir: string;
+  /** The store with the serving pool of the test, and what else the step needs. */
+  const storeWith = (options: Partial<EmbeddedStoreOptions>) =>
+    new EmbeddedGraphStore({ dir: path.join(dir, 'graph'), connections: 1, bufferPoolMb: 64, ...options });
 
   beforeAll(async () => {
     dir = tempDir('search-scan');
@@ -24,12 +28,7 @@ describe('embedded store: every company read for the search index within the ser
       ),
     });
     // The import's own pool is the engine's default (most of the RAM), as in production.
-    const loader = new EmbeddedGraphStore({
-      dir: path.join(dir, 'graph'),
-      connections: 1,
-      bufferPoolMb: 64,
-      importBufferPoolMb: 0,
-    });
+    const loader = storeWith({ importBufferPoolMb: 0 });
     await loader.open();
     try {
       await importDirectory(loader, input, { workDir: dir, searchIndex: false });
@@ -40,12 +39,7 @@ describe('embedded store: every company read for the search index within the ser
   afterAll(() => fs.rmSync(dir, { recursive: true, force: true }));
 
   it('reads them range by range, each company once, with its fields whole', async () => {
-    const store = new EmbeddedGraphStore({
-      dir: path.join(dir, 'graph'),
-      connections: 1,
-      bufferPoolMb: 64,
-      searchRowsPerQuery: 1000,
-    });
+    const store = storeWith({ searchRowsPerQuery: 1000 });
     await store.open();
     try {
       const seen = new Map<string, number>();
