@@ -593,9 +593,13 @@ export class CompanySearchIndex {
         matches = similar(c.minSimilarity, page + 1);
       for (const m of matches) candidates.set(m.doc, m.similarity);
       if (plan.significant.length > 0) {
-        this.leadCandidates(plan, accept, Math.max(LEAD_BUDGET, c.offset + c.limit), candidates);
-        const budget = Math.max(SEARCH_BUDGET, c.offset + c.limit);
-        for (const doc of this.wordCandidates(plan, accept, budget, MULTI_WORD_BUDGET)) {
+        this.leadCandidates(plan, accept, Math.max(LEAD_BUDGET, page), candidates);
+        for (const doc of this.wordCandidates(
+          plan,
+          accept,
+          Math.max(SEARCH_BUDGET, page),
+          MULTI_WORD_BUDGET,
+        )) {
           if (!candidates.has(doc)) candidates.set(doc, null);
         }
       }

@@ -18,7 +18,7 @@ import type { SnapshotReader, SnapshotWriter } from '../store/snapshot';
  * Layout: the lists are keyed by a 32-bit hash of the word ids; `hashes` holds each distinct hash once,
  * ascending, and entries [start[k], start[k + 1]) are the list of hashes[k]. Two sequences of the same
  * hash share a list, so a reader checks each entry's words ({@link WordIndex.beginsWith}). At a million
- * companies: about 3 million listings, some 15 MB.
+ * companies: 5 million listings of 2.9 million names, aliases and acronyms, some 23 MB.
  */
 export class LeadLists {
   private constructor(

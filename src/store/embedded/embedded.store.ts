@@ -346,21 +346,17 @@ export class EmbeddedGraphStore implements GraphStore {
     // Turning the edges off needs no new file: the one written with them holds every company too.
     if (!file && !withEdges) file = openMatching(saved.file, keyOf(true), same, this.options.logger);
     if (!file) {
-      const ranges = async (
+      const ranges = (
         query: QueryName,
         end: number,
         rows: number,
         perQuery: number,
         add: (rows: EngineRow[]) => void,
-      ) => {
-        const width = rangeWidth(end, rows, perQuery);
-        for (let lo = 0; lo < end; lo += width) {
-          if (stale()) return;
-          await this.oneWalkQueryAtATime(() =>
-            pool.stream(this.queries.get(query)!, { lo, hi: lo + width }, DERIVE_BATCH, add),
-          );
-        }
-      };
+      ) =>
+        this.streamRanges(pool, query, end, rangeWidth(end, rows, perQuery), DERIVE_BATCH, add, {
+          queued: true,
+          stop: stale,
+        });
       file = await writePointFile(saved.file, saved.key, total, async (writer) => {
         await ranges(
           'company/profiles-range',
@@ -448,18 +444,15 @@ export class EmbeddedGraphStore implements GraphStore {
         builder.addCompanies(rows),
       ),
     );
-    const width = rangeWidth(vids.length, total, MEMORY_ROWS_PER_QUERY);
-    for (let lo = 0; lo < vids.length; lo += width) {
-      if (stale()) return null;
-      await this.oneWalkQueryAtATime(() =>
-        pool.stream(
-          this.queries.get('tierview/memory-relationships')!,
-          { lo, hi: lo + width },
-          DERIVE_BATCH,
-          (rows) => builder.addRelationships(rows),
-        ),
-      );
-    }
+    await this.streamRanges(
+      pool,
+      'tierview/memory-relationships',
+      vids.length,
+      rangeWidth(vids.length, total, MEMORY_ROWS_PER_QUERY),
+      DERIVE_BATCH,
+      (rows) => builder.addRelationships(rows),
+      { queued: true, stop: stale },
+    );
     if (stale()) return null;
     const walks = builder.finish();
     if (walks.relationships !== total)
@@ -771,19 +764,39 @@ export class EmbeddedGraphStore implements GraphStore {
     // By ranges of offsets: the engine holds a query's whole result in its buffer pool, and one query
     // for every company failed at 1M companies in the serving pool of 512 MiB ("buffer pool is full").
     // All ranges from the pool the scan began on, so a swap of the data midway cannot mix two graphs.
-    const pool = this.live;
     const end = this.vidByOffset.length;
-    const width = rangeWidth(end, end, this.options.searchRowsPerQuery ?? SEARCH_ROWS_PER_QUERY);
+    // Small batches: the index is built from them on the main thread while the server answers, and
+    // a batch of 20,000 held requests for about a second at 1M companies (p90 of /healthz 1.5 s
+    // during a first build, against 0.4 s with 2,000; the build took as long).
+    await this.streamRanges(
+      this.live,
+      'search/scan-companies-range',
+      end,
+      rangeWidth(end, end, this.options.searchRowsPerQuery ?? SEARCH_ROWS_PER_QUERY),
+      2_000,
+      (rows) => onBatch(rows.map(toSearchRow)),
+    );
+  }
+
+  /**
+   * Streams `query` over the internal offsets [0, end), `width` at a time (its `$lo` and `$hi`): the
+   * engine holds a query's whole result in its buffer pool, so a read of every company or relationship
+   * goes range by range. `queued`: each range waits its turn with the other full reads
+   * (oneWalkQueryAtATime); `stop` is asked before each range and ends the read when true.
+   */
+  private async streamRanges(
+    pool: ConnectionPool,
+    query: QueryName,
+    end: number,
+    width: number,
+    batch: number,
+    onRows: (rows: EngineRow[]) => void | Promise<void>,
+    opts: { queued?: boolean; stop?: () => boolean } = {},
+  ): Promise<void> {
     for (let lo = 0; lo < end; lo += width) {
-      // Small batches: the index is built from them on the main thread while the server answers, and
-      // a batch of 20,000 held requests for about a second at 1M companies (p90 of /healthz 1.5 s
-      // during a first build, against 0.4 s with 2,000; the build took as long).
-      await pool.stream(
-        this.queries.get('search/scan-companies-range')!,
-        { lo, hi: lo + width },
-        2_000,
-        (rows) => onBatch(rows.map(toSearchRow)),
-      );
+      if (opts.stop?.()) return;
+      const read = () => pool.stream(this.queries.get(query)!, { lo, hi: lo + width }, batch, onRows);
+      await (opts.queued ? this.oneWalkQueryAtATime(read) : read());
     }
   }
 
