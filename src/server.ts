@@ -81,7 +81,7 @@ export async function startServer(config: Config, log: Logger): Promise<RunningS
     const threadCount = config.SEARCH_THREADS ?? Math.min(8, os.availableParallelism());
     const threads =
       threadCount > 0 && searchThreadsAvailable() ? new SearchThreads(threadCount, searchLog) : null;
-    // The server listens while a first index is built (under a minute at 1M companies when none was saved for
+    // The server listens while a first index is built (a minute or more at 1M companies when none was saved for
     // the data): everything but searches is answered from the store meanwhile, and /readyz says when
     // searches are; a search before then is refused with Retry-After rather than held.
     const search = new SearchIndexHolder(store, searchLog, threads, { refuseUntilBuilt: true });

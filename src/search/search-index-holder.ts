@@ -19,13 +19,13 @@ const PROGRESS_LOG_MS = 10_000;
  * Holds the live search index and rebuilds it when the store's data changes
  * (after an import or a seed). Searches keep using the previous index while a
  * rebuild runs in the background, on a thread of its own where one can run (see
- * build-thread.ts; some 30 to 40 s at 1M companies). Until the
+ * build-thread.ts; a minute or more at 1M companies). Until the
  * first index is there, searches wait for it, or with `refuseUntilBuilt` are
  * refused at once (UNAVAILABLE, with how far the build got and when to retry),
  * so that a server can answer everything else while it builds. Concurrent callers
  * share one rebuild. A store that can name its data lets the index be saved
- * beside it and loaded at the next start instead of rebuilt (under a minute at 1M
- * companies, seconds to load).
+ * beside it and loaded at the next start instead of rebuilt (54 to 75 s measured
+ * at 1M companies, seconds to load).
  */
 export class SearchIndexHolder {
   private current: CompanySearchIndex | null = null;
@@ -185,7 +185,7 @@ export class SearchIndexHolder {
       }
     }
     this.log?.info(
-      'no saved search index for the data as it is: building it from the store (under a minute at 1M companies)',
+      'no saved search index for the data as it is: building it from the store (a minute or more at 1M companies)',
     );
     let told = Date.now();
     const { index, shared } = await buildSearchIndex(this.store, this.log, {
