@@ -117,6 +117,11 @@ const TRIGRAM_FLOOR = 0.5;
 const LEAD_BUDGET = 300;
 /** Readings of the query's words (each word as typed or as one of its typo words) looked up at most. */
 const LEAD_READINGS = 64;
+/**
+ * Candidates a suggestion takes among the names that begin with the words typed before the last and
+ * whose next word begins with the last (see CompanySearchIndex.suggest).
+ */
+const SUGGEST_LEAD_BUDGET = 40;
 
 /** A candidate of {@link CompanySearchIndex.best} with a bound of its relevance. */
 interface Pending {
@@ -555,8 +560,11 @@ export class CompanySearchIndex {
 
   /**
    * Suggestions for a search box: the most relevant companies whose names (or aliases, or acronyms) hold
-   * the typed words, the last one as a beginning. Only word postings are read, with a small budget, so
-   * the answer takes about the same time whatever the size of the index.
+   * the typed words, the last one as a beginning. Candidates come from word postings, most important
+   * first, and, once two words are typed, from the names that begin with them (the last one as a
+   * beginning), fewest further words first: "Borealis Cab" finds "Borealis Cables Ltd" even where
+   * hundreds of more important companies hold both words. Both are read within small budgets, so the
+   * answer takes about the same time whatever the size of the index.
    */
   suggest(query: string, limit: number, includeSubsidiaries: boolean): Suggestion[] {
     const text = query.trim();
@@ -565,7 +573,10 @@ export class CompanySearchIndex {
     const byDefault = this.byDefault;
     const accept = (doc: number) => includeSubsidiaries || byDefault[doc] === 1;
     const candidates = new Map<number, number | null>();
-    for (const doc of this.wordCandidates(plan, accept, SUGGEST_BUDGET)) candidates.set(doc, null);
+    if (plan.significant.length >= 2)
+      this.leadCandidates(plan, accept, SUGGEST_LEAD_BUDGET, candidates, true);
+    for (const doc of this.wordCandidates(plan, accept, SUGGEST_BUDGET))
+      if (!candidates.has(doc)) candidates.set(doc, null);
     return this.best(plan, candidates, 0, limit)
       .slice(0, limit)
       .map((s) => ({ ...this.bareHitOf(s), name: this.names_.get(s.doc)! }));
@@ -888,16 +899,23 @@ export class CompanySearchIndex {
    * significant words, in the order {@link WordIndex.namesBeginning} lists them: names of exactly those
    * words first. Each word is read as typed and as each of its typo words ("Fuchs Plasjics" as "fuchs
    * plastics"): every word as typed first, then the last words' readings changing fastest, at most
-   * LEAD_READINGS readings in all.
+   * LEAD_READINGS readings in all. With `typing`, a last word that begins some name word is read as
+   * that beginning: the names begin with the other words, and the word after them begins with it.
    */
   private leadCandidates(
     plan: QueryPlan,
     accept: (doc: number) => boolean,
     budget: number,
     out: Map<number, number | null>,
+    typing = false,
   ): void {
     const words = this.words;
-    const n = plan.significant.length;
+    let n = plan.significant.length;
+    let next: [number, number] | undefined;
+    if (typing && n >= 2 && plan.prefixTo[n - 1]! > plan.prefixFrom[n - 1]!) {
+      next = [plan.prefixFrom[n - 1]!, plan.prefixTo[n - 1]!];
+      n--;
+    }
     const choices: number[][] = [];
     for (let i = 0; i < n; i++) {
       const ids = plan.exactIds[i]! >= 0 ? [plan.exactIds[i]!] : [];
@@ -917,7 +935,7 @@ export class CompanySearchIndex {
       for (let k = 0; k < list.length && taken < budget && reads < maxReads; k++) {
         reads++;
         const entry = list[k]!;
-        if (!words.beginsWith(entry, reading)) continue;
+        if (!words.beginsWith(entry, reading, next)) continue;
         const doc = words.entryDoc[entry]!;
         if (out.has(doc) || !accept(doc)) continue;
         out.set(doc, null);

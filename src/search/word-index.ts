@@ -281,13 +281,19 @@ export class WordIndex {
     return this.leads.listOf(ids);
   }
 
-  /** Whether the entry's significant words begin with the vocabulary ids `ids`. */
-  beginsWith(entry: number, ids: readonly number[]): boolean {
+  /**
+   * Whether the entry's significant words begin with the vocabulary ids `ids`; with `next`, also
+   * whether a significant word follows them whose id is in [next[0], next[1]) (a word that begins
+   * with a typed beginning: see {@link prefixRange}).
+   */
+  beginsWith(entry: number, ids: readonly number[], next?: readonly [number, number]): boolean {
     const out = this.beginning;
     const m = significantIds(this.wordStart, this.entryWords, this.legal, entry, out);
-    if (m < ids.length) return false;
+    if (m < ids.length + (next ? 1 : 0)) return false;
     for (let i = 0; i < ids.length; i++) if (out[i] !== ids[i]) return false;
-    return true;
+    if (!next) return true;
+    const following = out[ids.length]!;
+    return following >= next[0] && following < next[1];
   }
 
   private readonly beginning: number[] = [];

@@ -46,6 +46,21 @@ describe('names by how they begin', () => {
     expect(docsBeginning(index, ['borealis', 'cables', 'industries'])).toEqual([0]);
   });
 
+  it('keeps, with a range of word ids, the names whose next word is in it (a typed beginning)', () => {
+    const docsThen = (words: string[], beginning: string) => {
+      const ids = words.map((w) => index.idOf(w));
+      const next = index.prefixRange(beginning);
+      const docs = new Set<number>();
+      for (const entry of index.namesBeginning(ids))
+        if (index.beginsWith(entry, ids, next)) docs.add(index.entryDoc[entry]!);
+      return [...docs];
+    };
+    expect(docsThen(['borealis'], 'cab')).toEqual([1, 2, 6, 0]);
+    expect(docsThen(['borealis'], 'cables')).toEqual([1, 2, 0]);
+    expect(docsThen(['borealis', 'cables'], 'ind')).toEqual([0]);
+    expect(docsThen(['borealis'], 'ind')).toEqual([]);
+  });
+
   it('lists a name made only of legal forms under its words', () => {
     expect(docsBeginning(index, ['ltd', 'co'])).toEqual([5]);
     expect(docsBeginning(index, ['ltd'])).toEqual([5]);
@@ -105,5 +120,29 @@ describe('a relevance search among many names that share the query words', () =>
     expect(found[0]).toBe('named');
     // With a typo in a word, read as the word it stands for.
     expect(index.search(criteria('Borealis Cablez')).hits[0]?.vid).toBe('named');
+  });
+});
+
+describe('suggestions among many names that share the typed words', () => {
+  /**
+   * The company whose name begins with the typed words is the least important of those holding them:
+   * 250 more important companies hold both words further on in their names and fill the budgets of the
+   * words' postings.
+   */
+  function rows(): SearchRow[] {
+    const out: SearchRow[] = [buildSearchRow('hub', 'Zeta Hub', { degree: 1000 })];
+    for (let i = 0; i < 250; i++) {
+      out.push(buildSearchRow(`far-${i}`, 'Cables Borealis Holdings Group Worldwide Network', { degree: 3 }));
+    }
+    out.push(buildSearchRow('named', 'Borealis Cables Sdn Bhd', { degree: 1 }));
+    return out;
+  }
+
+  it('suggests the name that begins with the typed words, the last one typed in part or whole', async () => {
+    const all = rows();
+    const store = { scanSearchRows: (onBatch: (r: SearchRow[]) => void) => Promise.resolve(onBatch(all)) };
+    const index = await CompanySearchIndex.build(store);
+    for (const typed of ['Borealis Cab', 'borealis cables'])
+      expect(index.suggest(typed, 10, true)[0]?.vid).toBe('named');
   });
 });
