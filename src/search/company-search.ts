@@ -122,6 +122,11 @@ const LEAD_READINGS = 64;
  * whose next word begins with the last (see CompanySearchIndex.suggest).
  */
 const SUGGEST_LEAD_BUDGET = 40;
+/**
+ * Words a last word being typed may begin that a suggestion reads the lists of, one by one; past that
+ * many it reads the list of the words before it, for names whose next word it begins.
+ */
+const TYPED_WORDS_READ = 16;
 
 /** A candidate of {@link CompanySearchIndex.best} with a bound of its relevance. */
 interface Pending {
@@ -900,7 +905,9 @@ export class CompanySearchIndex {
    * words first. Each word is read as typed and as each of its typo words ("Fuchs Plasjics" as "fuchs
    * plastics"): every word as typed first, then the last words' readings changing fastest, at most
    * LEAD_READINGS readings in all. With `typing`, a last word that begins some name word is read as
-   * that beginning: the names begin with the other words, and the word after them begins with it.
+   * that beginning: as each of the words it begins (TYPED_WORDS_READ at most), or else as names that
+   * begin with the other words and whose word after them begins with it; and the names holding the
+   * legal forms typed are taken first from each list.
    */
   private leadCandidates(
     plan: QueryPlan,
@@ -911,19 +918,34 @@ export class CompanySearchIndex {
   ): void {
     const words = this.words;
     let n = plan.significant.length;
+    // A last word being typed stands for each word it begins when they are few (the word itself first:
+    // ids are in alphabetical order), else for a condition on the word after the others.
+    let begun: number[] | null = null;
     let next: [number, number] | undefined;
-    if (typing && n >= 2 && plan.prefixTo[n - 1]! > plan.prefixFrom[n - 1]!) {
-      next = [plan.prefixFrom[n - 1]!, plan.prefixTo[n - 1]!];
-      n--;
+    const from = plan.prefixFrom[n - 1]!;
+    const to = plan.prefixTo[n - 1]!;
+    if (typing && n >= 2 && to > from) {
+      if (to - from <= TYPED_WORDS_READ) begun = Array.from({ length: to - from }, (_, k) => from + k);
+      else {
+        next = [from, to];
+        n--;
+      }
     }
     const choices: number[][] = [];
     for (let i = 0; i < n; i++) {
+      if (begun && i === n - 1) {
+        choices.push(begun);
+        continue;
+      }
       const ids = plan.exactIds[i]! >= 0 ? [plan.exactIds[i]!] : [];
       for (const id of plan.typos[i]!) ids.push(id);
       // A word that no name has, nor a typo of one: no name begins with the query's words.
       if (ids.length === 0) return;
       choices.push(ids);
     }
+    // Legal forms typed ("Prime Packaging SE"): in each list the names holding them first, where dozens
+    // of companies share the other words.
+    const legal = typing ? plan.legalIds.filter((id) => id >= 0) : [];
     const pick = new Array<number>(n).fill(0);
     const reading = new Array<number>(n);
     const maxReads = 20 * budget;
@@ -932,14 +954,17 @@ export class CompanySearchIndex {
     for (let r = 0; r < LEAD_READINGS; r++) {
       for (let i = 0; i < n; i++) reading[i] = choices[i]![pick[i]!]!;
       const list = words.namesBeginning(reading);
-      for (let k = 0; k < list.length && taken < budget && reads < maxReads; k++) {
-        reads++;
-        const entry = list[k]!;
-        if (!words.beginsWith(entry, reading, next)) continue;
-        const doc = words.entryDoc[entry]!;
-        if (out.has(doc) || !accept(doc)) continue;
-        out.set(doc, null);
-        taken++;
+      for (let pass = legal.length > 0 ? 0 : 1; pass < 2; pass++) {
+        for (let k = 0; k < list.length && taken < budget && reads < maxReads; k++) {
+          reads++;
+          const entry = list[k]!;
+          if (pass === 0 && !legal.every((id) => words.entryHolds(entry, id))) continue;
+          if (!words.beginsWith(entry, reading, next)) continue;
+          const doc = words.entryDoc[entry]!;
+          if (out.has(doc) || !accept(doc)) continue;
+          out.set(doc, null);
+          taken++;
+        }
       }
       if (taken >= budget || reads >= maxReads) return;
       // The next reading: the last word's choices change fastest.

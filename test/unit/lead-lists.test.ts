@@ -145,4 +145,26 @@ describe('suggestions among many names that share the typed words', () => {
     for (const typed of ['Borealis Cab', 'borealis cables'])
       expect(index.suggest(typed, 10, true)[0]?.vid).toBe('named');
   });
+
+  const indexOf = (all: SearchRow[]) =>
+    CompanySearchIndex.build({
+      scanSearchRows: (onBatch: (r: SearchRow[]) => void) => Promise.resolve(onBatch(all)),
+    });
+
+  it('reads the names of each word the last one begins, past many names of the first word alone', async () => {
+    // 900 more important names begin with the first word and go on with another: more than a reading
+    // of the first word's list takes in.
+    const all = rows();
+    for (let i = 0; i < 900; i++) all.push(buildSearchRow(`zinc-${i}`, 'Borealis Zinc', { degree: 2 }));
+    const index = await indexOf(all);
+    expect(index.suggest('Borealis Cab', 10, true)[0]?.vid).toBe('named');
+  });
+
+  it('takes first the names that hold the legal forms typed, among many of the same words', async () => {
+    const all: SearchRow[] = [buildSearchRow('hub', 'Zeta Hub', { degree: 1000 })];
+    for (let i = 0; i < 200; i++) all.push(buildSearchRow(`ltd-${i}`, 'Borealis Cables Ltd', { degree: 2 }));
+    all.push(buildSearchRow('se', 'Borealis Cables SE', { degree: 1 }));
+    const index = await indexOf(all);
+    expect(index.suggest('Borealis Cables SE', 10, true)[0]?.vid).toBe('se');
+  });
 });
