@@ -567,9 +567,10 @@ export class CompanySearchIndex {
    * Suggestions for a search box: the most relevant companies whose names (or aliases, or acronyms) hold
    * the typed words, the last one as a beginning. Candidates come from word postings, most important
    * first, and, once two words are typed, from the names that begin with them (the last one as a
-   * beginning), fewest further words first: "Borealis Cab" finds "Borealis Cables Ltd" even where
-   * hundreds of more important companies hold both words. Both are read within small budgets, so the
-   * answer takes about the same time whatever the size of the index.
+   * beginning), fewest further words first, those with the legal forms typed before the others:
+   * "Borealis Cab" finds "Borealis Cables Ltd" even where hundreds of more important companies hold
+   * both words. Both are read within small budgets, so the answer takes about the same time whatever
+   * the size of the index.
    */
   suggest(query: string, limit: number, includeSubsidiaries: boolean): Suggestion[] {
     const text = query.trim();
@@ -922,9 +923,9 @@ export class CompanySearchIndex {
     // ids are in alphabetical order), else for a condition on the word after the others.
     let begun: number[] | null = null;
     let next: [number, number] | undefined;
-    const from = plan.prefixFrom[n - 1]!;
-    const to = plan.prefixTo[n - 1]!;
-    if (typing && n >= 2 && to > from) {
+    if (typing && n >= 2 && plan.prefixTo[n - 1]! > plan.prefixFrom[n - 1]!) {
+      const from = plan.prefixFrom[n - 1]!;
+      const to = plan.prefixTo[n - 1]!;
       if (to - from <= TYPED_WORDS_READ) begun = Array.from({ length: to - from }, (_, k) => from + k);
       else {
         next = [from, to];
