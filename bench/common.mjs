@@ -1,8 +1,10 @@
 // What the benchmark scripts share: where the repository and the built CLI are,
 // their `--name value` arguments, the median, a free loopback port, a pause, profile reads
-// alongside a batch of exports, the saved search index of a data dir, writing results.
+// alongside a batch of exports, the saved search index of a data dir (and loading it with this
+// build), writing results.
 import autocannon from 'autocannon';
 import fs from 'node:fs';
+import { createRequire } from 'node:module';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
@@ -97,6 +99,21 @@ export function savedSearchIndex(dataDir) {
     );
   }
   return path.join(graphDir, saved[0]);
+}
+
+/**
+ * The saved search index of `dataDir` (see savedSearchIndex) loaded in this process with this build's
+ * dist/, and its file; throws when this build does not read it.
+ */
+export function loadSavedSearchIndex(dataDir) {
+  const require = createRequire(import.meta.url);
+  const { CompanySearchIndex } = require(path.join(ROOT, 'dist', 'src', 'search', 'company-search.js'));
+  const { SnapshotReader } = require(path.join(ROOT, 'dist', 'src', 'store', 'snapshot.js'));
+  const file = savedSearchIndex(dataDir);
+  const index = CompanySearchIndex.load(file, SnapshotReader.keyOf(file));
+  if (!index)
+    throw new Error(`${file} is not a search index this build reads (rebuilt at the next server start)`);
+  return { file, index };
 }
 
 /** Writes `data` and the machine it ran on to bench/results/<name>-<timestamp>.json; returns the path. */

@@ -4,15 +4,10 @@
 // beside the embedded store of bench/run.mjs. Usage (after `npm run build` and a `bench/run.mjs` run):
 //   node bench/search-exactness.mjs [--data-dir bench/data] [--seed 1] [--queries 300] [--from 0] [--limit 10]
 // --from skips that many terms first: terms that no setting was tuned on.
-import { createRequire } from 'node:module';
 import fs from 'node:fs';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { ROOT, median, parseArgs, savedSearchIndex, writeResults } from './common.mjs';
-
-const require = createRequire(import.meta.url);
-const { CompanySearchIndex } = require(path.join(ROOT, 'dist', 'src', 'search', 'company-search.js'));
-const { SnapshotReader } = require(path.join(ROOT, 'dist', 'src', 'store', 'snapshot.js'));
+import { ROOT, loadSavedSearchIndex, median, parseArgs, writeResults } from './common.mjs';
 
 const args = parseArgs();
 const dataDir = path.resolve(args['data-dir'] ?? path.join(ROOT, 'bench', 'data'));
@@ -22,15 +17,12 @@ const from = Number(args.from ?? 0);
 const limit = Number(args.limit ?? 10);
 const log = (msg) => console.log(`[exactness ${new Date().toISOString().slice(11, 19)}] ${msg}`);
 
-const file = savedSearchIndex(dataDir);
 const inputs = path.join(dataDir, 'dataset', `_bench_inputs_v1_${seed}.json`);
 if (!fs.existsSync(inputs)) throw new Error(`no ${inputs}: run bench/run.mjs on this data dir first`);
 const terms = JSON.parse(fs.readFileSync(inputs, 'utf8')).search_terms.slice(from, from + queries);
 
 const loadStarted = performance.now();
-const index = CompanySearchIndex.load(file, SnapshotReader.keyOf(file));
-if (!index)
-  throw new Error(`${file} is not a search index this build reads (rebuilt at the next server start)`);
+const { file, index } = loadSavedSearchIndex(dataDir);
 log(
   `loaded ${index.size} companies from ${file} in ${((performance.now() - loadStarted) / 1000).toFixed(1)} s`,
 );

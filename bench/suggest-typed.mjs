@@ -6,14 +6,9 @@
 // company (or one of the same name) is among the first `--limit` suggestions and the share where it is
 // the first, and times the calls. Usage (after `npm run build` and a `bench/run.mjs` run):
 //   node bench/suggest-typed.mjs [--data-dir bench/data] [--companies 500] [--seed 1] [--limit 10]
-import { createRequire } from 'node:module';
 import fs from 'node:fs';
 import path from 'node:path';
-import { ROOT, median, parseArgs, savedSearchIndex, writeResults } from './common.mjs';
-
-const require = createRequire(import.meta.url);
-const { CompanySearchIndex } = require(path.join(ROOT, 'dist', 'src', 'search', 'company-search.js'));
-const { SnapshotReader } = require(path.join(ROOT, 'dist', 'src', 'store', 'snapshot.js'));
+import { ROOT, loadSavedSearchIndex, median, parseArgs, writeResults } from './common.mjs';
 
 const args = parseArgs();
 const dataDir = path.resolve(args['data-dir'] ?? path.join(ROOT, 'bench', 'data'));
@@ -21,10 +16,7 @@ const count = Number(args.companies ?? 500);
 const seed = Number(args.seed ?? 1);
 const limit = Number(args.limit ?? 10);
 
-const file = savedSearchIndex(dataDir);
-const index = CompanySearchIndex.load(file, SnapshotReader.keyOf(file));
-if (!index)
-  throw new Error(`${file} is not a search index this build reads (rebuilt at the next server start)`);
+const { file, index } = loadSavedSearchIndex(dataDir);
 
 /** The vid and name of one line of companies.csv (the name may be quoted). */
 function vidAndName(line) {
