@@ -959,10 +959,11 @@ export class CompanySearchIndex {
         for (let k = 0; k < list.length && taken < budget && reads < maxReads; k++) {
           reads++;
           const entry = list[k]!;
-          if (pass === 0 && !legal.every((id) => words.entryHolds(entry, id))) continue;
-          if (!words.beginsWith(entry, reading, next)) continue;
           const doc = words.entryDoc[entry]!;
-          if (out.has(doc) || !accept(doc)) continue;
+          // A company taken already (in the first pass, or from another reading) is not checked again.
+          if (out.has(doc)) continue;
+          if (pass === 0 && !legal.every((id) => words.entryHolds(entry, id))) continue;
+          if (!words.beginsWith(entry, reading, next) || !accept(doc)) continue;
           out.set(doc, null);
           taken++;
         }

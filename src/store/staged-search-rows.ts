@@ -104,10 +104,11 @@ function asLoaded(text: string, type: ColumnType): unknown {
 }
 
 /**
- * The Company properties the store's search scan reads (`c.<name>` in its query): the staged columns
- * decoded, so that a property the scan starts reading is decoded here too.
+ * The Company properties the embedded store's search scan reads (`c.<name>` in the query it runs,
+ * range by range): the staged columns decoded, so that a property the scan starts reading is decoded
+ * here too.
  */
 function scannedProperties(): Set<string> {
-  const { text } = loadQuery('search/scan-companies', 'embedded');
+  const { text } = loadQuery('search/scan-companies-range', 'embedded');
   return new Set([...text.matchAll(/\bc\.(\w+)/g)].map((m) => m[1]!));
 }
