@@ -14,7 +14,7 @@ import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { CLI, ROOT, freePort, parseArgs, sleep, writeResults } from './common.mjs';
+import { CLI, ROOT, freePort, parseArgs, rssBytes, sleep, writeResults } from './common.mjs';
 
 const KEY = 'tiergraph-bench-key-000000000000';
 const DERIVED = ['search-index', 'point-reads', 'walk-memory'];
@@ -42,15 +42,6 @@ if (missing.length)
   throw new Error(
     `${graphDir} lacks ${missing.join(', ')}: start a server on it once (bench/run.mjs) so every derived file is there to remove`,
   );
-
-function vmRss(pid) {
-  try {
-    const m = /VmRSS:\s+(\d+) kB/.exec(fs.readFileSync(`/proc/${pid}/status`, 'utf8'));
-    return m ? Number(m[1]) * 1024 : 0;
-  } catch {
-    return 0;
-  }
-}
 
 async function getJson(url) {
   try {
@@ -128,7 +119,7 @@ async function start(work, removed) {
   try {
     for (;;) {
       if (exited) throw new Error(`server exited (${JSON.stringify(exited)}): ${tail}`);
-      rssPeak = Math.max(rssPeak, vmRss(child.pid));
+      rssPeak = Math.max(rssPeak, rssBytes(child.pid) ?? 0);
       const r = await getJson(`${base}/readyz`);
       if (r.status === 200 && readyAt === null) readyAt = at();
       derived = r.body?.derived ?? derived;
@@ -147,7 +138,7 @@ async function start(work, removed) {
       profile: (await getJson(`${base}/v1/companies/${vid}/`)).status,
       suppliers: (await getJson(`${base}/v1/companies/${vid}/suppliers/?limit=10`)).status,
     };
-    rssPeak = Math.max(rssPeak, vmRss(child.pid));
+    rssPeak = Math.max(rssPeak, rssBytes(child.pid) ?? 0);
     const written = Object.fromEntries(
       DERIVED.map((k) => [
         k,

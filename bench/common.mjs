@@ -1,5 +1,5 @@
 // What the benchmark scripts share: where the repository and the built CLI are,
-// their `--name value` arguments, the median, a free loopback port, a pause, profile reads
+// their `--name value` arguments, the median, a free loopback port, a pause, a process's RSS, profile reads
 // alongside a batch of exports, the saved search index of a data dir (and loading it with this
 // build), writing results.
 import autocannon from 'autocannon';
@@ -41,6 +41,16 @@ export function freePort() {
 }
 
 export const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** The resident size (`VmRSS`) of process `pid` in bytes, from /proc; null where it cannot be read. */
+export function rssBytes(pid) {
+  try {
+    const m = /^VmRSS:\s+(\d+)\s+kB/m.exec(fs.readFileSync(`/proc/${pid}/status`, 'utf8'));
+    return m ? Number(m[1]) * 1024 : null;
+  } catch {
+    return null;
+  }
+}
 
 /**
  * Waits until the server at `base` builds nothing in the background (its /readyz lists what it

@@ -12,6 +12,7 @@ import { parseArgs } from 'node:util';
 import autocannon from 'autocannon';
 import neo4j from 'neo4j-driver';
 import { parse as parseCsv } from 'csv-parse';
+import { rssBytes } from './common.mjs';
 import pg from 'pg';
 import { freePort, settle, sleep } from './common.mjs';
 
@@ -236,15 +237,6 @@ class LatencyRecorder {
   summary() {
     const sorted = this.values.slice(0, this.count).sort();
     return { samples: this.count, p50: percentile(sorted, 0.5), p99: percentile(sorted, 0.99) };
-  }
-}
-
-function rssBytes(pid) {
-  try {
-    const m = /^VmRSS:\s+(\d+)\s+kB/m.exec(fs.readFileSync(`/proc/${pid}/status`, 'utf8'));
-    return m ? Number(m[1]) * 1024 : null;
-  } catch {
-    return null;
   }
 }
 

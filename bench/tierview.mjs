@@ -9,7 +9,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import readline from 'node:readline';
-import { CLI, ROOT, freePort, median, parseArgs, profileReads, settle, sleep } from './common.mjs';
+import { CLI, ROOT, freePort, median, parseArgs, profileReads, rssBytes, settle, sleep } from './common.mjs';
 
 const KEY = 'tiergraph-bench-key-000000000000';
 
@@ -45,10 +45,7 @@ const storeEnv =
       }
     : { DATA_DIR: path.join(dataDir, 'store'), STORE: 'embedded' };
 
-const rss = (pid) => {
-  const m = /VmRSS:\s+(\d+) kB/.exec(fs.readFileSync(`/proc/${pid}/status`, 'utf8'));
-  return m ? Number(m[1]) * 1024 : 0;
-};
+const rss = (pid) => rssBytes(pid) ?? 0;
 const log = (s) => process.stderr.write(`[tierview-bench] ${s}\n`);
 
 /** Customers with the most suppliers, from the dataset's relationships file (cached beside it). */
