@@ -396,6 +396,17 @@ const BATCH = 1_000;
 const turn = () => new Promise<void>((resolve) => setImmediate(resolve));
 
 /**
+ * The least confidence among the `wanted` most confident of `of` (indexes into `confidence`, none
+ * NaN): what a page of the first `wanted` could show goes no lower, so those below it need no id
+ * and no place in the order. -Infinity when every one fits; Infinity when none is wanted.
+ */
+function pageFloor(of: readonly number[], confidence: ArrayLike<number>, wanted: number): number {
+  if (of.length <= wanted) return -Infinity;
+  if (wanted <= 0) return Infinity;
+  return Float64Array.from(of, (i) => confidence[i]!).sort()[of.length - wanted]!;
+}
+
+/**
  * A walk request (see TierWalkRequest; an `evidenceFrom` of null walks from 0001-01-01 as the
  * engine does) with its root found: the company and its internal offset.
  */
@@ -476,10 +487,16 @@ export class WalkMemory {
       if (from !== null && !(c.time[rel]! >= from)) continue;
       picked.push(rel);
     }
-    const ids = new Map<number, string>(picked.map((rel) => [rel, this.edgeId(rel)]));
+    // Only the relationships as confident as the last one the page could show are named and ordered:
+    // on a hub, naming and ordering every one made thousands of strings a page (hundreds of MB while
+    // the list heads are built at 1M companies).
+    const floor = pageFloor(picked, c.confidence, query.offset + query.count);
+    const ids = new Map<number, string>();
+    for (const rel of picked) if (c.confidence[rel]! >= floor) ids.set(rel, this.edgeId(rel));
+    const page = [...ids.keys()];
     // Code-unit order of ASCII ids is the engine's byte order.
-    picked.sort((a, b) => c.confidence[b]! - c.confidence[a]! || (ids.get(a)! < ids.get(b)! ? -1 : 1));
-    return picked.slice(query.offset, query.offset + query.count).map((rel) => {
+    page.sort((a, b) => c.confidence[b]! - c.confidence[a]! || (ids.get(a)! < ids.get(b)! ? -1 : 1));
+    return page.slice(query.offset, query.offset + query.count).map((rel) => {
       const id = ids.get(rel)!;
       const time = c.time[rel]!;
       return {
@@ -610,12 +627,7 @@ export class WalkMemory {
       kept.push(g);
     }
     // Only the groups as confident as the last one a page could show are ordered, and named.
-    const wanted = query.offset + query.count;
-    let floor = -Infinity;
-    if (kept.length > wanted) {
-      const ordered = Float64Array.from(kept, (g) => confidence[g]!).sort();
-      floor = ordered[kept.length - wanted]!;
-    }
+    const floor = pageFloor(kept, confidence, query.offset + query.count);
     const own = this.cidOf(p);
     const ids = new Map<number, string>();
     for (const g of kept) {
