@@ -30,6 +30,7 @@ const SERVER_CASES = [
   'profile',
   'suppliers',
   'hub_lists',
+  'hub_pages',
   'cluster_lists',
   'cluster_members',
   'edge',
@@ -712,6 +713,14 @@ function casePaths(name, inputs, top, pairs) {
         (c) =>
           `/v1/companies/${q(c.vid)}/${c.count_suppliers >= c.count_customers ? 'suppliers' : 'customers'}/?limit=10`,
       );
+    case 'hub_pages':
+      // The same lists paged past their first 100 entries (which the server keeps) and filtered by
+      // confidence, as an analyst reads on through a hub's suppliers: each page is ordered from the
+      // whole list.
+      return top.flatMap((c, i) => {
+        const list = `/v1/companies/${q(c.vid)}/${c.count_suppliers >= c.count_customers ? 'suppliers' : 'customers'}/`;
+        return [`${list}?limit=10&offset=${100 + 10 * (i % 10)}`, `${list}?limit=10&confidence_score=0.5`];
+      });
     case 'cluster_lists':
       // The same lists grouped by cluster, as an analyst asks for a group's suppliers or customers.
       return top.map(
@@ -1242,7 +1251,9 @@ async function main() {
       let processes = 1;
       let top = [];
       if (
-        ['suppliers', 'hub_lists', 'cluster_lists', 'cluster_members'].some((c) => serverCases.includes(c))
+        ['suppliers', 'hub_lists', 'hub_pages', 'cluster_lists', 'cluster_members'].some((c) =>
+          serverCases.includes(c),
+        )
       ) {
         const page = await getJson(server, `/v1/companies/?limit=${TOP_COMPANIES}&include_subsidiaries=true`);
         top = page.results;
