@@ -2,11 +2,11 @@ import { WalkMemoryBuilder } from '../../src/store/walk-memory';
 import type { WalkMemory } from '../../src/store/walk-memory';
 
 /**
- * A hub `h` with `n` suppliers `s0`..`s<n-1>`, one relationship each. Confidences come in ten steps
- * so that many tie, the ids are not in the order of the suppliers, and every seventh relationship
- * has no confidence; every fifth has no date.
+ * A hub `h` with `n` suppliers `s0`..`s<n-1>`, one relationship each. Confidences come in `steps`
+ * steps (ten: many tie), the ids are not in the order of the suppliers, and every seventh
+ * relationship has no confidence; every fifth has no date.
  */
-function hub(n: number): WalkMemory {
+function hub(n: number, steps = 10): WalkMemory {
   const vids = ['h', ...Array.from({ length: n }, (_, i) => `s${i}`)];
   const builder = new WalkMemoryBuilder(vids, n);
   builder.addCompanies(
@@ -23,7 +23,7 @@ function hub(n: number): WalkMemory {
       s: i + 1,
       c: 0,
       edge_id: `e${(i * 7919) % 100_003}`,
-      confidence_score: i % 7 === 3 ? null : ((i * 37) % 10) / 10,
+      confidence_score: i % 7 === 3 ? null : ((i * 37) % steps) / steps,
       status_code: null,
       hs_codes: [],
       evidence_types: ['customs'],
@@ -70,6 +70,13 @@ describe('WalkMemory list pages', () => {
     // 2,571 relationships have a confidence: the third page is their last 71. Above every
     // confidence, past the end, and a page of none, there is nothing.
     expect(lengths).toEqual([11, 11, 71, 3, 11, 0, 0, 0]);
+  });
+
+  it('gives the same pages where few confidences tie', () => {
+    const fine = hub(3_000, 997);
+    for (const query of queries)
+      expect(fine.listRows('h', 'suppliers', query)).toEqual(wholeSort(fine, query));
+    expect(fine.listRows('h', 'suppliers', queries[1]!)).toHaveLength(11);
   });
 
   it('names only the relationships a page could show, not every one of a long list', () => {
