@@ -46,11 +46,6 @@ export interface RunningServer {
 }
 
 /**
- * Starts the service: opens the store (loading the demo dataset into an empty
- * one), makes sure an API key exists, starts loading or building the search index,
- * and listens without waiting for it (see `searchReady`).
- */
-/**
  * Turns V8's allocation-site pretenuring off for the process, before the server allocates much.
  * V8 allocates objects straight in the old generation once those made at the same place in the
  * code have outlived a few young collections. A first start builds its derived data from full
@@ -59,13 +54,18 @@ export interface RunningServer {
  * only a full collection frees them: at 1M companies the main heap grew to 1.1 GB in 15 s, and the
  * process to 3.6 GiB, while the point-read file was written. Without it the heap stayed under
  * 400 MB (bench/README.md, "Cold starts"). A serving process keeps little of what it allocates
- * per request, so it gains nothing from pretenuring. Applies to the worker threads too (V8's flags
- * are the process's).
+ * per request, so it has little to gain from pretenuring. The worker threads share the setting
+ * (V8's flags are the process's).
  */
 export function applyServingHeapSettings(): void {
   v8.setFlagsFromString('--no-allocation-site-pretenuring');
 }
 
+/**
+ * Starts the service: opens the store (loading the demo dataset into an empty
+ * one), makes sure an API key exists, starts loading or building the search index,
+ * and listens without waiting for it (see `searchReady`).
+ */
 export async function startServer(config: Config, log: Logger): Promise<RunningServer> {
   applyServingHeapSettings();
   fs.mkdirSync(config.dataDir, { recursive: true });

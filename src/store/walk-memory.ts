@@ -518,8 +518,7 @@ export class WalkMemory {
       picked.push(rel);
     }
     // Only the relationships as confident as the last one the page could show are named and ordered:
-    // on a hub, naming and ordering every one made thousands of strings a page (hundreds of MB while
-    // the list heads are built at 1M companies).
+    // on a hub, naming and ordering every one made thousands of strings for a page of ten.
     const floor = pageFloor(picked, c.confidence, query.offset + query.count);
     const ids = new Map<number, string>();
     for (const rel of picked) if (c.confidence[rel]! >= floor) ids.set(rel, this.edgeId(rel));
