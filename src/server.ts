@@ -52,7 +52,7 @@ export interface RunningServer {
  * reads of the store (the search index, the walks' memory, the point-read file: a row object per
  * company or relationship), and V8 then placed rows that die at once in the old generation, where
  * only a full collection frees them: at 1M companies the main heap grew to 1.1 GB in 15 s, and the
- * process to 3.6 GiB, while the point-read file was written. Without it the heap stayed under
+ * process to 3.5 GiB, while the point-read file was written. Without it the heap stayed under
  * 400 MB (bench/README.md, "Cold starts"). A serving process keeps little of what it allocates
  * per request, so it has little to gain from pretenuring. The worker threads share the setting
  * (V8's flags are the process's).

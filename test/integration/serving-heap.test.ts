@@ -4,7 +4,7 @@ import { startTestServer } from '../support/server';
 describe('a serving process', () => {
   it('turns allocation-site pretenuring off when it starts', async () => {
     // Pretenuring put the row objects of a first start's full reads straight in the old
-    // generation: 3.6 GiB at 1M companies against 2.9 without it (bench/README.md, "Cold starts").
+    // generation: 3.5 GiB at 1M companies against 2.8 without it (bench/README.md, "Cold starts").
     const flags = jest.spyOn(v8, 'setFlagsFromString');
     try {
       const t = await startTestServer({}, null);
