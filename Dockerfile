@@ -11,10 +11,14 @@ COPY web ./web
 RUN npm run build && npm prune --omit=dev
 
 FROM node:20-bookworm-slim AS runtime
+# MALLOC_ARENA_MAX: glibc gives each thread that allocates (the embedded engine's query
+# threads, the search threads) an arena of its own and keeps what is freed there; two
+# arenas held the 1M-company server some 600 MB smaller (README, Memory).
 ENV NODE_ENV=production \
     HOST=0.0.0.0 \
     PORT=8080 \
-    DATA_DIR=/data
+    DATA_DIR=/data \
+    MALLOC_ARENA_MAX=2
 WORKDIR /app
 COPY --from=build --chown=node:node /app/node_modules ./node_modules
 COPY --from=build --chown=node:node /app/dist ./dist

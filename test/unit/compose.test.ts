@@ -120,6 +120,12 @@ describe('Dockerfile', () => {
     expect(['root', '0']).not.toContain(user);
   });
 
+  it('limits the C library to two memory arenas in the image that serves', () => {
+    // Without it a server of 1M companies held some 600 MB more in per-thread arenas.
+    const runtime = dockerfile.slice(dockerfile.lastIndexOf('\nFROM '));
+    expect(runtime).toMatch(/^\s+MALLOC_ARENA_MAX=2\b/m);
+  });
+
   it('ships the query files, the GraphQL schema and the seeds the app reads at run time', () => {
     for (const dir of ['cypher', 'schema', 'seed'])
       expect(dockerfile).toMatch(new RegExp(`COPY .*${dir} \\./${dir}`));
