@@ -1,9 +1,9 @@
 import os from 'node:os';
 import fs from 'node:fs';
 import path from 'node:path';
-import v8 from 'node:v8';
 import type { Server } from 'node:http';
 import type { Config } from './config/env';
+import { turnPretenuringOff } from './heap-settings';
 import type { Logger } from './logger';
 import { buildSchema } from './graphql/schema';
 import { buildApp } from './http/app';
@@ -46,28 +46,12 @@ export interface RunningServer {
 }
 
 /**
- * Turns V8's allocation-site pretenuring off for the process, before the server allocates much.
- * V8 allocates objects straight in the old generation once those made at the same place in the
- * code have outlived a few young collections. A first start builds its derived data from full
- * reads of the store (the search index, the walks' memory, the point-read file: a row object per
- * company or relationship), and V8 then placed rows that die at once in the old generation, where
- * only a full collection frees them: at 1M companies the main heap grew to 1.1 GB in 15 s, and the
- * process to 3.5 GiB, while the point-read file was written. Without it the heap stayed under
- * 400 MB (bench/README.md, "Cold starts"). A serving process keeps little of what it allocates
- * per request, so it has little to gain from pretenuring. The worker threads share the setting
- * (V8's flags are the process's).
- */
-export function applyServingHeapSettings(): void {
-  v8.setFlagsFromString('--no-allocation-site-pretenuring');
-}
-
-/**
  * Starts the service: opens the store (loading the demo dataset into an empty
  * one), makes sure an API key exists, starts loading or building the search index,
  * and listens without waiting for it (see `searchReady`).
  */
 export async function startServer(config: Config, log: Logger): Promise<RunningServer> {
-  applyServingHeapSettings();
+  turnPretenuringOff();
   fs.mkdirSync(config.dataDir, { recursive: true });
   // Imports killed mid-way leave their staging files behind (earlier builds staged
   // CLI imports straight under DATA_DIR, so that is looked at too).

@@ -8,6 +8,7 @@ import type { TableName } from '../store/tables';
 import { processAlive } from '../store/file-io';
 import { stageImport } from './stage';
 import type { ImportProgress, RejectedRow, StageResult } from './stage-result';
+import { turnPretenuringOff } from '../heap-settings';
 
 export interface ImportOutcome {
   counts: Record<TableName, number>;
@@ -90,6 +91,7 @@ export async function importDirectory(
   },
 ): Promise<ImportOutcome> {
   if (!store && !opts.dryRun) throw new Error('an import that is not a dry run needs a store');
+  turnPretenuringOff();
   removeStaleStaging(opts.workDir);
   const stagingDir = path.join(opts.workDir, `staging-${process.pid}-${Date.now()}`);
   fs.mkdirSync(stagingDir, { recursive: true });
