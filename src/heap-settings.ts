@@ -8,8 +8,8 @@ import v8 from 'node:v8';
  * line of its files) made such places long-lived early on, and later rows made there, which die
  * at once, then filled the old generation, where only a full collection frees them. At 1M
  * companies a start with no derived files peaked at 3.5 GiB with it and 2.8 without (the main heap
- * grew to 1.1 GB in 15 s while the point-read file was written), and an import took 180 s of
- * wall time without it against 209–226 s (bench/README.md). Neither a server nor an import keeps
+ * grew to 1.1 GB in 15 s while the point-read file was written), and an import took 180–183 s of
+ * wall time without it against 192–226 s (bench/README.md). Neither a server nor an import keeps
  * much of what it allocates per request or per row, so neither has much to gain from
  * pretenuring. The worker threads share the setting (V8's flags are the process's).
  */

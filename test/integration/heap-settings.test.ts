@@ -7,7 +7,7 @@ import { startTestServer } from '../support/server';
 
 // Pretenuring put the row objects of a first start's full reads, and of an import's staging,
 // straight in the old generation: 3.5 GiB at 1M companies against 2.8 without it, and an import
-// 15–20% slower (bench/README.md, "Cold starts" and "Latest figures").
+// 5–20% slower (bench/README.md, "Cold starts" and "Latest figures").
 describe('allocation-site pretenuring', () => {
   let flags: jest.SpyInstance;
   beforeEach(() => {
