@@ -12,9 +12,8 @@ import { parseArgs } from 'node:util';
 import autocannon from 'autocannon';
 import neo4j from 'neo4j-driver';
 import { parse as parseCsv } from 'csv-parse';
-import { rssBytes } from './common.mjs';
 import pg from 'pg';
-import { freePort, settle, sleep } from './common.mjs';
+import { freePort, rssBytes, settle, sleep } from './common.mjs';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const CLI = path.join(ROOT, 'dist', 'src', 'cli', 'main.js');
@@ -689,6 +688,9 @@ async function getJson(server, pathAndQuery) {
 
 let currentCannon = null;
 
+/** The longer of a company's two lists: what makes it a hub. */
+const longerList = (c) => (c.count_suppliers >= c.count_customers ? 'suppliers' : 'customers');
+
 function casePaths(name, inputs, top, pairs) {
   const q = encodeURIComponent;
   switch (name) {
@@ -708,25 +710,18 @@ function casePaths(name, inputs, top, pairs) {
     case 'suppliers':
       return top.map((c) => `/v1/companies/${q(c.vid)}/suppliers/?limit=10`);
     case 'hub_lists':
-      // The longer of each company's two lists: what makes it a hub.
-      return top.map(
-        (c) =>
-          `/v1/companies/${q(c.vid)}/${c.count_suppliers >= c.count_customers ? 'suppliers' : 'customers'}/?limit=10`,
-      );
+      return top.map((c) => `/v1/companies/${q(c.vid)}/${longerList(c)}/?limit=10`);
     case 'hub_pages':
       // The same lists paged past their first 100 entries (which the server keeps) and filtered by
       // confidence, as an analyst reads on through a hub's suppliers: each page is ordered from the
       // whole list.
       return top.flatMap((c, i) => {
-        const list = `/v1/companies/${q(c.vid)}/${c.count_suppliers >= c.count_customers ? 'suppliers' : 'customers'}/`;
+        const list = `/v1/companies/${q(c.vid)}/${longerList(c)}/`;
         return [`${list}?limit=10&offset=${100 + 10 * (i % 10)}`, `${list}?limit=10&confidence_score=0.5`];
       });
     case 'cluster_lists':
       // The same lists grouped by cluster, as an analyst asks for a group's suppliers or customers.
-      return top.map(
-        (c) =>
-          `/v1/companies/${q(c.vid)}/${c.count_suppliers >= c.count_customers ? 'cluster_suppliers' : 'cluster_customers'}/?limit=10`,
-      );
+      return top.map((c) => `/v1/companies/${q(c.vid)}/cluster_${longerList(c)}/?limit=10`);
     case 'cluster_members':
       // The cluster of each of the same companies: its parent and first page of members.
       return top.map((c) => `/v1/clusters/${q(c.cid_id)}?limit=10`);
