@@ -3,9 +3,11 @@ import type { Logger } from '../logger';
 import { derivedState, oncePerGeneration } from './derived-state';
 import type { DerivedState, GenerationRead } from './derived-state';
 import type { CompanyProfile, EdgeRecord, Evidence } from '../domain/model';
-import { evidenceFromArray } from './mappers';
+import { evidenceFromArray, toEdge, toProfile } from './mappers';
 import type { Props } from './mappers';
-import { EVIDENCE_FIELDS } from './tables';
+import { EVIDENCE_FIELDS, STAGING_DELIMITER } from './tables';
+import type { TableName } from './tables';
+import { stagedRowDecoder } from './staging-file';
 import { readExactly, temporaryFor } from './file-io';
 import { fnv1a } from './string-hash';
 import { lowerBound } from './bisect';
@@ -14,9 +16,12 @@ import { lowerBound } from './bisect';
  * Version of the file's layout, in its header: a file of another layout
  * is not used, and the rows are read from the engine again. Layout 1 was a
  * SQLite database; layout 2 held the engine's rows as it returned them, which
- * every read then mapped.
+ * every read then mapped; layout 3 held mapped rows only. Layout 4 may hold a
+ * kind's rows as staged lines instead (see Footer.staged), which a build of
+ * layout 3 would take for JSON; a layout 3 file is still read.
  */
-const LAYOUT = 3;
+const LAYOUT = 4;
+const READABLE = [3, LAYOUT];
 
 /** First and last bytes of a point-read file. */
 const MAGIC = Buffer.from('tgpoint\0', 'latin1');
@@ -28,6 +33,8 @@ const TRAILER_BYTES = 16;
 /** The two kinds of record a point read asks for by key, and the column that holds the key. */
 const KEY_COLUMNS = { companies: 'vid', edges: 'edge_id' } as const;
 type Kind = keyof typeof KEY_COLUMNS;
+/** The staging table whose lines a kind's rows may be (see Footer.staged). */
+const STAGED_TABLES = { companies: 'Company', edges: 'Edge' } as const satisfies Record<Kind, TableName>;
 const KINDS = Object.keys(KEY_COLUMNS) as Kind[];
 
 /**
@@ -59,6 +66,13 @@ interface IndexPlace {
 interface Footer {
   key: string;
   indexes: Record<Kind, IndexPlace>;
+  /**
+   * The kinds whose rows are lines of an import's staging files (tables.ts), each with its
+   * columns, key first: an import writes them as it stages them (staged-point-file.ts), and a read
+   * decodes and maps its one row (stagedRowDecoder, toProfile, toEdge). The other kinds' rows are
+   * mapped records as JSON.
+   */
+  staged?: Partial<Record<Kind, string[]>>;
 }
 
 /**
@@ -71,15 +85,17 @@ interface Footer {
  * a binary search in an index held in memory (16 bytes a row) and one `pread`
  * of the record's JSON, on the calling thread.
  *
- * The file: a header (magic, layout), the rows as UTF-8 JSON one after the
+ * The file: a header (magic, layout), the rows as UTF-8 text one after the
  * other, then per kind the index (the key hashes in order, each row's offset
- * and length), then a JSON footer (the data's key, the indexes' places) and a
- * trailer (the footer's length, the magic). The stores write each engine row
- * through the same mapper as their own reads (toProfile, toEdge), so both
- * answer alike, and a read is then one JSON.parse: no identifiers, addresses or
- * evidence parsed a second time from the JSON text inside the row, no evidence
- * sorted, no dates checked (at 1M, the `pread` included, a profile read costs
- * about 7.2 microseconds instead of 9.1, an edge about 6.6 instead of 9.4).
+ * and length), then a JSON footer (the data's key, the indexes' places, the
+ * kinds kept as staged lines) and a trailer (the footer's length, the magic).
+ * The stores write each engine row through the same mapper as their own reads
+ * (toProfile, toEdge) as JSON, so both answer alike, and a read is then one
+ * JSON.parse: no identifiers, addresses or evidence parsed a second time from
+ * the JSON text inside the row, no evidence sorted, no dates checked (at 1M,
+ * the `pread` included, a profile read costs about 7.2 microseconds instead of
+ * 9.1, an edge about 6.6 instead of 9.4). An import keeps its edges' staging
+ * lines as they are instead (staged-point-file.ts), and a read maps its one row.
  */
 export class PointFile {
   /** Holds one row while it is decoded; grown when a row is longer. */
@@ -89,6 +105,8 @@ export class PointFile {
     private fd: number | null,
     private readonly indexes: Record<Kind, Index>,
     readonly counts: Record<Kind, number>,
+    /** Decoders of the kinds whose rows are staged lines (see Footer.staged). */
+    private readonly staged: Partial<Record<Kind, (fields: readonly string[]) => Props>>,
   ) {}
 
   /**
@@ -106,11 +124,14 @@ export class PointFile {
       }
       const indexes = {} as Record<Kind, Index>;
       const counts = {} as Record<Kind, number>;
+      const staged: Partial<Record<Kind, (fields: readonly string[]) => Props>> = {};
       for (const kind of KINDS) {
         indexes[kind] = readIndex(fd, footer.indexes[kind]);
         counts[kind] = footer.indexes[kind].count;
+        const columns = footer.staged?.[kind];
+        if (columns) staged[kind] = stagedRowDecoder(STAGED_TABLES[kind], checkKeyFirst(kind, columns));
       }
-      return new PointFile(fd, indexes, counts);
+      return new PointFile(fd, indexes, counts, staged);
     } catch (err) {
       fs.closeSync(fd);
       throw err;
@@ -119,7 +140,9 @@ export class PointFile {
 
   /** The profile of `vid`, or null. */
   company(vid: string): CompanyProfile | null {
-    return this.read('companies', vid) as CompanyProfile | null;
+    const row = this.read('companies', vid);
+    if (!row || !this.staged.companies) return row as CompanyProfile | null;
+    return toProfile(row);
   }
 
   /** The profiles of the companies of `vids` that it holds, in that order. */
@@ -137,28 +160,38 @@ export class PointFile {
 
   /** The edge `edgeId` with its evidence, or null (also when the file holds no edges). */
   edge(edgeId: string): EdgeRecord | null {
-    const stored = this.read('edges', edgeId) as StoredEdge | null;
-    if (!stored) return null;
+    const row = this.read('edges', edgeId);
+    if (!row) return null;
+    if (this.staged.edges) return toEdge(row);
+    const stored = row as unknown as StoredEdge;
     const edge = stored as unknown as EdgeRecord;
     edge.evidences = stored.evidences.map((item) => evidenceFromArray(item) as unknown as Evidence);
     return edge;
   }
 
+  /** The row of `key`: a mapped record, or a staged line's properties (see Footer.staged). */
   private read(kind: Kind, key: string): Props | null {
     const { hashes, offsets, lengths, shift } = this.indexes[kind];
+    const decode = this.staged[kind];
     const h = fnv1a(key) >>> shift;
     for (let i = lowerBound(hashes, h); i < hashes.length && hashes[i] === h; i++) {
-      const row = this.row(offsets[i]!, lengths[i]!);
+      const text = this.text(offsets[i]!, lengths[i]!);
+      if (decode) {
+        const fields = text.split(STAGING_DELIMITER);
+        if (fields[0] === key) return decode(fields);
+        continue;
+      }
+      const row = JSON.parse(text) as Props;
       if (row[KEY_COLUMNS[kind]] === key) return row;
     }
     return null;
   }
 
-  private row(offset: number, length: number): Props {
+  private text(offset: number, length: number): string {
     if (this.fd === null) throw new Error('point-read file closed');
     if (length > this.buffer.length) this.buffer = Buffer.allocUnsafe(length);
     readFully(this.fd, this.buffer, length, offset);
-    return JSON.parse(this.buffer.toString('utf8', 0, length)) as Props;
+    return this.buffer.toString('utf8', 0, length);
   }
 
   /** Once only: a descriptor closed twice could be another file's by then. */
@@ -317,6 +350,13 @@ function storedEdge(edge: EdgeRecord): StoredEdge {
   return { ...edge, evidences: edge.evidences.map((e) => EVIDENCE_FIELDS.map((f) => e[f])) };
 }
 
+/** The columns of a kind's staged lines, which must begin with its key. */
+function checkKeyFirst(kind: Kind, columns: readonly string[]): readonly string[] {
+  if (columns[0] !== KEY_COLUMNS[kind])
+    throw new Error(`staged ${kind} begin with ${columns[0]}, not ${KEY_COLUMNS[kind]}`);
+  return columns;
+}
+
 /** Fills `into[0, length)` from the point-read file at `position`. */
 function readFully(fd: number, into: Buffer, length: number, position: number): void {
   readExactly(fd, into, length, position, 'point-read file');
@@ -333,7 +373,7 @@ function readFooter(fd: number): Footer | null {
   readFully(fd, header, HEADER_BYTES, 0);
   if (header.toString('latin1') === SQLITE_HEADER) return null;
   if (!header.subarray(0, MAGIC.length).equals(MAGIC)) throw new Error('not a point-read file');
-  if (header.readUInt32LE(MAGIC.length) !== LAYOUT) return null;
+  if (!READABLE.includes(header.readUInt32LE(MAGIC.length))) return null;
   const trailer = Buffer.alloc(TRAILER_BYTES);
   readFully(fd, trailer, TRAILER_BYTES, size - TRAILER_BYTES);
   if (!trailer.subarray(8).equals(MAGIC)) throw new Error('point-read file cut short (no trailer)');
@@ -407,6 +447,8 @@ export class PointFileWriter {
   private readonly tmp: string;
   private fd: number | null;
   private readonly entries: Record<Kind, Entries> = { companies: new Entries(), edges: new Entries() };
+  /** The columns of the kinds written as staged lines (see Footer.staged). */
+  private readonly staged: Partial<Record<Kind, string[]>> = {};
   private chunk = Buffer.allocUnsafe(WRITE_CHUNK);
   private used = 0;
   /** Bytes in the file, the gathered ones included. */
@@ -433,21 +475,40 @@ export class PointFileWriter {
     this.add('edges', edges.map(storedEdge));
   }
 
+  /**
+   * One staged line of the kind's table (no line feed), whose fields are `columns`, the key first:
+   * kept as it is, and decoded and mapped by each read (see Footer.staged). A kind's rows are all
+   * staged lines of the same columns, or all mapped records.
+   */
+  addStagedLine(kind: 'companies' | 'edges', columns: readonly string[], line: string): void {
+    const held = this.staged[kind];
+    if (held === undefined) {
+      if (this.entries[kind].count > 0) throw new Error(`${kind} written as records and as staged lines`);
+      this.staged[kind] = [...checkKeyFirst(kind, columns)];
+    } else if (held.length !== columns.length || held.some((c, i) => c !== columns[i]))
+      throw new Error(`${kind} staged with other columns`);
+    const tab = line.indexOf(STAGING_DELIMITER);
+    this.put(kind, tab < 0 ? line : line.slice(0, tab), line);
+  }
+
   private add(kind: Kind, records: readonly (CompanyProfile | StoredEdge)[]): void {
-    const entries = this.entries[kind];
+    if (this.staged[kind]) throw new Error(`${kind} written as staged lines and as records`);
     for (const record of records) {
       const key = (record as unknown as Props)[KEY_COLUMNS[kind]];
-      // A row without its key maps to an empty one: nothing could ask for it.
-      if (typeof key !== 'string' || key === '') continue;
-      const text = JSON.stringify(record);
-      const length = Buffer.byteLength(text);
-      entries.push(fnv1a(key), this.size, length);
-      if (this.used + length > this.chunk.length) this.flush();
-      if (length > this.chunk.length) this.chunk = Buffer.allocUnsafe(length);
-      this.chunk.write(text, this.used);
-      this.used += length;
-      this.size += length;
+      if (typeof key === 'string') this.put(kind, key, JSON.stringify(record));
     }
+  }
+
+  private put(kind: Kind, key: string, text: string): void {
+    // A row without its key maps to an empty one: nothing could ask for it.
+    if (key === '') return;
+    const length = Buffer.byteLength(text);
+    this.entries[kind].push(fnv1a(key), this.size, length);
+    if (this.used + length > this.chunk.length) this.flush();
+    if (length > this.chunk.length) this.chunk = Buffer.allocUnsafe(length);
+    this.chunk.write(text, this.used);
+    this.used += length;
+    this.size += length;
   }
 
   /** Rows written so far, by kind. */
@@ -459,7 +520,11 @@ export class PointFileWriter {
   finish(key: string): void {
     const indexes = {} as Record<Kind, IndexPlace>;
     for (const kind of KINDS) indexes[kind] = this.writeIndex(this.entries[kind]);
-    const footer: Footer = { key, indexes };
+    const footer: Footer = {
+      key,
+      indexes,
+      ...(Object.keys(this.staged).length > 0 ? { staged: this.staged } : {}),
+    };
     const json = Buffer.from(JSON.stringify(footer), 'utf8');
     const trailer = Buffer.alloc(TRAILER_BYTES);
     trailer.writeUInt32LE(json.length, 0);

@@ -8,9 +8,8 @@ import type { SearchRow } from '../domain/search-row';
 import { loadQuery } from './cypher-files';
 import { toSearchRow } from './mappers';
 import type { Props } from './mappers';
-import { readStagingFile } from './staging-file';
+import { asLoaded, checkStagedHeader, readStagingFile } from './staging-file';
 import { STAGING_DELIMITER, TABLES, stagingFile } from './tables';
-import type { ColumnType } from './tables';
 
 /** Rows per batch, as the stores' own scans hand them out. */
 const BATCH_ROWS = 2_000;
@@ -25,19 +24,13 @@ export async function scanStagedSearchRows(
   onBatch: (rows: SearchRow[]) => void | Promise<void>,
   batchRows = BATCH_ROWS,
 ): Promise<void> {
-  const columns = TABLES.Company.columns;
   const decode = stagedSearchRowDecoder();
   let batch: SearchRow[] = [];
   const full: SearchRow[][] = [];
   await readStagingFile(
     path.join(stagingDir, stagingFile('Company')),
     (fields, line) => {
-      if (line === 1) {
-        const expected = columns.map(([name]) => name).join(',');
-        if (fields.join(',') !== expected)
-          throw new Error(`staged Company header is ${fields.join(',')}, not ${expected}`);
-        return;
-      }
+      if (line === 1) return checkStagedHeader('Company', fields);
       batch.push(decode(fields));
       if (batch.length >= batchRows) {
         full.push(batch);
@@ -81,26 +74,6 @@ export function decodeStagedCompanyLines(
   }
   if (p < text.length) throw new Error('staged Company lines end within a line');
   return rows;
-}
-
-/**
- * A staged field as the embedded engine gives it back: empty is null for scalars, numbers and
- * booleans as such; lists and JSON stay the text the engine keeps them as (the mappers read that text).
- */
-function asLoaded(text: string, type: ColumnType): unknown {
-  switch (type) {
-    case 'STRING[]':
-    case 'TEXT[]':
-    case 'JSON':
-      return text;
-    case 'INT64':
-    case 'DOUBLE':
-      return text === '' ? null : Number(text);
-    case 'BOOLEAN':
-      return text === '' ? null : text === 'true';
-    default:
-      return text === '' ? null : text;
-  }
 }
 
 /**

@@ -5,8 +5,9 @@
 import { createReadStream, existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { StringDecoder } from 'node:string_decoder';
-import { STAGING_DELIMITER, SUCCESS_MARKER } from './tables';
-import type { TableName } from './tables';
+import { STAGING_DELIMITER, SUCCESS_MARKER, TABLES } from './tables';
+import type { ColumnType, TableName } from './tables';
+import type { Props } from './mappers';
 
 /** Bytes read at a time: small enough for the decoded text to stay a young-generation string. */
 const READ_CHUNK_BYTES = 1 << 16;
@@ -72,4 +73,52 @@ export function stagedCounts(stagingDir: string): Partial<Record<TableName, numb
   return (
     (JSON.parse(readFileSync(marker, 'utf8')) as { counts?: Partial<Record<TableName, number>> }).counts ?? {}
   );
+}
+
+/** Throws unless `fields`, a staging file's first line, name the columns of `table` in order. */
+export function checkStagedHeader(table: TableName, fields: readonly string[]): void {
+  const expected = TABLES[table].columns.map(([name]) => name).join(',');
+  if (fields.join(',') !== expected)
+    throw new Error(`staged ${table} header is ${fields.join(',')}, not ${expected}`);
+}
+
+/**
+ * A staged field as the embedded engine gives it back: empty is null for scalars, numbers and
+ * booleans as such; lists and JSON stay the text the engine keeps them as (the mappers read that text).
+ */
+export function asLoaded(text: string, type: ColumnType): unknown {
+  switch (type) {
+    case 'STRING[]':
+    case 'TEXT[]':
+    case 'JSON':
+      return text;
+    case 'INT64':
+    case 'DOUBLE':
+      return text === '' ? null : Number(text);
+    case 'BOOLEAN':
+      return text === '' ? null : text === 'true';
+    default:
+      return text === '' ? null : text;
+  }
+}
+
+/**
+ * A decoder of staged rows of `table` whose fields are the columns `names`, in that order, into
+ * properties as the embedded engine gives them back (asLoaded); throws for a name the table lacks.
+ */
+export function stagedRowDecoder(
+  table: TableName,
+  names: readonly string[],
+): (fields: readonly string[]) => Props {
+  const typeOf = new Map<string, ColumnType>(TABLES[table].columns);
+  const types = names.map((name) => {
+    const type = typeOf.get(name);
+    if (type === undefined) throw new Error(`the ${table} table has no column ${name}`);
+    return type;
+  });
+  return (fields) => {
+    const row: Props = {};
+    for (let i = 0; i < names.length; i++) row[names[i]!] = asLoaded(fields[i] ?? '', types[i]!);
+    return row;
+  };
 }

@@ -8,6 +8,7 @@ import {
   writePointFile,
 } from '../../src/store/point-file';
 import { toEdge, toProfile } from '../../src/store/mappers';
+import { TABLES } from '../../src/store/tables';
 import { tempDir } from '../support/paths';
 
 /** Two vids whose FNV-1a hashes are equal, so the index holds one value twice. */
@@ -139,6 +140,89 @@ describe('PointFile', () => {
     whole.writeUInt32LE(2, 8);
     fs.writeFileSync(file, whole);
     expect(PointFile.open(file, 'k1')).toBeNull();
+  });
+
+  it('still reads a file of layout 3, which held mapped rows only', () => {
+    const w = new PointFileWriter(file);
+    w.addCompanies([company(1)]);
+    w.finish('k1');
+    const whole = fs.readFileSync(file);
+    expect(whole.readUInt32LE(8)).toBe(4);
+    whole.writeUInt32LE(3, 8);
+    fs.writeFileSync(file, whole);
+    const f = PointFile.open(file, 'k1')!;
+    expect(f.company('v1')).toEqual(company(1));
+    f.close();
+  });
+
+  it('keeps staged lines as they are, and maps the one row a read asks for', () => {
+    const companyColumns = TABLES.Company.columns.map(([name]) => name);
+    const edgeColumns = TABLES.Edge.columns.map(([name]) => name);
+    /** A staged line of `table` with the given fields, the others empty. */
+    const line = (columns: string[], fields: Record<string, string>) =>
+      columns.map((c) => fields[c] ?? '').join('\t');
+    const acme = {
+      vid: 'acme',
+      name: 'Acme, Zürich 株式会社',
+      count_suppliers: '12',
+      is_public: 'true',
+      incorporation_date: '2001-02-03T00:00:00.000Z',
+      domains: '[acme.example,acme.test]',
+      aliases: '[A%2CB,100%25]',
+      identifiers: JSON.stringify([
+        { type: 'vat', value: 'V1' },
+        { type: 'lei', value: 'L1' },
+      ]),
+    };
+    const edge = {
+      edge_id: 'e9',
+      supplier_id: 'acme',
+      customer_id: 'v2',
+      confidence_score: '0.75',
+      latest_edge_date: '2024-01-02T00:00:00.000Z',
+      hs_codes: '[8482]',
+      evidences: JSON.stringify([
+        ['ev1', '2023-05-06', 'news', null, null, 2, true, null, null, null, null],
+        ['ev2', '2024-01-02', 'customs', null, null, null, null, null, null, null, '2024-01-03'],
+      ]),
+    };
+    const w = new PointFileWriter(file);
+    w.addStagedLine('companies', companyColumns, line(companyColumns, acme));
+    w.addStagedLine('companies', companyColumns, line(companyColumns, { vid: 'bare' }));
+    w.addStagedLine('edges', edgeColumns, line(edgeColumns, edge));
+    w.addStagedLine('companies', companyColumns, line(companyColumns, { vid: '' }));
+    expect(() => w.addCompanies([company(1)])).toThrow('as staged lines and as records');
+    expect(() => w.addStagedLine('edges', companyColumns, 'x')).toThrow('other columns');
+    expect(w.written).toEqual({ companies: 2, edges: 1 });
+    w.finish('k1');
+    const f = PointFile.open(file, 'k1')!;
+    try {
+      // As the mappers make the engine's row of the loaded line: numbers, booleans and lists decoded.
+      const asEngine = { ...acme, count_suppliers: 12, is_public: true };
+      expect(f.company('acme')).toEqual(toProfile(asEngine));
+      expect(f.company('acme')).toMatchObject({
+        aliases: ['A,B', '100%'],
+        domains: ['acme.example', 'acme.test'],
+        identifiers: [
+          { type: 'lei', value: 'L1' },
+          { type: 'vat', value: 'V1' },
+        ],
+        incorporation_date: '2001-02-03T00:00:00.000Z',
+      });
+      expect(f.company('bare')).toEqual(toProfile({ vid: 'bare' }));
+      expect(f.edge('e9')).toEqual(toEdge({ ...edge, confidence_score: 0.75 }));
+      expect(f.edge('e9')?.evidences.map((e) => e.id)).toEqual(['ev2', 'ev1']);
+      expect(f.company('e9')).toBeNull();
+      expect(f.company('acm')).toBeNull();
+    } finally {
+      f.close();
+    }
+
+    const other = new PointFileWriter(path.join(dir, 'other.point-reads'));
+    expect(() => other.addStagedLine('edges', ['supplier_id', 'edge_id'], 'x\ty')).toThrow(
+      'begin with supplier_id',
+    );
+    other.abort();
   });
 
   it('refuses a file that is cut short or not a point-read file', () => {
