@@ -85,7 +85,8 @@ const schema = z.object({
    * A server on Neo4j answers company profiles, edges with their evidence and list counterparts
    * from a point-read file (as EMBEDDED_POINT_READS does) written in DATA_DIR from one streamed
    * read of every profile and edge, after the walk memory's read, after start and after every
-   * import it sees; a restart on the same data opens it. Like the search index and the read
+   * import it sees, unless the import wrote it (every import does, from its staging files, into
+   * the DATA_DIR it runs with); a restart on the same data opens it. Like the search index and the read
    * cache, it follows the generation the server has seen: an import by another instance shows
    * at the next poll (NEO4J_GENERATION_POLL_S). Until the file is there, Neo4j answers.
    */
@@ -148,19 +149,24 @@ const schema = z.object({
   /**
    * A server on the embedded store answers profiles, list counterparts and the companies
    * of paths, and edges with EMBEDDED_POINT_READS_EDGES, from a file written beside the
-   * graph after every import (`<generation>.point-reads`, kept for the next start)
-   * instead of one engine query each.
+   * graph (`<generation>.point-reads`, kept for the next start) instead of one engine query
+   * each. Every import writes it from its staging files while the engine loads them (the
+   * CLI's too, for the servers on its DATA_DIR); a server that finds none reads it from the
+   * engine in the background.
    */
   EMBEDDED_POINT_READS: bool.default(true),
   /**
    * The point-read file holds the edges with their evidence too, so an edge read is a file
    * read rather than an engine query: at 1M companies it took edge reads from a third of
    * /healthz's rate to about 0.6 (bench/README.md). The price, at 1M companies: the file is
-   * 4.5 GB instead of 1.1 GB, and writing it after an import takes about 2.5 minutes in the
-   * background instead of 30 s (the engine reads the whole evidence column for each range of
-   * edges it returns). Edges are read from the engine until the file is there, or always when
-   * this is false. Turning it off keeps a file written with the edges (its companies serve as
-   * before); turning it on writes the file again.
+   * 3.2 GB instead of 1.1 GB, and the import writes it in about 60 s beside the load (the
+   * companies alone took 26-28 s outside an import); it keeps the edges' staged rows, and a read
+   * maps its one row, about 10 microseconds more than reading a mapped one. A server that reads the file from the engine instead (after
+   * a seed, or a lost file) writes mapped rows, 4.7 GB, in four to six minutes rather than 30 s:
+   * the engine reads the whole evidence column for each range of edges it returns. Edges are
+   * read from the engine until the file is there, or always when this is false. Turning it off
+   * keeps a file written with the edges (its companies serve as before); turning it on writes
+   * the file again.
    */
   EMBEDDED_POINT_READS_EDGES: bool.default(true),
   /** Connections the embedded adapter keeps open for concurrent queries. */

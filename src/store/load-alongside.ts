@@ -21,3 +21,17 @@ export async function runLoadAlongside(
       logger?.warn({ err }, 'could not prepare derived data while loading; it is derived later');
   }
 }
+
+/**
+ * The works given (undefined ones left out) run at once as one, which ends when every one of them
+ * has: a failure of one does not stop the others, and the first failure is the whole's.
+ */
+export function together(...works: (LoadAlongside | undefined)[]): LoadAlongside | undefined {
+  const given = works.filter((w): w is LoadAlongside => w !== undefined);
+  if (given.length <= 1) return given[0];
+  return async (stagingDir, derivedFile, signal) => {
+    const ended = await Promise.allSettled(given.map((w) => w(stagingDir, derivedFile, signal)));
+    const failed = ended.find((e): e is PromiseRejectedResult => e.status === 'rejected');
+    if (failed) throw failed.reason;
+  };
+}

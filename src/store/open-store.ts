@@ -33,6 +33,8 @@ export function neo4jStore(
     derivedDir: config.dataDir,
     walkMemory: serving && config.NEO4J_WALK_MEMORY ? 'background' : 'off',
     pointFile: serving && config.NEO4J_POINT_READS ? 'background' : 'off',
+    // Any import writes it for the servers that read it, the CLI's too.
+    pointFileAtImport: config.NEO4J_POINT_READS,
     logger: log.child({ module: 'store' }),
   });
 }
@@ -41,7 +43,7 @@ export function neo4jStore(
  * The embedded adapter on DATA_DIR/graph (not yet opened). `serving`: the store of a
  * server, which holds the relationships in memory for tier walks when EMBEDDED_WALK_MEMORY
  * says so and answers point reads from a file when EMBEDDED_POINT_READS does; a command
- * that opens the store for a moment does neither.
+ * that opens the store for a moment does neither, but its imports write that file.
  */
 export function embeddedStore(
   config: Config,
@@ -57,6 +59,8 @@ export function embeddedStore(
     walkMemory: serving && config.EMBEDDED_WALK_MEMORY ? 'background' : 'off',
     pointFile: serving && config.EMBEDDED_POINT_READS ? 'background' : 'off',
     pointFileEdges: config.EMBEDDED_POINT_READS_EDGES,
+    // Any import writes it for the servers that read it, the CLI's too.
+    pointFileAtImport: config.EMBEDDED_POINT_READS,
     logger: log.child({ module: 'store' }),
   });
 }

@@ -9,8 +9,9 @@ import { CompanySearchIndex } from '../../src/search/company-search';
 import { SEARCH_INDEX_NAME, SearchIndexHolder } from '../../src/search/search-index-holder';
 import { EmbeddedGraphStore } from '../../src/store/embedded/embedded.store';
 import type { Neo4jGraphStore } from '../../src/store/neo4j/neo4j.store';
+import { PointFile } from '../../src/store/point-file';
 import { scanStagedSearchRows } from '../../src/store/staged-search-rows';
-import { companyRow, toCsv } from '../support/factories';
+import { companyRow, csvColumn, toCsv } from '../support/factories';
 import { ROOT, tempDir } from '../support/paths';
 import {
   NEO4J_HINT,
@@ -232,6 +233,57 @@ if (neo4jAvailability() === null) {
         expect(lines.slice(before).map((l) => l.msg)).toContain(
           'another change raised the generation during the import: the servers derive its data afresh',
         );
+      });
+    });
+
+    describe('the point-read file written beside the load', () => {
+      let dir: string;
+      let input: string;
+      let importer: Neo4jGraphStore;
+      const { log, lines } = recordingLogger();
+      log.level = 'info';
+      beforeAll(async () => {
+        dir = tempDir('neo4j-import-points');
+        input = path.join(dir, 'dataset');
+        await generateDataset({ companies: 200, seed: 12, outDir: input });
+        importer = await openNeo4jStore(target, {
+          derivedDir: dir,
+          importBatchSize: 500,
+          pointFileAtImport: true,
+          logger: log,
+        });
+      });
+      afterAll(async () => {
+        await importer?.close();
+        fs.rmSync(dir, { recursive: true, force: true });
+      });
+
+      it('holds every profile and edge as Neo4j gives it, and a server opens it instead of reading them', async () => {
+        await importDirectory(importer, input, { workDir: dir, log });
+        const saved = importer.derivedDataFile('point-reads')!;
+        expect(fs.readdirSync(dir).filter((f) => f.endsWith('.import'))).toEqual([]);
+        const file = PointFile.open(saved.file, saved.key);
+        expect(file).not.toBeNull();
+        const vids = csvColumn(path.join(input, 'companies.csv'), 'vid');
+        const edgeIds = csvColumn(path.join(input, 'relationships.csv'), 'edge_id');
+        try {
+          expect(file!.counts).toEqual({ companies: 200, edges: edgeIds.length });
+          // The importer reads nothing from the file: every answer below is Neo4j's.
+          for (const vid of vids) expect(file!.company(vid)).toEqual(await importer.getCompany(vid));
+          for (const id of edgeIds) expect(file!.edge(id)).toEqual(await importer.getEdge(id));
+        } finally {
+          file!.close();
+        }
+        const before = lines.length;
+        const server = await openNeo4jStore(target, { derivedDir: dir, pointFile: 'wait', logger: log });
+        try {
+          expect(await server.getCompany(vids[0]!)).toEqual(await importer.getCompany(vids[0]!));
+          const msgs = lines.slice(before).map((l) => l.msg);
+          expect(msgs).toContain('point-read file opened');
+          expect(msgs).not.toContain('point-read file written');
+        } finally {
+          await server.close();
+        }
       });
     });
 

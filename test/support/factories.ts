@@ -1,5 +1,6 @@
 import fs from 'node:fs';
 import path from 'node:path';
+import { parse } from 'csv-parse/sync';
 import type {
   CompanyCore,
   CompanyProfile,
@@ -260,6 +261,11 @@ export function toCsv(rows: ImportRow[]): string {
   for (const r of rows) for (const k of Object.keys(r)) if (!columns.includes(k)) columns.push(k);
   const lines = [columns.join(','), ...rows.map((r) => columns.map((c) => csvCell(r[c])).join(','))];
   return `${lines.join('\n')}\n`;
+}
+
+/** One column of a CSV file with a header row (an import file), top to bottom. */
+export function csvColumn(file: string, name: string): string[] {
+  return parse<Record<string, string>>(fs.readFileSync(file, 'utf8'), { columns: true }).map((r) => r[name]!);
 }
 
 /**

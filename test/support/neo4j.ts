@@ -177,7 +177,10 @@ function holderIsGone(dir: string): boolean {
 export async function openNeo4jStore(
   t: Neo4jTarget,
   options: Partial<
-    Pick<Neo4jStoreOptions, 'derivedDir' | 'walkMemory' | 'pointFile' | 'importBatchSize' | 'logger'>
+    Pick<
+      Neo4jStoreOptions,
+      'derivedDir' | 'walkMemory' | 'pointFile' | 'pointFileAtImport' | 'importBatchSize' | 'logger'
+    >
   > = {},
 ): Promise<Neo4jGraphStore> {
   const store = new Neo4jGraphStore({

@@ -41,7 +41,8 @@ import {
 import { PointReads, engineClusterRows, relationshipListQuery } from '../point-reads';
 import { domicileSpellings, needsStepWalk, stepParams, walkBySteps } from '../step-walk';
 import { stagedCounts } from '../staging-file';
-import { runLoadAlongside } from '../load-alongside';
+import { runLoadAlongside, together } from '../load-alongside';
+import { pointFileAlongside } from '../staged-point-file';
 import { LOAD_ORDER, STAGING_DELIMITER, stagingFile } from '../tables';
 import type { TableName } from '../tables';
 import { ConnectionPool } from './connection-pool';
@@ -91,6 +92,13 @@ export interface EmbeddedStoreOptions {
    * make the file 4.5 GB instead of 1.1 GB and its writing about 140 s instead of 30 s.
    */
   pointFileEdges?: boolean;
+  /**
+   * Whether an import writes the point-read file (with the edges as `pointFileEdges` says) from its
+   * staging files while the engine loads them, so that the store serving the new data opens it
+   * instead of reading it from the engine (default false; the CLI and servers take
+   * EMBEDDED_POINT_READS, as the servers that read the file do).
+   */
+  pointFileAtImport?: boolean;
   logger?: Logger;
 }
 
@@ -167,6 +175,10 @@ const DERIVE_BATCH = 200;
 const WALK_MEMORY_FILE = 'walk-memory';
 /** The point-read file beside its graph generation (see derivedDataFile). */
 const POINT_FILE = 'point-reads';
+
+/** A file written with or without the edges is another file's worth of rows: part of its key. */
+const pointFileKey = (dataKey: string, edges: boolean) =>
+  `${dataKey}#${edges ? 'companies+edges' : 'companies'}`;
 /**
  * Rows per range query of the point-read file, by kind. The engine holds a query's result whole, and
  * reads every returned column of the whole table whatever the range (the range is a filter, not a
@@ -328,8 +340,7 @@ export class EmbeddedGraphStore implements GraphStore {
     const derived = this.derivedDataFile(POINT_FILE);
     if (!derived) return null;
     const withEdges = this.options.pointFileEdges ?? false;
-    // A file written with or without the edges is another file's worth of rows: part of the key.
-    const keyOf = (edges: boolean) => `${derived.key}#${edges ? 'companies+edges' : 'companies'}`;
+    const keyOf = (edges: boolean) => pointFileKey(derived.key, edges);
     const saved = { file: derived.file, key: keyOf(withEdges) };
     // The walks' memory reads every relationship too: one full read at a time spares the engine's buffer pool.
     if (this.memoryRead?.generation === generation) await this.memoryRead.done;
@@ -828,8 +839,14 @@ export class EmbeddedGraphStore implements GraphStore {
     // The engine loads on threads of its own; this thread is free for the work alongside meanwhile.
     const loadFailed = new AbortController();
     // Generation `next` has no seeds yet (its files were just removed): its derived files' keys hold.
+    const edges = this.options.pointFileEdges ?? false;
     const besides = runLoadAlongside(
-      alongside,
+      together(
+        alongside,
+        this.options.pointFileAtImport
+          ? pointFileAlongside(POINT_FILE, (key) => pointFileKey(key, edges), edges, this.options.logger)
+          : undefined,
+      ),
       stagingDir,
       (name) => this.derivedFileOf(next, name),
       loadFailed.signal,

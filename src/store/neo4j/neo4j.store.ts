@@ -28,7 +28,8 @@ import type {
   DerivedFileOf,
   LoadAlongside,
 } from '../graph-store';
-import { runLoadAlongside } from '../load-alongside';
+import { runLoadAlongside, together } from '../load-alongside';
+import { pointFileAlongside } from '../staged-point-file';
 import {
   int,
   str,
@@ -148,6 +149,13 @@ export interface Neo4jStoreOptions extends Neo4jConnectionOptions {
    * it is there; `wait` makes a point read wait for it (tests).
    */
   pointFile?: PointFileMode;
+  /**
+   * Whether an import writes that file from its staging files while it loads them, under the key
+   * the database will have once the import raises its generation (see nextDerived), so that the
+   * servers under `derivedDir` open it instead of reading every profile and edge back (default
+   * false; the CLI and servers take NEO4J_POINT_READS).
+   */
+  pointFileAtImport?: boolean;
 }
 
 /** The walks' memory and the database generation it was read at. */
@@ -630,10 +638,17 @@ export class Neo4jGraphStore implements GraphStore {
       SUPPLIES: this.query('import/upsert-supplies'),
       CLUSTER_SUPPLIES: this.query('import/upsert-cluster-supplies'),
     };
-    const next = alongside ? await this.nextDerived() : null;
+    // The file holds the edges too, under the data's own key (see writePoints).
+    const work = together(
+      alongside,
+      this.options.pointFileAtImport
+        ? pointFileAlongside(POINT_FILE, (key) => key, true, this.options.logger)
+        : undefined,
+    );
+    const next = work ? await this.nextDerived() : null;
     const loadFailed = new AbortController();
     const besides = next
-      ? runLoadAlongside(alongside, stagingDir, next.fileOf, loadFailed.signal, this.options.logger)
+      ? runLoadAlongside(work, stagingDir, next.fileOf, loadFailed.signal, this.options.logger)
       : Promise.resolve();
     try {
       const result = await importIntoNeo4j(this.exec, upserts, readScript('import/prune'), stagingDir, {
