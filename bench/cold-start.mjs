@@ -10,13 +10,10 @@
 // once (deleted at the end); the derived files kept are hard-linked into it (the server replaces
 // a derived file by renaming a new one over it, never writes into it), so the store of
 // bench/run.mjs is never written. Results go to bench/results/cold-start-<timestamp>.json.
-import { spawn } from 'node:child_process';
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
-import { CLI, ROOT, freePort, parseArgs, rssBytes, sleep, writeResults } from './common.mjs';
+import { CLI, ROOT, parseArgs, serveUntilSettled, writeResults } from './common.mjs';
 
-const KEY = 'tiergraph-bench-key-000000000000';
 const DERIVED = ['search-index', 'point-reads', 'walk-memory'];
 const args = parseArgs();
 const dataDir = path.resolve(args['data-dir'] ?? path.join(ROOT, 'bench', 'data'));
@@ -43,124 +40,26 @@ if (missing.length)
     `${graphDir} lacks ${missing.join(', ')}: start a server on it once (bench/run.mjs) so every derived file is there to remove`,
   );
 
-async function getJson(url) {
-  try {
-    const r = await fetch(url, { headers: { 'X-SERVICE-KEY': KEY }, signal: AbortSignal.timeout(5000) });
-    return { status: r.status, body: await r.json().catch(() => null) };
-  } catch {
-    return { status: 0, body: null };
-  }
-}
-
-/** The first company of the dataset (its second line's first field). */
-function firstVid() {
-  const fd = fs.openSync(path.join(dataDir, 'dataset', 'companies.csv'), 'r');
-  try {
-    const head = Buffer.alloc(64 * 1024);
-    const text = head.subarray(0, fs.readSync(fd, head, 0, head.length, 0)).toString('utf8');
-    const vid = text.split('\n')[1]?.split(',')[0];
-    if (!vid) throw new Error('no company in companies.csv');
-    return vid;
-  } finally {
-    fs.closeSync(fd);
-  }
-}
-
-/** One start with `removed` missing: when each derived state first read ready, the RSS peak, the log. */
+/** One start with `removed` missing (see serveUntilSettled), and the derived files it left. */
 async function start(work, removed) {
   const graph = path.join(work, 'store', 'graph');
   for (const f of fs.readdirSync(graph))
     if (f !== 'CURRENT' && f !== current) fs.rmSync(path.join(graph, f), { force: true });
   for (const kind of DERIVED)
     if (!removed.includes(kind)) fs.linkSync(derivedFile(graphDir, kind), derivedFile(graph, kind));
-  const port = await freePort();
-  const base = `http://127.0.0.1:${port}`;
-  const started = performance.now();
-  const at = () => Math.round(performance.now() - started) / 1000;
-  const child = spawn(process.execPath, [cli, 'serve'], {
-    env: {
-      ...process.env,
-      DATA_DIR: path.join(work, 'store'),
-      STORE: 'embedded',
-      PORT: String(port),
-      HOST: '127.0.0.1',
-      API_KEYS: KEY,
-      API_KEY_HEADER: 'X-SERVICE-KEY',
-      SEED_DEMO: 'false',
-      LOG_LEVEL: 'warn',
-      READ_CACHE_ENTRIES: '0',
-    },
-    stdio: ['ignore', 'pipe', 'pipe'],
+  const r = await serveUntilSettled({
+    cli,
+    dataDir: path.join(work, 'store'),
+    datasetDir: path.join(dataDir, 'dataset'),
+    settleS,
   });
-  const warnings = [];
-  let tail = '';
-  const onLog = (d) => {
-    tail = (tail + d).slice(-4000);
-    for (const line of String(d).split('\n')) {
-      if (!line.trim()) continue;
-      let entry;
-      try {
-        entry = JSON.parse(line);
-      } catch {
-        entry = { level: 50, msg: line };
-      }
-      if ((entry.level ?? 0) >= 40 && warnings.length < 20)
-        warnings.push({ at: at(), level: entry.level, msg: entry.msg, err: entry.err?.message });
-    }
-  };
-  child.stdout.on('data', onLog);
-  child.stderr.on('data', onLog);
-  let exited = null;
-  child.on('exit', (code, signal) => (exited = { code, signal }));
-  let rssPeak = 0;
-  let readyAt = null;
-  const firstSeen = {};
-  let derived = {};
-  try {
-    for (;;) {
-      if (exited) throw new Error(`server exited (${JSON.stringify(exited)}): ${tail}`);
-      rssPeak = Math.max(rssPeak, rssBytes(child.pid) ?? 0);
-      const r = await getJson(`${base}/readyz`);
-      if (r.status === 200 && readyAt === null) readyAt = at();
-      derived = r.body?.derived ?? derived;
-      for (const [k, state] of Object.entries(derived)) {
-        const key = `${k}:${state}`;
-        if (!(key in firstSeen)) firstSeen[key] = at();
-      }
-      const building = Object.values(derived).includes('building');
-      if ((readyAt !== null && !building) || at() > settleS) break;
-      await sleep(1000);
-    }
-    const settledAt = at();
-    const vid = firstVid();
-    const checks = {
-      search: (await getJson(`${base}/v1/companies/?name=precision`)).status,
-      profile: (await getJson(`${base}/v1/companies/${vid}/`)).status,
-      suppliers: (await getJson(`${base}/v1/companies/${vid}/suppliers/?limit=10`)).status,
-    };
-    rssPeak = Math.max(rssPeak, rssBytes(child.pid) ?? 0);
-    const written = Object.fromEntries(
-      DERIVED.map((k) => [
-        k,
-        fs.existsSync(derivedFile(graph, k)) ? fs.statSync(derivedFile(graph, k)).size : null,
-      ]),
-    );
-    return {
-      removed,
-      readyS: readyAt,
-      settledS: settledAt,
-      derived,
-      firstSeen,
-      rssPeakMiB: Math.round(rssPeak / 2 ** 20),
-      checks,
-      written,
-      warnings,
-    };
-  } finally {
-    child.kill('SIGTERM');
-    for (let i = 0; i < 300 && !exited; i++) await sleep(100);
-    if (!exited) child.kill('SIGKILL');
-  }
+  const written = Object.fromEntries(
+    DERIVED.map((k) => [
+      k,
+      fs.existsSync(derivedFile(graph, k)) ? fs.statSync(derivedFile(graph, k)).size : null,
+    ]),
+  );
+  return { removed, ...r, written };
 }
 
 async function main() {

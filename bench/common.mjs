@@ -1,8 +1,9 @@
 // What the benchmark scripts share: where the repository and the built CLI are,
-// their `--name value` arguments, the median, a free loopback port, a pause, a process's RSS, profile reads
-// alongside a batch of exports, the saved search index of a data dir (and loading it with this
+// their `--name value` arguments, the median, a free loopback port, a pause, a process's RSS, a
+// server started and watched until it has derived everything, profile reads alongside a batch of exports, the saved search index of a data dir (and loading it with this
 // build), writing results.
 import autocannon from 'autocannon';
+import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import { createRequire } from 'node:module';
 import net from 'node:net';
@@ -74,6 +75,125 @@ export async function settle(base, { minS = 0, maxS = 600, onPoll = () => {} } =
     await sleep(1000);
   }
   return { derived, seconds: waited() };
+}
+
+/** The key bench servers are started with. */
+const SERVE_KEY = 'tiergraph-bench-key-000000000000';
+
+async function getJson(url) {
+  try {
+    const r = await fetch(url, {
+      headers: { 'X-SERVICE-KEY': SERVE_KEY },
+      signal: AbortSignal.timeout(5000),
+    });
+    return { status: r.status, body: await r.json().catch(() => null) };
+  } catch {
+    return { status: 0, body: null };
+  }
+}
+
+/** The first company of a dataset (its companies.csv's second line's first field). */
+function firstVid(datasetDir) {
+  const fd = fs.openSync(path.join(datasetDir, 'companies.csv'), 'r');
+  try {
+    const head = Buffer.alloc(64 * 1024);
+    const text = head.subarray(0, fs.readSync(fd, head, 0, head.length, 0)).toString('utf8');
+    const vid = text.split('\n')[1]?.split(',')[0];
+    if (!vid) throw new Error('no company in companies.csv');
+    return vid;
+  } finally {
+    fs.closeSync(fd);
+  }
+}
+
+/**
+ * Starts the built server `cli` on the embedded store in `dataDir` (read cache off) and watches it
+ * until nothing is building in the background, at most `settleS` seconds: when /readyz first
+ * answered 200, when each derived state was first seen, the largest RSS (sampled every second),
+ * what it logged at warn level or above; then asks a search, a profile and a first supplier page of
+ * the dataset's first company once, and stops it.
+ */
+export async function serveUntilSettled({ cli, dataDir, datasetDir, settleS }) {
+  const port = await freePort();
+  const base = `http://127.0.0.1:${port}`;
+  const started = performance.now();
+  const at = () => Math.round(performance.now() - started) / 1000;
+  const child = spawn(process.execPath, [cli, 'serve'], {
+    env: {
+      ...process.env,
+      DATA_DIR: dataDir,
+      STORE: 'embedded',
+      PORT: String(port),
+      HOST: '127.0.0.1',
+      API_KEYS: SERVE_KEY,
+      API_KEY_HEADER: 'X-SERVICE-KEY',
+      SEED_DEMO: 'false',
+      LOG_LEVEL: 'warn',
+      READ_CACHE_ENTRIES: '0',
+    },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  const warnings = [];
+  let tail = '';
+  const onLog = (d) => {
+    tail = (tail + d).slice(-4000);
+    for (const line of String(d).split('\n')) {
+      if (!line.trim()) continue;
+      let entry;
+      try {
+        entry = JSON.parse(line);
+      } catch {
+        entry = { level: 50, msg: line };
+      }
+      if ((entry.level ?? 0) >= 40 && warnings.length < 20)
+        warnings.push({ at: at(), level: entry.level, msg: entry.msg, err: entry.err?.message });
+    }
+  };
+  child.stdout.on('data', onLog);
+  child.stderr.on('data', onLog);
+  let exited = null;
+  child.on('exit', (code, signal) => (exited = { code, signal }));
+  let rssPeak = 0;
+  let readyAt = null;
+  const firstSeen = {};
+  let derived = {};
+  try {
+    for (;;) {
+      if (exited) throw new Error(`server exited (${JSON.stringify(exited)}): ${tail}`);
+      rssPeak = Math.max(rssPeak, rssBytes(child.pid) ?? 0);
+      const r = await getJson(`${base}/readyz`);
+      if (r.status === 200 && readyAt === null) readyAt = at();
+      derived = r.body?.derived ?? derived;
+      for (const [k, state] of Object.entries(derived)) {
+        const key = `${k}:${state}`;
+        if (!(key in firstSeen)) firstSeen[key] = at();
+      }
+      const building = Object.values(derived).includes('building');
+      if ((readyAt !== null && !building) || at() > settleS) break;
+      await sleep(1000);
+    }
+    const settledAt = at();
+    const vid = firstVid(datasetDir);
+    const checks = {
+      search: (await getJson(`${base}/v1/companies/?name=precision`)).status,
+      profile: (await getJson(`${base}/v1/companies/${vid}/`)).status,
+      suppliers: (await getJson(`${base}/v1/companies/${vid}/suppliers/?limit=10`)).status,
+    };
+    rssPeak = Math.max(rssPeak, rssBytes(child.pid) ?? 0);
+    return {
+      readyS: readyAt,
+      settledS: settledAt,
+      derived,
+      firstSeen,
+      rssPeakMiB: Math.round(rssPeak / 2 ** 20),
+      checks,
+      warnings,
+    };
+  } finally {
+    child.kill('SIGTERM');
+    for (let i = 0; i < 300 && !exited; i++) await sleep(100);
+    if (!exited) child.kill('SIGKILL');
+  }
 }
 
 /**

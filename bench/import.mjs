@@ -3,7 +3,11 @@
 // wall time, the rows the CLI counted and its two phases. Prints a table with the
 // median of the runs and writes every run to bench/results/import-<timestamp>.json.
 //   node bench/import.mjs [--data-dir bench/data] [--runs 3] [--store embedded|neo4j|neo4j-admin]
-//                         [--launcher DIR]
+//                         [--launcher DIR] [--first-start] [--settle 1800]
+// With --first-start (embedded store), each import is followed by a server started on its
+// DATA_DIR, timed to ready and to nothing building in the background (what it derives that the
+// import did not write: the walk memory, the list heads, and whatever the import left out), with
+// its largest RSS: the import's time to a server at full speed.
 // The dataset comes from bench/run.mjs (or `tiergraph generate --out <data-dir>/dataset`).
 // With --store neo4j the NEO4J_* variables of the environment are used, and every
 // run imports into the same database (a re-import is an upsert).
@@ -18,7 +22,7 @@ import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { CLI, ROOT, freePort, median, parseArgs } from './common.mjs';
+import { CLI, ROOT, freePort, median, parseArgs, serveUntilSettled } from './common.mjs';
 
 const args = parseArgs();
 const dataDir = path.resolve(args['data-dir'] ?? path.join(ROOT, 'bench', 'data'));
@@ -26,6 +30,9 @@ const runs = Number(args.runs ?? 3);
 const store = args.store ?? 'embedded';
 const dataset = path.join(dataDir, 'dataset');
 const launcher = args.launcher ?? process.env.TEST_NEO4J_LAUNCHER;
+const firstStart = 'first-start' in args;
+const settleS = Number(args.settle ?? 1800);
+if (firstStart && store !== 'embedded') throw new Error('--first-start needs --store embedded');
 if (!['embedded', 'neo4j', 'neo4j-admin'].includes(store))
   throw new Error('--store takes embedded, neo4j or neo4j-admin');
 if (store === 'neo4j-admin' && !(launcher && fs.existsSync(path.join(launcher, 'classpath.txt'))))
@@ -163,6 +170,13 @@ for (let i = 0; i < runs; i++) {
     log(`run ${i + 1}/${runs} into ${workDir}`);
     const r = await importOnce(workDir);
     log(`  ${r.seconds.toFixed(1)} s, ${r.rows.toLocaleString('en-US')} rows`);
+    if (firstStart) {
+      r.firstStart = await serveUntilSettled({ cli: CLI, dataDir: workDir, datasetDir: dataset, settleS });
+      const f = r.firstStart;
+      log(
+        `  first start: ready ${f.readyS} s, settled ${f.settledS} s, RSS peak ${f.rssPeakMiB} MiB, checks ${JSON.stringify(f.checks)}, ${f.warnings.length} warnings`,
+      );
+    }
     results.push(r);
   } finally {
     fs.rmSync(workDir, { recursive: true, force: true });
@@ -181,6 +195,13 @@ const summary = {
   median_stage_seconds: median(results.map((r) => r.stageSeconds)),
   median_load_seconds: median(results.map((r) => r.loadSeconds)),
   runs_seconds: results.map((r) => Number(r.seconds.toFixed(1))),
+  ...(firstStart
+    ? {
+        median_first_ready_seconds: median(results.map((r) => r.firstStart.readyS)),
+        median_first_settled_seconds: median(results.map((r) => r.firstStart.settledS)),
+        median_first_rss_peak_mib: median(results.map((r) => r.firstStart.rssPeakMiB)),
+      }
+    : {}),
 };
 process.stdout.write(
   [
@@ -202,6 +223,13 @@ process.stdout.write(
           `| bulk load | ${summary.median_load_seconds.toFixed(1)} s |`,
           `| whole import (wall, process start to exit) | ${total.toFixed(1)} s |`,
         ]),
+    ...(firstStart
+      ? [
+          `| first start after it: ready | ${summary.median_first_ready_seconds} s |`,
+          `| first start after it: nothing building | ${summary.median_first_settled_seconds} s |`,
+          `| first start after it: RSS peak | ${summary.median_first_rss_peak_mib} MiB |`,
+        ]
+      : []),
     `| rows/s | ${summary.median_rows_per_s.toLocaleString('en-US')} |`,
     `runs: ${summary.runs_seconds.join(' s, ')} s`,
     '',
