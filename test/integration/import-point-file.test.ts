@@ -6,7 +6,7 @@ import { stageImport } from '../../src/import/stage';
 import { EmbeddedGraphStore } from '../../src/store/embedded/embedded.store';
 import { PointFile } from '../../src/store/point-file';
 import { writeStagedPointFile } from '../../src/store/staged-point-file';
-import { companyRow, csvColumn, toCsv } from '../support/factories';
+import { appendRows, companyRow, csvColumn } from '../support/factories';
 import { tempDir } from '../support/paths';
 import { recordingLogger } from '../support/server';
 
@@ -30,12 +30,10 @@ describe('the point-read file written by an import', () => {
     await generateDataset({ companies: 500, seed: 11, outDir: input });
     // Values the staging encodes: aliases with list syntax and percent signs, no country, no dates.
     const companies = path.join(input, 'companies.csv');
-    const columns = fs.readFileSync(companies, 'utf8').split('\n', 1)[0]!.split(',');
-    const odd = [
+    appendRows(companies, [
       companyRow({ vid: 'odd-1', name: 'Odd, Names & Co', aliases: 'A,B [x] | 100% "Odd" | {y}' }),
       companyRow({ vid: 'odd-2', name: 'Plain Ltd', domiciled_country: '', incorporation_date: '' }),
-    ].map((row) => Object.fromEntries(columns.map((c) => [c, row[c] ?? ''])));
-    fs.appendFileSync(companies, toCsv(odd).split('\n').slice(1).join('\n'));
+    ]);
     vids = csvColumn(companies, 'vid');
     edgeIds = csvColumn(path.join(input, 'relationships.csv'), 'edge_id');
   });

@@ -13,7 +13,7 @@ import { searchIndexAlongside } from '../../src/search/staged-index';
 import { SEARCH_INDEX_NAME, SearchIndexHolder } from '../../src/search/search-index-holder';
 import { EmbeddedGraphStore } from '../../src/store/embedded/embedded.store';
 import { scanStagedSearchRows } from '../../src/store/staged-search-rows';
-import { companyRow, toCsv } from '../support/factories';
+import { appendRows, companyRow } from '../support/factories';
 import { tempDir } from '../support/paths';
 import { recordingLogger } from '../support/server';
 
@@ -41,13 +41,10 @@ describe('the search index built by an import', () => {
     input = path.join(dir, 'dataset');
     await generateDataset({ companies: 600, seed: 5, outDir: input });
     // Values the staging encodes: aliases with list syntax and percent signs, no country.
-    const companies = path.join(input, 'companies.csv');
-    const columns = fs.readFileSync(companies, 'utf8').split('\n', 1)[0]!.split(',');
-    const odd = [
+    appendRows(path.join(input, 'companies.csv'), [
       companyRow({ vid: 'odd-1', name: 'Odd, Names & Co', aliases: 'A,B [x] | 100% "Odd" | {y}' }),
       companyRow({ vid: 'odd-2', name: 'Plain Ltd', domiciled_country: '' }),
-    ].map((row) => Object.fromEntries(columns.map((c) => [c, row[c] ?? ''])));
-    fs.appendFileSync(companies, toCsv(odd).split('\n').slice(1).join('\n'));
+    ]);
     store = new EmbeddedGraphStore({
       dir: path.join(dir, 'graph'),
       connections: 1,

@@ -11,7 +11,7 @@ import { EmbeddedGraphStore } from '../../src/store/embedded/embedded.store';
 import type { Neo4jGraphStore } from '../../src/store/neo4j/neo4j.store';
 import { PointFile } from '../../src/store/point-file';
 import { scanStagedSearchRows } from '../../src/store/staged-search-rows';
-import { companyRow, csvColumn, toCsv } from '../support/factories';
+import { appendRows, companyRow, csvColumn } from '../support/factories';
 import { ROOT, tempDir } from '../support/paths';
 import {
   NEO4J_HINT,
@@ -153,11 +153,9 @@ if (neo4jAvailability() === null) {
         try {
           await holder.get();
           const before = holder.generation;
-          const companies = path.join(input, 'companies.csv');
-          const columns = fs.readFileSync(companies, 'utf8').split('\n', 1)[0]!.split(',');
-          const late = companyRow({ vid: 'late-1', name: 'Quillfeather Tooling GmbH' });
-          const row = Object.fromEntries(columns.map((c) => [c, late[c] ?? '']));
-          fs.appendFileSync(companies, toCsv([row]).split('\n').slice(1).join('\n'));
+          appendRows(path.join(input, 'companies.csv'), [
+            companyRow({ vid: 'late-1', name: 'Quillfeather Tooling GmbH' }),
+          ]);
           await importDirectory(importer, input, { workDir: dir, log });
           const saved = importer.derivedDataFile(SEARCH_INDEX_NAME)!;
           expect(fs.existsSync(saved.file)).toBe(true);

@@ -263,6 +263,16 @@ export function toCsv(rows: ImportRow[]): string {
   return `${lines.join('\n')}\n`;
 }
 
+/**
+ * Appends rows to a CSV file with a header row (an import file, a generated one among them), each
+ * written in the file's own column order, columns it lacks left empty.
+ */
+export function appendRows(file: string, rows: ImportRow[]): void {
+  const columns = fs.readFileSync(file, 'utf8').split('\n', 1)[0]!.split(',');
+  const ordered = rows.map((row) => Object.fromEntries(columns.map((c) => [c, row[c] ?? ''])));
+  fs.appendFileSync(file, toCsv(ordered).split('\n').slice(1).join('\n'));
+}
+
 /** One column of a CSV file with a header row (an import file), top to bottom. */
 export function csvColumn(file: string, name: string): string[] {
   return parse<Record<string, string>>(fs.readFileSync(file, 'utf8'), { columns: true }).map((r) => r[name]!);
