@@ -237,11 +237,27 @@ export async function writePointFile(
   expected: Readonly<Record<Kind, number>>,
   fill: (writer: PointFileWriter) => Promise<boolean>,
 ): Promise<PointFile | null> {
+  if (!(await fillPointFile(file, key, expected, fill))) return null;
+  const opened = PointFile.open(file, key);
+  if (!opened) throw new Error(`point-read file ${file} not readable after writing it`);
+  return opened;
+}
+
+/**
+ * As writePointFile, for a writer that does not read the file itself (an import writes it for the
+ * servers): whether it was written, without reading its index back.
+ */
+export async function fillPointFile(
+  file: string,
+  key: string,
+  expected: Readonly<Record<Kind, number>>,
+  fill: (writer: PointFileWriter) => Promise<boolean>,
+): Promise<boolean> {
   const writer = new PointFileWriter(file);
   try {
     if (!(await fill(writer))) {
       writer.abort();
-      return null;
+      return false;
     }
     const { companies, edges } = writer.written;
     if (companies !== expected.companies || edges !== expected.edges)
@@ -249,13 +265,11 @@ export async function writePointFile(
         `the point-read file holds ${companies} companies and ${edges} edges, not the ${expected.companies} and ${expected.edges} counted`,
       );
     writer.finish(key);
+    return true;
   } catch (err) {
     writer.abort();
     throw err;
   }
-  const opened = PointFile.open(file, key);
-  if (!opened) throw new Error(`point-read file ${file} not readable after writing it`);
-  return opened;
 }
 
 /**

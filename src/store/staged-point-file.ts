@@ -14,9 +14,15 @@ import type { Logger } from '../logger';
 import type { LoadAlongside } from './graph-store';
 import type { CompanyProfile } from '../domain/model';
 import { toProfile } from './mappers';
-import { writePointFile } from './point-file';
-import { checkStagedHeader, readStagingLines, stagedCounts, stagedRowDecoder } from './staging-file';
-import { STAGING_DELIMITER, TABLES, stagingFile } from './tables';
+import { fillPointFile } from './point-file';
+import {
+  checkStagedHeader,
+  readStagingLines,
+  stagedColumns,
+  stagedCounts,
+  stagedRowDecoder,
+} from './staging-file';
+import { STAGING_DELIMITER, stagingFile } from './tables';
 
 /**
  * Profiles mapped and written at a time: few, so that a batch's objects die young (see
@@ -38,9 +44,8 @@ export async function writeStagedPointFile(
 ): Promise<{ companies: number; edges: number }> {
   const counts = stagedCounts(stagingDir);
   const expected = { companies: counts.Company ?? 0, edges: edges ? (counts.Edge ?? 0) : 0 };
-  const written = await writePointFile(file, key, expected, async (writer) => {
-    const columns = (table: 'Company' | 'Edge') => TABLES[table].columns.map(([name]) => name);
-    const decode = stagedRowDecoder('Company', columns('Company'));
+  await fillPointFile(file, key, expected, async (writer) => {
+    const decode = stagedRowDecoder('Company', stagedColumns('Company'));
     let profiles: CompanyProfile[] = [];
     await readLines(stagingDir, 'Company', signal, (text) => {
       profiles.push(toProfile(decode(text.split(STAGING_DELIMITER))));
@@ -49,12 +54,12 @@ export async function writeStagedPointFile(
       profiles = [];
     });
     writer.addCompanies(profiles);
-    const edgeColumns = columns('Edge');
-    if (edges)
-      await readLines(stagingDir, 'Edge', signal, (text) => writer.addStagedLine('edges', edgeColumns, text));
+    if (edges) {
+      const columns = stagedColumns('Edge');
+      await readLines(stagingDir, 'Edge', signal, (text) => writer.addStagedLine('edges', columns, text));
+    }
     return true;
   });
-  written?.close();
   return expected;
 }
 

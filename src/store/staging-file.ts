@@ -75,9 +75,14 @@ export function stagedCounts(stagingDir: string): Partial<Record<TableName, numb
   );
 }
 
+/** The columns of `table`'s staging file, in order. */
+export function stagedColumns(table: TableName): string[] {
+  return TABLES[table].columns.map(([name]) => name);
+}
+
 /** Throws unless `fields`, a staging file's first line, name the columns of `table` in order. */
 export function checkStagedHeader(table: TableName, fields: readonly string[]): void {
-  const expected = TABLES[table].columns.map(([name]) => name).join(',');
+  const expected = stagedColumns(table).join(',');
   if (fields.join(',') !== expected)
     throw new Error(`staged ${table} header is ${fields.join(',')}, not ${expected}`);
 }
