@@ -451,6 +451,8 @@ class Entries {
 
 /** Rows are gathered into this many bytes before each write. */
 const WRITE_CHUNK = 4 * 1024 * 1024;
+const LINE_FEED = 10;
+const TAB = STAGING_DELIMITER.charCodeAt(0);
 
 /**
  * Writes a point-read file: rows go into `<file>.tmp-<pid>`, which becomes `file`
@@ -495,14 +497,46 @@ export class PointFileWriter {
    * staged lines of the same columns, or all mapped records.
    */
   addStagedLine(kind: 'companies' | 'edges', columns: readonly string[], line: string): void {
+    const bytes = Buffer.from(line, 'utf8');
+    this.addStagedBytes(kind, columns, bytes, 0, bytes.length);
+  }
+
+  /**
+   * Staged lines as a staging file holds them: `bytes[start, end)` is whole lines, each ending in a
+   * line feed but perhaps the last. The same as addStagedLine for each, without decoding the text:
+   * the bytes are written as they are, and only each key is read (at 1M companies the edges'
+   * staging lines are 2.2 GB, which decoding and encoding again cost about 15 s of CPU).
+   */
+  addStagedBytes(
+    kind: 'companies' | 'edges',
+    columns: readonly string[],
+    bytes: Buffer,
+    start: number,
+    end: number,
+  ): void {
+    this.stagedAs(kind, columns);
+    const entries = this.entries[kind];
+    const base = this.size - start;
+    for (let p = start; p < end;) {
+      let nl = bytes.indexOf(LINE_FEED, p);
+      if (nl < 0 || nl > end) nl = end;
+      let tab = bytes.indexOf(TAB, p);
+      if (tab < 0 || tab > nl) tab = nl;
+      // A line without its key maps to an empty row: nothing could ask for it.
+      if (tab > p) entries.push(fnv1a(bytes.toString('utf8', p, tab)), base + p, nl - p);
+      p = nl + 1;
+    }
+    this.append(bytes.subarray(start, end));
+  }
+
+  /** Checks that a kind's rows are all staged lines of the same columns. */
+  private stagedAs(kind: 'companies' | 'edges', columns: readonly string[]): void {
     const held = this.staged[kind];
     if (held === undefined) {
       if (this.entries[kind].count > 0) throw new Error(`${kind} written as records and as staged lines`);
       this.staged[kind] = [...checkKeyFirst(kind, columns)];
     } else if (held.length !== columns.length || held.some((c, i) => c !== columns[i]))
       throw new Error(`${kind} staged with other columns`);
-    const tab = line.indexOf(STAGING_DELIMITER);
-    this.put(kind, tab < 0 ? line : line.slice(0, tab), line);
   }
 
   private add(kind: Kind, records: readonly (CompanyProfile | StoredEdge)[]): void {

@@ -17,6 +17,7 @@ import { toProfile } from './mappers';
 import { fillPointFile } from './point-file';
 import {
   checkStagedHeader,
+  readStagingBlocks,
   readStagingLines,
   stagedColumns,
   stagedCounts,
@@ -56,7 +57,12 @@ export async function writeStagedPointFile(
     writer.addCompanies(profiles);
     if (edges) {
       const columns = stagedColumns('Edge');
-      await readLines(stagingDir, 'Edge', signal, (text) => writer.addStagedLine('edges', columns, text));
+      await readStagingBlocks(
+        path.join(stagingDir, stagingFile('Edge')),
+        (text) => checkStagedHeader('Edge', text.split(STAGING_DELIMITER)),
+        (bytes, start, end) => writer.addStagedBytes('edges', columns, bytes, start, end),
+        () => signal.throwIfAborted(),
+      );
     }
     return true;
   });
@@ -84,7 +90,7 @@ export function pointFileAlongside(
 /** Hands `take` every line of a staged table but its header, which is checked. */
 async function readLines(
   stagingDir: string,
-  table: 'Company' | 'Edge',
+  table: 'Company',
   signal: AbortSignal,
   take: (text: string) => void,
 ): Promise<void> {

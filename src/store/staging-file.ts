@@ -3,6 +3,7 @@
  * quoted, so a row ends at the next line feed and a field at the next tab.
  */
 import { createReadStream, existsSync, readFileSync } from 'node:fs';
+import { open } from 'node:fs/promises';
 import path from 'node:path';
 import { StringDecoder } from 'node:string_decoder';
 import { STAGING_DELIMITER, SUCCESS_MARKER, TABLES } from './tables';
@@ -11,6 +12,7 @@ import type { Props } from './mappers';
 
 /** Bytes read at a time: small enough for the decoded text to stay a young-generation string. */
 const READ_CHUNK_BYTES = 1 << 16;
+const LINE_FEED = 10;
 
 /**
  * Calls `row` with the fields and the line number (1 = header) of every line
@@ -60,6 +62,59 @@ export async function readStagingLines(
   }
   take(decoder.end(), true);
   if (afterChunk) await afterChunk();
+}
+
+/** Bytes a block of readStagingBlocks holds at first (a longer line grows it). */
+const BLOCK_BYTES = 4 << 20;
+
+/**
+ * As readStagingLines, for a reader that keeps lines as their bytes: `header` gets the first line's
+ * text, then `block` gets every other line in blocks of whole lines, `bytes[start, end)`, each line
+ * ending in a line feed but perhaps the file's last. A block is valid only during the call.
+ */
+export async function readStagingBlocks(
+  file: string,
+  header: (text: string) => void,
+  block: (bytes: Buffer, start: number, end: number) => void,
+  afterBlock?: () => void,
+  blockBytes = BLOCK_BYTES,
+): Promise<void> {
+  const fh = await open(file, 'r');
+  try {
+    let buf = Buffer.allocUnsafe(Math.max(1, blockBytes));
+    let held = 0;
+    let headerSeen = false;
+    for (;;) {
+      if (held === buf.length) {
+        const bigger = Buffer.allocUnsafe(buf.length * 2);
+        buf.copy(bigger, 0, 0, held);
+        buf = bigger;
+      }
+      const { bytesRead } = await fh.read(buf, held, buf.length - held, null);
+      const ended = bytesRead === 0;
+      held += bytesRead;
+      let from = 0;
+      if (!headerSeen) {
+        const nl = buf.indexOf(LINE_FEED);
+        if (nl < 0 || nl >= held) {
+          if (!ended) continue;
+          header(buf.toString('utf8', 0, held));
+          return;
+        }
+        header(buf.toString('utf8', 0, nl));
+        headerSeen = true;
+        from = nl + 1;
+      }
+      const last = ended ? held : buf.lastIndexOf(LINE_FEED, held - 1) + 1;
+      if (last > from) block(buf, from, last);
+      if (afterBlock) afterBlock();
+      if (ended) return;
+      buf.copy(buf, 0, Math.max(from, last), held);
+      held -= Math.max(from, last);
+    }
+  } finally {
+    await fh.close();
+  }
 }
 
 /**

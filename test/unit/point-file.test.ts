@@ -9,6 +9,7 @@ import {
 } from '../../src/store/point-file';
 import { toEdge, toProfile } from '../../src/store/mappers';
 import { TABLES } from '../../src/store/tables';
+import { stagedRowDecoder } from '../../src/store/staging-file';
 import { tempDir } from '../support/paths';
 
 /** Two vids whose FNV-1a hashes are equal, so the index holds one value twice. */
@@ -223,6 +224,44 @@ describe('PointFile', () => {
       'begin with supplier_id',
     );
     other.abort();
+  });
+
+  it('keeps staged lines handed over as bytes in blocks, and reads each by its key', () => {
+    const columns = TABLES.Edge.columns.map(([name]) => name);
+    const rest = columns
+      .slice(2)
+      .map(() => '')
+      .join('\t');
+    // Keys of several bytes a character, one line with an empty key (not indexed), the last unended.
+    const lines = [
+      `e1\tv1\t${rest}`,
+      `é日\tß\t${rest}`,
+      `\tv3\t${rest}`,
+      ...SAME_HASH.map((k) => `${k}\tv4\t${rest}`),
+    ];
+    const bytes = Buffer.from(lines.join('\n'));
+    const w = new PointFileWriter(file);
+    // In two blocks, the first of whole lines, each ending in a line feed.
+    const cut = bytes.indexOf('\n', bytes.indexOf('\n') + 1) + 1;
+    w.addStagedBytes('edges', columns, bytes, 0, cut);
+    w.addStagedBytes('edges', columns, bytes, cut, bytes.length);
+    expect(w.written).toEqual({ companies: 0, edges: 4 });
+    expect(() => w.addStagedBytes('edges', ['edge_id'], bytes, 0, 1)).toThrow('other columns');
+    w.finish('k');
+    const decode = stagedRowDecoder('Edge', columns);
+    const f = PointFile.open(file, 'k')!;
+    try {
+      for (const l of lines.filter((l) => !l.startsWith('\t'))) {
+        const key = l.slice(0, l.indexOf('\t'));
+        expect(f.edge(key)).toEqual(toEdge(decode(l.split('\t'))));
+        expect(f.edge(key)?.edge_id).toBe(key);
+      }
+      expect(f.edge('é日')?.supplier_id).toBe('ß');
+      expect(f.edge('')).toBeNull();
+      expect(f.edge('e')).toBeNull();
+    } finally {
+      f.close();
+    }
   });
 
   it('refuses a file that is cut short or not a point-read file', () => {

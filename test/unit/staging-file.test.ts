@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { readStagingFile } from '../../src/store/staging-file';
+import { readStagingBlocks, readStagingFile } from '../../src/store/staging-file';
 
 describe('readStagingFile', () => {
   let dir: string;
@@ -30,5 +30,38 @@ describe('readStagingFile', () => {
     expect(seen.slice(1).map(([, f]) => f)).toEqual(rows);
     expect(seen.map(([line]) => line)).toEqual(Array.from({ length: rows.length + 1 }, (_, i) => i + 1));
     expect(chunks).toBeGreaterThan(2);
+  });
+
+  it('hands whole lines as bytes after the header, whatever the block size, the last line unended', async () => {
+    const file = path.join(dir, 'B.tsv');
+    const lines = ['k1\tß日', '', 'k2\t' + 'x'.repeat(40), 'k3\tlast'];
+    fs.writeFileSync(file, `a\tb\n${lines.join('\n')}`);
+    for (const size of [1, 7, 64, 1 << 20]) {
+      const headers: string[] = [];
+      const blocks: string[] = [];
+      await readStagingBlocks(
+        file,
+        (text) => headers.push(text),
+        (bytes, start, end) => {
+          const text = bytes.toString('utf8', start, end);
+          // Whole lines only: a block ends with a line feed unless it ends the file.
+          expect(text.endsWith('\n') || text.endsWith('last')).toBe(true);
+          blocks.push(text);
+        },
+        undefined,
+        size,
+      );
+      expect(headers).toEqual(['a\tb']);
+      expect(blocks.join('')).toBe(lines.join('\n'));
+    }
+    const bare = path.join(dir, 'H.tsv');
+    fs.writeFileSync(bare, 'a\tb');
+    const seen: string[] = [];
+    await readStagingBlocks(
+      bare,
+      (text) => seen.push(text),
+      () => seen.push('block'),
+    );
+    expect(seen).toEqual(['a\tb']);
   });
 });
