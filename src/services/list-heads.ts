@@ -5,6 +5,7 @@ import type { LongList } from '../search/company-search';
 import type { GraphStore, Page, RelationshipQuery } from '../store/graph-store';
 import type { DerivedState } from '../store/derived-state';
 import { PackedStrings } from '../store/packed-strings';
+import { PAGE_DEFAULTS } from '../domain/params';
 
 /**
  * Companies already in memory, as of the store's data now (the search index holds every company's
@@ -27,6 +28,14 @@ export const LONG_LIST = 100;
 export const MAX_LISTS = 10_000;
 /** Entries kept per long list: a page of the largest size from the top, and one more to tell if more follow. */
 export const HEAD_ENTRIES = 101;
+/**
+ * Entries of each kept list whose counterparts are made when the heads are built: the first page at
+ * the default page size, the page a list is first shown with. Made per request, the ten summaries of
+ * a hub's first page (each a record found, sliced and parsed from the search index, and the garbage
+ * it leaves) were about a third of the server's CPU for that page at 1M companies (bench/README.md);
+ * the 12,000 lists at 1M keep about 120,000 of them.
+ */
+const FIRST_PAGE = PAGE_DEFAULTS.limit;
 /** Lists read at once while the heads are built (in the background, beside the requests). */
 const BUILD_CONCURRENCY = 2;
 /**
@@ -42,6 +51,13 @@ const BUILD_SLICE_MS = 10;
  */
 function byVid(vid: string): CompanySummary {
   return toSummary({ vid });
+}
+
+/** A summary no request may change, since many share it (null stays null). */
+function frozenSummary(summary: CompanySummary | null): CompanySummary | null {
+  if (summary === null) return null;
+  Object.freeze(summary.domains);
+  return Object.freeze(summary);
 }
 
 /**
@@ -63,6 +79,11 @@ class Head {
   readonly latest: Float64Array;
   /** The date's text only where it is not the time's ISO form (never, for the engines' timestamps). */
   readonly latestText: (string | null)[] = [];
+  /**
+   * The counterparts of the first FIRST_PAGE entries, made once from KnownCompanies when the heads
+   * are built (null for a company it did not know then): see FIRST_PAGE.
+   */
+  first: readonly (CompanySummary | null)[] = [];
 
   constructor(
     items: readonly RelationshipItem[],
@@ -94,6 +115,16 @@ class Head {
 
   get length(): number {
     return this.ids.length;
+  }
+
+  /** Makes the first page's counterparts once, frozen, since every request of that page shares them. */
+  keepFirst(known: KnownCompanies): void {
+    this.first = this.counterparts.slice(0, FIRST_PAGE).map((vid) => frozenSummary(known.summary(vid)));
+  }
+
+  /** Entry i's counterpart: kept for the first page, else from `known`; null when unknown. */
+  counterpart(i: number, known: KnownCompanies): CompanySummary | null {
+    return this.first[i] ?? known.summary(this.counterparts[i]!);
   }
 
   item(i: number, counterpart: CompanySummary): RelationshipItem {
@@ -172,7 +203,7 @@ export class ListHeads {
     if (matches.length < want) return null;
     const items: RelationshipItem[] = [];
     for (const i of matches.slice(query.offset, query.offset + query.limit)) {
-      const counterpart = known.summary(head.counterparts[i]!);
+      const counterpart = head.counterpart(i, known);
       if (!counterpart) return null;
       items.push(head.item(i, counterpart));
     }
@@ -244,10 +275,9 @@ export class ListHeads {
         const vid = grouping === 'company' ? job.vid : await this.store.getClusterParent(job.vid);
         if (vid === null || lists.has(listKey(grouping, direction, vid))) continue;
         const page = await this.store.listRelationships(vid, direction, grouping, query, counterpart);
-        lists.set(
-          listKey(grouping, direction, vid),
-          new Head(page.items, typeLists, grouping === 'company' ? 'edge' : 'cluster_edge'),
-        );
+        const head = new Head(page.items, typeLists, grouping === 'company' ? 'edge' : 'cluster_edge');
+        head.keepFirst(known);
+        lists.set(listKey(grouping, direction, vid), head);
         if (Date.now() - since >= BUILD_SLICE_MS) {
           await new Promise<void>((resolve) => setImmediate(resolve));
           since = Date.now();

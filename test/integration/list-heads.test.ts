@@ -124,7 +124,7 @@ describe('heads of long relationship lists', () => {
     await one.close();
   });
 
-  it('keeps counterparts by vid, and gives requests a turn while it reads lists held in memory', async () => {
+  it('keeps counterparts by vid but those of the first page, and gives requests a turn while it reads lists held in memory', async () => {
     const q = { minConfidence: 0, evidenceFrom: null, limit: 16, offset: 0 };
     const hub = await fromStore('suppliers', q);
     let reads = 0;
@@ -162,11 +162,22 @@ describe('heads of long relationship lists', () => {
     // Each list, and the same grouped by cluster.
     expect(reads).toBe(80);
     expect(readBeforeATurn).toBeLessThan(10);
-    expect(summarized).toBe(0);
-    // Served, a page takes its counterparts from the known companies.
+    // The first page's counterparts (the default page size) are made once per list; the rest are not.
+    expect(summarized).toBe(80 * 10);
+    summarized = 0;
+    // Served, the first page takes them as made; a later page takes its own from the known companies.
     const page = built.page('hub-7', 'suppliers', { ...q, limit: 10 }, known);
     expect(page).toEqual({ items: hub.items.slice(0, 10), hasMore: true });
-    expect(summarized).toBe(10);
+    expect(summarized).toBe(0);
+    // Shared by every request of the page: no request may change them.
+    expect(Object.isFrozen(page!.items[0]!.counterpart)).toBe(true);
+    expect(Object.isFrozen(page!.items[0]!.counterpart.domains)).toBe(true);
+    expect(built.page('hub-7', 'suppliers', { ...q, limit: 10 }, known)!.items[3]!.counterpart).toBe(
+      page!.items[3]!.counterpart,
+    );
+    const later = built.page('hub-7', 'suppliers', { ...q, limit: 5, offset: 8 }, known);
+    expect(later).toEqual({ items: hub.items.slice(8, 13), hasMore: true });
+    expect(summarized).toBe(3);
     await built.close();
   });
 
