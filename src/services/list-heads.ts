@@ -32,8 +32,9 @@ export const HEAD_ENTRIES = 101;
  * Entries of each kept list whose counterparts are made when the heads are built: the first page at
  * the default page size, the page a list is first shown with. Made per request, the ten summaries of
  * a hub's first page (each a record found, sliced and parsed from the search index, and the garbage
- * it leaves) were about a third of the server's CPU for that page at 1M companies (bench/README.md);
- * the 12,000 lists at 1M keep about 120,000 of them.
+ * it leaves) were about a sixth of the server's CPU for that page at 1M companies (bench/README.md).
+ * Lists share them: the 12,076 lists kept at 1M hold 59,317 (about 30 MB of heap at some 600 bytes
+ * each).
  */
 const FIRST_PAGE = PAGE_DEFAULTS.limit;
 /** Lists read at once while the heads are built (in the background, beside the requests). */
@@ -117,9 +118,16 @@ class Head {
     return this.ids.length;
   }
 
-  /** Makes the first page's counterparts once, frozen, since every request of that page shares them. */
-  keepFirst(known: KnownCompanies): void {
-    this.first = this.counterparts.slice(0, FIRST_PAGE).map((vid) => frozenSummary(known.summary(vid)));
+  /**
+   * Makes the first page's counterparts once, frozen, since every request of that page shares them;
+   * `made` holds those of the lists made before, which share them too.
+   */
+  keepFirst(known: KnownCompanies, made: Map<string, CompanySummary | null>): void {
+    this.first = this.counterparts.slice(0, FIRST_PAGE).map((vid) => {
+      let summary = made.get(vid);
+      if (summary === undefined) made.set(vid, (summary = frozenSummary(known.summary(vid))));
+      return summary;
+    });
   }
 
   /** Entry i's counterpart: kept for the first page, else from `known`; null when unknown. */
@@ -264,6 +272,7 @@ export class ListHeads {
     );
     const lists = new Map<string, Head>();
     const typeLists = new Map<string, string[]>();
+    const firstPages = new Map<string, CompanySummary | null>();
     const query = { minConfidence: 0, evidenceFrom: null, limit: this.sizes.headEntries, offset: 0 };
     // Companies the index lacks are read from the store, as before (a page with one is left to the store).
     const counterpart = (v: string) => (known.has(v) ? byVid(v) : null);
@@ -276,7 +285,7 @@ export class ListHeads {
         if (vid === null || lists.has(listKey(grouping, direction, vid))) continue;
         const page = await this.store.listRelationships(vid, direction, grouping, query, counterpart);
         const head = new Head(page.items, typeLists, grouping === 'company' ? 'edge' : 'cluster_edge');
-        head.keepFirst(known);
+        head.keepFirst(known, firstPages);
         lists.set(listKey(grouping, direction, vid), head);
         if (Date.now() - since >= BUILD_SLICE_MS) {
           await new Promise<void>((resolve) => setImmediate(resolve));
@@ -288,6 +297,9 @@ export class ListHeads {
     // The data changed while the lists were read: what was read may mix both; the next request rebuilds.
     if (this.closed || this.store.generation !== generation) return;
     this.heads = { generation, lists };
-    this.log?.info({ lists: lists.size, ms: Date.now() - started }, 'heads of long lists built');
+    this.log?.info(
+      { lists: lists.size, firstPageCounterparts: firstPages.size, ms: Date.now() - started },
+      'heads of long lists built',
+    );
   }
 }
