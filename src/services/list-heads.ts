@@ -32,7 +32,7 @@ export const HEAD_ENTRIES = 101;
  * Entries of each kept list whose counterparts are made when the heads are built: the first page at
  * the default page size, the page a list is first shown with. Made per request, the ten summaries of
  * a hub's first page (each a record found, sliced and parsed from the search index, and the garbage
- * it leaves) were about a sixth of the server's CPU for that page at 1M companies (bench/README.md).
+ * it leaves) were about a fifth of the server's CPU for that page at 1M companies (bench/README.md).
  * Lists share them: the 12,076 lists kept at 1M hold 59,317 (about 30 MB of heap at some 600 bytes
  * each).
  */
