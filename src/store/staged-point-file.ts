@@ -48,7 +48,7 @@ export async function writeStagedPointFile(
   await fillPointFile(file, key, expected, async (writer) => {
     const decode = stagedRowDecoder('Company', stagedColumns('Company'));
     let profiles: CompanyProfile[] = [];
-    await readLines(stagingDir, 'Company', signal, (text) => {
+    await readCompanyLines(stagingDir, signal, (text) => {
       profiles.push(toProfile(decode(text.split(STAGING_DELIMITER))));
       if (profiles.length < BATCH_ROWS) return;
       writer.addCompanies(profiles);
@@ -87,17 +87,19 @@ export function pointFileAlongside(
   };
 }
 
-/** Hands `take` every line of a staged table but its header, which is checked. */
-async function readLines(
+/**
+ * Hands `take` every Company staging line but the header, which is checked (the Edge lines are
+ * taken as bytes: readStagingBlocks).
+ */
+async function readCompanyLines(
   stagingDir: string,
-  table: 'Company',
   signal: AbortSignal,
   take: (text: string) => void,
 ): Promise<void> {
   await readStagingLines(
-    path.join(stagingDir, stagingFile(table)),
+    path.join(stagingDir, stagingFile('Company')),
     (text, line) => {
-      if (line === 1) checkStagedHeader(table, text.split(STAGING_DELIMITER));
+      if (line === 1) checkStagedHeader('Company', text.split(STAGING_DELIMITER));
       else take(text);
     },
     () => signal.throwIfAborted(),
