@@ -13,10 +13,11 @@
  * talks to an EvidenceSink, and the work is done by a BucketStore.
  */
 import { existsSync } from 'node:fs';
-import { open, rm } from 'node:fs/promises';
+import { open, rm, stat } from 'node:fs/promises';
 import type { FileHandle } from 'node:fs/promises';
 import { join } from 'node:path';
 import { Worker } from 'node:worker_threads';
+import { StagedKeysBuilder, keysFileOf } from '../store/staged-keys';
 import { encodeJson } from '../store/tables';
 import { ChunkWriter, TextBuffer } from './csv';
 
@@ -178,6 +179,8 @@ export class BucketStore {
   /** The next bucket, read ahead while the current one is written out; and a buffer to read into. */
   private ahead: Promise<{ buf: Buffer; len: number }> | null = null;
   private spare: Buffer | null = null;
+  /** The Edge staging file once its rows are written (see startEdges), and the keys of its lines. */
+  private edges: { w: ChunkWriter; keys: StagedKeysBuilder; keysFile: string } | null = null;
 
   constructor(
     private readonly dir: string,
@@ -240,12 +243,43 @@ export class BucketStore {
   }
 
   /**
-   * Appends to `w` the Edge rows of bucket b, its edges [lo, hi): each row is
-   * its prefix (the columns before `evidences`; `prefixes` holds one line per
-   * edge, as UTF-8) and the edge's evidence, newest date first, then by id.
-   * Then removes the bucket file. Buckets must come in order.
+   * The Edge rows go to the end of the staging file `path` (its header written), and the keys of
+   * its lines beside it once they are all written (see staged-keys.ts).
    */
-  async writeEdges(w: ChunkWriter, b: number, lo: number, hi: number, prefixes: Buffer): Promise<void> {
+  async startEdges(path: string): Promise<void> {
+    const at = (await stat(path)).size;
+    this.edges = {
+      w: await ChunkWriter.create(path, { append: true }),
+      keys: new StagedKeysBuilder(at),
+      keysFile: keysFileOf(path),
+    };
+  }
+
+  /** Writes out and closes the Edge staging file, then saves the keys of its lines. */
+  async finishEdges(): Promise<void> {
+    if (!this.edges) return;
+    const { w, keys, keysFile } = this.edges;
+    this.edges = null;
+    await w.close();
+    keys.save(keysFile);
+  }
+
+  /** Closes the Edge staging file without writing what is buffered. */
+  async abandonEdges(): Promise<void> {
+    const edges = this.edges;
+    this.edges = null;
+    await edges?.w.abandon();
+  }
+
+  /**
+   * Appends to the Edge staging file the Edge rows of bucket b, its edges [lo, hi): each row is its
+   * prefix (the columns before `evidences`, the key first; `prefixes` holds one line per edge, as
+   * UTF-8) and the edge's evidence, newest date first, then by id. Each line's key is noted with
+   * where the line is. Then removes the bucket file. Buckets must come in order.
+   */
+  async writeEdges(b: number, lo: number, hi: number, prefixes: Buffer): Promise<void> {
+    if (!this.edges) throw new Error('Edge rows before startEdges');
+    const { w, keys } = this.edges;
     const text = await (this.ahead ?? this.read(b));
     this.ahead = b + 1 < this.nBuckets ? this.read(b + 1) : null;
     const edges = hi - lo;
@@ -257,9 +291,10 @@ export class BucketStore {
       const nl = prefixes.indexOf(LF, q);
       if (nl < 0) throw new Error(`Edge row prefixes of edges from ${lo} end at edge ${lo + k}`);
       w.writeBytes(prefixes, q, nl);
-      q = nl + 1;
       const a = start[k] as number;
       const z = start[k + 1] as number;
+      // The line's bytes: its prefix, then `\t[]` or `\t[` and its items and `]` (all ASCII).
+      let length = nl - q + 3;
       if (a === z) {
         w.write('\t[]\n');
       } else {
@@ -267,10 +302,16 @@ export class BucketStore {
         for (let j = a; j < z; j++) {
           const i = order[j] as number;
           // Each item starts with a separating comma; the first one's is skipped.
-          w.writeBytes(buf, (from[i] as number) + (j === a ? 1 : 0), to[i] as number);
+          const itemFrom = (from[i] as number) + (j === a ? 1 : 0);
+          w.writeBytes(buf, itemFrom, to[i] as number);
+          length += (to[i] as number) - itemFrom;
         }
         w.write(']\n');
       }
+      let tab = prefixes.indexOf(TAB, q);
+      if (tab < 0 || tab > nl) tab = nl;
+      keys.line(prefixes, q, tab, length);
+      q = nl + 1;
       if (k % BATCH === BATCH - 1 && w.full) await w.flush();
     }
     if (w.full) await w.flush();
@@ -387,7 +428,6 @@ export interface EvidenceSink {
 
 class LocalSink implements EvidenceSink {
   private pending = '';
-  private edges: ChunkWriter | null = null;
 
   constructor(private readonly store: BucketStore) {}
 
@@ -412,23 +452,22 @@ class LocalSink implements EvidenceSink {
     await this.store.seal();
   }
 
-  startEdges(w: ChunkWriter): Promise<void> {
-    this.edges = w;
-    return Promise.resolve();
+  async startEdges(w: ChunkWriter): Promise<void> {
+    await w.close();
+    await this.store.startEdges(w.path);
   }
 
   writeEdges(b: number, lo: number, hi: number, prefixes: Buffer): Promise<void> {
-    if (this.edges === null) throw new Error('writeEdges before startEdges');
-    return this.store.writeEdges(this.edges, b, lo, hi, prefixes);
+    return this.store.writeEdges(b, lo, hi, prefixes);
   }
 
   async finish(): Promise<void> {
-    await this.edges?.close();
+    await this.store.finishEdges();
   }
 
   async abort(): Promise<void> {
     await this.store.abandon();
-    await this.edges?.abandon();
+    await this.store.abandonEdges();
   }
 }
 

@@ -3,7 +3,6 @@
  * writes the Edge rows from them as stage.ts asks (see evidence-buckets.ts).
  */
 import { parentPort, workerData } from 'node:worker_threads';
-import { ChunkWriter } from './csv';
 import { BucketStore } from './evidence-buckets';
 import type { EvidenceWorkerData, EvidenceWorkerReply, EvidenceWorkerRequest } from './evidence-buckets';
 
@@ -11,7 +10,6 @@ const port = parentPort;
 if (port !== null) {
   const { dir, nBuckets, nEdges } = workerData as EvidenceWorkerData;
   const store = new BucketStore(dir, nBuckets, nEdges);
-  let edges: ChunkWriter | null = null;
   const handle = async (m: EvidenceWorkerRequest): Promise<void> => {
     switch (m.type) {
       case 'add':
@@ -23,20 +21,16 @@ if (port !== null) {
       case 'seal':
         return store.seal();
       case 'edges-file':
-        edges = await ChunkWriter.create(m.path, { append: true });
-        return;
+        return store.startEdges(m.path);
       case 'edges':
-        if (edges === null) throw new Error('edges before edges-file');
         return store.writeEdges(
-          edges,
           m.b,
           m.lo,
           m.hi,
           Buffer.from(m.prefixes.buffer, m.prefixes.byteOffset, m.prefixes.byteLength),
         );
       case 'finish':
-        await edges?.close();
-        return;
+        return store.finishEdges();
     }
   };
   // Requests are handled one after the other, in order, each answered when done.

@@ -13,6 +13,7 @@
  */
 import { mkdir, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { stagedKeysFile } from '../store/staged-keys';
 import { SUCCESS_MARKER, TABLES, stagingFile } from '../store/tables';
 import type { TableName } from '../store/tables';
 import { ChunkWriter, CsvFatalError } from './csv';
@@ -83,7 +84,10 @@ export async function stageImport(
     await state.evidence?.abort().catch(() => undefined);
     for (const w of state.writers.values()) await w.abandon().catch(() => undefined);
     await Promise.all(
-      (Object.keys(TABLES) as TableName[]).map((t) => rm(join(stagingDir, stagingFile(t)), { force: true })),
+      (Object.keys(TABLES) as TableName[]).flatMap((t) => [
+        rm(join(stagingDir, stagingFile(t)), { force: true }),
+        rm(stagedKeysFile(stagingDir, t), { force: true }),
+      ]),
     );
     await removeBuckets(state);
     if (e instanceof CsvFatalError) throw new ImportAbortedError(e.message, state.sortedRejected());

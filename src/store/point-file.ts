@@ -1,4 +1,5 @@
 import fs from 'node:fs';
+import path from 'node:path';
 import type { Logger } from '../logger';
 import { derivedState, oncePerGeneration } from './derived-state';
 import type { DerivedState, GenerationRead } from './derived-state';
@@ -11,6 +12,8 @@ import { stagedRowDecoder } from './staging-file';
 import { readExactly, temporaryFor } from './file-io';
 import { fnv1a } from './string-hash';
 import { lowerBound } from './bisect';
+import { LineEntries } from './staged-keys';
+import type { StagedKeys } from './staged-keys';
 
 /**
  * Version of the file's layout, in its header: a file of another layout
@@ -18,10 +21,12 @@ import { lowerBound } from './bisect';
  * SQLite database; layout 2 held the engine's rows as it returned them, which
  * every read then mapped; layout 3 held mapped rows only. Layout 4 may hold a
  * kind's rows as staged lines instead (see Footer.staged), which a build of
- * layout 3 would take for JSON; a layout 3 file is still read.
+ * layout 3 would take for JSON; layout 5 may keep a kind's rows in a file of
+ * their own (see Footer.apart), which a build of layout 4 would look for in
+ * this one. Files of layouts 3 and 4 are still read.
  */
-const LAYOUT = 4;
-const READABLE = [3, LAYOUT];
+const LAYOUT = 5;
+const READABLE = [3, 4, LAYOUT];
 
 /** First and last bytes of a point-read file. */
 const MAGIC = Buffer.from('tgpoint\0', 'latin1');
@@ -73,6 +78,12 @@ interface Footer {
    * mapped records as JSON.
    */
   staged?: Partial<Record<Kind, string[]>>;
+  /**
+   * The kinds whose rows are in a file of their own beside this one, by its name in the same
+   * directory and its size: an import's staging file of their table, kept as it is (see
+   * PointFileWriter.addStagingFile). Their offsets are in that file.
+   */
+  apart?: Partial<Record<Kind, { file: string; bytes: number }>>;
 }
 
 /**
@@ -102,7 +113,8 @@ export class PointFile {
   private buffer = Buffer.allocUnsafe(64 * 1024);
 
   private constructor(
-    private fd: number | null,
+    /** Where each kind's rows are read: this file, or the one they are kept apart in. */
+    private fds: Record<Kind, number> | null,
     private readonly indexes: Record<Kind, Index>,
     readonly counts: Record<Kind, number>,
     /** Decoders of the kinds whose rows are staged lines (see Footer.staged). */
@@ -116,6 +128,7 @@ export class PointFile {
   static open(file: string, key: string): PointFile | null {
     if (!fs.existsSync(file)) return null;
     const fd = fs.openSync(file, 'r');
+    const fds = { companies: fd, edges: fd } as Record<Kind, number>;
     try {
       const footer = readFooter(fd);
       if (!footer || footer.key !== key) {
@@ -130,10 +143,12 @@ export class PointFile {
         counts[kind] = footer.indexes[kind].count;
         const columns = footer.staged?.[kind];
         if (columns) staged[kind] = stagedRowDecoder(STAGED_TABLES[kind], checkKeyFirst(kind, columns));
+        const apart = footer.apart?.[kind];
+        if (apart) fds[kind] = openApart(file, apart);
       }
-      return new PointFile(fd, indexes, counts, staged);
+      return new PointFile(fds, indexes, counts, staged);
     } catch (err) {
-      fs.closeSync(fd);
+      closeAll(fds);
       throw err;
     }
   }
@@ -175,7 +190,7 @@ export class PointFile {
     const decode = this.staged[kind];
     const h = fnv1a(key) >>> shift;
     for (let i = lowerBound(hashes, h); i < hashes.length && hashes[i] === h; i++) {
-      const text = this.text(offsets[i]!, lengths[i]!);
+      const text = this.text(kind, offsets[i]!, lengths[i]!);
       if (decode) {
         const fields = text.split(STAGING_DELIMITER);
         if (fields[0] === key) return decode(fields);
@@ -187,19 +202,37 @@ export class PointFile {
     return null;
   }
 
-  private text(offset: number, length: number): string {
-    if (this.fd === null) throw new Error('point-read file closed');
+  private text(kind: Kind, offset: number, length: number): string {
+    if (this.fds === null) throw new Error('point-read file closed');
     if (length > this.buffer.length) this.buffer = Buffer.allocUnsafe(length);
-    readFully(this.fd, this.buffer, length, offset);
+    readFully(this.fds[kind], this.buffer, length, offset);
     return this.buffer.toString('utf8', 0, length);
   }
 
   /** Once only: a descriptor closed twice could be another file's by then. */
   close(): void {
-    if (this.fd === null) return;
-    fs.closeSync(this.fd);
-    this.fd = null;
+    if (this.fds === null) return;
+    closeAll(this.fds);
+    this.fds = null;
   }
+}
+
+/** Opens the file a kind's rows are kept in apart from `file` (see Footer.apart); throws when it is not the one written. */
+function openApart(file: string, apart: { file: string; bytes: number }): number {
+  const name = path.basename(apart.file);
+  if (name !== apart.file || !name.startsWith(`${path.basename(file)}.`))
+    throw new Error(`point-read file names ${apart.file} as its rows' file`);
+  const fd = fs.openSync(path.join(path.dirname(file), name), 'r');
+  if (fs.fstatSync(fd).size !== apart.bytes) {
+    fs.closeSync(fd);
+    throw new Error(`the rows' file ${name} of a point-read file is not the one written with it`);
+  }
+  return fd;
+}
+
+/** Closes each descriptor once. */
+function closeAll(fds: Record<Kind, number>): void {
+  for (const fd of new Set(Object.values(fds))) fs.closeSync(fd);
 }
 
 /**
@@ -398,6 +431,46 @@ function readFooter(fd: number): Footer | null {
   return JSON.parse(json.toString('utf8')) as Footer;
 }
 
+/**
+ * The files a point-read file keeps rows of a kind in (see Footer.apart), by their paths; none when
+ * `file` is not there, not a point-read file, or unreadable (any other derived file, say).
+ */
+export function keptApart(file: string): string[] {
+  let fd: number;
+  try {
+    fd = fs.openSync(file, 'r');
+  } catch {
+    return [];
+  }
+  try {
+    const footer = readFooter(fd);
+    const names = Object.values(footer?.apart ?? {}).map((a) => path.basename(a.file));
+    return names.map((name) => path.join(path.dirname(file), name));
+  } catch {
+    return [];
+  } finally {
+    fs.closeSync(fd);
+  }
+}
+
+/**
+ * Moves a derived file into place, `from` to `to`. When they are point-read files, the rows the
+ * one replaced kept apart are removed, but those the new one keeps: a reader that opened them
+ * keeps reading them. Any other file is only renamed.
+ */
+export function moveDerivedFile(from: string, to: string): void {
+  const replaced = keptApart(to);
+  fs.renameSync(from, to);
+  const kept = new Set(keptApart(to));
+  for (const f of replaced) if (!kept.has(f)) fs.rmSync(f, { force: true });
+}
+
+/** Removes a derived file and, for a point-read file, the rows it keeps apart. */
+export function removeDerivedFile(file: string): void {
+  for (const f of keptApart(file)) fs.rmSync(f, { force: true });
+  fs.rmSync(file, { force: true });
+}
+
 /** What a finished point-read file holds, by kind, whatever data it was written for (for checks). */
 export function pointFileCounts(file: string): Record<Kind, number> | null {
   const fd = fs.openSync(file, 'r');
@@ -424,36 +497,11 @@ function readIndex(fd: number, place: IndexPlace): Index {
   return { hashes, offsets, lengths, shift: 32 - place.bits };
 }
 
-/** A kind's rows as they are written: hash, offset and length, in typed arrays that grow. */
-class Entries {
-  hashes = new Uint32Array(1024);
-  offsets = new Float64Array(1024);
-  lengths = new Uint32Array(1024);
-  count = 0;
-
-  push(hash: number, offset: number, length: number): void {
-    if (this.count === this.hashes.length) {
-      const grow = <T extends Uint32Array | Float64Array>(a: T, make: (n: number) => T): T => {
-        const b = make(a.length * 2);
-        b.set(a);
-        return b;
-      };
-      this.hashes = grow(this.hashes, (n) => new Uint32Array(n));
-      this.offsets = grow(this.offsets, (n) => new Float64Array(n));
-      this.lengths = grow(this.lengths, (n) => new Uint32Array(n));
-    }
-    this.hashes[this.count] = hash;
-    this.offsets[this.count] = offset;
-    this.lengths[this.count] = length;
-    this.count++;
-  }
-}
+/** Rows' files kept apart by this process so far (see PointFileWriter.addStagingFile). */
+let apartWrites = 0;
 
 /** Rows are gathered into this many bytes before each write. */
 const WRITE_CHUNK = 4 * 1024 * 1024;
-const LINE_FEED = 10;
-const TAB = STAGING_DELIMITER.charCodeAt(0);
-
 /**
  * Writes a point-read file: rows go into `<file>.tmp-<pid>`, which becomes `file`
  * only when `finish` has written the index and the key, so a reader never sees
@@ -462,9 +510,14 @@ const TAB = STAGING_DELIMITER.charCodeAt(0);
 export class PointFileWriter {
   private readonly tmp: string;
   private fd: number | null;
-  private readonly entries: Record<Kind, Entries> = { companies: new Entries(), edges: new Entries() };
+  private readonly entries: Record<Kind, LineEntries> = {
+    companies: new LineEntries(),
+    edges: new LineEntries(),
+  };
   /** The columns of the kinds written as staged lines (see Footer.staged). */
   private readonly staged: Partial<Record<Kind, string[]>> = {};
+  /** The kinds kept in files of their own (see Footer.apart), by their path. */
+  private readonly apart: Partial<Record<Kind, { path: string; bytes: number }>> = {};
   private chunk = Buffer.allocUnsafe(WRITE_CHUNK);
   private used = 0;
   /** Bytes in the file, the gathered ones included. */
@@ -515,18 +568,39 @@ export class PointFileWriter {
     end: number,
   ): void {
     this.stagedAs(kind, columns);
-    const entries = this.entries[kind];
-    const base = this.size - start;
-    for (let p = start; p < end;) {
-      let nl = bytes.indexOf(LINE_FEED, p);
-      if (nl < 0 || nl > end) nl = end;
-      let tab = bytes.indexOf(TAB, p);
-      if (tab < 0 || tab > nl) tab = nl;
-      // A line without its key maps to an empty row: nothing could ask for it.
-      if (tab > p) entries.push(fnv1a(bytes.toString('utf8', p, tab)), base + p, nl - p);
-      p = nl + 1;
-    }
+    if (this.apart[kind]) throw new Error(`${kind} kept apart and written here`);
+    // A line without its key maps to an empty row: nothing could ask for it.
+    this.entries[kind].addLines(bytes, start, end, this.size);
     this.append(bytes.subarray(start, end));
+  }
+
+  /**
+   * Every row of a kind: the lines of the staging file `stagingPath`, whose fields are `columns`,
+   * the key first, and `keys` the keys the import saved beside it (staged-keys.ts). The file is
+   * kept as it is, under a name of its own beside this one (a second link to it, or where the file
+   * system allows none, a copy): neither read nor written again, so it must not be written to
+   * after this (an import's staging never is: it is removed once the store is loaded). Nothing else
+   * of the kind is written then.
+   */
+  addStagingFile(kind: Kind, columns: readonly string[], stagingPath: string, keys: StagedKeys): void {
+    this.stagedAs(kind, columns);
+    if (this.apart[kind] || this.entries[kind].count > 0) throw new Error(`${kind} written twice`);
+    const bytes = fs.statSync(stagingPath).size;
+    if (bytes !== keys.bytes) throw new Error(`the keys of ${stagingPath} are of a file of other size`);
+    // A name no other write takes, in this process or another, however soon after.
+    const kept = `${this.file}.${kind}-${process.pid}-${Date.now().toString(36)}-${++apartWrites}`;
+    try {
+      fs.linkSync(stagingPath, kept);
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code === 'EEXIST') throw err;
+      fs.copyFileSync(stagingPath, kept, fs.constants.COPYFILE_EXCL);
+    }
+    this.apart[kind] = { path: kept, bytes };
+    const entries = this.entries[kind];
+    entries.hashes = keys.hashes;
+    entries.offsets = keys.offsets;
+    entries.lengths = keys.lengths;
+    entries.count = keys.count;
   }
 
   /** Checks that a kind's rows are all staged lines of the same columns. */
@@ -568,10 +642,16 @@ export class PointFileWriter {
   finish(key: string): void {
     const indexes = {} as Record<Kind, IndexPlace>;
     for (const kind of KINDS) indexes[kind] = this.writeIndex(this.entries[kind]);
+    const apart: Footer['apart'] = {};
+    for (const kind of KINDS) {
+      const kept = this.apart[kind];
+      if (kept) apart[kind] = { file: path.basename(kept.path), bytes: kept.bytes };
+    }
     const footer: Footer = {
       key,
       indexes,
       ...(Object.keys(this.staged).length > 0 ? { staged: this.staged } : {}),
+      ...(Object.keys(apart).length > 0 ? { apart } : {}),
     };
     const json = Buffer.from(JSON.stringify(footer), 'utf8');
     const trailer = Buffer.alloc(TRAILER_BYTES);
@@ -582,14 +662,15 @@ export class PointFileWriter {
     this.flush();
     fs.closeSync(this.fd!);
     this.fd = null;
-    fs.renameSync(this.tmp, this.file);
+    moveDerivedFile(this.tmp, this.file);
   }
 
-  /** Closes and removes the unfinished file. */
+  /** Closes and removes the unfinished file, and the rows kept apart for it. */
   abort(): void {
     if (this.fd !== null) fs.closeSync(this.fd);
     this.fd = null;
     fs.rmSync(this.tmp, { force: true });
+    for (const kept of Object.values(this.apart)) fs.rmSync(kept.path, { force: true });
   }
 
   /**
@@ -597,7 +678,7 @@ export class PointFileWriter {
    * that is a multiple of 8. The sort is on one double per row, the kept hash
    * bits above the row's number, so it needs no comparator.
    */
-  private writeIndex(e: Entries): IndexPlace {
+  private writeIndex(e: LineEntries): IndexPlace {
     const bits = hashBits(e.count);
     const shift = 32 - bits;
     const scale = 2 ** (53 - bits);

@@ -5,16 +5,20 @@
  * file with (toProfile, toEdge), so the file answers as one written from the loaded graph does:
  * the profiles as they are written, the edges when they are read. Mapping every edge with its
  * evidence took about 70 s of CPU at 1M companies, which on two cores lengthened the load by as
- * much; an edge read maps its one row in about 11 microseconds more. A server opens the file at
+ * much; an edge read maps its one row in about 11 microseconds more. The Edge staging file itself is
+ * kept as the file's edges, found by the keys the import noted as it wrote it (staged-keys.ts).
+ * A server opens the file at
  * its first read of the new data instead of reading every profile and edge back from the engine,
  * which at 1M companies took four to six minutes of a first start, beside the requests.
  */
+import fs from 'node:fs';
 import path from 'node:path';
 import type { Logger } from '../logger';
 import type { LoadAlongside } from './graph-store';
 import type { CompanyProfile } from '../domain/model';
 import { toProfile } from './mappers';
 import { fillPointFile } from './point-file';
+import { readStagedKeys, stagedKeysFile } from './staged-keys';
 import {
   checkStagedHeader,
   readStagingBlocks,
@@ -57,12 +61,21 @@ export async function writeStagedPointFile(
     writer.addCompanies(profiles);
     if (edges) {
       const columns = stagedColumns('Edge');
-      await readStagingBlocks(
-        path.join(stagingDir, stagingFile('Edge')),
-        (text) => checkStagedHeader('Edge', text.split(STAGING_DELIMITER)),
-        (bytes, start, end) => writer.addStagedBytes('edges', columns, bytes, start, end),
-        () => signal.throwIfAborted(),
-      );
+      const file = path.join(stagingDir, stagingFile('Edge'));
+      const keys = readStagedKeys(stagedKeysFile(stagingDir, 'Edge'), fs.statSync(file).size);
+      if (keys) {
+        signal.throwIfAborted();
+        checkStagedHeader('Edge', firstLine(file).split(STAGING_DELIMITER));
+        writer.addStagingFile('edges', columns, file, keys);
+      } else {
+        // A staging without the keys of its lines (or with keys of another file): read them here.
+        await readStagingBlocks(
+          file,
+          (text) => checkStagedHeader('Edge', text.split(STAGING_DELIMITER)),
+          (bytes, start, end) => writer.addStagedBytes('edges', columns, bytes, start, end),
+          () => signal.throwIfAborted(),
+        );
+      }
     }
     return true;
   });
@@ -104,4 +117,17 @@ async function readCompanyLines(
     },
     () => signal.throwIfAborted(),
   );
+}
+
+/** The first line of a file, without its line feed (a header: at most 64 KiB are read). */
+function firstLine(file: string): string {
+  const fd = fs.openSync(file, 'r');
+  try {
+    const head = Buffer.alloc(64 * 1024);
+    const n = fs.readSync(fd, head, 0, head.length, 0);
+    const nl = head.indexOf(10);
+    return head.toString('utf8', 0, nl >= 0 && nl < n ? nl : n);
+  } finally {
+    fs.closeSync(fd);
+  }
 }

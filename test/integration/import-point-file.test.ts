@@ -58,6 +58,11 @@ describe('the point-read file written by an import', () => {
         expect(file!.company('odd-1')!.aliases).toEqual(['A,B [x]', '100% "Odd"', '{y}']);
         expect(file!.company('odd-2')!.domiciled_country).toBeNull();
         expect(edgeIds.some((id) => file!.edge(id)!.evidences.length > 1)).toBe(true);
+        // The edges are the Edge staging file itself, kept beside the point-read file.
+        const name = path.basename(saved.file);
+        const apart = fs.readdirSync(path.dirname(saved.file)).filter((f) => f.startsWith(`${name}.edges-`));
+        expect(apart).toHaveLength(1);
+        expect(fs.readFileSync(path.join(path.dirname(saved.file), apart[0]!), 'utf8')).toMatch(/^edge_id\t/);
       } finally {
         file!.close();
       }
@@ -112,5 +117,28 @@ describe('the point-read file written by an import', () => {
       'load failed',
     );
     expect(fs.readdirSync(dir).filter((f) => f.startsWith('aborted'))).toEqual([]);
+  });
+
+  it('reads the edges from the staging file when the keys of its lines are missing', async () => {
+    const staging = path.join(dir, 'staging-keys');
+    await stageImport(input, staging, {});
+    const signal = new AbortController().signal;
+    const kept = path.join(dir, 'kept.point-reads');
+    await writeStagedPointFile(staging, kept, 'k', true, signal);
+    fs.rmSync(path.join(staging, 'Edge.tsv.keys'));
+    const copied = path.join(dir, 'copied.point-reads');
+    await writeStagedPointFile(staging, copied, 'k', true, signal);
+    const names = fs.readdirSync(dir);
+    expect(names.filter((f) => f.startsWith('kept.point-reads.edges-'))).toHaveLength(1);
+    expect(names.filter((f) => f.startsWith('copied.point-reads.'))).toEqual([]);
+    const a = PointFile.open(kept, 'k')!;
+    const b = PointFile.open(copied, 'k')!;
+    try {
+      for (const id of edgeIds) expect(a.edge(id)).toEqual(b.edge(id));
+      expect(b.edge(edgeIds[0]!)?.edge_id).toBe(edgeIds[0]);
+    } finally {
+      a.close();
+      b.close();
+    }
   });
 });

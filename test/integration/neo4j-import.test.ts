@@ -282,6 +282,21 @@ if (neo4jAvailability() === null) {
         } finally {
           await server.close();
         }
+        // The edges are the staging's Edge file, kept beside the point-read file; a second import
+        // replaces both, and the first one's rows go with the file they belonged to.
+        const apart = () => fs.readdirSync(dir).filter((f) => /\.point-reads\.(import\.)?edges-/.test(f));
+        expect(apart()).toHaveLength(1);
+        const first = apart()[0];
+        await importDirectory(importer, input, { workDir: dir, log });
+        expect(apart()).toHaveLength(1);
+        expect(apart()[0]).not.toBe(first);
+        const again = importer.derivedDataFile('point-reads')!;
+        const reopened = PointFile.open(again.file, again.key)!;
+        try {
+          expect(reopened.edge(edgeIds[0]!)).toEqual(await importer.getEdge(edgeIds[0]!));
+        } finally {
+          reopened.close();
+        }
       });
     });
 

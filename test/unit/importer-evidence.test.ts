@@ -13,6 +13,8 @@ import {
   openEvidenceSink,
 } from '../../src/import/evidence-buckets';
 import type * as EvidenceBuckets from '../../src/import/evidence-buckets';
+import { LineEntries, readStagedKeys } from '../../src/store/staged-keys';
+import { fnv1a } from '../../src/store/string-hash';
 import { encodeJson } from '../../src/store/tables';
 
 let work: string;
@@ -144,9 +146,21 @@ type EvidenceModule = typeof EvidenceBuckets;
  */
 function compiledEvidenceModule(dir: string): EvidenceModule {
   const src = join(__dirname, '..', '..', 'src');
-  for (const f of ['import/evidence-worker', 'import/evidence-buckets', 'import/csv', 'store/tables']) {
+  for (const f of [
+    'import/evidence-worker',
+    'import/evidence-buckets',
+    'import/csv',
+    'store/tables',
+    'store/staged-keys',
+    'store/file-io',
+    'store/string-hash',
+  ]) {
     const out = ts.transpileModule(readFileSync(join(src, `${f}.ts`), 'utf8'), {
-      compilerOptions: { module: ts.ModuleKind.CommonJS, target: ts.ScriptTarget.ES2022 },
+      compilerOptions: {
+        module: ts.ModuleKind.CommonJS,
+        target: ts.ScriptTarget.ES2022,
+        esModuleInterop: true,
+      },
     }).outputText;
     mkdirSync(dirname(join(dir, f)), { recursive: true });
     writeFileSync(join(dir, `${f}.js`), out);
@@ -193,13 +207,15 @@ async function edgesThrough(mod: EvidenceModule, dir: string, inWorker: boolean)
   await sink.seal();
   const edgeFile = join(dir, 'Edge.tsv');
   const w = await ChunkWriter.create(edgeFile);
-  w.write('edge_id\tevidences\n');
+  w.write('edge_id\tlabel\tevidences\n');
   await sink.startEdges(w);
   for (let b = 0; b < nb; b++) {
     const lo = mod.bucketStart(b, nb, nEdges);
     const hi = mod.bucketStart(b + 1, nb, nEdges);
     const prefixes = new TextBuffer();
-    for (let e = lo; e < hi; e++) prefixes.write(`edge${e}\n`);
+    // Keys of many bytes a character, and one empty, which no read could ask for.
+    for (let e = lo; e < hi; e++)
+      prefixes.write(`${e === 3 ? '' : e % 50 === 7 ? `édge-株${e}` : `edge${e}`}\tx\n`);
     await sink.writeEdges(b, lo, hi, prefixes.take());
   }
   await sink.finish();
@@ -215,9 +231,28 @@ describe('evidence sink (in a worker thread)', () => {
     expect(worker === local).toBe(true);
     const rows = local.trimEnd().split('\n');
     expect(rows).toHaveLength(501);
-    const items = rows.slice(1).flatMap((r) => JSON.parse(r.split('\t')[1]!) as unknown[][]);
+    const items = rows.slice(1).flatMap((r) => JSON.parse(r.split('\t')[2]!) as unknown[][]);
     expect(items).toHaveLength(6000);
     expect(items.filter((i) => i[7] === 'say "hi" \\ ß')).toHaveLength(2000);
-    expect((await readdir(join(work, 'worker'))).sort()).toEqual(['Edge.tsv']);
+    expect((await readdir(join(work, 'worker'))).sort()).toEqual(['Edge.tsv', 'Edge.tsv.keys']);
+    // Where each line is and its key's hash, as reading the file back finds them.
+    const file = readFileSync(join(work, 'local', 'Edge.tsv'));
+    const header = file.indexOf(10) + 1;
+    const read = new LineEntries();
+    read.addLines(file, header, file.length, header);
+    expect(read.count).toBe(499);
+    for (const dir of ['local', 'worker']) {
+      const keys = readStagedKeys(join(work, dir, 'Edge.tsv.keys'), file.length)!;
+      expect(keys.count).toBe(499);
+      expect(keys.hashes).toEqual(read.hashes.subarray(0, read.count));
+      expect(keys.offsets).toEqual(read.offsets.subarray(0, read.count));
+      expect(keys.lengths).toEqual(read.lengths.subarray(0, read.count));
+    }
+    // Edge 57's line is the 56th (edge 3's, without a key, is not noted).
+    const at = read.offsets[56]!;
+    const line = file.toString('utf8', at, at + read.lengths[56]!);
+    expect(line.startsWith('édge-株57\tx\t[')).toBe(true);
+    expect(line.endsWith(']')).toBe(true);
+    expect(read.hashes[56]).toBe(fnv1a('édge-株57'));
   }, 30000);
 });

@@ -4,10 +4,14 @@ import {
   HeldPointFile,
   PointFile,
   PointFileWriter,
+  moveDerivedFile,
   pointFileCounts,
+  removeDerivedFile,
   writePointFile,
 } from '../../src/store/point-file';
 import { toEdge, toProfile } from '../../src/store/mappers';
+import { readStagedKeys, StagedKeysBuilder } from '../../src/store/staged-keys';
+import type { StagedKeys } from '../../src/store/staged-keys';
 import { TABLES } from '../../src/store/tables';
 import { stagedRowDecoder } from '../../src/store/staging-file';
 import { tempDir } from '../support/paths';
@@ -148,7 +152,7 @@ describe('PointFile', () => {
     w.addCompanies([company(1)]);
     w.finish('k1');
     const whole = fs.readFileSync(file);
-    expect(whole.readUInt32LE(8)).toBe(4);
+    expect(whole.readUInt32LE(8)).toBe(5);
     whole.writeUInt32LE(3, 8);
     fs.writeFileSync(file, whole);
     const f = PointFile.open(file, 'k1')!;
@@ -262,6 +266,146 @@ describe('PointFile', () => {
     } finally {
       f.close();
     }
+  });
+
+  describe('a staging file kept apart as its edges', () => {
+    const columns = TABLES.Edge.columns.map(([name]) => name);
+    const rest = columns
+      .slice(2)
+      .map(() => '')
+      .join('\t');
+    /** An Edge staging file: its header, then lines of keys of several bytes a character, one empty, two of equal hash. */
+    const lines = [
+      `e1\tv1\t${rest}`,
+      `é日\tß\t${rest}`,
+      `\tv3\t${rest}`,
+      ...SAME_HASH.map((k) => `${k}\tv4\t${rest}`),
+    ];
+    const staging = () => path.join(dir, 'Edge.tsv');
+    /** Writes the staging file with `supplier` in each line, and the keys of its lines as an import notes them. */
+    const stage = (supplier = 'v'): StagedKeys => {
+      const header = `${columns.join('\t')}\n`;
+      const text = lines.map((l) => l.replace(/\tv(\d)\t/, `\t${supplier}$1\t`)).join('\n') + '\n';
+      // A new file, as each import stages into a directory of its own: the one kept apart is a link to the old.
+      fs.rmSync(staging(), { force: true });
+      fs.writeFileSync(staging(), header + text);
+      const keys = new StagedKeysBuilder(Buffer.byteLength(header));
+      for (const l of text.slice(0, -1).split('\n')) {
+        const b = Buffer.from(l);
+        const tab = b.indexOf(9);
+        keys.line(b, 0, tab, b.length);
+      }
+      keys.save(`${staging()}.keys`);
+      return readStagedKeys(`${staging()}.keys`, fs.statSync(staging()).size)!;
+    };
+    /** The files of rows kept apart, whichever point-read file they were written for. */
+    const apartFiles = () => fs.readdirSync(dir).filter((f) => /^g\.point-reads\.(import\.)?edges-/.test(f));
+
+    it('reads each edge from it by the keys the import noted, once the staging is gone', () => {
+      const keys = stage();
+      expect(keys.count).toBe(4);
+      const w = new PointFileWriter(file);
+      w.addCompanies([company(1)]);
+      w.addStagingFile('edges', columns, staging(), keys);
+      expect(w.written).toEqual({ companies: 1, edges: 4 });
+      expect(() => w.addStagedBytes('edges', columns, Buffer.from('x\t\n'), 0, 3)).toThrow('kept apart');
+      w.finish('k');
+      // The import removes its staging directory once the store is loaded.
+      fs.rmSync(staging());
+      expect(apartFiles()).toHaveLength(1);
+      const decode = stagedRowDecoder('Edge', columns);
+      const f = PointFile.open(file, 'k')!;
+      try {
+        for (const l of lines.filter((l) => !l.startsWith('\t'))) {
+          const key = l.slice(0, l.indexOf('\t'));
+          expect(f.edge(key)).toEqual(toEdge(decode(l.split('\t'))));
+        }
+        expect(f.edge('é日')?.supplier_id).toBe('ß');
+        expect(f.edge('')).toBeNull();
+        expect(f.edge('e')).toBeNull();
+        expect(f.company('v1')).toEqual(company(1));
+      } finally {
+        f.close();
+      }
+    });
+
+    it('is replaced with the file: a reader of the old one keeps reading it', () => {
+      const w1 = new PointFileWriter(file);
+      w1.addStagingFile('edges', columns, staging(), stage('old'));
+      w1.finish('k1');
+      const old = PointFile.open(file, 'k1')!;
+      const w2 = new PointFileWriter(file);
+      w2.addStagingFile('edges', columns, staging(), stage('new'));
+      w2.finish('k2');
+      // The old rows' file is gone from the directory; the old reader holds it open.
+      expect(apartFiles()).toHaveLength(1);
+      expect(old.edge('e1')?.supplier_id).toBe('old1');
+      old.close();
+      const f = PointFile.open(file, 'k2')!;
+      expect(f.edge('e1')?.supplier_id).toBe('new1');
+      f.close();
+    });
+
+    it('refuses keys of another file, and a file whose rows kept apart are not those written', () => {
+      const keys = stage();
+      const w = new PointFileWriter(file);
+      expect(() => w.addStagingFile('edges', columns, staging(), { ...keys, bytes: keys.bytes + 1 })).toThrow(
+        'other size',
+      );
+      w.abort();
+      expect(readStagedKeys(`${staging()}.keys`, keys.bytes + 1)).toBeNull();
+      const ok = new PointFileWriter(file);
+      ok.addStagingFile('edges', columns, staging(), keys);
+      ok.finish('k');
+      fs.appendFileSync(path.join(dir, apartFiles()[0]!), 'more');
+      expect(() => PointFile.open(file, 'k')).toThrow('not the one written');
+      fs.rmSync(path.join(dir, apartFiles()[0]!));
+      expect(() => PointFile.open(file, 'k')).toThrow(/ENOENT/);
+    });
+
+    it('moves into place with the file, as an import on Neo4j puts its derived files, and is removed with it', () => {
+      const pending = `${file}.import`;
+      const write = (supplier: string) => {
+        const w = new PointFileWriter(pending);
+        w.addStagingFile('edges', columns, staging(), stage(supplier));
+        w.finish('k');
+      };
+      write('one');
+      moveDerivedFile(pending, file);
+      const first = PointFile.open(file, 'k')!;
+      write('two');
+      expect(apartFiles()).toHaveLength(2);
+      moveDerivedFile(pending, file);
+      // The rows of the file replaced are gone, but for the reader that holds them.
+      expect(apartFiles()).toHaveLength(1);
+      expect(first.edge('e1')?.supplier_id).toBe('one1');
+      first.close();
+      const second = PointFile.open(file, 'k')!;
+      expect(second.edge('e1')?.supplier_id).toBe('two1');
+      second.close();
+      // An import whose load failed: its file goes, with its rows, and the file in place stays whole.
+      write('three');
+      removeDerivedFile(pending);
+      expect(apartFiles()).toHaveLength(1);
+      expect(PointFile.open(file, 'k')!.edge('e1')?.supplier_id).toBe('two1');
+      // Any other derived file is only moved or removed.
+      const other = path.join(dir, 'g.search-index');
+      fs.writeFileSync(`${other}.import`, 'an index');
+      moveDerivedFile(`${other}.import`, other);
+      expect(fs.readFileSync(other, 'utf8')).toBe('an index');
+      removeDerivedFile(other);
+      expect(fs.existsSync(other)).toBe(false);
+      expect(apartFiles()).toHaveLength(1);
+    });
+
+    it('leaves nothing behind when the write is abandoned', () => {
+      const w = new PointFileWriter(file);
+      w.addStagingFile('edges', columns, staging(), stage());
+      expect(apartFiles()).toHaveLength(1);
+      w.abort();
+      expect(apartFiles()).toEqual([]);
+      expect(fs.existsSync(staging())).toBe(true);
+    });
   });
 
   it('refuses a file that is cut short or not a point-read file', () => {

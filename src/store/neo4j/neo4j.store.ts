@@ -50,7 +50,13 @@ import { Neo4jExecutor } from './executor';
 import type { Row } from './executor';
 import { importIntoNeo4j } from './neo4j-import';
 import { NotHeldExactly, WalkMemory, WalkMemoryBuilder } from '../walk-memory';
-import { HeldPointFile, openMatching, writePointFile } from '../point-file';
+import {
+  HeldPointFile,
+  moveDerivedFile,
+  openMatching,
+  removeDerivedFile,
+  writePointFile,
+} from '../point-file';
 import { derivedState, oncePerGeneration } from '../derived-state';
 import type { DerivedState, GenerationRead } from '../derived-state';
 import type { PointFile, PointFileMode } from '../point-file';
@@ -714,16 +720,16 @@ export class Neo4jGraphStore implements GraphStore {
           const pending = `${file}${IMPORTED_SUFFIX}`;
           if (!fs.existsSync(pending)) continue;
           try {
-            fs.renameSync(pending, file);
+            moveDerivedFile(pending, file);
           } catch (err) {
             // The data is in: the servers derive what could not be put in place.
             this.options.logger?.warn({ err, file }, 'could not put the derived data of the import in place');
-            fs.rmSync(pending, { force: true });
+            removeDerivedFile(pending);
           }
         }
       },
       discard: () => {
-        for (const file of written) fs.rmSync(`${file}${IMPORTED_SUFFIX}`, { force: true });
+        for (const file of written) removeDerivedFile(`${file}${IMPORTED_SUFFIX}`);
       },
     };
   }
