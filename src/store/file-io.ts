@@ -17,6 +17,15 @@ export function readExactly(fd: number, into: Buffer, length: number, position: 
   }
 }
 
+/** A descriptor of `file` opened for reading; null when it cannot be opened (not there, say). */
+export function openIfThere(file: string): number | null {
+  try {
+    return fs.openSync(file, 'r');
+  } catch {
+    return null;
+  }
+}
+
 /** Whether a process with this id is running (one we may not signal counts as running). */
 export function processAlive(pid: number): boolean {
   try {

@@ -9,7 +9,7 @@ import type { Props } from './mappers';
 import { EVIDENCE_FIELDS, STAGING_DELIMITER } from './tables';
 import type { TableName } from './tables';
 import { stagedRowDecoder } from './staging-file';
-import { readExactly, temporaryFor } from './file-io';
+import { openIfThere, readExactly, temporaryFor } from './file-io';
 import { fnv1a } from './string-hash';
 import { lowerBound } from './bisect';
 import { LineEntries } from './staged-keys';
@@ -436,12 +436,8 @@ function readFooter(fd: number): Footer | null {
  * `file` is not there, not a point-read file, or unreadable (any other derived file, say).
  */
 export function keptApart(file: string): string[] {
-  let fd: number;
-  try {
-    fd = fs.openSync(file, 'r');
-  } catch {
-    return [];
-  }
+  const fd = openIfThere(file);
+  if (fd === null) return [];
   try {
     const footer = readFooter(fd);
     const names = Object.values(footer?.apart ?? {}).map((a) => path.basename(a.file));

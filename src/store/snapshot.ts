@@ -1,6 +1,6 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import { MAX_IO_BYTES, readExactly, temporaryFor } from './file-io';
+import { MAX_IO_BYTES, openIfThere, readExactly, temporaryFor } from './file-io';
 
 /**
  * A binary file of typed arrays, string lists and small JSON values, written and
@@ -178,12 +178,8 @@ export class SnapshotReader {
 
   /** The key `file` was saved under; null when it is missing or not a snapshot. */
   static keyOf(file: string): string | null {
-    let fd: number;
-    try {
-      fd = fs.openSync(file, 'r');
-    } catch {
-      return null;
-    }
+    const fd = openIfThere(file);
+    if (fd === null) return null;
     try {
       const key = readHeader(fd)?.header.key;
       return typeof key === 'string' ? key : null;

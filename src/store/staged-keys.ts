@@ -1,6 +1,6 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import { MAX_IO_BYTES, readExactly } from './file-io';
+import { MAX_IO_BYTES, openIfThere, readExactly } from './file-io';
 import { fnv1a } from './string-hash';
 import { STAGING_DELIMITER, stagingFile } from './tables';
 import type { TableName } from './tables';
@@ -133,12 +133,8 @@ export class StagedKeysBuilder extends LineEntries {
  * was written for a file of another size (cut short or written again since), or is not whole.
  */
 export function readStagedKeys(file: string, bytes: number): StagedKeys | null {
-  let fd: number;
-  try {
-    fd = fs.openSync(file, 'r');
-  } catch {
-    return null;
-  }
+  const fd = openIfThere(file);
+  if (fd === null) return null;
   try {
     const size = fs.fstatSync(fd).size;
     if (size < HEADER_BYTES) return null;

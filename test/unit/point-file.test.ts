@@ -230,19 +230,38 @@ describe('PointFile', () => {
     other.abort();
   });
 
-  it('keeps staged lines handed over as bytes in blocks, and reads each by its key', () => {
-    const columns = TABLES.Edge.columns.map(([name]) => name);
-    const rest = columns
+  /** The Edge table's columns, and staged Edge lines whose keys have several bytes a character, one is empty (not indexed) and two share a hash. */
+  const edgeColumns = TABLES.Edge.columns.map(([name]) => name);
+  const edgeLines = (() => {
+    const rest = edgeColumns
       .slice(2)
       .map(() => '')
       .join('\t');
-    // Keys of several bytes a character, one line with an empty key (not indexed), the last unended.
-    const lines = [
+    return [
       `e1\tv1\t${rest}`,
       `é日\tß\t${rest}`,
       `\tv3\t${rest}`,
       ...SAME_HASH.map((k) => `${k}\tv4\t${rest}`),
     ];
+  })();
+
+  /** Each of the staged Edge lines with a key read from `f` as its line maps, the others not at all. */
+  const expectEachEdge = (f: PointFile, lines: readonly string[]) => {
+    const decode = stagedRowDecoder('Edge', edgeColumns);
+    for (const l of lines.filter((l) => !l.startsWith('\t'))) {
+      const key = l.slice(0, l.indexOf('\t'));
+      expect(f.edge(key)).toEqual(toEdge(decode(l.split('\t'))));
+      expect(f.edge(key)?.edge_id).toBe(key);
+    }
+    expect(f.edge('é日')?.supplier_id).toBe('ß');
+    expect(f.edge('')).toBeNull();
+    expect(f.edge('e')).toBeNull();
+  };
+
+  it('keeps staged lines handed over as bytes in blocks, and reads each by its key', () => {
+    const columns = edgeColumns;
+    // The last line unended.
+    const lines = edgeLines;
     const bytes = Buffer.from(lines.join('\n'));
     const w = new PointFileWriter(file);
     // In two blocks, the first of whole lines, each ending in a line feed.
@@ -252,35 +271,17 @@ describe('PointFile', () => {
     expect(w.written).toEqual({ companies: 0, edges: 4 });
     expect(() => w.addStagedBytes('edges', ['edge_id'], bytes, 0, 1)).toThrow('other columns');
     w.finish('k');
-    const decode = stagedRowDecoder('Edge', columns);
     const f = PointFile.open(file, 'k')!;
     try {
-      for (const l of lines.filter((l) => !l.startsWith('\t'))) {
-        const key = l.slice(0, l.indexOf('\t'));
-        expect(f.edge(key)).toEqual(toEdge(decode(l.split('\t'))));
-        expect(f.edge(key)?.edge_id).toBe(key);
-      }
-      expect(f.edge('é日')?.supplier_id).toBe('ß');
-      expect(f.edge('')).toBeNull();
-      expect(f.edge('e')).toBeNull();
+      expectEachEdge(f, lines);
     } finally {
       f.close();
     }
   });
 
   describe('a staging file kept apart as its edges', () => {
-    const columns = TABLES.Edge.columns.map(([name]) => name);
-    const rest = columns
-      .slice(2)
-      .map(() => '')
-      .join('\t');
-    /** An Edge staging file: its header, then lines of keys of several bytes a character, one empty, two of equal hash. */
-    const lines = [
-      `e1\tv1\t${rest}`,
-      `é日\tß\t${rest}`,
-      `\tv3\t${rest}`,
-      ...SAME_HASH.map((k) => `${k}\tv4\t${rest}`),
-    ];
+    const columns = edgeColumns;
+    const lines = edgeLines;
     const staging = () => path.join(dir, 'Edge.tsv');
     /** Writes the staging file with `supplier` in each line, and the keys of its lines as an import notes them. */
     const stage = (supplier = 'v'): StagedKeys => {
@@ -313,16 +314,9 @@ describe('PointFile', () => {
       // The import removes its staging directory once the store is loaded.
       fs.rmSync(staging());
       expect(apartFiles()).toHaveLength(1);
-      const decode = stagedRowDecoder('Edge', columns);
       const f = PointFile.open(file, 'k')!;
       try {
-        for (const l of lines.filter((l) => !l.startsWith('\t'))) {
-          const key = l.slice(0, l.indexOf('\t'));
-          expect(f.edge(key)).toEqual(toEdge(decode(l.split('\t'))));
-        }
-        expect(f.edge('é日')?.supplier_id).toBe('ß');
-        expect(f.edge('')).toBeNull();
-        expect(f.edge('e')).toBeNull();
+        expectEachEdge(f, lines);
         expect(f.company('v1')).toEqual(company(1));
       } finally {
         f.close();
