@@ -18,7 +18,12 @@ import type { TableName } from '../../src/store/tables';
 
 const FIXTURES = join(__dirname, '..', 'fixtures', 'import');
 /** What a complete staging directory holds: the table files and the marker, no temporary files. */
-const STAGED_FILES = [...(Object.keys(TABLES) as TableName[]).map(stagingFile), SUCCESS_MARKER].sort();
+/** The staging files, the marker, and the keys of the Edge lines (staged-keys.ts). */
+const STAGED_FILES = [
+  ...(Object.keys(TABLES) as TableName[]).map(stagingFile),
+  SUCCESS_MARKER,
+  `${stagingFile('Edge')}.keys`,
+].sort();
 
 /** Rows of a staging file as objects keyed by its header; every row must have the header's width. */
 async function staged(dir: string, table: TableName): Promise<Record<string, string>[]> {
