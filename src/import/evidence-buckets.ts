@@ -308,9 +308,7 @@ export class BucketStore {
         }
         w.write(']\n');
       }
-      let tab = prefixes.indexOf(TAB, q);
-      if (tab < 0 || tab > nl) tab = nl;
-      keys.line(prefixes, q, tab, length);
+      keys.line(prefixes, q, nl, length);
       q = nl + 1;
       if (k % BATCH === BATCH - 1 && w.full) await w.flush();
     }

@@ -66,18 +66,26 @@ export class LineEntries {
   }
 
   /**
+   * A line at `offset`, `length` bytes without its line feed, that begins with `bytes[start, end)`:
+   * its key is its first field, up to the first tab there or to `end`. A line whose key is empty is
+   * passed over: nothing could ask for it.
+   */
+  addLine(bytes: Buffer, start: number, end: number, offset: number, length: number): void {
+    let tab = bytes.indexOf(TAB, start);
+    if (tab < 0 || tab > end) tab = end;
+    if (tab > start) this.push(hashOfBytes(bytes, start, tab), offset, length);
+  }
+
+  /**
    * Every line of `bytes[start, end)`, whole lines each ending in a line feed but perhaps the last,
-   * the first of them at offset `at`; answers the offset after them. A line whose key (its first
-   * field) is empty is passed over: nothing could ask for it.
+   * the first of them at offset `at`; answers the offset after them.
    */
   addLines(bytes: Buffer, start: number, end: number, at: number): number {
     const base = at - start;
     for (let p = start; p < end;) {
       let nl = bytes.indexOf(LINE_FEED, p);
       if (nl < 0 || nl > end) nl = end;
-      let tab = bytes.indexOf(TAB, p);
-      if (tab < 0 || tab > nl) tab = nl;
-      if (tab > p) this.push(hashOfBytes(bytes, p, tab), base + p, nl - p);
+      this.addLine(bytes, p, nl, base + p, nl - p);
       p = nl + 1;
     }
     return base + end;
@@ -94,17 +102,12 @@ export class StagedKeysBuilder extends LineEntries {
     super();
   }
 
-  /** Bytes in the file so far. */
-  get bytes(): number {
-    return this.at;
-  }
-
   /**
-   * The next line of the file: `length` bytes without its line feed, its key `key[start, end)`. A
-   * line with an empty key is passed over, though its bytes count.
+   * The next line of the file: `length` bytes without its line feed, beginning with
+   * `bytes[start, end)` (see addLine). A line with an empty key is passed over, though its bytes count.
    */
-  line(key: Buffer, start: number, end: number, length: number): void {
-    if (end > start) this.push(hashOfBytes(key, start, end), this.at, length);
+  line(bytes: Buffer, start: number, end: number, length: number): void {
+    this.addLine(bytes, start, end, this.at, length);
     this.at += length + 1;
   }
 

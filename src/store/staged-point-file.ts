@@ -24,6 +24,7 @@ import {
   readStagingBlocks,
   readStagingLines,
   stagedColumns,
+  stagedHeader,
   stagedCounts,
   stagedRowDecoder,
 } from './staging-file';
@@ -65,7 +66,7 @@ export async function writeStagedPointFile(
       const keys = readStagedKeys(stagedKeysFile(stagingDir, 'Edge'), fs.statSync(file).size);
       if (keys) {
         signal.throwIfAborted();
-        checkStagedHeader('Edge', firstLine(file).split(STAGING_DELIMITER));
+        checkStagedHeader('Edge', stagedHeader(file));
         writer.addStagingFile('edges', columns, file, keys);
       } else {
         // A staging without the keys of its lines (or with keys of another file): read them here.
@@ -117,17 +118,4 @@ async function readCompanyLines(
     },
     () => signal.throwIfAborted(),
   );
-}
-
-/** The first line of a file, without its line feed (a header: at most 64 KiB are read). */
-function firstLine(file: string): string {
-  const fd = fs.openSync(file, 'r');
-  try {
-    const head = Buffer.alloc(64 * 1024);
-    const n = fs.readSync(fd, head, 0, head.length, 0);
-    const nl = head.indexOf(10);
-    return head.toString('utf8', 0, nl >= 0 && nl < n ? nl : n);
-  } finally {
-    fs.closeSync(fd);
-  }
 }

@@ -2,7 +2,7 @@
  * Reads a staging file (src/store/tables.ts): tab-separated lines with nothing
  * quoted, so a row ends at the next line feed and a field at the next tab.
  */
-import { createReadStream, existsSync, readFileSync } from 'node:fs';
+import { closeSync, createReadStream, existsSync, openSync, readFileSync, readSync } from 'node:fs';
 import { open } from 'node:fs/promises';
 import path from 'node:path';
 import { StringDecoder } from 'node:string_decoder';
@@ -114,6 +114,19 @@ export async function readStagingBlocks(
     }
   } finally {
     await fh.close();
+  }
+}
+
+/** The fields of a staging file's header, its first line (of at most 64 KiB), without reading on. */
+export function stagedHeader(file: string): string[] {
+  const fd = openSync(file, 'r');
+  try {
+    const head = Buffer.alloc(64 * 1024);
+    const n = readSync(fd, head, 0, head.length, 0);
+    const nl = head.indexOf(LINE_FEED);
+    return head.toString('utf8', 0, nl >= 0 && nl < n ? nl : n).split(STAGING_DELIMITER);
+  } finally {
+    closeSync(fd);
   }
 }
 
