@@ -6,7 +6,7 @@ import { feedSearchIndex } from '../search/build-thread';
 import { searchIndexAlongside } from '../search/staged-index';
 import type { TableName } from '../store/tables';
 import { processAlive } from '../store/file-io';
-import { stageImport } from './stage';
+import { stageOnThread } from './stage-thread';
 import type { ImportProgress, RejectedRow, StageResult } from './stage-result';
 import { turnPretenuringOff } from '../heap-settings';
 
@@ -103,7 +103,7 @@ export async function importDirectory(
   const fed = searchIndex ? ((await feedSearchIndex(opts.log)) ?? undefined) : undefined;
   try {
     const t0 = Date.now();
-    const staged = await stageImport(inputDir, stagingDir, {
+    const staged = await stageOnThread(inputDir, stagingDir, {
       maxRejected: opts.maxRejected,
       onProgress: opts.onProgress,
       companies: fed,

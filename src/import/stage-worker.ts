@@ -1,0 +1,48 @@
+/**
+ * Worker-thread entry point of the staging (see stage-thread.ts): runs stageImport and hands its
+ * callbacks' calls to the main thread, which owns what they reach (the progress bar, the search
+ * index's build thread).
+ */
+import { parentPort, workerData } from 'node:worker_threads';
+import { stageImport } from './stage';
+import type { CompanySink } from './stage-result';
+import { toThreadError } from './stage-thread';
+import type { StageThreadData, StageThreadReply, StageThreadRequest } from './stage-thread';
+
+const port = parentPort;
+if (port !== null) {
+  const data = workerData as StageThreadData;
+  const reply = (m: StageThreadReply, transfer: ArrayBuffer[] = []) => port.postMessage(m, transfer);
+  // Answers to the pieces of Company rows, in the order they were sent.
+  const waiting: (() => void)[] = [];
+  port.on('message', (m: StageThreadRequest) => {
+    if (m.type === 'taken') waiting.shift()?.();
+  });
+  const companies: CompanySink | undefined = data.companies
+    ? {
+        lines: (text) => {
+          // A copy of its own, moved: the staging reuses the memory of the buffer it hands over.
+          const own = new Uint8Array(text);
+          reply({ type: 'lines', text: own }, [own.buffer]);
+          return new Promise<void>((resolve) => waiting.push(resolve));
+        },
+        readAll: () => reply({ type: 'read-all' }),
+        counts: (counts) => reply({ type: 'counts', counts }),
+      }
+    : undefined;
+  stageImport(data.inputDir, data.stagingDir, {
+    maxRejected: data.maxRejected,
+    evidenceWorker: data.evidenceWorker,
+    onProgress: (progress) => reply({ type: 'progress', progress }),
+    companies,
+  }).then(
+    (result) => {
+      reply({ type: 'staged', result });
+      port.close();
+    },
+    (err: unknown) => {
+      reply({ type: 'failed', error: toThreadError(err) });
+      port.close();
+    },
+  );
+}
