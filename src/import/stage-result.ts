@@ -76,6 +76,8 @@ export interface CompanySink {
    * over the rest of the lines without waiting for them to be taken).
    */
   readAll?(): void;
+  /** Every Company line is handed over (after readAll when the lines took longer than the files). */
+  allLines?(): void;
   /** The four counts of every company, in the same order, once they are derived. */
   counts(counts: CompanyCountColumns): void;
 }

@@ -41,6 +41,7 @@ export type StageThreadReply =
   | { type: 'progress'; progress: ImportProgress }
   | { type: 'lines'; text: Uint8Array }
   | { type: 'read-all' }
+  | { type: 'all-lines' }
   | { type: 'counts'; counts: CompanyCountColumns }
   | { type: 'staged'; result: StageResult }
   | { type: 'failed'; error: StageThreadError };
@@ -104,6 +105,9 @@ export async function stageOnThread(
             }
             case 'read-all':
               companies?.readAll?.();
+              break;
+            case 'all-lines':
+              companies?.allLines?.();
               break;
             case 'counts':
               companies?.counts(m.counts);

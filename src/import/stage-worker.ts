@@ -27,6 +27,7 @@ if (port !== null) {
           return new Promise<void>((resolve) => waiting.push(resolve));
         },
         readAll: () => reply({ type: 'read-all' }),
+        allLines: () => reply({ type: 'all-lines' }),
         counts: (counts) => reply({ type: 'counts', counts }),
       }
     : undefined;

@@ -11,12 +11,13 @@ import type { CompanyCounts } from './company-search';
 
 /**
  * What the main thread sends a build thread: the store's rows batch by batch, or an import's staged
- * Company lines without their counts (see SearchIndexBuilder.addUncounted) and then the counts; then
- * their end.
+ * Company lines without their counts (see SearchIndexBuilder.addUncounted), their end, and then the
+ * counts; then the end of all.
  */
 export type BuildThreadRequest =
   | { type: 'rows'; rows: SearchRow[] }
   | { type: 'lines'; text: Uint8Array }
+  | { type: 'all-lines' }
   | { type: 'counts'; counts: CompanyCounts }
   | { type: 'end' };
 
@@ -181,6 +182,8 @@ export interface FedSearchIndex {
   lines(text: Buffer): void | Promise<void>;
   /** The staging read every file and waits now: the thread takes its full share of the machine. */
   readAll(): void;
+  /** Every company's lines are given: what needs no counts is made while they are derived. */
+  allLines(): void;
   /** Every company's counts, in the order of the lines: the build then finishes on its own. */
   counts(counts: CompanyCounts): void;
   /** The index, once built; rejects when the build failed, was stopped, or `signal` aborts first. */
@@ -233,6 +236,7 @@ function fedHere(log: Logger | undefined): FedSearchIndex {
     lines: (text) =>
       guard(() => builder.addUncounted(decodeStagedCompanyLines(text.toString('utf8'), decode))),
     readAll: () => undefined,
+    allLines: () => guard(() => builder.prepare()),
     counts: (counts) =>
       guard(() => {
         builder.setCounts(counts);
@@ -305,6 +309,7 @@ function fedOnThread(log: Logger | undefined): FedSearchIndex & { lowered: Promi
       }
     },
     readAll: () => void Atomics.store(readAll, 0, 1),
+    allLines: () => post({ type: 'all-lines' }),
     counts: (counts) => {
       post({ type: 'counts', counts });
       post({ type: 'end' });

@@ -78,6 +78,9 @@ port.on('message', (m: BuildThreadRequest) => {
         reply({ type: 'taken', rows: rows.length });
         break;
       }
+      case 'all-lines':
+        builder.prepare();
+        break;
       case 'counts':
         builder.setCounts(m.counts);
         restorePriority();

@@ -435,7 +435,7 @@ export class CompanySearchIndex {
     log?: Logger,
     signal?: AbortSignal,
   ): Promise<CompanySearchIndex> {
-    const { vids, names, cores } = b.parts();
+    const { vids, cores } = b.parts();
     const degree = b.degrees();
     log?.info({ companies: vids.length }, 'search index: every company read; indexing them');
     const order = Uint32Array.from(vids.keys());
@@ -454,16 +454,15 @@ export class CompanySearchIndex {
     // The word index's typo words are found on a thread of their own meanwhile (see WordIndex.start).
     const wordsStarted = await WordIndex.start(b.nameWords, rank, undefined, signal);
     await turn();
-    const packedVids = PackedStrings.from(vids);
+    // The parts that need no counts, unless made before they came (SearchIndexBuilder.prepare).
+    const made = b.uncountedParts;
+    const packedVids = made.vids();
     await turn();
-    const trigrams = b.trigrams.build();
+    const trigrams = made.trigrams();
     await turn();
-    const cityLists = b.byCity.build();
-    const identifierLists = b.byIdentifier.build();
-    const hostLists = b.byHost.build();
-    const industryLists = b.byIndustry.build();
+    const { cityLists, identifierLists, hostLists, industryLists } = made.lists();
     await turn();
-    const packedNames = PackedStrings.from(names);
+    const packedNames = made.names();
     await turn();
     const packedCores = cores();
     await turn();
@@ -1207,6 +1206,25 @@ export class SearchIndexBuilder {
   readonly byIndustry = new KeyedListsBuilder();
   /** Whether rows came without their counts: null before the first row. */
   private uncounted: boolean | null = null;
+  /**
+   * The parts of the index that need no counts, each made once, at its first call: by prepare while
+   * an import derives the counts, or by CompanySearchIndex.finish. No company is added after the first.
+   */
+  readonly uncountedParts = {
+    vids: once(() => this.closed(() => PackedStrings.from(this.vids))),
+    names: once(() => this.closed(() => PackedStrings.from(this.names))),
+    trigrams: once(() => this.closed(() => this.trigrams.build())),
+    lists: once(() =>
+      this.closed(() => ({
+        cityLists: this.byCity.build(),
+        identifierLists: this.byIdentifier.build(),
+        hostLists: this.byHost.build(),
+        industryLists: this.byIndustry.build(),
+      })),
+    ),
+  };
+  /** Whether a part of the index was made: no company may be added then. */
+  private made = false;
   /** The records completed by setCounts. */
   private counted: PackedRecordsBuilder | null = null;
 
@@ -1271,8 +1289,27 @@ export class SearchIndexBuilder {
     };
   }
 
+  /**
+   * Every company is added, its counts still to come: makes the parts of the index that need none
+   * (some 4 s at 1M companies), which an import's build thread would otherwise make after the counts,
+   * beside the staging's writing, while it waits idle for them as the staging derives them.
+   */
+  prepare(): void {
+    const p = this.uncountedParts;
+    p.vids();
+    p.names();
+    p.trigrams();
+    p.lists();
+  }
+
+  private closed<T>(make: () => T): T {
+    this.made = true;
+    return make();
+  }
+
   private mode(uncounted: boolean): void {
     if (this.counted) throw new Error('companies added after their counts');
+    if (this.made) throw new Error('companies added after the index was begun');
     if (this.uncounted !== null && this.uncounted !== uncounted)
       throw new Error('a search index is built from rows with their counts or without, not both');
     this.uncounted = uncounted;
@@ -1307,6 +1344,12 @@ export class SearchIndexBuilder {
     }
     for (const value of r.identifierValues) this.byIdentifier.add(fold(value), doc);
   }
+}
+
+/** `make`'s value, made at the first call and kept. */
+function once<T>(make: () => T): () => T {
+  let made: { value: T } | null = null;
+  return () => (made ??= { value: make() }).value;
 }
 
 /** The place of the first count in a CoreRecord: the counts close it. */

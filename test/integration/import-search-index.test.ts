@@ -141,6 +141,7 @@ describe('the search index built by an import', () => {
     const failed: FedSearchIndex = {
       lines: () => undefined,
       readAll: () => undefined,
+      allLines: () => undefined,
       counts: () => undefined,
       built: () => Promise.reject(new Error('thread gone')),
       stop: () => undefined,

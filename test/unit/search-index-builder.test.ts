@@ -78,6 +78,45 @@ describe('SearchIndexBuilder', () => {
     expect(hits.hits[0]!.core).toEqual(all.find((r) => r.vid === hits.hits[0]!.vid)!.core);
   });
 
+  it('makes what needs no counts before they come, for the same index, and then takes no more rows', async () => {
+    const all = rows();
+    const counts = {
+      suppliers: Int32Array.from(all, (r) => r.core.count_suppliers),
+      customers: Int32Array.from(all, (r) => r.core.count_customers),
+      supplierEvidence: Float64Array.from(all, (r) => r.core.count_supplier_evidence),
+      customerEvidence: Float64Array.from(all, (r) => r.core.count_customer_evidence),
+    };
+    const plain = new SearchIndexBuilder();
+    plain.addUncounted(all.map(uncounted));
+    plain.setCounts(counts);
+    const prepared = new SearchIndexBuilder();
+    prepared.addUncounted(all.slice(0, 250).map(uncounted));
+    prepared.addUncounted(all.slice(250).map(uncounted));
+    prepared.prepare();
+    expect(() => prepared.addUncounted(all.slice(0, 1).map(uncounted))).toThrow(
+      'companies added after the index was begun',
+    );
+    // Made once: the parts made before the counts are those the index holds.
+    const trigrams = prepared.uncountedParts.trigrams();
+    prepared.setCounts(counts);
+    const index = await CompanySearchIndex.finish(prepared);
+    expect(prepared.uncountedParts.trigrams()).toBe(trigrams);
+    await (await CompanySearchIndex.finish(plain)).save(path.join(dir, 'plain'), 'k');
+    await index.save(path.join(dir, 'prepared'), 'k');
+    expect(fs.readFileSync(path.join(dir, 'prepared')).equals(fs.readFileSync(path.join(dir, 'plain')))).toBe(
+      true,
+    );
+    expect(
+      index.search({
+        name: 'delta steel',
+        limit: 1,
+        offset: 0,
+        minSimilarity: 0.3,
+        includeSubsidiaries: true,
+      }).hits,
+    ).toHaveLength(1);
+  });
+
   it('refuses counts of another number of companies, rows of both kinds, and an index without its counts', async () => {
     const all = rows();
     const counts = (n: number) => ({

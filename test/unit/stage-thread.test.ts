@@ -16,17 +16,34 @@ type StageResults = typeof StageResultModule;
 
 /** A sink that keeps what it hears: the Company rows, whether every file was read, the counts. */
 function keepingSink() {
-  const heard = { lines: [] as Buffer[], readAll: 0, counts: null as CompanyCountColumns | null };
+  const heard = {
+    lines: [] as Buffer[],
+    readAll: 0,
+    counts: null as CompanyCountColumns | null,
+    /** The calls, lines but the first of a row of them left out. */
+    calls: [] as string[],
+  };
+  const call = (name: string) => {
+    if (name !== 'lines' || heard.calls.at(-1) !== 'lines') heard.calls.push(name);
+  };
   return {
     heard,
     sink: {
       lines: (text: Buffer) => {
+        call('lines');
         heard.lines.push(Buffer.from(text));
         // As the search index's build does: ready for more a moment later.
         return new Promise<void>((resolve) => setTimeout(resolve, 1));
       },
-      readAll: () => void heard.readAll++,
-      counts: (c: CompanyCountColumns) => void (heard.counts = c),
+      readAll: () => {
+        call('readAll');
+        heard.readAll++;
+      },
+      allLines: () => call('allLines'),
+      counts: (c: CompanyCountColumns) => {
+        call('counts');
+        heard.counts = c;
+      },
     },
   };
 }
@@ -89,6 +106,12 @@ describe('the staging on a thread of its own', () => {
     );
     expect(there.heard.lines.length).toBeGreaterThan(0);
     expect(there.heard.readAll).toBe(1);
+    // Every line handed over, then told so once, then the counts; readAll somewhere before the counts.
+    const told = there.heard.calls.filter((c) => c !== 'readAll');
+    expect(told.slice(-3)).toEqual(['lines', 'allLines', 'counts']);
+    expect(told.filter((c) => c === 'allLines')).toHaveLength(1);
+    expect(there.heard.calls.indexOf('readAll')).toBeLessThan(there.heard.calls.indexOf('counts'));
+    expect(there.heard.calls).toEqual(here.heard.calls);
     // As plain arrays: typed arrays from another thread are of another realm than the test's.
     const plain = (c: CompanyCountColumns | null) =>
       c && Object.fromEntries(Object.entries(c).map(([k, v]) => [k, Array.from(v as ArrayLike<number>)]));

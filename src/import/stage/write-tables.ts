@@ -145,6 +145,7 @@ export class CompanyFeed {
         await new Promise<void>((resolve) => setImmediate(resolve));
       }
     }
+    if (!this.stopped) sink.allLines?.();
   }
 }
 
