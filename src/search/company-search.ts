@@ -1198,6 +1198,8 @@ export class SearchIndexBuilder {
   readonly nameWords = new WordIndexBuilder();
   readonly parents: number[] = [];
   readonly countries = new Map<string, number>();
+  /** The id in `countries` of each country value seen. */
+  private readonly countryIdOf = new Map<string, number>();
   readonly placeIds: number[] = [];
   readonly places = new Map<string, number>();
   readonly byHost = new KeyedListsBuilder();
@@ -1324,9 +1326,14 @@ export class SearchIndexBuilder {
     this.parents.push(r.isClusterParent ? 1 : 0);
     let cid = 0;
     if (r.country) {
-      const key = countryKey(r.country);
-      cid = this.countries.get(key) ?? this.countries.size + 1;
-      this.countries.set(key, cid);
+      // A country is given in a few hundred ways at most: each way's key is found once.
+      cid = this.countryIdOf.get(r.country) ?? 0;
+      if (cid === 0) {
+        const key = countryKey(r.country);
+        cid = this.countries.get(key) ?? this.countries.size + 1;
+        this.countries.set(key, cid);
+        this.countryIdOf.set(r.country, cid);
+      }
     }
     this.countryIds.push(cid);
     let place = 0;
