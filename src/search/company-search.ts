@@ -1283,10 +1283,9 @@ export class SearchIndexBuilder {
   }
 
   /** What the index keeps of each company, in the order they were added. */
-  parts(): { vids: string[]; names: string[]; cores: () => PackedRecords } {
+  parts(): { vids: string[]; cores: () => PackedRecords } {
     return {
       vids: this.vids,
-      names: this.names,
       cores: () => (this.counted ?? this.records).build(),
     };
   }
