@@ -3,11 +3,12 @@
  * (docs/import-format.md). The same company count and seed give byte-identical
  * files: all randomness comes from seeded Rng streams, never from the clock.
  */
-import { createReadStream, createWriteStream, existsSync } from 'node:fs';
+import { createReadStream, createWriteStream } from 'node:fs';
 import { mkdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import { Worker } from 'node:worker_threads';
+import { workerFileAvailable } from '../worker-file';
 import { quotedField } from '../domain/csv-text';
 import { ChunkWriter } from '../import/csv';
 import { INPUT_FILES, INPUT_ORDER, isinCheckDigit, leiCheckDigits } from '../import/format';
@@ -786,8 +787,7 @@ export async function generateDataset(opts: GenerateOptions): Promise<GenerateRe
 
   const companiesTask: GenerateTask = { kind: 'companies', n, seed, outDir };
   const counts: Record<string, number> = {};
-  const parallel =
-    (opts.parallel ?? n >= PARALLEL_FROM) && __filename.endsWith('.js') && existsSync(WORKER_FILE);
+  const parallel = (opts.parallel ?? n >= PARALLEL_FROM) && workerFileAvailable(WORKER_FILE);
   if (!parallel) {
     Object.assign(counts, await runGenerateTask(companiesTask, report('c')));
     Object.assign(

@@ -12,11 +12,11 @@
  * files; otherwise in the importing thread. Either way the importing thread
  * talks to an EvidenceSink, and the work is done by a BucketStore.
  */
-import { existsSync } from 'node:fs';
 import { open, rm, stat } from 'node:fs/promises';
 import type { FileHandle } from 'node:fs/promises';
 import { join } from 'node:path';
 import { Worker } from 'node:worker_threads';
+import { workerFileAvailable } from '../worker-file';
 import { StagedKeysBuilder, keysFileOf } from '../store/staged-keys';
 import { encodeJson } from '../store/tables';
 import { ChunkWriter, TextBuffer } from './csv';
@@ -600,7 +600,7 @@ const EVIDENCE_WORKER_FILE = join(__dirname, 'evidence-worker.js');
 
 /** Whether the compiled worker script is there (it is not when running from TypeScript sources). */
 export function evidenceWorkerAvailable(): boolean {
-  return __filename.endsWith('.js') && existsSync(EVIDENCE_WORKER_FILE);
+  return workerFileAvailable(EVIDENCE_WORKER_FILE);
 }
 
 /** Creates the bucket files of an import in `dir` and a sink that fills them, in a worker thread or in this one. */

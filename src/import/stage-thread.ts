@@ -8,9 +8,9 @@
  * 85–94 s (bench/README.md). A main thread's young generation is fixed when the process starts;
  * a worker's is set when it starts. From sources (no compiled worker) it stages on this thread.
  */
-import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { Worker } from 'node:worker_threads';
+import { workerFileAvailable } from '../worker-file';
 import { stageImport } from './stage';
 import { ImportAbortedError } from './stage-result';
 import type {
@@ -64,7 +64,7 @@ const WORKER_FILE = join(__dirname, 'stage-worker.js');
 
 /** Whether the compiled worker script is there (it is not when running from TypeScript sources). */
 export function stageThreadAvailable(): boolean {
-  return __filename.endsWith('.js') && existsSync(WORKER_FILE);
+  return workerFileAvailable(WORKER_FILE);
 }
 
 /** As stageImport, on a staging thread of its own where there is one. */

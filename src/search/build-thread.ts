@@ -1,6 +1,6 @@
-import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { Worker } from 'node:worker_threads';
+import { workerFileAvailable } from '../worker-file';
 import type { Logger } from '../logger';
 import type { SearchRow } from '../domain/search-row';
 import type { GraphStore } from '../store/graph-store';
@@ -59,7 +59,7 @@ export interface BuildThreadData {
 
 /** Whether the compiled worker script is there (it is not when running from TypeScript sources). */
 export function buildThreadAvailable(): boolean {
-  return __filename.endsWith('.js') && existsSync(WORKER_FILE);
+  return workerFileAvailable(WORKER_FILE);
 }
 
 /**

@@ -1,6 +1,6 @@
-import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { Worker } from 'node:worker_threads';
+import { workerFileAvailable } from '../worker-file';
 import type { Logger } from '../logger';
 import type { SharedSnapshot } from '../store/snapshot';
 import type { SearchCriteria, SearchHit, Suggestion } from './company-search';
@@ -29,7 +29,7 @@ const WORKER_FILE = join(__dirname, 'search-worker.js');
 
 /** Whether the compiled worker script is there (it is not when running from TypeScript sources). */
 export function searchThreadsAvailable(): boolean {
-  return __filename.endsWith('.js') && existsSync(WORKER_FILE);
+  return workerFileAvailable(WORKER_FILE);
 }
 
 interface Thread {

@@ -1,6 +1,6 @@
-import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { Worker } from 'node:worker_threads';
+import { workerFileAvailable } from '../worker-file';
 import { TrigramIndex, TrigramIndexBuilder } from './trigram-index';
 import { PackedStrings } from '../store/packed-strings';
 import { LeadLists } from './lead-lists';
@@ -440,7 +440,7 @@ function typoTable(
   signal?: AbortSignal,
 ): Promise<TypoTable> {
   const here = () => typoTableOf(vocab, vocabTrigrams, slice);
-  if (vocab.length < TYPO_THREAD_MIN_WORDS || !__filename.endsWith('.js') || !existsSync(TYPO_WORKER_FILE)) {
+  if (vocab.length < TYPO_THREAD_MIN_WORDS || !workerFileAvailable(TYPO_WORKER_FILE)) {
     return here();
   }
   return new Promise<TypoTable>((resolve, reject) => {

@@ -1,8 +1,7 @@
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync } from 'node:fs';
 import { mkdtemp, readFile, readdir, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
-import ts from 'typescript';
+import { join } from 'node:path';
 import { ChunkWriter, TextBuffer } from '../../src/import/csv';
 import {
   bucketCount,
@@ -16,6 +15,7 @@ import type * as EvidenceBuckets from '../../src/import/evidence-buckets';
 import { LineEntries, readStagedKeys } from '../../src/store/staged-keys';
 import { fnv1a } from '../../src/store/string-hash';
 import { encodeJson } from '../../src/store/tables';
+import { compiledModule } from '../support/compiled-sources';
 
 let work: string;
 beforeAll(async () => {
@@ -139,36 +139,6 @@ describe('evidence sink (in this thread)', () => {
 
 type EvidenceModule = typeof EvidenceBuckets;
 
-/**
- * The worker thread runs compiled JavaScript, which tests from sources do not
- * have: the worker and the modules it loads are transpiled into a directory of
- * their own, in the source layout.
- */
-function compiledEvidenceModule(dir: string): EvidenceModule {
-  const src = join(__dirname, '..', '..', 'src');
-  for (const f of [
-    'import/evidence-worker',
-    'import/evidence-buckets',
-    'import/csv',
-    'store/tables',
-    'store/staged-keys',
-    'store/file-io',
-    'store/string-hash',
-  ]) {
-    const out = ts.transpileModule(readFileSync(join(src, `${f}.ts`), 'utf8'), {
-      compilerOptions: {
-        module: ts.ModuleKind.CommonJS,
-        target: ts.ScriptTarget.ES2022,
-        esModuleInterop: true,
-      },
-    }).outputText;
-    mkdirSync(dirname(join(dir, f)), { recursive: true });
-    writeFileSync(join(dir, `${f}.js`), out);
-  }
-  // eslint-disable-next-line @typescript-eslint/no-require-imports -- loads the module compiled just above
-  return require(join(dir, 'import', 'evidence-buckets.js')) as EvidenceModule;
-}
-
 /** Runs evidence records through a sink (with a discarded first pass) and returns the Edge file it writes. */
 async function edgesThrough(mod: EvidenceModule, dir: string, inWorker: boolean): Promise<string> {
   const nEdges = 500;
@@ -224,7 +194,7 @@ async function edgesThrough(mod: EvidenceModule, dir: string, inWorker: boolean)
 
 describe('evidence sink (in a worker thread)', () => {
   it('writes exactly what the in-thread sink writes', async () => {
-    const compiled = compiledEvidenceModule(join(work, 'compiled'));
+    const compiled = compiledModule<EvidenceModule>(join(work, 'compiled'), 'import/evidence-buckets');
     expect(compiled.evidenceWorkerAvailable()).toBe(true);
     const local = await edgesThrough(compiled, join(work, 'local'), false);
     const worker = await edgesThrough(compiled, join(work, 'worker'), true);
