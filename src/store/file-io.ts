@@ -17,6 +17,12 @@ export function readExactly(fd: number, into: Buffer, length: number, position: 
   }
 }
 
+/** Writes `bytes[0, length)` to `fd` at its position, in as many writes as it takes. */
+export function writeFully(fd: number, bytes: Buffer, length = bytes.length): void {
+  for (let done = 0; done < length;)
+    done += fs.writeSync(fd, bytes, done, Math.min(MAX_IO_BYTES, length - done));
+}
+
 /** A descriptor of `file` opened for reading; null when it cannot be opened (not there, say). */
 export function openIfThere(file: string): number | null {
   try {

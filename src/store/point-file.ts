@@ -9,7 +9,7 @@ import type { Props } from './mappers';
 import { EVIDENCE_FIELDS, STAGING_DELIMITER } from './tables';
 import type { TableName } from './tables';
 import { stagedRowDecoder } from './staging-file';
-import { openIfThere, readExactly, temporaryFor } from './file-io';
+import { openIfThere, readExactly, temporaryFor, writeFully } from './file-io';
 import { fnv1a } from './string-hash';
 import { lowerBound } from './bisect';
 import { LineEntries } from './staged-keys';
@@ -703,7 +703,7 @@ export class PointFileWriter {
   private append(bytes: Buffer): void {
     if (this.used + bytes.length > this.chunk.length) this.flush();
     if (bytes.length > this.chunk.length) {
-      writeFully(this.fd!, bytes, bytes.length);
+      writeFully(this.fd!, bytes);
     } else {
       bytes.copy(this.chunk, this.used);
       this.used += bytes.length;
@@ -715,9 +715,4 @@ export class PointFileWriter {
     writeFully(this.fd!, this.chunk, this.used);
     this.used = 0;
   }
-}
-
-function writeFully(fd: number, bytes: Buffer, length: number): void {
-  let done = 0;
-  while (done < length) done += fs.writeSync(fd, bytes, done, length - done);
 }

@@ -1,6 +1,6 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import { MAX_IO_BYTES, openIfThere, readExactly } from './file-io';
+import { openIfThere, readExactly, writeFully } from './file-io';
 import { fnv1a } from './string-hash';
 import { STAGING_DELIMITER, stagingFile } from './tables';
 import type { TableName } from './tables';
@@ -123,7 +123,7 @@ export class StagedKeysBuilder extends LineEntries {
     const tmp = `${file}.tmp`;
     const fd = fs.openSync(tmp, 'w');
     try {
-      for (const part of parts) writeAll(fd, part);
+      for (const part of parts) writeFully(fd, part);
     } finally {
       fs.closeSync(fd);
     }
@@ -175,9 +175,4 @@ export function hashOfBytes(bytes: Buffer, start: number, end: number): number {
 
 function bytesOf(a: Uint32Array | Float64Array, n: number): Buffer {
   return Buffer.from(a.buffer, a.byteOffset, n * a.BYTES_PER_ELEMENT);
-}
-
-function writeAll(fd: number, b: Buffer): void {
-  for (let done = 0; done < b.length;)
-    done += fs.writeSync(fd, b, done, Math.min(MAX_IO_BYTES, b.length - done));
 }
