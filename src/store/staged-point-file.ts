@@ -6,10 +6,10 @@
  * the profiles as they are written, the edges when they are read. Mapping every edge with its
  * evidence took about 70 s of CPU at 1M companies, which on two cores lengthened the load by as
  * much; an edge read maps its one row in about 11 microseconds more. The Edge staging file itself is
- * kept as the file's edges, found by the keys the import noted as it wrote it (staged-keys.ts).
- * A server opens the file at
- * its first read of the new data instead of reading every profile and edge back from the engine,
- * which at 1M companies took four to six minutes of a first start, beside the requests.
+ * kept as the file's edges, found by the keys the import noted as it wrote it (staged-keys.ts). A
+ * server opens the file at its first read of the new data instead of reading every profile and edge
+ * back from the engine, which at 1M companies took four to six minutes of a first start, beside the
+ * requests.
  */
 import fs from 'node:fs';
 import path from 'node:path';
