@@ -1,5 +1,8 @@
 import type { CompanyCore } from './model';
 
+/** What a search matches a company's names by: its name and aliases (see SearchRow). */
+export type SearchName = Pick<SearchRow, 'name' | 'aliases'>;
+
 /** One company as the search index needs it, streamed at index build time. */
 export interface SearchRow {
   /** The fields a search result shows, kept by the index so that results need no store read. */

@@ -65,6 +65,12 @@ export interface StageOptions {
 /** What StageOptions.companies hears, in this order. */
 export interface CompanySink {
   /**
+   * Each company's name and aliases, as its Company line will hold them (stagedNamesLine), in the
+   * order of the lines, a piece at a time while companies.csv is read (the buffer is the sink's):
+   * what needs only the names can be done before the first line comes. Never waited for.
+   */
+  names?(text: Buffer): void;
+  /**
    * Whole Company staging lines (no header), in the staging file's order, with the four count columns
    * (count_suppliers, count_customers, count_supplier_evidence, count_customer_evidence) empty. The
    * buffer is the sink's to keep. A promise returned is waited for before the next lines, while the

@@ -39,6 +39,7 @@ export interface StageThreadRequest {
 /** What a staging thread tells the main thread: its callbacks' calls, then its end. */
 export type StageThreadReply =
   | { type: 'progress'; progress: ImportProgress }
+  | { type: 'names'; text: Uint8Array }
   | { type: 'lines'; text: Uint8Array }
   | { type: 'read-all' }
   | { type: 'all-lines' }
@@ -93,6 +94,9 @@ export async function stageOnThread(
           switch (m.type) {
             case 'progress':
               onProgress?.(m.progress);
+              break;
+            case 'names':
+              companies?.names?.(Buffer.from(m.text.buffer, m.text.byteOffset, m.text.byteLength));
               break;
             case 'lines': {
               const text = Buffer.from(m.text.buffer, m.text.byteOffset, m.text.byteLength);

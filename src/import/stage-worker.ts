@@ -20,6 +20,10 @@ if (port !== null) {
   });
   const companies: CompanySink | undefined = data.companies
     ? {
+        names: (text) => {
+          const own = new Uint8Array(text);
+          reply({ type: 'names', text: own }, [own.buffer]);
+        },
         lines: (text) => {
           // A copy of its own, moved: the staging reuses the memory of the buffer it hands over.
           const own = new Uint8Array(text);

@@ -58,7 +58,7 @@ export async function stageImport(
       state.writers.set(t, w);
       w.write(header(t));
     }
-    await stageCompanies(state);
+    await stageCompanies(state, opts.companies);
     await stageClusters(state);
     await stageIdentifiers(state);
     await stageAddresses(state);

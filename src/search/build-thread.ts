@@ -5,7 +5,11 @@ import type { Logger } from '../logger';
 import type { SearchRow } from '../domain/search-row';
 import type { GraphStore } from '../store/graph-store';
 import type { SharedSnapshot } from '../store/snapshot';
-import { decodeStagedCompanyLines, stagedSearchRowDecoder } from '../store/staged-search-rows';
+import {
+  decodeStagedCompanyLines,
+  decodeStagedNames,
+  stagedSearchRowDecoder,
+} from '../store/staged-search-rows';
 import { CompanySearchIndex, SearchIndexBuilder } from './company-search';
 import type { CompanyCounts } from './company-search';
 
@@ -16,6 +20,7 @@ import type { CompanyCounts } from './company-search';
  */
 export type BuildThreadRequest =
   | { type: 'rows'; rows: SearchRow[] }
+  | { type: 'names'; text: Uint8Array }
   | { type: 'lines'; text: Uint8Array }
   | { type: 'all-lines' }
   | { type: 'counts'; counts: CompanyCounts }
@@ -175,6 +180,8 @@ async function fromThread(
  * Company lines as they come, without their counts, then the counts, which let the build finish.
  */
 export interface FedSearchIndex {
+  /** The companies' names ahead of their lines (see CompanySink.names). */
+  names(text: Buffer): void;
   /**
    * Whole staged Company lines (no header), their count columns empty. Resolves, when it returns a
    * promise, once the thread has few lines left waiting.
@@ -233,6 +240,7 @@ function fedHere(log: Logger | undefined): FedSearchIndex {
     }
   };
   return {
+    names: (text) => guard(() => builder.addNames(decodeStagedNames(text.toString('utf8')))),
     lines: (text) =>
       guard(() => builder.addUncounted(decodeStagedCompanyLines(text.toString('utf8'), decode))),
     readAll: () => undefined,
@@ -297,6 +305,10 @@ function fedOnThread(log: Logger | undefined): FedSearchIndex & { lowered: Promi
   };
   return {
     lowered,
+    names: (text) => {
+      const own = new Uint8Array(text);
+      post({ type: 'names', text: own }, [own.buffer]);
+    },
     lines: async (text) => {
       // A copy of its own (a few megabytes, well under a millisecond), moved to the thread: the
       // caller's buffer may share its memory with others.

@@ -5,7 +5,11 @@
  */
 import os from 'node:os';
 import { parentPort, workerData } from 'node:worker_threads';
-import { decodeStagedCompanyLines, stagedSearchRowDecoder } from '../store/staged-search-rows';
+import {
+  decodeStagedCompanyLines,
+  decodeStagedNames,
+  stagedSearchRowDecoder,
+} from '../store/staged-search-rows';
 import { CompanySearchIndex, SearchIndexBuilder } from './company-search';
 import type { BuildThreadData, BuildThreadReply, BuildThreadRequest } from './build-thread';
 
@@ -68,6 +72,13 @@ port.on('message', (m: BuildThreadRequest) => {
       case 'rows':
         builder.add(m.rows);
         reply({ type: 'taken', rows: m.rows.length });
+        break;
+      case 'names':
+        builder.addNames(
+          decodeStagedNames(
+            Buffer.from(m.text.buffer, m.text.byteOffset, m.text.byteLength).toString('utf8'),
+          ),
+        );
         break;
       case 'lines': {
         if (data && Atomics.load(data.readAll, 0) === 1) restorePriority();

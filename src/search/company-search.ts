@@ -3,7 +3,7 @@ import type { GraphStore } from '../store/graph-store';
 import { countryCode } from '../domain/countries';
 import { hostsOf } from '../domain/hosts';
 import type { CompanyCore, CompanySummary } from '../domain/model';
-import type { SearchRow } from '../domain/search-row';
+import type { SearchName, SearchRow } from '../domain/search-row';
 import { wordSimilarity, wordSimilarityOf } from '../domain/trigram';
 import { PackedStrings } from '../store/packed-strings';
 import { fnv1a } from '../store/string-hash';
@@ -1240,6 +1240,16 @@ export class SearchIndexBuilder {
     }
   }
 
+  /**
+   * The names of the next companies, ahead of their rows (addUncounted, which must then give the same
+   * names in the same order): an import reads every name long before it has a company's other keys,
+   * and indexing the names is a third of the work of adding a row.
+   */
+  addNames(names: readonly SearchName[]): void {
+    this.mode(true);
+    for (const n of names) this.addName(n);
+  }
+
   /** Adds companies whose counts (and so degree and the counts of their core) setCounts gives later. */
   addUncounted(rows: readonly SearchRow[]): void {
     this.mode(true);
@@ -1304,6 +1314,8 @@ export class SearchIndexBuilder {
   }
 
   private closed<T>(make: () => T): T {
+    if (this.names.length !== this.vids.length)
+      throw new Error(`names of ${this.names.length} companies given for ${this.vids.length} added`);
     this.made = true;
     return make();
   }
@@ -1316,12 +1328,19 @@ export class SearchIndexBuilder {
     this.uncounted = uncounted;
   }
 
+  private addName(n: SearchName): void {
+    this.trigrams.add(n.name);
+    this.names.push(n.name);
+    this.nameWords.add(n.aliases?.length ? [n.name, ...n.aliases] : [n.name]);
+  }
+
   private keys(r: SearchRow): void {
-    const doc = this.trigrams.add(r.name);
+    const doc = this.vids.length;
+    if (doc === this.names.length) this.addName(r);
+    else if (this.names[doc] !== r.name)
+      throw new Error(`company ${doc} is named "${r.name}", its name given ahead "${this.names[doc]}"`);
     this.vids.push(r.vid);
     this.defaults.push(r.searchedByDefault ? 1 : 0);
-    this.names.push(r.name);
-    this.nameWords.add(r.aliases?.length ? [r.name, ...r.aliases] : [r.name]);
     this.parents.push(r.isClusterParent ? 1 : 0);
     let cid = 0;
     if (r.country) {

@@ -9,7 +9,7 @@ import type {
   RelationshipItem,
 } from '../domain/model';
 import { hostsOf } from '../domain/hosts';
-import type { SearchRow } from '../domain/search-row';
+import type { SearchName, SearchRow } from '../domain/search-row';
 import type { TierCompany, TierRelationship } from '../domain/tier-walk';
 import type { PathStep } from './graph-store';
 import { decodeTextElement } from './tables';
@@ -402,14 +402,15 @@ export function toSearchRow(r: Props): SearchRow {
   const size = num(r.cluster_size);
   const suppliers = num(r.count_suppliers);
   const customers = num(r.count_customers);
+  const { name, aliases } = toSearchName(r);
   return {
     core: toCompanyCore(r),
     vid: str(r.vid) ?? '',
-    name: str(r.name) ?? '',
+    name,
     // Cluster parents and companies in a cluster of one.
     searchedByDefault: parent || size === 1,
     isClusterParent: parent && size !== null && size > 1,
-    aliases: texts(r.aliases),
+    aliases,
     industry: str(r.industry),
     industryCode: str(r.industry_code),
     industryCodeSystem: str(r.industry_code_system),
@@ -420,6 +421,11 @@ export function toSearchRow(r: Props): SearchRow {
     cities: jsonList(r.addresses).flatMap((a) => (typeof a.city === 'string' ? [a.city] : [])),
     identifierValues: jsonList(r.identifiers).flatMap((i) => (typeof i.value === 'string' ? [i.value] : [])),
   };
+}
+
+/** The names of a company row as toSearchRow gives them. */
+export function toSearchName(r: Props): SearchName {
+  return { name: str(r.name) ?? '', aliases: texts(r.aliases) };
 }
 
 /** A `path/step-*` row: one relationship from a frontier company to the company it reaches. */

@@ -4,9 +4,9 @@
  * toSearchRow), so that an import can build the search index while the store loads the same data.
  */
 import path from 'node:path';
-import type { SearchRow } from '../domain/search-row';
+import type { SearchName, SearchRow } from '../domain/search-row';
 import { loadQuery } from './cypher-files';
-import { toSearchRow } from './mappers';
+import { toSearchName, toSearchRow } from './mappers';
 import type { Props } from './mappers';
 import { asLoaded, checkStagedHeader, readStagingFile } from './staging-file';
 import { STAGING_DELIMITER, TABLES, stagingFile } from './tables';
@@ -74,6 +74,37 @@ export function decodeStagedCompanyLines(
   }
   if (p < text.length) throw new Error('staged Company lines end within a line');
   return rows;
+}
+
+/**
+ * A company's names as its Company staging line holds them (the `name` and `aliases` columns), on a
+ * line of their own: what an import hands its search index's build while it reads companies.csv,
+ * long before the Company lines (see CompanySink.names).
+ */
+export function stagedNamesLine(stagedName: string, stagedAliases: string): string {
+  return `${stagedName}${STAGING_DELIMITER}${stagedAliases}\n`;
+}
+
+/** The names of lines made by stagedNamesLine, as decodeStagedCompanyLines gives them in its rows. */
+export function decodeStagedNames(text: string): SearchName[] {
+  const types = new Map(TABLES.Company.columns);
+  const nameType = types.get('name')!;
+  const aliasesType = types.get('aliases')!;
+  const names: SearchName[] = [];
+  let p = 0;
+  for (let nl = text.indexOf('\n'); nl >= 0; nl = text.indexOf('\n', p)) {
+    const tab = text.indexOf(STAGING_DELIMITER, p);
+    if (tab < 0 || tab > nl) throw new Error('a staged names line without its aliases');
+    names.push(
+      toSearchName({
+        name: asLoaded(text.slice(p, tab), nameType),
+        aliases: asLoaded(text.slice(tab + 1, nl), aliasesType),
+      }),
+    );
+    p = nl + 1;
+  }
+  if (p < text.length) throw new Error('staged names end within a line');
+  return names;
 }
 
 /**

@@ -12,7 +12,11 @@ import { CompanySearchIndex } from '../../src/search/company-search';
 import { searchIndexAlongside } from '../../src/search/staged-index';
 import { SEARCH_INDEX_NAME, SearchIndexHolder } from '../../src/search/search-index-holder';
 import { EmbeddedGraphStore } from '../../src/store/embedded/embedded.store';
-import { scanStagedSearchRows } from '../../src/store/staged-search-rows';
+import {
+  decodeStagedCompanyLines,
+  decodeStagedNames,
+  scanStagedSearchRows,
+} from '../../src/store/staged-search-rows';
 import { appendRows, companyRow } from '../support/factories';
 import { tempDir } from '../support/paths';
 import { recordingLogger } from '../support/server';
@@ -120,6 +124,38 @@ describe('the search index built by an import', () => {
     expect(c.suppliers.some((n) => n > 0) && c.supplierEvidence.some((n) => n > 0)).toBe(true);
   });
 
+  it('hands over the names of every company while companies.csv is read, as its line will hold them', async () => {
+    const staging = path.join(dir, 'staging-names');
+    const names: string[] = [];
+    const lines: string[] = [];
+    const order: string[] = [];
+    await stageImport(input, staging, {
+      companies: {
+        names: (text) => {
+          order.push('names');
+          names.push(text.toString('utf8'));
+        },
+        lines: (text) => void lines.push(text.toString('utf8')),
+        counts: () => undefined,
+      },
+      onProgress: (p) => {
+        if (p.file !== undefined && order.at(-1) !== p.file) order.push(p.file);
+      },
+    });
+    // Before the next file is read.
+    expect(order.indexOf('names')).toBeGreaterThan(order.indexOf('companies.csv'));
+    expect(order.indexOf('names')).toBeLessThan(order.indexOf('clusters.csv'));
+    const given = decodeStagedNames(names.join(''));
+    const rows = decodeStagedCompanyLines(lines.join(''));
+    expect(given).toHaveLength(602);
+    expect(given).toEqual(rows.map((r) => ({ name: r.name, aliases: r.aliases })));
+    expect(given.find((n) => n.name === 'Odd, Names & Co')!.aliases).toEqual([
+      'A,B [x]',
+      '100% "Odd"',
+      '{y}',
+    ]);
+  });
+
   it('builds the index from the rows it hands over: the index of the staging file, byte for byte', async () => {
     const staging = path.join(dir, 'staging-fed');
     const fed = (await feedSearchIndex())!;
@@ -139,6 +175,7 @@ describe('the search index built by an import', () => {
     const staging = path.join(dir, 'staging-fed-failed');
     await stageImport(input, staging, {});
     const failed: FedSearchIndex = {
+      names: () => undefined,
       lines: () => undefined,
       readAll: () => undefined,
       allLines: () => undefined,

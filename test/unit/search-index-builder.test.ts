@@ -117,6 +117,49 @@ describe('SearchIndexBuilder', () => {
     ).toHaveLength(1);
   });
 
+  it('takes the names ahead of the rows, for the same index, and refuses rows named otherwise', async () => {
+    const all = rows();
+    const counts = {
+      suppliers: Int32Array.from(all, (r) => r.core.count_suppliers),
+      customers: Int32Array.from(all, (r) => r.core.count_customers),
+      supplierEvidence: Float64Array.from(all, (r) => r.core.count_supplier_evidence),
+      customerEvidence: Float64Array.from(all, (r) => r.core.count_customer_evidence),
+    };
+    const plain = new SearchIndexBuilder();
+    plain.addUncounted(all.map(uncounted));
+    plain.setCounts(counts);
+    const named = new SearchIndexBuilder();
+    const names = all.map((r) => ({ name: r.name, aliases: r.aliases }));
+    named.addNames(names.slice(0, 100));
+    // Rows may catch up with the names and pass them.
+    named.addUncounted(all.slice(0, 60).map(uncounted));
+    named.addNames(names.slice(100, 400));
+    named.addUncounted(all.slice(60, 450).map(uncounted));
+    named.addUncounted(all.slice(450).map(uncounted));
+    named.setCounts(counts);
+    await (await CompanySearchIndex.finish(plain)).save(path.join(dir, 'plain'), 'k');
+    await (await CompanySearchIndex.finish(named)).save(path.join(dir, 'named'), 'k');
+    expect(fs.readFileSync(path.join(dir, 'named')).equals(fs.readFileSync(path.join(dir, 'plain')))).toBe(
+      true,
+    );
+
+    const other = new SearchIndexBuilder();
+    other.addNames(names.slice(0, 2));
+    expect(() => other.addUncounted(all.slice(1, 2).map(uncounted))).toThrow(
+      `company 0 is named "${all[1]!.name}", its name given ahead "${all[0]!.name}"`,
+    );
+    // Names of companies whose rows never came: no index.
+    const ahead = new SearchIndexBuilder();
+    ahead.addNames(names.slice(0, 3));
+    ahead.addUncounted(all.slice(0, 2).map(uncounted));
+    expect(() => ahead.prepare()).toThrow('names of 3 companies given for 2 added');
+    const counted = new SearchIndexBuilder();
+    counted.add(all.slice(0, 1));
+    expect(() => counted.addNames(names.slice(1, 2))).toThrow(
+      'a search index is built from rows with their counts or without, not both',
+    );
+  });
+
   it('refuses counts of another number of companies, rows of both kinds, and an index without its counts', async () => {
     const all = rows();
     const counts = (n: number) => ({

@@ -17,18 +17,23 @@ type StageResults = typeof StageResultModule;
 /** A sink that keeps what it hears: the Company rows, whether every file was read, the counts. */
 function keepingSink() {
   const heard = {
+    names: [] as Buffer[],
     lines: [] as Buffer[],
     readAll: 0,
     counts: null as CompanyCountColumns | null,
-    /** The calls, lines but the first of a row of them left out. */
+    /** The calls, names and lines but the first of a row of them left out. */
     calls: [] as string[],
   };
   const call = (name: string) => {
-    if (name !== 'lines' || heard.calls.at(-1) !== 'lines') heard.calls.push(name);
+    if ((name !== 'lines' && name !== 'names') || heard.calls.at(-1) !== name) heard.calls.push(name);
   };
   return {
     heard,
     sink: {
+      names: (text: Buffer) => {
+        call('names');
+        heard.names.push(Buffer.from(text));
+      },
       lines: (text: Buffer) => {
         call('lines');
         heard.lines.push(Buffer.from(text));
@@ -105,6 +110,12 @@ describe('the staging on a thread of its own', () => {
       Buffer.concat(here.heard.lines).toString('utf8'),
     );
     expect(there.heard.lines.length).toBeGreaterThan(0);
+    // The names first, one line for each company.
+    expect(Buffer.concat(there.heard.names).toString('utf8')).toBe(
+      Buffer.concat(here.heard.names).toString('utf8'),
+    );
+    expect(Buffer.concat(there.heard.names).toString('utf8').split('\n')).toHaveLength(301);
+    expect(there.heard.calls[0]).toBe('names');
     expect(there.heard.readAll).toBe(1);
     // Every line handed over, then told so once, then the counts; readAll somewhere before the counts.
     const told = there.heard.calls.filter((c) => c !== 'readAll');

@@ -1,5 +1,8 @@
 /** companies.csv: one row per company; the other files refer to companies by vid. */
+import { stagedNamesLine } from '../../store/staged-search-rows';
 import { encodeTextList, stagedText } from '../../store/tables';
+import { TextBuffer } from '../csv';
+import type { CompanySink } from '../stage-result';
 import {
   DATE_RANGE,
   OLD_DATE_RANGE,
@@ -24,11 +27,22 @@ import type { RowHandler } from './read-file';
 import type { StageState } from './state';
 import { EMPTY_LIST, listField } from './values';
 
-export async function stageCompanies(state: StageState): Promise<void> {
-  await readInputFile(state, 'companies', (ix) => companyHandler(state, ix));
+/** Bytes of names handed to a CompanySink at a time. */
+const NAMES_BYTES = 1 << 20;
+
+export async function stageCompanies(state: StageState, sink?: CompanySink): Promise<void> {
+  const names = sink?.names
+    ? { sink: sink.names.bind(sink), text: new TextBuffer(NAMES_BYTES + 4096) }
+    : null;
+  await readInputFile(state, 'companies', (ix) => companyHandler(state, ix, names));
+  if (names && names.text.size > 0) names.sink(names.text.take());
 }
 
-function companyHandler(state: StageState, ix: (c: string) => number): RowHandler {
+function companyHandler(
+  state: StageState,
+  ix: (c: string) => number,
+  names: { sink: (text: Buffer) => void; text: TextBuffer } | null,
+): RowHandler {
   const cVid = ix('vid');
   const cName = ix('name');
   const cLegal = ix('company_legal_name');
@@ -114,8 +128,13 @@ function companyHandler(state: StageState, ix: (c: string) => number): RowHandle
         throw new ValueError('industry_code and industry_code_system are given together or not at all');
       state.vids.commit(v);
       state.companyLine.push(line);
+      const stagedName = stagedText(name);
+      if (names) {
+        names.text.write(stagedNamesLine(stagedName, aliases));
+        if (names.text.size >= NAMES_BYTES) names.sink(names.text.take());
+      }
       state.companyMid.push(
-        `${stagedText(name)}\t${stagedText(legal)}\t${stagedText(desc)}\t${domains}\t${websites}\t${dom}\t${inc}\t${incDate}\t${ipo}\t${active}\t${pub}\t${ff}\t${stagedText(phone)}`,
+        `${stagedName}\t${stagedText(legal)}\t${stagedText(desc)}\t${domains}\t${websites}\t${dom}\t${inc}\t${incDate}\t${ipo}\t${active}\t${pub}\t${ff}\t${stagedText(phone)}`,
       );
       state.companyTail.push(
         `${aliases}\t${stagedText(industry)}\t${stagedText(codeSystem)}\t${stagedText(code)}`,
