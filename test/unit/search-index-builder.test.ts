@@ -42,6 +42,14 @@ const uncounted = (r: SearchRow): SearchRow => ({
   },
 });
 
+/** The four counts of the rows, in their order, as an import derives them. */
+const countsOf = (all: readonly SearchRow[]) => ({
+  suppliers: Int32Array.from(all, (r) => r.core.count_suppliers),
+  customers: Int32Array.from(all, (r) => r.core.count_customers),
+  supplierEvidence: Float64Array.from(all, (r) => r.core.count_supplier_evidence),
+  customerEvidence: Float64Array.from(all, (r) => r.core.count_customer_evidence),
+});
+
 describe('SearchIndexBuilder', () => {
   let dir: string;
   beforeEach(() => (dir = tempDir('index-builder')));
@@ -55,12 +63,7 @@ describe('SearchIndexBuilder', () => {
     const later = new SearchIndexBuilder();
     later.addUncounted(all.slice(0, 300).map(uncounted));
     later.addUncounted(all.slice(300).map(uncounted));
-    later.setCounts({
-      suppliers: Int32Array.from(all, (r) => r.core.count_suppliers),
-      customers: Int32Array.from(all, (r) => r.core.count_customers),
-      supplierEvidence: Float64Array.from(all, (r) => r.core.count_supplier_evidence),
-      customerEvidence: Float64Array.from(all, (r) => r.core.count_customer_evidence),
-    });
+    later.setCounts(countsOf(all));
     const a = await CompanySearchIndex.finish(whole);
     const b = await CompanySearchIndex.finish(later);
     await a.save(path.join(dir, 'whole'), 'k');
@@ -80,12 +83,7 @@ describe('SearchIndexBuilder', () => {
 
   it('makes what needs no counts before they come, for the same index, and then takes no more rows', async () => {
     const all = rows();
-    const counts = {
-      suppliers: Int32Array.from(all, (r) => r.core.count_suppliers),
-      customers: Int32Array.from(all, (r) => r.core.count_customers),
-      supplierEvidence: Float64Array.from(all, (r) => r.core.count_supplier_evidence),
-      customerEvidence: Float64Array.from(all, (r) => r.core.count_customer_evidence),
-    };
+    const counts = countsOf(all);
     const plain = new SearchIndexBuilder();
     plain.addUncounted(all.map(uncounted));
     plain.setCounts(counts);
@@ -119,12 +117,7 @@ describe('SearchIndexBuilder', () => {
 
   it('takes the names ahead of the rows, for the same index, and refuses rows named otherwise', async () => {
     const all = rows();
-    const counts = {
-      suppliers: Int32Array.from(all, (r) => r.core.count_suppliers),
-      customers: Int32Array.from(all, (r) => r.core.count_customers),
-      supplierEvidence: Float64Array.from(all, (r) => r.core.count_supplier_evidence),
-      customerEvidence: Float64Array.from(all, (r) => r.core.count_customer_evidence),
-    };
+    const counts = countsOf(all);
     const plain = new SearchIndexBuilder();
     plain.addUncounted(all.map(uncounted));
     plain.setCounts(counts);
