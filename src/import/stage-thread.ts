@@ -96,17 +96,15 @@ export async function stageOnThread(
               onProgress?.(m.progress);
               break;
             case 'names':
-              companies?.names?.(Buffer.from(m.text.buffer, m.text.byteOffset, m.text.byteLength));
+              companies?.names?.(bufferOf(m.text));
               break;
-            case 'lines': {
-              const text = Buffer.from(m.text.buffer, m.text.byteOffset, m.text.byteLength);
+            case 'lines':
               // The staging thread waits for this answer, as the staging waits for the sink's promise.
-              void Promise.resolve(companies?.lines(text)).then(
+              void Promise.resolve(companies?.lines(bufferOf(m.text))).then(
                 () => worker.postMessage({ type: 'taken' } satisfies StageThreadRequest),
                 fail,
               );
               break;
-            }
             case 'read-all':
               companies?.readAll?.();
               break;
@@ -134,6 +132,11 @@ export async function stageOnThread(
     // The staging removed its files when it failed; a failure here (a callback's) stops it too.
     await worker.terminate();
   }
+}
+
+/** The bytes a thread moved here, as a Buffer over the same memory. */
+function bufferOf(bytes: Uint8Array): Buffer {
+  return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
 }
 
 /** A failure as the staging thread sends it. */

@@ -13,6 +13,11 @@ const port = parentPort;
 if (port !== null) {
   const data = workerData as StageThreadData;
   const reply = (m: StageThreadReply, transfer: ArrayBuffer[] = []) => port.postMessage(m, transfer);
+  // A copy of its own, moved: a buffer handed over may share its memory with others (a pooled one).
+  const send = (type: 'names' | 'lines', text: Buffer) => {
+    const own = new Uint8Array(text);
+    reply({ type, text: own }, [own.buffer]);
+  };
   // Answers to the pieces of Company rows, in the order they were sent.
   const waiting: (() => void)[] = [];
   port.on('message', (m: StageThreadRequest) => {
@@ -20,14 +25,9 @@ if (port !== null) {
   });
   const companies: CompanySink | undefined = data.companies
     ? {
-        names: (text) => {
-          const own = new Uint8Array(text);
-          reply({ type: 'names', text: own }, [own.buffer]);
-        },
+        names: (text) => send('names', text),
         lines: (text) => {
-          // A copy of its own, moved: the staging reuses the memory of the buffer it hands over.
-          const own = new Uint8Array(text);
-          reply({ type: 'lines', text: own }, [own.buffer]);
+          send('lines', text);
           return new Promise<void>((resolve) => waiting.push(resolve));
         },
         readAll: () => reply({ type: 'read-all' }),

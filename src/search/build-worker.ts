@@ -57,6 +57,10 @@ function restorePriority(): void {
   niceBefore = null;
 }
 
+/** The text of UTF-8 bytes the main thread moved here. */
+const textOf = (bytes: Uint8Array) =>
+  Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('utf8');
+
 const fail = (err: unknown) => {
   failed = true;
   reply({ type: 'failed', error: err instanceof Error ? (err.stack ?? err.message) : String(err) });
@@ -74,17 +78,12 @@ port.on('message', (m: BuildThreadRequest) => {
         reply({ type: 'taken', rows: m.rows.length });
         break;
       case 'names':
-        builder.addNames(
-          decodeStagedNames(
-            Buffer.from(m.text.buffer, m.text.byteOffset, m.text.byteLength).toString('utf8'),
-          ),
-        );
+        builder.addNames(decodeStagedNames(textOf(m.text)));
         break;
       case 'lines': {
         if (data && Atomics.load(data.readAll, 0) === 1) restorePriority();
         decode ??= stagedSearchRowDecoder();
-        const text = Buffer.from(m.text.buffer, m.text.byteOffset, m.text.byteLength).toString('utf8');
-        const rows = decodeStagedCompanyLines(text, decode);
+        const rows = decodeStagedCompanyLines(textOf(m.text), decode);
         builder.addUncounted(rows);
         reply({ type: 'taken', rows: rows.length });
         break;

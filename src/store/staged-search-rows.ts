@@ -67,12 +67,7 @@ export function decodeStagedCompanyLines(
   decode: (fields: readonly string[]) => SearchRow = stagedSearchRowDecoder(),
 ): SearchRow[] {
   const rows: SearchRow[] = [];
-  let p = 0;
-  for (let nl = text.indexOf('\n'); nl >= 0; nl = text.indexOf('\n', p)) {
-    rows.push(decode(text.slice(p, nl).split(STAGING_DELIMITER)));
-    p = nl + 1;
-  }
-  if (p < text.length) throw new Error('staged Company lines end within a line');
+  eachLine(text, 'staged Company lines', (line) => rows.push(decode(line.split(STAGING_DELIMITER))));
   return rows;
 }
 
@@ -87,24 +82,32 @@ export function stagedNamesLine(stagedName: string, stagedAliases: string): stri
 
 /** The names of lines made by stagedNamesLine, as decodeStagedCompanyLines gives them in its rows. */
 export function decodeStagedNames(text: string): SearchName[] {
-  const types = new Map(TABLES.Company.columns);
-  const nameType = types.get('name')!;
-  const aliasesType = types.get('aliases')!;
   const names: SearchName[] = [];
-  let p = 0;
-  for (let nl = text.indexOf('\n'); nl >= 0; nl = text.indexOf('\n', p)) {
-    const tab = text.indexOf(STAGING_DELIMITER, p);
-    if (tab < 0 || tab > nl) throw new Error('a staged names line without its aliases');
+  eachLine(text, 'staged names', (line) => {
+    const tab = line.indexOf(STAGING_DELIMITER);
+    if (tab < 0) throw new Error('a staged names line without its aliases');
     names.push(
       toSearchName({
-        name: asLoaded(text.slice(p, tab), nameType),
-        aliases: asLoaded(text.slice(tab + 1, nl), aliasesType),
+        name: asLoaded(line.slice(0, tab), NAME_TYPE),
+        aliases: asLoaded(line.slice(tab + 1), ALIASES_TYPE),
       }),
     );
+  });
+  return names;
+}
+
+const COMPANY_TYPES = new Map(TABLES.Company.columns);
+const NAME_TYPE = COMPANY_TYPES.get('name')!;
+const ALIASES_TYPE = COMPANY_TYPES.get('aliases')!;
+
+/** Hands `take` each line of `text` (whole lines, each ended by a line feed), without its line feed. */
+function eachLine(text: string, what: string, take: (line: string) => void): void {
+  let p = 0;
+  for (let nl = text.indexOf('\n'); nl >= 0; nl = text.indexOf('\n', p)) {
+    take(text.slice(p, nl));
     p = nl + 1;
   }
-  if (p < text.length) throw new Error('staged names end within a line');
-  return names;
+  if (p < text.length) throw new Error(`${what} end within a line`);
 }
 
 /**
