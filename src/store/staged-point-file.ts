@@ -1,40 +1,33 @@
 /**
- * The point-read file (point-file.ts) of a staged import, written from its Company and Edge
- * staging files while the store loads them. Each staged row is decoded as the embedded engine
- * gives it back once loaded (stagedRowDecoder) and mapped by the mappers a store writes its own
- * file with (toProfile, toEdge), so the file answers as one written from the loaded graph does:
- * the profiles as they are written, the edges when they are read. Mapping every edge with its
- * evidence took about 70 s of CPU at 1M companies, which on two cores lengthened the load by as
- * much; an edge read maps its one row in about 11 microseconds more. The Edge staging file itself is
- * kept as the file's edges, found by the keys the import noted as it wrote it (staged-keys.ts). A
- * server opens the file at its first read of the new data instead of reading every profile and edge
- * back from the engine, which at 1M companies took four to six minutes of a first start, beside the
- * requests.
+ * The point-read file (point-file.ts) of a staged import, written while the store loads its staging
+ * files: the Company and Edge staging files themselves are kept as the file's rows (each under a
+ * name of its own beside it, a second link to the staging file), found by the keys of their lines.
+ * A read decodes its one row as the embedded engine gives it back once loaded (stagedRowDecoder)
+ * and maps it with the mappers a store writes its own file with (toProfile, toEdge), so the file
+ * answers as one written from the loaded graph does. Mapping every edge with its evidence took
+ * about 70 s of CPU at 1M companies, and every profile 16 s, which on two cores lengthened the load
+ * by half as much; a read maps its one row in a few microseconds more. The Edge lines' keys are
+ * noted by the import as it writes them (staged-keys.ts); the Company lines', found by reading the
+ * lines (about a second at 1M). A server opens the file at its first read of the new data instead
+ * of reading every profile and edge back from the engine, which at 1M companies took four to six
+ * minutes of a first start, beside the requests.
  */
 import fs from 'node:fs';
 import path from 'node:path';
 import type { Logger } from '../logger';
 import type { LoadAlongside } from './graph-store';
-import type { CompanyProfile } from '../domain/model';
-import { toProfile } from './mappers';
 import { fillPointFile } from './point-file';
-import { readStagedKeys, stagedKeysFile } from './staged-keys';
+import { LineEntries, keysFileOf, readStagedKeys } from './staged-keys';
+import type { StagedKeys } from './staged-keys';
 import {
   checkStagedHeader,
   readStagingBlocks,
-  readStagingLines,
   stagedColumns,
   stagedHeader,
   stagedCounts,
-  stagedRowDecoder,
 } from './staging-file';
 import { STAGING_DELIMITER, stagingFile } from './tables';
-
-/**
- * Profiles mapped and written at a time: few, so that a batch's objects die young (see
- * DERIVE_BATCH in embedded/embedded.store.ts).
- */
-const BATCH_ROWS = 200;
+import type { TableName } from './tables';
 
 /**
  * Writes the point-read file `file` under `key` from the staging directory: every company, and
@@ -51,36 +44,52 @@ export async function writeStagedPointFile(
   const counts = stagedCounts(stagingDir);
   const expected = { companies: counts.Company ?? 0, edges: edges ? (counts.Edge ?? 0) : 0 };
   await fillPointFile(file, key, expected, async (writer) => {
-    const decode = stagedRowDecoder('Company', stagedColumns('Company'));
-    let profiles: CompanyProfile[] = [];
-    await readCompanyLines(stagingDir, signal, (text) => {
-      profiles.push(toProfile(decode(text.split(STAGING_DELIMITER))));
-      if (profiles.length < BATCH_ROWS) return;
-      writer.addCompanies(profiles);
-      profiles = [];
-    });
-    writer.addCompanies(profiles);
-    if (edges) {
-      const columns = stagedColumns('Edge');
-      const file = path.join(stagingDir, stagingFile('Edge'));
-      const keys = readStagedKeys(stagedKeysFile(stagingDir, 'Edge'), fs.statSync(file).size);
-      if (keys) {
-        signal.throwIfAborted();
-        checkStagedHeader('Edge', stagedHeader(file));
-        writer.addStagingFile('edges', columns, file, keys);
-      } else {
-        // A staging without the keys of its lines (or with keys of another file): read them here.
-        await readStagingBlocks(
-          file,
-          (text) => checkStagedHeader('Edge', text.split(STAGING_DELIMITER)),
-          (bytes, start, end) => writer.addStagedBytes('edges', columns, bytes, start, end),
-          () => signal.throwIfAborted(),
-        );
-      }
+    for (const [kind, table] of KEPT) {
+      if (kind === 'edges' && !edges) continue;
+      const staged = path.join(stagingDir, stagingFile(table));
+      const keys = await stagedKeysOf(staged, table, signal);
+      signal.throwIfAborted();
+      writer.addStagingFile(kind, stagedColumns(table), staged, keys);
     }
     return true;
   });
   return expected;
+}
+
+/** The kinds of the point-read file and the staging files kept as their rows. */
+const KEPT = [
+  ['companies', 'Company'],
+  ['edges', 'Edge'],
+] as const;
+
+/**
+ * The keys of the lines of `file`, a staging file of `table`, its header checked: those the import
+ * saved beside it (the Edge lines'), or else found by reading its lines (the Company lines', about
+ * a second at 1M companies, where writing each profile as JSON took 16 s).
+ */
+async function stagedKeysOf(file: string, table: TableName, signal: AbortSignal): Promise<StagedKeys> {
+  const bytes = fs.statSync(file).size;
+  const saved = readStagedKeys(keysFileOf(file), bytes);
+  if (saved) {
+    checkStagedHeader(table, stagedHeader(file));
+    return saved;
+  }
+  const entries = new LineEntries();
+  let at = 0;
+  await readStagingBlocks(
+    file,
+    (text) => {
+      checkStagedHeader(table, text.split(STAGING_DELIMITER));
+      at = Buffer.byteLength(text) + 1;
+    },
+    (block, start, end) => {
+      at = entries.addLines(block, start, end, at);
+    },
+    () => signal.throwIfAborted(),
+  );
+  if (at !== bytes) throw new Error(`staging file ${file} changed while its lines were read`);
+  const { count, hashes, offsets, lengths } = entries;
+  return { count, hashes, offsets, lengths, bytes };
 }
 
 /**
@@ -99,23 +108,4 @@ export function pointFileAlongside(
     const counts = await writeStagedPointFile(stagingDir, file, keyOf(key), edges, signal);
     log?.info({ ...counts, ms: Date.now() - started, file }, 'point-read file of the import written');
   };
-}
-
-/**
- * Hands `take` every Company staging line but the header, which is checked (the Edge lines are
- * taken as bytes: readStagingBlocks).
- */
-async function readCompanyLines(
-  stagingDir: string,
-  signal: AbortSignal,
-  take: (text: string) => void,
-): Promise<void> {
-  await readStagingLines(
-    path.join(stagingDir, stagingFile('Company')),
-    (text, line) => {
-      if (line === 1) checkStagedHeader('Company', text.split(STAGING_DELIMITER));
-      else take(text);
-    },
-    () => signal.throwIfAborted(),
-  );
 }

@@ -58,11 +58,17 @@ describe('the point-read file written by an import', () => {
         expect(file!.company('odd-1')!.aliases).toEqual(['A,B [x]', '100% "Odd"', '{y}']);
         expect(file!.company('odd-2')!.domiciled_country).toBeNull();
         expect(edgeIds.some((id) => file!.edge(id)!.evidences.length > 1)).toBe(true);
-        // The edges are the Edge staging file itself, kept beside the point-read file.
+        // The profiles and edges are the Company and Edge staging files themselves, kept beside it.
         const name = path.basename(saved.file);
-        const apart = fs.readdirSync(path.dirname(saved.file)).filter((f) => f.startsWith(`${name}.edges-`));
-        expect(apart).toHaveLength(1);
-        expect(fs.readFileSync(path.join(path.dirname(saved.file), apart[0]!), 'utf8')).toMatch(/^edge_id\t/);
+        const beside = fs.readdirSync(path.dirname(saved.file));
+        for (const [kind, first] of [
+          ['companies', /^vid\tcid_id\t/],
+          ['edges', /^edge_id\t/],
+        ] as const) {
+          const apart = beside.filter((f) => f.startsWith(`${name}.${kind}-`));
+          expect(apart).toHaveLength(1);
+          expect(fs.readFileSync(path.join(path.dirname(saved.file), apart[0]!), 'utf8')).toMatch(first);
+        }
       } finally {
         file!.close();
       }
@@ -119,26 +125,42 @@ describe('the point-read file written by an import', () => {
     expect(fs.readdirSync(dir).filter((f) => f.startsWith('aborted'))).toEqual([]);
   });
 
-  it('reads the edges from the staging file when the keys of its lines are missing', async () => {
+  it('finds the keys of the lines by reading them where none were saved, and checks the header', async () => {
     const staging = path.join(dir, 'staging-keys');
     await stageImport(input, staging, {});
     const signal = new AbortController().signal;
-    const kept = path.join(dir, 'kept.point-reads');
-    await writeStagedPointFile(staging, kept, 'k', true, signal);
+    const saved = path.join(dir, 'saved.point-reads');
+    await writeStagedPointFile(staging, saved, 'k', true, signal);
+    // The Edge lines' keys saved by the import, the Company lines' found here.
+    expect(fs.existsSync(path.join(staging, 'Edge.tsv.keys'))).toBe(true);
+    expect(fs.existsSync(path.join(staging, 'Company.tsv.keys'))).toBe(false);
     fs.rmSync(path.join(staging, 'Edge.tsv.keys'));
-    const copied = path.join(dir, 'copied.point-reads');
-    await writeStagedPointFile(staging, copied, 'k', true, signal);
+    const found = path.join(dir, 'found.point-reads');
+    await writeStagedPointFile(staging, found, 'k', true, signal);
     const names = fs.readdirSync(dir);
-    expect(names.filter((f) => f.startsWith('kept.point-reads.edges-'))).toHaveLength(1);
-    expect(names.filter((f) => f.startsWith('copied.point-reads.'))).toEqual([]);
-    const a = PointFile.open(kept, 'k')!;
-    const b = PointFile.open(copied, 'k')!;
+    for (const file of ['saved', 'found'])
+      for (const kind of ['companies', 'edges'])
+        expect(names.filter((f) => f.startsWith(`${file}.point-reads.${kind}-`))).toHaveLength(1);
+    const a = PointFile.open(saved, 'k')!;
+    const b = PointFile.open(found, 'k')!;
     try {
-      for (const id of edgeIds) expect(a.edge(id)).toEqual(b.edge(id));
+      expect(b.counts).toEqual({ companies: vids.length, edges: edgeIds.length });
+      for (const vid of vids) expect(b.company(vid)).toEqual(a.company(vid));
+      for (const id of edgeIds) expect(b.edge(id)).toEqual(a.edge(id));
+      expect(b.company('odd-1')?.name).toBe('Odd, Names & Co');
       expect(b.edge(edgeIds[0]!)?.edge_id).toBe(edgeIds[0]);
     } finally {
       a.close();
       b.close();
     }
+
+    // A staging file of other columns is refused, and nothing is left behind.
+    const company = path.join(staging, 'Company.tsv');
+    const text = fs.readFileSync(company, 'utf8');
+    fs.writeFileSync(company, text.replace(/^vid\tcid_id\t/, 'cid_id\tvid\t'));
+    await expect(
+      writeStagedPointFile(staging, path.join(dir, 'other.point-reads'), 'k', true, signal),
+    ).rejects.toThrow('staged Company header is cid_id,vid,');
+    expect(fs.readdirSync(dir).filter((f) => f.startsWith('other.point-reads'))).toEqual([]);
   });
 });
