@@ -57,6 +57,12 @@ function restorePriority(): void {
   niceBefore = null;
 }
 
+/**
+ * Set to 1 with the counts: the typo thread of the word index, begun before them (and so started at
+ * this thread's lowest priority), then takes its priority back too (see TypoPriority).
+ */
+const typoRaise = new Int32Array(new SharedArrayBuffer(4));
+
 /** The text of UTF-8 bytes the main thread moved here. */
 const textOf = (bytes: Uint8Array) =>
   Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('utf8');
@@ -89,10 +95,11 @@ port.on('message', (m: BuildThreadRequest) => {
         break;
       }
       case 'all-lines':
-        builder.prepare();
+        builder.prepare(niceBefore === null ? undefined : { raiseWhen: typoRaise, to: niceBefore });
         break;
       case 'counts':
         builder.setCounts(m.counts);
+        Atomics.store(typoRaise, 0, 1);
         restorePriority();
         break;
       case 'end':

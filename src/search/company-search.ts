@@ -18,6 +18,7 @@ import { type PreparedQuery, TrigramIndex, TrigramIndexBuilder } from './trigram
 import { SnapshotReader, SnapshotWriter } from '../store/snapshot';
 import type { SharedSnapshot } from '../store/snapshot';
 import { WordIndex, WordIndexBuilder } from './word-index';
+import type { TypoPriority } from './word-index';
 
 /** What a search can ask for; every criterion given must match. */
 export interface SearchCriteria {
@@ -451,8 +452,9 @@ export class CompanySearchIndex {
       signal?.throwIfAborted();
     };
     await turn();
-    // The word index's typo words are found on a thread of their own meanwhile (see WordIndex.start).
-    const wordsStarted = await WordIndex.start(b.nameWords, rank, undefined, signal);
+    // The word index's typo words are found on a thread of their own meanwhile (see WordIndex.start),
+    // unless begun before the counts came (SearchIndexBuilder.prepare).
+    const wordsStarted = await b.startWords(signal);
     await turn();
     // The parts that need no counts, unless made before they came (SearchIndexBuilder.prepare).
     const made = b.uncountedParts;
@@ -466,7 +468,7 @@ export class CompanySearchIndex {
     await turn();
     const packedCores = cores();
     await turn();
-    const words = await wordsStarted.finish();
+    const words = await wordsStarted.finish(rank);
     const index = new CompanySearchIndex(
       packedVids,
       trigrams,
@@ -1225,6 +1227,8 @@ export class SearchIndexBuilder {
       })),
     ),
   };
+  /** The word index begun (startWords). */
+  private words: ReturnType<typeof WordIndex.start> | null = null;
   /** Whether a part of the index was made: no company may be added then. */
   private made = false;
   /** The records completed by setCounts. */
@@ -1303,14 +1307,30 @@ export class SearchIndexBuilder {
   /**
    * Every company is added, its counts still to come: makes the parts of the index that need none
    * (some 4 s at 1M companies), which an import's build thread would otherwise make after the counts,
-   * beside the staging's writing, while it waits idle for them as the staging derives them.
+   * beside the staging's writing, while it waits idle for them as the staging derives them. The word
+   * index is begun first, so that its typo words are found on their thread meanwhile (4 s more),
+   * that thread taking `typoPriority` as the word index says.
    */
-  prepare(): void {
+  prepare(typoPriority?: TypoPriority): void {
+    void this.startWords(undefined, typoPriority);
     const p = this.uncountedParts;
     p.vids();
     p.names();
     p.trigrams();
     p.lists();
+  }
+
+  /**
+   * The word index begun once every company is added (WordIndex.start), once: by prepare, or by
+   * CompanySearchIndex.finish. `signal` stops it, the one of the first call only.
+   */
+  startWords(signal?: AbortSignal, typoPriority?: TypoPriority): ReturnType<typeof WordIndex.start> {
+    if (!this.words) {
+      this.words = this.closed(() => WordIndex.start(this.nameWords, undefined, signal, typoPriority));
+      // Waited for by CompanySearchIndex.finish; a failure until then is not an unhandled one.
+      this.words.catch(() => undefined);
+    }
+    return this.words;
   }
 
   private closed<T>(make: () => T): T {

@@ -1,11 +1,31 @@
 /**
- * A worker thread that finds the typo words of a vocabulary for a word index being built on the main
+ * A worker thread that finds the typo words of a vocabulary for a word index being built on another
  * thread (see typoTable in word-index.ts), and ends once it has answered.
  */
+import os from 'node:os';
 import { parentPort, workerData } from 'node:worker_threads';
 import { typoTableOf, vocabularyTrigrams } from './word-index';
+import type { TypoPriority, TypoThreadData } from './word-index';
 
-const { vocab } = workerData as { vocab: string[] };
-void typoTableOf(vocab, vocabularyTrigrams(vocab)).then((table) =>
+const { vocab, priority } = workerData as TypoThreadData;
+let raise: TypoPriority | undefined = priority;
+
+/** Between words: takes the priority the build asks for, once it asks (see TypoPriority). */
+const between = {
+  next: (): Promise<void> => {
+    if (raise && Atomics.load(raise.raiseWhen, 0) === 1) {
+      const to = raise.to;
+      raise = undefined;
+      try {
+        os.setPriority(0, to);
+      } catch {
+        // The build raised its own the same way; should this fail, the table is found all the same.
+      }
+    }
+    return Promise.resolve();
+  },
+};
+
+void typoTableOf(vocab, vocabularyTrigrams(vocab), between).then((table) =>
   parentPort!.postMessage(table, [table.typoStart.buffer, table.typoIds.buffer]),
 );

@@ -59,21 +59,24 @@ export class WordIndex {
     sliceMs = BUILD_SLICE_MS,
     signal?: AbortSignal,
   ): Promise<WordIndex> {
-    return (await WordIndex.start(names, rank, sliceMs, signal)).finish();
+    return (await WordIndex.start(names, sliceMs, signal)).finish(rank);
   }
 
   /**
-   * The first half of {@link build}: every name's words read (or taken from a {@link WordIndexBuilder}
-   * that read them as a build's rows came) and the vocabulary sorted. The typo words
-   * of the vocabulary (some 6 s at 1M companies) are then found on a thread of their own where one can
-   * run, so that other work of the build can be done on this one before `finish` waits for them.
+   * The first half of {@link build}, which needs no rank: every name's words read (or taken from a
+   * {@link WordIndexBuilder} that read them as a build's rows came) and the vocabulary sorted. The
+   * typo words of the vocabulary (some 4 to 6 s at 1M companies) are then found on a thread of their
+   * own where one can run, so that other work of the build can be done on this one before `finish`
+   * waits for them. From a WordIndexBuilder, the thread is started before this returns its promise.
+   * That thread starts at this one's priority, and takes `typoPriority.to` once asked to (see
+   * {@link TypoPriority}).
    */
   static async start(
     names: readonly (readonly string[])[] | WordIndexBuilder,
-    rank: Uint32Array,
     sliceMs = BUILD_SLICE_MS,
     signal?: AbortSignal,
-  ): Promise<{ finish(): Promise<WordIndex> }> {
+    typoPriority?: TypoPriority,
+  ): Promise<{ finish(rank: Uint32Array): Promise<WordIndex> }> {
     const slice = new Slicer(sliceMs, signal);
     let read = names;
     if (!(read instanceof WordIndexBuilder)) {
@@ -93,11 +96,11 @@ export class WordIndex {
     vocab.forEach((w, i) => (remap[words.get(w)!] = i));
     const entryWords = Uint32Array.from(rawWords, (id) => remap[id]!);
     const vocabTrigrams = vocabularyTrigrams(vocab);
-    const typos = typoTable(vocab, vocabTrigrams, slice, signal);
+    const typos = typoTable(vocab, vocabTrigrams, slice, signal, typoPriority);
     // Waited for in finish(); a failure until then is not an unhandled one.
     typos.catch(() => undefined);
     return {
-      finish: async () => {
+      finish: async (rank) => {
         const entries = entryDoc.length;
         const starts = Uint32Array.from(wordStart);
         const postStart = new Uint32Array(vocab.length + 1);
@@ -424,6 +427,23 @@ export async function typoTableOf(
   return { typoStart, typoIds: Uint32Array.from(typoIds) };
 }
 
+/**
+ * When the typo thread of a build takes which priority (a nice value, Linux): a build at the lowest
+ * priority starts it there too (a thread inherits its creator's), and raises its own once the work it
+ * gave way to is done; it then stores 1 in `raiseWhen[0]`, and the typo thread, which looks between
+ * words, takes `to` as well. Unless asked, the thread keeps the priority it started with.
+ */
+export interface TypoPriority {
+  raiseWhen: Int32Array;
+  to: number;
+}
+
+/** What a typo thread is given (typo-worker.ts). */
+export interface TypoThreadData {
+  vocab: readonly string[];
+  priority?: TypoPriority;
+}
+
 /** Below this many words the typo table is found on the building thread: a thread costs more to start. */
 export const TYPO_THREAD_MIN_WORDS = 2000;
 const TYPO_WORKER_FILE = join(__dirname, 'typo-worker.js');
@@ -438,6 +458,7 @@ function typoTable(
   vocabTrigrams: TrigramIndex,
   slice: Slicer,
   signal?: AbortSignal,
+  priority?: TypoPriority,
 ): Promise<TypoTable> {
   const here = () => typoTableOf(vocab, vocabTrigrams, slice);
   if (vocab.length < TYPO_THREAD_MIN_WORDS || !workerFileAvailable(TYPO_WORKER_FILE)) {
@@ -445,7 +466,9 @@ function typoTable(
   }
   return new Promise<TypoTable>((resolve, reject) => {
     signal?.throwIfAborted();
-    const worker = new Worker(TYPO_WORKER_FILE, { workerData: { vocab } });
+    const worker = new Worker(TYPO_WORKER_FILE, {
+      workerData: { vocab, priority } satisfies TypoThreadData,
+    });
     const stop = () => void worker.terminate();
     signal?.addEventListener('abort', stop, { once: true });
     let answered = false;

@@ -94,11 +94,14 @@ describe('SearchIndexBuilder', () => {
     expect(() => prepared.addUncounted(all.slice(0, 1).map(uncounted))).toThrow(
       'companies added after the index was begun',
     );
-    // Made once: the parts made before the counts are those the index holds.
+    // Made once: the parts made before the counts are those the index holds, the word index
+    // (begun then, its typo words found meanwhile) among them.
     const trigrams = prepared.uncountedParts.trigrams();
+    const words = prepared.startWords();
     prepared.setCounts(counts);
     const index = await CompanySearchIndex.finish(prepared);
     expect(prepared.uncountedParts.trigrams()).toBe(trigrams);
+    expect(prepared.startWords()).toBe(words);
     await (await CompanySearchIndex.finish(plain)).save(path.join(dir, 'plain'), 'k');
     await index.save(path.join(dir, 'prepared'), 'k');
     expect(fs.readFileSync(path.join(dir, 'prepared')).equals(fs.readFileSync(path.join(dir, 'plain')))).toBe(

@@ -1,4 +1,5 @@
 import fs from 'node:fs';
+import os from 'node:os';
 import workerThreads from 'node:worker_threads';
 import type * as WordIndexModule from '../../src/search/word-index';
 import { TYPO_THREAD_MIN_WORDS, WordIndex } from '../../src/search/word-index';
@@ -82,21 +83,79 @@ describe('typo words found on a thread of their own', () => {
     const all = names();
     const stop = new AbortController();
     const before = started.length;
-    const begun = await compiled.WordIndex.start(
-      all,
-      Uint32Array.from(all, (_, i) => i),
-      undefined,
-      stop.signal,
-    );
+    const begun = await compiled.WordIndex.start(all, undefined, stop.signal);
     expect(started.length).toBe(before + 1);
     const worker = workers[workers.length - 1]!;
     let answered = false;
     worker.once('message', () => (answered = true));
     const exited = new Promise((resolve) => worker.once('exit', resolve));
     stop.abort(new Error('closing'));
-    await expect(begun.finish()).rejects.toThrow('closing');
+    await expect(begun.finish(Uint32Array.from(all, (_, i) => i))).rejects.toThrow('closing');
     // Terminated, not left to find its table.
     await exited;
     expect(answered).toBe(false);
   });
+
+  /**
+   * Whether this process may raise a thread's priority again (Linux, as root or with an RLIMIT_NICE
+   * for it), as a build fed by an import needs.
+   */
+  const mayRaise = (() => {
+    if (process.platform !== 'linux') return false;
+    const before = os.getPriority(0);
+    try {
+      os.setPriority(0, before + 1);
+      os.setPriority(0, before);
+      return true;
+    } catch {
+      return false;
+    }
+  })();
+
+  /** The nice value of each thread of this process (Linux: a thread's own). */
+  const niceOfThreads = () =>
+    fs.readdirSync('/proc/self/task').map((t) => {
+      const stat = fs.readFileSync(`/proc/self/task/${t}/stat`, 'utf8');
+      return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[16]);
+    });
+
+  (mayRaise ? it : it.skip)(
+    'start at the priority of the thread that begins them, and take the one they are asked to',
+    async () => {
+      const compiled = compiledModule<WordIndexes>(dir, 'search/word-index');
+      // Enough words for the thread to take a good while: it must be seen before it ends.
+      const word = wordMaker(11);
+      const all = Array.from({ length: 40_000 }, () => [`${word()} ${word()}`]);
+      const raiseWhen = new Int32Array(new SharedArrayBuffer(4));
+      const own = os.getPriority(0);
+      expect(niceOfThreads().filter((n) => n === 19)).toEqual([]);
+      // Begun at the lowest priority, as an import's build thread begins it.
+      os.setPriority(0, 19);
+      let begun: Awaited<ReturnType<typeof compiled.WordIndex.start>>;
+      try {
+        begun = await compiled.WordIndex.start(all, undefined, undefined, { raiseWhen, to: own });
+      } finally {
+        os.setPriority(0, own);
+      }
+      const worker = workers[workers.length - 1]!;
+      const exited = new Promise((resolve) => worker.once('exit', resolve));
+      let ended = false;
+      void exited.then(() => (ended = true));
+      const until = async (what: () => boolean) => {
+        for (let i = 0; i < 500 && !what(); i++) await new Promise((r) => setTimeout(r, 5));
+        return what();
+      };
+      // The typo thread inherited the lowest priority, and keeps it until asked.
+      expect(niceOfThreads().filter((n) => n === 19)).toHaveLength(1);
+      await new Promise((r) => setTimeout(r, 50));
+      expect(niceOfThreads().filter((n) => n === 19)).toHaveLength(1);
+      Atomics.store(raiseWhen, 0, 1);
+      expect(await until(() => !niceOfThreads().includes(19))).toBe(true);
+      // Raised while it still ran, not merely ended.
+      expect(ended).toBe(false);
+      const index = await begun.finish(Uint32Array.from(all, (_, i) => i));
+      expect(index.vocabularySize).toBeGreaterThan(40_000);
+      await exited;
+    },
+  );
 });

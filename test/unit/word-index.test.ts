@@ -67,7 +67,7 @@ describe('WordIndexBuilder', () => {
     const rank = Uint32Array.from(names, (_, i) => (i * 7) % names.length);
     const read = new WordIndexBuilder();
     for (const n of names) read.add(n);
-    const fromRows = await (await WordIndex.start(read, rank)).finish();
+    const fromRows = await (await WordIndex.start(read)).finish(rank);
     const whole = await WordIndex.build(names, rank);
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'word-index-'));
     try {
