@@ -184,6 +184,11 @@ export function toIdentifier(i: Props): Identifier {
   return { type: str(i.type) ?? '', value: str(i.value) ?? '' };
 }
 
+/** The order of a profile's identifiers. */
+export function byTypeThenValue(x: Identifier, y: Identifier): number {
+  return x.type.localeCompare(y.type) || x.value.localeCompare(y.value);
+}
+
 export function toAddress(a: Props): Address {
   return {
     address_line: str(a.address_line),
@@ -200,9 +205,7 @@ export function toProfile(c: Props): CompanyProfile {
   // Object.assign, not a spread of the core into a literal: V8 built that literal about six
   // times slower (15 against 2.5 microseconds a profile, measured on rows of the 1M store).
   return Object.assign(toCompanyCore(c), {
-    identifiers: jsonList(c.identifiers)
-      .map(toIdentifier)
-      .sort((x, y) => x.type.localeCompare(y.type) || x.value.localeCompare(y.value)),
+    identifiers: jsonList(c.identifiers).map(toIdentifier).sort(byTypeThenValue),
     addresses: jsonList(c.addresses).map(toAddress),
     domiciled_country: str(c.domiciled_country),
     incorporated_country: str(c.incorporated_country),

@@ -535,6 +535,15 @@ export class PointFileWriter {
     this.add('companies', profiles);
   }
 
+  /**
+   * One profile as its JSON text, JSON.stringify of what toProfile maps (stagedProfileJson in
+   * staged-point-file.ts writes it without mapping), under its vid.
+   */
+  addCompanyJson(vid: string, json: string): void {
+    if (this.staged.companies) throw new Error('companies written as staged lines and as records');
+    this.put('companies', vid, json);
+  }
+
   /** Edges, as toEdge maps the rows of edge/range. */
   addEdges(edges: readonly EdgeRecord[]): void {
     this.add('edges', edges.map(storedEdge));

@@ -1,27 +1,30 @@
 /**
- * The point-read file (point-file.ts) of a staged import, written while the store loads its staging
- * files: the Company and Edge staging files themselves are kept as the file's rows (each under a
- * name of its own beside it, a second link to the staging file), found by the keys of their lines.
- * A read decodes its one row as the embedded engine gives it back once loaded (stagedRowDecoder)
- * and maps it with the mappers a store writes its own file with (toProfile, toEdge), so the file
- * answers as one written from the loaded graph does. Mapping every edge with its evidence took
- * about 70 s of CPU at 1M companies, and every profile 16 s, which on two cores lengthened the load
- * by half as much; a read maps its one row in a few microseconds more. The Edge lines' keys are
- * noted by the import as it writes them (staged-keys.ts); the Company lines', found by reading the
- * lines (about a second at 1M). A server opens the file at its first read of the new data instead
- * of reading every profile and edge back from the engine, which at 1M companies took four to six
- * minutes of a first start, beside the requests.
+ * The point-read file (point-file.ts) of a staged import, written from its Company and Edge
+ * staging files while the store loads them, so that it answers as one written from the loaded graph
+ * does. The profiles are written as the stores write them, JSON.stringify of toProfile of each row
+ * as the engine gives it back once loaded, but straight from each staged line's text
+ * (stagedProfileJson: about 6 s of CPU at 1M companies, where decoding the row and mapping it took
+ * 16 s on a core the load wanted). The Edge staging file itself is kept as the file's edges (under a
+ * name of its own beside it, a second link to the staging file), found by the keys of its lines the
+ * import noted as it wrote them (staged-keys.ts); a read decodes and maps its one row (mapping every
+ * edge with its evidence took about 70 s of CPU at 1M; a read pays about 10 microseconds). Keeping
+ * the Company lines so too saved the import another 16 s of CPU, but cost every profile read 10 to
+ * 20 microseconds more in a server (about a tenth). A server opens the file at its first read of
+ * the new data instead of reading every profile and edge back from the engine, which at 1M
+ * companies took four to six minutes of a first start, beside the requests.
  */
 import fs from 'node:fs';
 import path from 'node:path';
 import type { Logger } from '../logger';
 import type { LoadAlongside } from './graph-store';
+import { iso, jsonList, strings, texts, toIdentifier, byTypeThenValue } from './mappers';
 import { fillPointFile } from './point-file';
 import { LineEntries, keysFileOf, readStagedKeys } from './staged-keys';
 import type { StagedKeys } from './staged-keys';
 import {
   checkStagedHeader,
   readStagingBlocks,
+  readStagingLines,
   stagedColumns,
   stagedHeader,
   stagedCounts,
@@ -44,23 +47,98 @@ export async function writeStagedPointFile(
   const counts = stagedCounts(stagingDir);
   const expected = { companies: counts.Company ?? 0, edges: edges ? (counts.Edge ?? 0) : 0 };
   await fillPointFile(file, key, expected, async (writer) => {
-    for (const [kind, table] of KEPT) {
-      if (kind === 'edges' && !edges) continue;
-      const staged = path.join(stagingDir, stagingFile(table));
-      const keys = await stagedKeysOf(staged, table, signal);
+    const json = stagedProfileJson(stagedColumns('Company'));
+    await readStagingLines(
+      path.join(stagingDir, stagingFile('Company')),
+      (text, line) => {
+        const fields = text.split(STAGING_DELIMITER);
+        if (line === 1) checkStagedHeader('Company', fields);
+        else writer.addCompanyJson(fields[0]!, json(fields));
+      },
+      () => signal.throwIfAborted(),
+    );
+    if (edges) {
+      const staged = path.join(stagingDir, stagingFile('Edge'));
+      const keys = await stagedKeysOf(staged, 'Edge', signal);
       signal.throwIfAborted();
-      writer.addStagingFile(kind, stagedColumns(table), staged, keys);
+      writer.addStagingFile('edges', stagedColumns('Edge'), staged, keys);
     }
     return true;
   });
   return expected;
 }
 
-/** The kinds of the point-read file and the staging files kept as their rows. */
-const KEPT = [
-  ['companies', 'Company'],
-  ['edges', 'Edge'],
-] as const;
+/**
+ * The JSON of the profile of a staged Company line of `columns`, from its fields: the text of
+ * JSON.stringify(toProfile(row)) for the row stagedRowDecoder makes of them (tests hold the two
+ * equal), without making the row or the profile. Each value is mapped as asLoaded and toProfile map
+ * it and written out; the addresses are the staged JSON as it is, which the staging writes in the
+ * form toAddress gives (addressesField: its keys, in its order, each value a string or null).
+ */
+export function stagedProfileJson(columns: readonly string[]): (fields: readonly string[]) => string {
+  const at = (name: string): number => {
+    const i = columns.indexOf(name);
+    if (i < 0) throw new Error(`the staged Company lines have no column ${name}`);
+    return i;
+  };
+  const vid = at('vid');
+  const cid = at('cid_id');
+  const name = at('name');
+  const legal = at('company_legal_name');
+  const description = at('description');
+  const domains = at('domains');
+  const websites = at('websites');
+  const supplierEvidence = at('count_supplier_evidence');
+  const customerEvidence = at('count_customer_evidence');
+  const customers = at('count_customers');
+  const suppliers = at('count_suppliers');
+  const identifiers = at('identifiers');
+  const addresses = at('addresses');
+  const domiciled = at('domiciled_country');
+  const incorporated = at('incorporated_country');
+  const incorporation = at('incorporation_date');
+  const ipo = at('ipo_date');
+  const active = at('is_active');
+  const forwarder = at('is_freight_forwarder');
+  const isPublic = at('is_public');
+  const phone = at('hq_phone_number');
+  const parent = at('is_cluster_parent');
+  const aliases = at('aliases');
+  const industry = at('industry');
+  const system = at('industry_code_system');
+  const code = at('industry_code');
+  /** A STRING column: empty is null. */
+  const text = (v: string) => (v === '' ? 'null' : JSON.stringify(v));
+  /** An INT64 count: empty is 0. */
+  const count = (v: string) => (v === '' ? '0' : JSON.stringify(Number(v)));
+  /** A BOOLEAN column: empty is null. */
+  const flag = (v: string) => (v === '' ? 'null' : v === 'true' ? 'true' : 'false');
+  /** A TIMESTAMP column, in the form iso gives. */
+  const date = (v: string) => (v === '' ? 'null' : JSON.stringify(iso(v)));
+  return (f) => {
+    const field = (i: number) => f[i] ?? '';
+    const ids = field(identifiers);
+    const places = field(addresses);
+    return (
+      `{"vid":${JSON.stringify(field(vid))},"cid_id":${JSON.stringify(field(cid))},` +
+      `"name":${JSON.stringify(field(name))},"company_legal_name":${text(field(legal))},` +
+      `"description":${text(field(description))},"domains":${JSON.stringify(strings(field(domains)))},` +
+      `"websites":${JSON.stringify(strings(field(websites)))},` +
+      `"count_supplier_evidence":${count(field(supplierEvidence))},` +
+      `"count_customer_evidence":${count(field(customerEvidence))},` +
+      `"count_customers":${count(field(customers))},"count_suppliers":${count(field(suppliers))},` +
+      `"identifiers":${ids === '' || ids === '[]' ? '[]' : JSON.stringify(jsonList(ids).map(toIdentifier).sort(byTypeThenValue))},` +
+      `"addresses":${places === '' ? '[]' : places},` +
+      `"domiciled_country":${text(field(domiciled))},"incorporated_country":${text(field(incorporated))},` +
+      `"incorporation_date":${date(field(incorporation))},"ipo_date":${date(field(ipo))},` +
+      `"is_active":${flag(field(active))},"is_freight_forwarder":${flag(field(forwarder))},` +
+      `"is_public":${flag(field(isPublic))},"hq_phone_number":${text(field(phone))},` +
+      `"is_cluster_parent":${field(parent) === 'true'},"aliases":${JSON.stringify(texts(field(aliases)))},` +
+      `"industry":${text(field(industry))},"industry_code_system":${text(field(system))},` +
+      `"industry_code":${text(field(code))}}`
+    );
+  };
+}
 
 /**
  * The keys of the lines of `file`, a staging file of `table`, its header checked: those the import

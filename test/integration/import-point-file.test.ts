@@ -5,7 +5,9 @@ import { importDirectory } from '../../src/import/import-directory';
 import { stageImport } from '../../src/import/stage';
 import { EmbeddedGraphStore } from '../../src/store/embedded/embedded.store';
 import { PointFile } from '../../src/store/point-file';
-import { writeStagedPointFile } from '../../src/store/staged-point-file';
+import { stagedProfileJson, writeStagedPointFile } from '../../src/store/staged-point-file';
+import { toProfile } from '../../src/store/mappers';
+import { readStagingFile, stagedColumns, stagedRowDecoder } from '../../src/store/staging-file';
 import { appendRows, companyRow, csvColumn } from '../support/factories';
 import { tempDir } from '../support/paths';
 import { recordingLogger } from '../support/server';
@@ -58,17 +60,11 @@ describe('the point-read file written by an import', () => {
         expect(file!.company('odd-1')!.aliases).toEqual(['A,B [x]', '100% "Odd"', '{y}']);
         expect(file!.company('odd-2')!.domiciled_country).toBeNull();
         expect(edgeIds.some((id) => file!.edge(id)!.evidences.length > 1)).toBe(true);
-        // The profiles and edges are the Company and Edge staging files themselves, kept beside it.
+        // The edges are the Edge staging file itself, kept beside the point-read file.
         const name = path.basename(saved.file);
-        const beside = fs.readdirSync(path.dirname(saved.file));
-        for (const [kind, first] of [
-          ['companies', /^vid\tcid_id\t/],
-          ['edges', /^edge_id\t/],
-        ] as const) {
-          const apart = beside.filter((f) => f.startsWith(`${name}.${kind}-`));
-          expect(apart).toHaveLength(1);
-          expect(fs.readFileSync(path.join(path.dirname(saved.file), apart[0]!), 'utf8')).toMatch(first);
-        }
+        const apart = fs.readdirSync(path.dirname(saved.file)).filter((f) => f.startsWith(`${name}.edges-`));
+        expect(apart).toHaveLength(1);
+        expect(fs.readFileSync(path.join(path.dirname(saved.file), apart[0]!), 'utf8')).toMatch(/^edge_id\t/);
       } finally {
         file!.close();
       }
@@ -125,29 +121,27 @@ describe('the point-read file written by an import', () => {
     expect(fs.readdirSync(dir).filter((f) => f.startsWith('aborted'))).toEqual([]);
   });
 
-  it('finds the keys of the lines by reading them where none were saved, and checks the header', async () => {
+  it('finds the keys of the Edge lines by reading them where none were saved, and checks the header', async () => {
     const staging = path.join(dir, 'staging-keys');
     await stageImport(input, staging, {});
     const signal = new AbortController().signal;
     const saved = path.join(dir, 'saved.point-reads');
     await writeStagedPointFile(staging, saved, 'k', true, signal);
-    // The Edge lines' keys saved by the import, the Company lines' found here.
-    expect(fs.existsSync(path.join(staging, 'Edge.tsv.keys'))).toBe(true);
-    expect(fs.existsSync(path.join(staging, 'Company.tsv.keys'))).toBe(false);
     fs.rmSync(path.join(staging, 'Edge.tsv.keys'));
     const found = path.join(dir, 'found.point-reads');
     await writeStagedPointFile(staging, found, 'k', true, signal);
+    // Both keep the Edge staging file as their edges, and nothing else apart.
     const names = fs.readdirSync(dir);
-    for (const file of ['saved', 'found'])
-      for (const kind of ['companies', 'edges'])
-        expect(names.filter((f) => f.startsWith(`${file}.point-reads.${kind}-`))).toHaveLength(1);
+    for (const file of ['saved', 'found']) {
+      expect(names.filter((f) => f.startsWith(`${file}.point-reads.`))).toEqual([
+        expect.stringMatching(new RegExp(`^${file}\\.point-reads\\.edges-`)),
+      ]);
+    }
     const a = PointFile.open(saved, 'k')!;
     const b = PointFile.open(found, 'k')!;
     try {
       expect(b.counts).toEqual({ companies: vids.length, edges: edgeIds.length });
-      for (const vid of vids) expect(b.company(vid)).toEqual(a.company(vid));
       for (const id of edgeIds) expect(b.edge(id)).toEqual(a.edge(id));
-      expect(b.company('odd-1')?.name).toBe('Odd, Names & Co');
       expect(b.edge(edgeIds[0]!)?.edge_id).toBe(edgeIds[0]);
     } finally {
       a.close();
@@ -155,12 +149,50 @@ describe('the point-read file written by an import', () => {
     }
 
     // A staging file of other columns is refused, and nothing is left behind.
-    const company = path.join(staging, 'Company.tsv');
-    const text = fs.readFileSync(company, 'utf8');
-    fs.writeFileSync(company, text.replace(/^vid\tcid_id\t/, 'cid_id\tvid\t'));
+    const edgeFile = path.join(staging, 'Edge.tsv');
+    const text = fs.readFileSync(edgeFile, 'utf8');
+    fs.writeFileSync(edgeFile, text.replace(/^edge_id\tsupplier_id\t/, 'supplier_id\tedge_id\t'));
     await expect(
       writeStagedPointFile(staging, path.join(dir, 'other.point-reads'), 'k', true, signal),
-    ).rejects.toThrow('staged Company header is cid_id,vid,');
+    ).rejects.toThrow('staged Edge header is supplier_id,edge_id,');
     expect(fs.readdirSync(dir).filter((f) => f.startsWith('other.point-reads'))).toEqual([]);
+  });
+
+  it('writes each profile as the stores write them, straight from the staged line', async () => {
+    const staging = path.join(dir, 'staging-profiles');
+    await stageImport(input, staging, {});
+    const columns = stagedColumns('Company');
+    const decode = stagedRowDecoder('Company', columns);
+    const json = stagedProfileJson(columns);
+    let lines = 0;
+    await readStagingFile(path.join(staging, 'Company.tsv'), (fields, line) => {
+      if (line === 1) return;
+      lines++;
+      expect(json(fields)).toBe(JSON.stringify(toProfile(decode(fields))));
+    });
+    expect(lines).toBe(vids.length);
+    // Values of every kind, empty and not: a line the staging would not write, mapped alike.
+    const odd: string[] = columns.map((c) =>
+      c.startsWith('count_') ? '7' : c.startsWith('is_') ? 'false' : c.endsWith('_date') ? '2024-02-29' : '',
+    );
+    odd[columns.indexOf('vid')] = 'odd-3';
+    odd[columns.indexOf('name')] = 'Quote " and \\ back\u00e9';
+    odd[columns.indexOf('domains')] = '[a.example,b.example]';
+    odd[columns.indexOf('aliases')] = '[A%2CB,100%25]';
+    odd[columns.indexOf('identifiers')] =
+      '[{"type":"lei","value":"b"},{"type":"duns","value":"Z"},{"type":"duns","value":"a"}]';
+    odd[columns.indexOf('addresses')] =
+      '[{"address_line":null,"city":"Oslo","region":null,"postal_code":"0150","country":"NO","type":"hq"}]';
+    expect(json(odd)).toBe(JSON.stringify(toProfile(decode(odd))));
+    expect(JSON.parse(json(odd))).toMatchObject({
+      aliases: ['A,B', '100%'],
+      identifiers: [
+        { type: 'duns', value: 'a' },
+        { type: 'duns', value: 'Z' },
+        { type: 'lei', value: 'b' },
+      ],
+      count_suppliers: 7,
+      incorporation_date: '2024-02-29T00:00:00.000Z',
+    });
   });
 });
