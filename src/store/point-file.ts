@@ -536,12 +536,18 @@ export class PointFileWriter {
   }
 
   /**
-   * One profile as its JSON text, JSON.stringify of what toProfile maps (stagedProfileJson in
-   * staged-point-file.ts writes it without mapping), under its vid.
+   * One profile as the UTF-8 bytes of its JSON, `json[0, length)`, JSON.stringify of what toProfile
+   * maps (StagedProfileWriter in staged-point-file.ts writes them without mapping), under the vid
+   * whose fnv1a hash is `hash`.
    */
-  addCompanyJson(vid: string, json: string): void {
+  addCompanyJson(hash: number, json: Buffer, length: number): void {
     if (this.staged.companies) throw new Error('companies written as staged lines and as records');
-    this.put('companies', vid, json);
+    this.entries.companies.push(hash, this.size, length);
+    if (this.used + length > this.chunk.length) this.flush();
+    if (length > this.chunk.length) this.chunk = Buffer.allocUnsafe(length);
+    json.copy(this.chunk, this.used, 0, length);
+    this.used += length;
+    this.size += length;
   }
 
   /** Edges, as toEdge maps the rows of edge/range. */

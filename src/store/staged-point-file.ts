@@ -2,9 +2,9 @@
  * The point-read file (point-file.ts) of a staged import, written from its Company and Edge
  * staging files while the store loads them, so that it answers as one written from the loaded graph
  * does. The profiles are written as the stores write them, JSON.stringify of toProfile of each row
- * as the engine gives it back once loaded, but straight from each staged line's text
- * (stagedProfileJson: about 6 s of CPU at 1M companies, where decoding the row and mapping it took
- * 16 s on a core the load wanted). The Edge staging file itself is kept as the file's edges (under a
+ * as the engine gives it back once loaded, but straight from each staged line's bytes
+ * (StagedProfileWriter: the whole file took 7-9 s of CPU at 1M companies, against 16-17 s when each
+ * row was decoded and mapped, on a core the load wanted). The Edge staging file itself is kept as the file's edges (under a
  * name of its own beside it, a second link to the staging file), found by the keys of its lines the
  * import noted as it wrote them (staged-keys.ts); a read decodes and maps its one row (mapping every
  * edge with its evidence took about 70 s of CPU at 1M; a read pays about 10 microseconds). Keeping
@@ -17,14 +17,13 @@ import fs from 'node:fs';
 import path from 'node:path';
 import type { Logger } from '../logger';
 import type { LoadAlongside } from './graph-store';
-import { iso, jsonList, strings, texts, toIdentifier, byTypeThenValue } from './mappers';
+import { byTypeThenValue, int, iso, jsonList, texts, toIdentifier } from './mappers';
 import { fillPointFile } from './point-file';
-import { LineEntries, keysFileOf, readStagedKeys } from './staged-keys';
+import { LineEntries, hashOfBytes, keysFileOf, readStagedKeys } from './staged-keys';
 import type { StagedKeys } from './staged-keys';
 import {
   checkStagedHeader,
   readStagingBlocks,
-  readStagingLines,
   stagedColumns,
   stagedHeader,
   stagedCounts,
@@ -47,13 +46,18 @@ export async function writeStagedPointFile(
   const counts = stagedCounts(stagingDir);
   const expected = { companies: counts.Company ?? 0, edges: edges ? (counts.Edge ?? 0) : 0 };
   await fillPointFile(file, key, expected, async (writer) => {
-    const json = stagedProfileJson(stagedColumns('Company'));
-    await readStagingLines(
+    const profiles = new StagedProfileWriter(stagedColumns('Company'));
+    await readStagingBlocks(
       path.join(stagingDir, stagingFile('Company')),
-      (text, line) => {
-        const fields = text.split(STAGING_DELIMITER);
-        if (line === 1) checkStagedHeader('Company', fields);
-        else writer.addCompanyJson(fields[0]!, json(fields));
+      (text) => checkStagedHeader('Company', text.split(STAGING_DELIMITER)),
+      (bytes, start, end) => {
+        for (let p = start; p < end;) {
+          let nl = bytes.indexOf(LINE_FEED, p);
+          if (nl < 0 || nl > end) nl = end;
+          const profile = profiles.write(bytes, p, nl);
+          if (profile) writer.addCompanyJson(profile.hash, profile.json, profile.length);
+          p = nl + 1;
+        }
       },
       () => signal.throwIfAborted(),
     );
@@ -69,75 +73,234 @@ export async function writeStagedPointFile(
 }
 
 /**
- * The JSON of the profile of a staged Company line of `columns`, from its fields: the text of
- * JSON.stringify(toProfile(row)) for the row stagedRowDecoder makes of them (tests hold the two
- * equal), without making the row or the profile. Each value is mapped as asLoaded and toProfile map
- * it and written out; the addresses are the staged JSON as it is, which the staging writes in the
- * form toAddress gives (addressesField: its keys, in its order, each value a string or null).
+ * The JSON of the profiles of staged Company lines, written from the lines' bytes: for each line,
+ * the UTF-8 text of JSON.stringify(toProfile(row)) for the row stagedRowDecoder makes of it (tests
+ * hold the two equal, byte for byte), without decoding the line or making the row or the profile.
+ * Each value is mapped as asLoaded and toProfile map it: texts are copied with JSON's escapes, and
+ * the addresses are the staged JSON as it is, which the staging writes in the form toAddress gives
+ * (addressesField: its keys, in its order, each value a string or null). The few values that need
+ * more (identifiers, which toProfile sorts; aliases, which are percent-encoded; dates) are decoded
+ * and mapped by the mappers themselves.
  */
-export function stagedProfileJson(columns: readonly string[]): (fields: readonly string[]) => string {
-  const at = (name: string): number => {
-    const i = columns.indexOf(name);
-    if (i < 0) throw new Error(`the staged Company lines have no column ${name}`);
-    return i;
-  };
-  const vid = at('vid');
-  const cid = at('cid_id');
-  const name = at('name');
-  const legal = at('company_legal_name');
-  const description = at('description');
-  const domains = at('domains');
-  const websites = at('websites');
-  const supplierEvidence = at('count_supplier_evidence');
-  const customerEvidence = at('count_customer_evidence');
-  const customers = at('count_customers');
-  const suppliers = at('count_suppliers');
-  const identifiers = at('identifiers');
-  const addresses = at('addresses');
-  const domiciled = at('domiciled_country');
-  const incorporated = at('incorporated_country');
-  const incorporation = at('incorporation_date');
-  const ipo = at('ipo_date');
-  const active = at('is_active');
-  const forwarder = at('is_freight_forwarder');
-  const isPublic = at('is_public');
-  const phone = at('hq_phone_number');
-  const parent = at('is_cluster_parent');
-  const aliases = at('aliases');
-  const industry = at('industry');
-  const system = at('industry_code_system');
-  const code = at('industry_code');
-  /** A STRING column: empty is null. */
-  const text = (v: string) => (v === '' ? 'null' : JSON.stringify(v));
-  /** An INT64 count: empty is 0. */
-  const count = (v: string) => (v === '' ? '0' : JSON.stringify(Number(v)));
-  /** A BOOLEAN column: empty is null. */
-  const flag = (v: string) => (v === '' ? 'null' : v === 'true' ? 'true' : 'false');
-  /** A TIMESTAMP column, in the form iso gives. */
-  const date = (v: string) => (v === '' ? 'null' : JSON.stringify(iso(v)));
-  return (f) => {
-    const field = (i: number) => f[i] ?? '';
-    const ids = field(identifiers);
-    const places = field(addresses);
-    return (
-      `{"vid":${JSON.stringify(field(vid))},"cid_id":${JSON.stringify(field(cid))},` +
-      `"name":${JSON.stringify(field(name))},"company_legal_name":${text(field(legal))},` +
-      `"description":${text(field(description))},"domains":${JSON.stringify(strings(field(domains)))},` +
-      `"websites":${JSON.stringify(strings(field(websites)))},` +
-      `"count_supplier_evidence":${count(field(supplierEvidence))},` +
-      `"count_customer_evidence":${count(field(customerEvidence))},` +
-      `"count_customers":${count(field(customers))},"count_suppliers":${count(field(suppliers))},` +
-      `"identifiers":${ids === '' || ids === '[]' ? '[]' : JSON.stringify(jsonList(ids).map(toIdentifier).sort(byTypeThenValue))},` +
-      `"addresses":${places === '' ? '[]' : places},` +
-      `"domiciled_country":${text(field(domiciled))},"incorporated_country":${text(field(incorporated))},` +
-      `"incorporation_date":${date(field(incorporation))},"ipo_date":${date(field(ipo))},` +
-      `"is_active":${flag(field(active))},"is_freight_forwarder":${flag(field(forwarder))},` +
-      `"is_public":${flag(field(isPublic))},"hq_phone_number":${text(field(phone))},` +
-      `"is_cluster_parent":${field(parent) === 'true'},"aliases":${JSON.stringify(texts(field(aliases)))},` +
-      `"industry":${text(field(industry))},"industry_code_system":${text(field(system))},` +
-      `"industry_code":${text(field(code))}}`
-    );
-  };
+export class StagedProfileWriter {
+  private out = Buffer.allocUnsafe(1 << 16);
+  private used = 0;
+  /** Where each field of the line at hand begins, and one past its end (a tab or the line's end). */
+  private readonly from: Int32Array;
+  private readonly to: Int32Array;
+  private readonly order: number[];
+  private readonly count: number;
+
+  constructor(columns: readonly string[]) {
+    this.count = columns.length;
+    this.from = new Int32Array(columns.length);
+    this.to = new Int32Array(columns.length);
+    this.order = PROFILE_FIELDS.map(([name]) => {
+      const i = columns.indexOf(name);
+      if (i < 0) throw new Error(`the staged Company lines have no column ${name}`);
+      return i;
+    });
+    if (columns[0] !== 'vid') throw new Error(`staged Company lines begin with ${columns[0]}, not vid`);
+  }
+
+  /**
+   * The JSON of the profile of the line `bytes[start, end)` (without its line feed), valid until the
+   * next call: `json[0, length)`, and the fnv1a hash of its vid; null for a line without a vid.
+   */
+  write(bytes: Buffer, start: number, end: number): { json: Buffer; length: number; hash: number } | null {
+    const { from, to, count } = this;
+    // Fields as split on tabs reads them: one past the last column is left out.
+    let field = 0;
+    let last = end;
+    from[0] = start;
+    for (let p = start; p < end; p++) {
+      if (bytes[p] !== TAB) continue;
+      if (field + 1 >= count) {
+        last = p;
+        break;
+      }
+      to[field++] = p;
+      from[field] = p + 1;
+    }
+    to[field] = last;
+    for (let f = field + 1; f < count; f++) from[f] = to[f] = end;
+    if (to[0] === from[0]) return null;
+    // At most six bytes for each byte of the line (a control character as \u00XX), and the names.
+    const need = 6 * (end - start) + 4096;
+    if (this.out.length < need) this.out = Buffer.allocUnsafe(need * 2);
+    this.used = 0;
+    const order = this.order;
+    for (let k = 0; k < PROFILE_FIELDS.length; k++) {
+      const [, kind] = PROFILE_FIELDS[k]!;
+      this.raw(NAMES[k]!);
+      const i = order[k]!;
+      this.value(kind, bytes, from[i]!, to[i]!);
+    }
+    this.out[this.used++] = 0x7d; // }
+    return { json: this.out, length: this.used, hash: hashOfBytes(bytes, from[0], to[0]!) };
+  }
+
+  private value(kind: FieldKind, b: Buffer, a: number, z: number): void {
+    switch (kind) {
+      case 'key':
+        return this.quoted(b, a, z);
+      case 'text':
+        return a === z ? this.raw(NULL) : this.quoted(b, a, z);
+      case 'list':
+        return this.list(b, a, z);
+      case 'count':
+        return a === z ? this.raw(ZERO) : this.count_(b, a, z);
+      case 'flag':
+        return a === z ? this.raw(NULL) : this.raw(equals(b, a, z, TRUE) ? TRUE : FALSE);
+      case 'parent':
+        return this.raw(equals(b, a, z, TRUE) ? TRUE : FALSE);
+      case 'date':
+        return a === z ? this.raw(NULL) : this.text(JSON.stringify(iso(b.toString('utf8', a, z))));
+      case 'identifiers':
+        return a === z || equals(b, a, z, EMPTY)
+          ? this.raw(EMPTY)
+          : this.text(
+              JSON.stringify(
+                jsonList(b.toString('utf8', a, z))
+                  .map(toIdentifier)
+                  .sort(byTypeThenValue),
+              ),
+            );
+      case 'addresses':
+        if (a === z) return this.raw(EMPTY);
+        this.used += b.copy(this.out, this.used, a, z);
+        return;
+      case 'aliases':
+        return a === z || equals(b, a, z, EMPTY)
+          ? this.raw(EMPTY)
+          : this.text(JSON.stringify(texts(b.toString('utf8', a, z))));
+    }
+  }
+
+  /** Bytes as they are (short ones: names, literals). */
+  private raw(bytes: Uint8Array): void {
+    const out = this.out;
+    let u = this.used;
+    for (let i = 0; i < bytes.length; i++) out[u++] = bytes[i]!;
+    this.used = u;
+  }
+
+  private text(s: string): void {
+    this.used += this.out.write(s, this.used, 'utf8');
+  }
+
+  /** `b[a, z)` as a JSON string, escaped as JSON.stringify escapes (UTF-8 bytes past ASCII are copied). */
+  private quoted(b: Buffer, a: number, z: number): void {
+    const out = this.out;
+    let u = this.used;
+    out[u++] = QUOTE;
+    for (let p = a; p < z; p++) {
+      const c = b[p]!;
+      if (c === QUOTE || c === BACKSLASH) {
+        out[u++] = BACKSLASH;
+        out[u++] = c;
+      } else if (c < 0x20) {
+        const short = SHORT_ESCAPES[c];
+        out[u++] = BACKSLASH;
+        if (short !== undefined) out[u++] = short;
+        else {
+          out[u++] = 0x75; // u
+          out[u++] = 0x30;
+          out[u++] = 0x30;
+          out[u++] = HEX[c >> 4]!;
+          out[u++] = HEX[c & 15]!;
+        }
+      } else out[u++] = c;
+    }
+    out[u++] = QUOTE;
+    this.used = u;
+  }
+
+  /** A STRING[] value, the staged `[a,b]` (elements hold no comma or bracket): as strings() reads it. */
+  private list(b: Buffer, a: number, z: number): void {
+    if (z - a < 2 || b[a] !== 0x5b || b[z - 1] !== 0x5d) return this.raw(EMPTY);
+    const out = this.out;
+    out[this.used++] = 0x5b;
+    if (z - a > 2) {
+      let s = a + 1;
+      for (let p = a + 1; p <= z - 1; p++) {
+        if (p < z - 1 && b[p] !== COMMA) continue;
+        if (s > a + 1) out[this.used++] = COMMA;
+        this.quoted(b, s, p);
+        s = p + 1;
+      }
+    }
+    out[this.used++] = 0x5d;
+  }
+
+  /** An INT64 count as Number() reads it: its digits when they are plainly a number, else mapped. */
+  private count_(b: Buffer, a: number, z: number): void {
+    let plain = z - a <= 15 && (b[a] !== 0x30 || z - a === 1);
+    for (let p = a; plain && p < z; p++) plain = b[p]! >= 0x30 && b[p]! <= 0x39;
+    if (!plain) return this.text(JSON.stringify(int(Number(b.toString('utf8', a, z)))));
+    this.used += b.copy(this.out, this.used, a, z);
+  }
+}
+
+type FieldKind =
+  'key' | 'text' | 'list' | 'count' | 'flag' | 'parent' | 'date' | 'identifiers' | 'addresses' | 'aliases';
+
+/** The profile's fields in toProfile's order, and how each staged value is mapped. */
+const PROFILE_FIELDS: readonly (readonly [string, FieldKind])[] = [
+  ['vid', 'key'],
+  ['cid_id', 'key'],
+  ['name', 'key'],
+  ['company_legal_name', 'text'],
+  ['description', 'text'],
+  ['domains', 'list'],
+  ['websites', 'list'],
+  ['count_supplier_evidence', 'count'],
+  ['count_customer_evidence', 'count'],
+  ['count_customers', 'count'],
+  ['count_suppliers', 'count'],
+  ['identifiers', 'identifiers'],
+  ['addresses', 'addresses'],
+  ['domiciled_country', 'text'],
+  ['incorporated_country', 'text'],
+  ['incorporation_date', 'date'],
+  ['ipo_date', 'date'],
+  ['is_active', 'flag'],
+  ['is_freight_forwarder', 'flag'],
+  ['is_public', 'flag'],
+  ['hq_phone_number', 'text'],
+  ['is_cluster_parent', 'parent'],
+  ['aliases', 'aliases'],
+  ['industry', 'text'],
+  ['industry_code_system', 'text'],
+  ['industry_code', 'text'],
+];
+/** What goes before each field's value: `{"vid":`, then `,"cid_id":`, and so on. */
+const NAMES = PROFILE_FIELDS.map(([name], k) =>
+  Buffer.from(`${k === 0 ? '{' : ','}${JSON.stringify(name)}:`),
+);
+const NULL = Buffer.from('null');
+const TRUE = Buffer.from('true');
+const FALSE = Buffer.from('false');
+const ZERO = Buffer.from('0');
+const EMPTY = Buffer.from('[]');
+const TAB = 9;
+const LINE_FEED = 10;
+const QUOTE = 0x22;
+const BACKSLASH = 0x5c;
+const COMMA = 0x2c;
+const HEX = Buffer.from('0123456789abcdef');
+/** The escapes JSON.stringify writes short: \b \t \n \f \r. */
+const SHORT_ESCAPES: (number | undefined)[] = [];
+SHORT_ESCAPES[8] = 0x62;
+SHORT_ESCAPES[9] = 0x74;
+SHORT_ESCAPES[10] = 0x6e;
+SHORT_ESCAPES[12] = 0x66;
+SHORT_ESCAPES[13] = 0x72;
+
+function equals(b: Buffer, a: number, z: number, literal: Uint8Array): boolean {
+  if (z - a !== literal.length) return false;
+  for (let i = 0; i < literal.length; i++) if (b[a + i] !== literal[i]) return false;
+  return true;
 }
 
 /**

@@ -5,9 +5,10 @@ import { importDirectory } from '../../src/import/import-directory';
 import { stageImport } from '../../src/import/stage';
 import { EmbeddedGraphStore } from '../../src/store/embedded/embedded.store';
 import { PointFile } from '../../src/store/point-file';
-import { stagedProfileJson, writeStagedPointFile } from '../../src/store/staged-point-file';
+import { StagedProfileWriter, writeStagedPointFile } from '../../src/store/staged-point-file';
+import { fnv1a } from '../../src/store/string-hash';
 import { toProfile } from '../../src/store/mappers';
-import { readStagingFile, stagedColumns, stagedRowDecoder } from '../../src/store/staging-file';
+import { stagedColumns, stagedRowDecoder } from '../../src/store/staging-file';
 import { appendRows, companyRow, csvColumn } from '../support/factories';
 import { tempDir } from '../support/paths';
 import { recordingLogger } from '../support/server';
@@ -163,28 +164,48 @@ describe('the point-read file written by an import', () => {
     await stageImport(input, staging, {});
     const columns = stagedColumns('Company');
     const decode = stagedRowDecoder('Company', columns);
-    const json = stagedProfileJson(columns);
-    let lines = 0;
-    await readStagingFile(path.join(staging, 'Company.tsv'), (fields, line) => {
-      if (line === 1) return;
-      lines++;
-      expect(json(fields)).toBe(JSON.stringify(toProfile(decode(fields))));
-    });
-    expect(lines).toBe(vids.length);
-    // Values of every kind, empty and not: a line the staging would not write, mapped alike.
+    const profiles = new StagedProfileWriter(columns);
+    const json = (line: string) => {
+      const bytes = Buffer.from(line, 'utf8');
+      const written = profiles.write(bytes, 0, bytes.length);
+      return written && { text: written.json.toString('utf8', 0, written.length), hash: written.hash };
+    };
+    const expected = (line: string) => JSON.stringify(toProfile(decode(line.split('\t'))));
+    const lines = fs.readFileSync(path.join(staging, 'Company.tsv'), 'utf8').split('\n').slice(1, -1);
+    expect(lines).toHaveLength(vids.length);
+    for (const line of lines) {
+      const written = json(line)!;
+      expect(written.text).toBe(expected(line));
+      expect(written.hash).toBe(fnv1a(line.slice(0, line.indexOf('\t'))));
+    }
+    // Values of every kind, empty and not, some the staging would not write: mapped alike.
     const odd: string[] = columns.map((c) =>
       c.startsWith('count_') ? '7' : c.startsWith('is_') ? 'false' : c.endsWith('_date') ? '2024-02-29' : '',
     );
-    odd[columns.indexOf('vid')] = 'odd-3';
-    odd[columns.indexOf('name')] = 'Quote " and \\ back\u00e9';
-    odd[columns.indexOf('domains')] = '[a.example,b.example]';
-    odd[columns.indexOf('aliases')] = '[A%2CB,100%25]';
-    odd[columns.indexOf('identifiers')] =
-      '[{"type":"lei","value":"b"},{"type":"duns","value":"Z"},{"type":"duns","value":"a"}]';
-    odd[columns.indexOf('addresses')] =
-      '[{"address_line":null,"city":"Oslo","region":null,"postal_code":"0150","country":"NO","type":"hq"}]';
-    expect(json(odd)).toBe(JSON.stringify(toProfile(decode(odd))));
-    expect(JSON.parse(json(odd))).toMatchObject({
+    const set = (column: string, value: string) => (odd[columns.indexOf(column)] = value);
+    set('vid', 'odd-3é');
+    set('name', 'Quote " and \\ back\u00e9 \u0001\b\f\r \u{1f600}');
+    set('description', 'x');
+    set('domains', '[a.example,b"x,,]');
+    set('websites', '[,w.example]');
+    set('hq_phone_number', '[]');
+    set('aliases', '[A%2CB,100%25]');
+    set('count_suppliers', '007');
+    set('count_customers', '12345678901234567');
+    set('is_active', 'true');
+    set('is_cluster_parent', 'true');
+    set('ipo_date', '2024-04-31');
+    set(
+      'identifiers',
+      '[{"type":"lei","value":"b"},{"type":"duns","value":"Z"},{"type":"duns","value":"a"}]',
+    );
+    set(
+      'addresses',
+      '[{"address_line":null,"city":"Oslo \\"Ø\\"","region":null,"postal_code":"0150","country":"NO","type":"hq"}]',
+    );
+    const line = odd.join('\t');
+    expect(json(line)!.text).toBe(expected(line));
+    expect(JSON.parse(json(line)!.text)).toMatchObject({
       aliases: ['A,B', '100%'],
       identifiers: [
         { type: 'duns', value: 'a' },
@@ -192,7 +213,15 @@ describe('the point-read file written by an import', () => {
         { type: 'lei', value: 'b' },
       ],
       count_suppliers: 7,
+      is_cluster_parent: true,
       incorporation_date: '2024-02-29T00:00:00.000Z',
     });
+    // Fewer fields than columns, and more: as split reads them.
+    const short = odd.slice(0, 5).join('\t');
+    expect(json(short)!.text).toBe(expected(short));
+    const long = `${line}\textra\tmore`;
+    expect(json(long)!.text).toBe(expected(long));
+    // A line without a vid is no profile: nothing could ask for it.
+    expect(json(`\t${odd.slice(1).join('\t')}`)).toBeNull();
   });
 });
