@@ -1,17 +1,18 @@
 /**
  * The point-read file (point-file.ts) of a staged import, written from its Company and Edge
- * staging files while the store loads them, so that it answers as one written from the loaded graph
- * does. The profiles are written as the stores write them, JSON.stringify of toProfile of each row
- * as the engine gives it back once loaded, but straight from each staged line's bytes
- * (StagedProfileWriter: the whole file took 7-9 s of CPU at 1M companies, against 16-17 s when each
- * row was decoded and mapped, on a core the load wanted). The Edge staging file itself is kept as the file's edges (under a
- * name of its own beside it, a second link to the staging file), found by the keys of its lines the
- * import noted as it wrote them (staged-keys.ts); a read decodes and maps its one row (mapping every
- * edge with its evidence took about 70 s of CPU at 1M; a read pays about 10 microseconds). Keeping
- * the Company lines so too saved the import another 16 s of CPU, but cost every profile read 10 to
- * 20 microseconds more in a server (about a tenth). A server opens the file at its first read of
- * the new data instead of reading every profile and edge back from the engine, which at 1M
- * companies took four to six minutes of a first start, beside the requests.
+ * staging files while the store loads them, so that it answers as one written from the loaded
+ * graph does. The profiles are written as the stores write them, JSON.stringify of toProfile of
+ * each row as the engine gives it back once loaded, but straight from each staged line's bytes
+ * (StagedProfileWriter: the whole file took 7-9 s of CPU at 1M companies, against 16-17 s when
+ * each row was decoded and mapped, on a core the load wanted). The Edge staging file itself is kept
+ * as the file's edges (under a name of its own beside it, a second link to the staging file), found
+ * by the keys of its lines the import noted as it wrote them (staged-keys.ts); a read decodes and
+ * maps its one row (mapping every edge with its evidence took about 70 s of CPU at 1M; a read pays
+ * about 10 microseconds). Keeping the Company lines so too saved the import another 16 s of CPU,
+ * but cost every profile read 10 to 20 microseconds more in a server (about a tenth). A server
+ * opens the file at its first read of the new data instead of reading every profile and edge back
+ * from the engine, which at 1M companies took four to six minutes of a first start, beside the
+ * requests.
  */
 import fs from 'node:fs';
 import path from 'node:path';

@@ -14,6 +14,7 @@ import { stageImport } from '../../src/import/stage';
 import { scanStagedSearchRows } from '../../src/store/staged-search-rows';
 import { compiledDir, compiledModule } from '../support/compiled-sources';
 import { buildKeyedSearchRow } from '../support/factories';
+import { mayRaisePriority, threadNices } from '../support/thread-priority';
 
 type BuildThread = typeof BuildThreadModule;
 type Holders = typeof HolderModule;
@@ -162,30 +163,9 @@ describe('the search index built on a thread of its own', () => {
     expect(read.reduce((a, b) => a + b, 0)).toBe(3000);
   });
 
-  /**
-   * Whether this process may raise a thread's priority again, which a build fed by an import needs
-   * (see feedSearchIndex): Linux, as root or with an RLIMIT_NICE for it. Found as the build thread
-   * finds it, by a step down and back, here on the test's own thread.
-   */
-  const mayRaise = (() => {
-    if (process.platform !== 'linux') return false;
-    const before = os.getPriority(0);
-    try {
-      os.setPriority(0, before + 1);
-      os.setPriority(0, before);
-      return true;
-    } catch {
-      return false;
-    }
-  })();
-
-  /** The nice values of this process's threads other than 0 (Linux: a thread's own). */
-  const niceThreads = () =>
-    fs.readdirSync('/proc/self/task').flatMap((t) => {
-      const stat = fs.readFileSync(`/proc/self/task/${t}/stat`, 'utf8');
-      const nice = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[16]);
-      return nice === 0 ? [] : [nice];
-    });
+  const mayRaise = mayRaisePriority();
+  /** The nice values of this process's threads other than 0. */
+  const niceThreads = () => threadNices().filter((n) => n !== 0);
   const until = async (what: () => boolean) => {
     for (let i = 0; i < 200 && !what(); i++) await new Promise((r) => setTimeout(r, 10));
     return what();

@@ -4,6 +4,7 @@ import workerThreads from 'node:worker_threads';
 import type * as WordIndexModule from '../../src/search/word-index';
 import { TYPO_THREAD_MIN_WORDS, WordIndex } from '../../src/search/word-index';
 import { compiledDir, compiledModule } from '../support/compiled-sources';
+import { mayRaisePriority, threadNices } from '../support/thread-priority';
 
 type WordIndexes = typeof WordIndexModule;
 
@@ -96,28 +97,8 @@ describe('typo words found on a thread of their own', () => {
     expect(answered).toBe(false);
   });
 
-  /**
-   * Whether this process may raise a thread's priority again (Linux, as root or with an RLIMIT_NICE
-   * for it), as a build fed by an import needs.
-   */
-  const mayRaise = (() => {
-    if (process.platform !== 'linux') return false;
-    const before = os.getPriority(0);
-    try {
-      os.setPriority(0, before + 1);
-      os.setPriority(0, before);
-      return true;
-    } catch {
-      return false;
-    }
-  })();
-
-  /** The nice value of each thread of this process (Linux: a thread's own). */
-  const niceOfThreads = () =>
-    fs.readdirSync('/proc/self/task').map((t) => {
-      const stat = fs.readFileSync(`/proc/self/task/${t}/stat`, 'utf8');
-      return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[16]);
-    });
+  const mayRaise = mayRaisePriority();
+  const niceOfThreads = threadNices;
 
   (mayRaise ? it : it.skip)(
     'start at the priority of the thread that begins them, and take the one they are asked to',
