@@ -299,21 +299,21 @@ function fedOnThread(log: Logger | undefined): FedSearchIndex & { lowered: Promi
   const post = (m: BuildThreadRequest, transfer: ArrayBuffer[] = []) => {
     if (!ended) worker.postMessage(m, transfer);
   };
+  // A copy of its own (a few megabytes, well under a millisecond), moved to the thread: the
+  // caller's buffer may share its memory with others.
+  const postText = (type: 'names' | 'lines', text: Buffer) => {
+    const own = new Uint8Array(text);
+    post({ type, text: own }, [own.buffer]);
+  };
   const stop = () => {
     end();
     void worker.terminate();
   };
   return {
     lowered,
-    names: (text) => {
-      const own = new Uint8Array(text);
-      post({ type: 'names', text: own }, [own.buffer]);
-    },
+    names: (text) => postText('names', text),
     lines: async (text) => {
-      // A copy of its own (a few megabytes, well under a millisecond), moved to the thread: the
-      // caller's buffer may share its memory with others.
-      const own = new Uint8Array(text);
-      post({ type: 'lines', text: own }, [own.buffer]);
+      postText('lines', text);
       ahead++;
       while (ahead >= LINES_AHEAD && !ended) {
         await new Promise<void>((resolve) => (wake = resolve));

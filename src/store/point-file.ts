@@ -542,12 +542,9 @@ export class PointFileWriter {
    */
   addCompanyJson(hash: number, json: Buffer, length: number): void {
     if (this.staged.companies) throw new Error('companies written as staged lines and as records');
-    this.entries.companies.push(hash, this.size, length);
-    if (this.used + length > this.chunk.length) this.flush();
-    if (length > this.chunk.length) this.chunk = Buffer.allocUnsafe(length);
-    json.copy(this.chunk, this.used, 0, length);
-    this.used += length;
-    this.size += length;
+    // Reserved first: it may flush or replace the chunk.
+    const at = this.reserve('companies', hash, length);
+    json.copy(this.chunk, at, 0, length);
   }
 
   /** Edges, as toEdge maps the rows of edge/range. */
@@ -636,12 +633,19 @@ export class PointFileWriter {
     // A row without its key maps to an empty one: nothing could ask for it.
     if (key === '') return;
     const length = Buffer.byteLength(text);
-    this.entries[kind].push(fnv1a(key), this.size, length);
+    const at = this.reserve(kind, fnv1a(key), length);
+    this.chunk.write(text, at);
+  }
+
+  /** Notes a row of `length` bytes under `hash` and answers where in the chunk its bytes go. */
+  private reserve(kind: Kind, hash: number, length: number): number {
+    this.entries[kind].push(hash, this.size, length);
     if (this.used + length > this.chunk.length) this.flush();
     if (length > this.chunk.length) this.chunk = Buffer.allocUnsafe(length);
-    this.chunk.write(text, this.used);
+    const at = this.used;
     this.used += length;
     this.size += length;
+    return at;
   }
 
   /** Rows written so far, by kind. */

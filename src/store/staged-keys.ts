@@ -2,6 +2,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { openIfThere, readExactly, writeFully } from './file-io';
 import { fnv1a } from './string-hash';
+import { eachLineOf } from './staging-file';
 import { STAGING_DELIMITER, stagingFile } from './tables';
 import type { TableName } from './tables';
 
@@ -18,7 +19,6 @@ const MAGIC = Buffer.from('tgkeys\0\0', 'latin1');
 const VERSION = 1;
 /** The magic, the version (32 bits), the line count (32 bits), the staging file's size (a double). */
 const HEADER_BYTES = 24;
-const LINE_FEED = 10;
 const TAB = STAGING_DELIMITER.charCodeAt(0);
 
 /** The keys file of the staging file `file`. */
@@ -82,12 +82,7 @@ export class LineEntries {
    */
   addLines(bytes: Buffer, start: number, end: number, at: number): number {
     const base = at - start;
-    for (let p = start; p < end;) {
-      let nl = bytes.indexOf(LINE_FEED, p);
-      if (nl < 0 || nl > end) nl = end;
-      this.addLine(bytes, p, nl, base + p, nl - p);
-      p = nl + 1;
-    }
+    eachLineOf(bytes, start, end, (from, to) => this.addLine(bytes, from, to, base + from, to - from));
     return base + end;
   }
 }

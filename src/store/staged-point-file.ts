@@ -24,6 +24,7 @@ import { LineEntries, hashOfBytes, keysFileOf, readStagedKeys } from './staged-k
 import type { StagedKeys } from './staged-keys';
 import {
   checkStagedHeader,
+  eachLineOf,
   readStagingBlocks,
   stagedColumns,
   stagedHeader,
@@ -51,15 +52,11 @@ export async function writeStagedPointFile(
     await readStagingBlocks(
       path.join(stagingDir, stagingFile('Company')),
       (text) => checkStagedHeader('Company', text.split(STAGING_DELIMITER)),
-      (bytes, start, end) => {
-        for (let p = start; p < end;) {
-          let nl = bytes.indexOf(LINE_FEED, p);
-          if (nl < 0 || nl > end) nl = end;
-          const profile = profiles.write(bytes, p, nl);
+      (bytes, start, end) =>
+        eachLineOf(bytes, start, end, (from, to) => {
+          const profile = profiles.write(bytes, from, to);
           if (profile) writer.addCompanyJson(profile.hash, profile.json, profile.length);
-          p = nl + 1;
-        }
-      },
+        }),
       () => signal.throwIfAborted(),
     );
     if (edges) {
@@ -285,7 +282,6 @@ const FALSE = Buffer.from('false');
 const ZERO = Buffer.from('0');
 const EMPTY = Buffer.from('[]');
 const TAB = 9;
-const LINE_FEED = 10;
 const QUOTE = 0x22;
 const BACKSLASH = 0x5c;
 const COMMA = 0x2c;

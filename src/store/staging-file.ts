@@ -64,6 +64,24 @@ export async function readStagingLines(
   if (afterChunk) await afterChunk();
 }
 
+/**
+ * Calls `line` with where each line of `bytes[start, end)` begins and ends (its line feed left
+ * out): whole lines, each ending in a line feed but perhaps the last, as readStagingBlocks gives them.
+ */
+export function eachLineOf(
+  bytes: Buffer,
+  start: number,
+  end: number,
+  line: (from: number, to: number) => void,
+): void {
+  for (let p = start; p < end;) {
+    let nl = bytes.indexOf(LINE_FEED, p);
+    if (nl < 0 || nl > end) nl = end;
+    line(p, nl);
+    p = nl + 1;
+  }
+}
+
 /** Bytes a block of readStagingBlocks holds at first (a longer line grows it). */
 const BLOCK_BYTES = 4 << 20;
 

@@ -50,6 +50,14 @@ const countsOf = (all: readonly SearchRow[]) => ({
   customerEvidence: Float64Array.from(all, (r) => r.core.count_customer_evidence),
 });
 
+/** A builder given every row without its counts, then the counts: the build the others are held to. */
+function countedAtOnce(all: SearchRow[], counts: ReturnType<typeof countsOf>): SearchIndexBuilder {
+  const b = new SearchIndexBuilder();
+  b.addUncounted(all.map(uncounted));
+  b.setCounts(counts);
+  return b;
+}
+
 describe('SearchIndexBuilder', () => {
   let dir: string;
   beforeEach(() => (dir = tempDir('index-builder')));
@@ -84,9 +92,7 @@ describe('SearchIndexBuilder', () => {
   it('makes what needs no counts before they come, for the same index, and then takes no more rows', async () => {
     const all = rows();
     const counts = countsOf(all);
-    const plain = new SearchIndexBuilder();
-    plain.addUncounted(all.map(uncounted));
-    plain.setCounts(counts);
+    const plain = countedAtOnce(all, counts);
     const prepared = new SearchIndexBuilder();
     prepared.addUncounted(all.slice(0, 250).map(uncounted));
     prepared.addUncounted(all.slice(250).map(uncounted));
@@ -121,9 +127,7 @@ describe('SearchIndexBuilder', () => {
   it('takes the names ahead of the rows, for the same index, and refuses rows named otherwise', async () => {
     const all = rows();
     const counts = countsOf(all);
-    const plain = new SearchIndexBuilder();
-    plain.addUncounted(all.map(uncounted));
-    plain.setCounts(counts);
+    const plain = countedAtOnce(all, counts);
     const named = new SearchIndexBuilder();
     const names = all.map((r) => ({ name: r.name, aliases: r.aliases }));
     named.addNames(names.slice(0, 100));
