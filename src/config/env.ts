@@ -140,6 +140,12 @@ const schema = z.object({
    */
   EMBEDDED_IMPORT_BUFFER_POOL_MB: intIn(0, 1_048_576).default(0),
   /**
+   * An embedded import compresses the graph it loads. Off, the engine's load of 1M companies
+   * takes about 5 s less and its graph about 40% more disk (6.2 GB against 4.4 GB); reads are
+   * the same either way.
+   */
+  EMBEDDED_IMPORT_COMPRESSION: bool.default(false),
+  /**
    * A server on the embedded store holds every relationship in memory (about 470 MB at
    * 1M companies, read in the background after every import and saved beside the graph
    * for the next start) so that tier-view exports walk there instead of asking the engine

@@ -56,6 +56,7 @@ export function embeddedStore(
     connections,
     bufferPoolMb: config.EMBEDDED_BUFFER_POOL_MB,
     importBufferPoolMb: config.EMBEDDED_IMPORT_BUFFER_POOL_MB,
+    importCompression: config.EMBEDDED_IMPORT_COMPRESSION,
     walkMemory: serving && config.EMBEDDED_WALK_MEMORY ? 'background' : 'off',
     pointFile: serving && config.EMBEDDED_POINT_READS ? 'background' : 'off',
     pointFileEdges: config.EMBEDDED_POINT_READS_EDGES,

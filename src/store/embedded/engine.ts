@@ -15,11 +15,21 @@ export interface EngineOptions {
   /** Buffer pool in bytes; 0 leaves the engine's default. */
   bufferPoolBytes: number;
   readOnly?: boolean;
+  /**
+   * Whether what this database writes is compressed (default true). Each column chunk records how
+   * it is stored, so a database opened either way reads chunks written either way.
+   */
+  compression?: boolean;
 }
 
 /** Opens (or creates) a database file. */
 export function openDatabase(file: string, options: EngineOptions): EngineDatabase {
-  return new kuzu.Database(file, options.bufferPoolBytes, true, options.readOnly ?? false);
+  return new kuzu.Database(
+    file,
+    options.bufferPoolBytes,
+    options.compression ?? true,
+    options.readOnly ?? false,
+  );
 }
 
 /** A connection that is not yet usable: callers must await `init()` first. */
