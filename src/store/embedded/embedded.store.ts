@@ -68,10 +68,10 @@ export interface EmbeddedStoreOptions {
    */
   importBufferPoolMb?: number;
   /**
-   * Whether a bulk load (`replaceAll`) compresses the graph it writes (default false). Without it
-   * the engine's load of 1M companies took about 5 s less on 2 cores and its graph about 40% more
-   * disk (bench/README.md). Reads are the same either way; what a server writes later (seeds) is
-   * compressed as always.
+   * Whether a bulk load (`replaceAll`) compresses the graph it writes (default false). At 1M
+   * companies compressing took about 11 of the 66 CPU-s of the engine's load threads, and without
+   * it the graph takes about 40% more disk (bench/README.md). Reads are the same either way; what a
+   * server writes later (seeds) is compressed as always.
    */
   importCompression?: boolean;
   queryTimeoutMs?: number;
