@@ -141,7 +141,7 @@ const schema = z.object({
   EMBEDDED_IMPORT_BUFFER_POOL_MB: intIn(0, 1_048_576).default(0),
   /**
    * An embedded import compresses the graph it loads. Off (the default), the engine's load of
-   * 1M companies took 4–6 s less on 2 cores and its graph takes about 40% more disk (6.2 GB
+   * 1M companies took 3–5 s less on 2 cores and its graph takes about 40% more disk (6.2 GB
    * against 4.4 GB); reads are the same either way.
    */
   EMBEDDED_IMPORT_COMPRESSION: bool.default(false),
