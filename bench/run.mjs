@@ -803,10 +803,16 @@ async function preflight(server, name, paths) {
 async function runCannon(server, paths, opts) {
   let next = 0;
   const latencies = new LatencyRecorder();
-  const rssTimer = setInterval(() => {
+  // The largest RSS seen during this case, and over the server's life (server.rssMax).
+  let caseRssMax = null;
+  const sampleRss = () => {
     const rss = rssBytes(server.child.pid);
-    if (rss !== null) server.rssMax = Math.max(server.rssMax ?? 0, rss);
-  }, 500);
+    if (rss === null) return null;
+    caseRssMax = Math.max(caseRssMax ?? 0, rss);
+    server.rssMax = Math.max(server.rssMax ?? 0, rss);
+    return rss;
+  };
+  const rssTimer = setInterval(sampleRss, 500);
   const cpuBefore = cpuSeconds(server.child.pid);
   try {
     const instance = autocannon({
@@ -833,8 +839,7 @@ async function runCannon(server, paths, opts) {
     const r = await instance;
     const cpuAfter = cpuSeconds(server.child.pid);
     const lat = latencies.summary();
-    const rss = rssBytes(server.child.pid);
-    if (rss !== null) server.rssMax = Math.max(server.rssMax ?? 0, rss);
+    const rss = sampleRss();
     if (server.exited !== null)
       throw new Error(`server exited with ${server.exited}:\n${server.tail.join('\n')}`);
     return {
@@ -853,6 +858,7 @@ async function runCannon(server, paths, opts) {
       status_codes: Object.fromEntries(Object.entries(r.statusCodeStats).map(([k, v]) => [k, v.count])),
       autocannon_latency_ms: { p50: r.latency.p50, p99: r.latency.p99, max: r.latency.max },
       rss_bytes: rss,
+      rss_max_bytes: caseRssMax,
       duration_s: r.duration,
     };
   } finally {
