@@ -12,6 +12,7 @@ import {
 } from '../store/staged-search-rows';
 import { CompanySearchIndex, SearchIndexBuilder } from './company-search';
 import type { BuildThreadData, BuildThreadReply, BuildThreadRequest } from './build-thread';
+import { mayRaisePriority, setThreadPriority } from './thread-priority';
 
 const port = parentPort!;
 const data = workerData as BuildThreadData | undefined;
@@ -29,31 +30,21 @@ let niceBefore: number | null = null;
  * (elsewhere it would be the whole process's, so it is left alone there).
  */
 function yieldToStaging(): boolean {
-  if (process.platform !== 'linux') return false;
-  try {
-    const before = os.getPriority(0);
-    // Lowered only where it can be raised again, which takes a privilege (or an RLIMIT_NICE that
-    // allows it): the rest of the build, beside the store's load, would otherwise stay low too. A
-    // step down and back tells; without it the thread stays one step down, which changes nothing.
-    os.setPriority(0, Math.min(before + 1, os.constants.priority.PRIORITY_LOW));
-    os.setPriority(0, before);
-    os.setPriority(0, os.constants.priority.PRIORITY_LOW);
-    niceBefore = before;
-    return true;
-  } catch {
-    niceBefore = null;
-    return false;
-  }
+  // Lowered only where it can be raised again: the rest of the build, beside the store's load,
+  // would otherwise stay low too.
+  niceBefore = null;
+  if (!mayRaisePriority()) return false;
+  const before = os.getPriority(0);
+  if (!setThreadPriority(os.constants.priority.PRIORITY_LOW)) return false;
+  niceBefore = before;
+  return true;
 }
 
 /** Back to the priority the thread had before yieldToStaging. */
 function restorePriority(): void {
   if (niceBefore === null) return;
-  try {
-    os.setPriority(0, niceBefore);
-  } catch {
-    // Checked beforehand; should it fail all the same, the build goes on at the lowest priority.
-  }
+  // Checked beforehand; should it fail all the same, the build goes on at the lowest priority.
+  setThreadPriority(niceBefore);
   niceBefore = null;
 }
 

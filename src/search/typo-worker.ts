@@ -2,10 +2,10 @@
  * A worker thread that finds the typo words of a vocabulary for a word index being built on another
  * thread (see typoTable in word-index.ts), and ends once it has answered.
  */
-import os from 'node:os';
 import { parentPort, workerData } from 'node:worker_threads';
 import { typoTableOf, vocabularyTrigrams } from './word-index';
 import type { TypoPriority, TypoThreadData } from './word-index';
+import { setThreadPriority } from './thread-priority';
 
 const { vocab, priority } = workerData as TypoThreadData;
 let raise: TypoPriority | undefined = priority;
@@ -16,11 +16,8 @@ const between = {
     if (raise && Atomics.load(raise.raiseWhen, 0) === 1) {
       const to = raise.to;
       raise = undefined;
-      try {
-        os.setPriority(0, to);
-      } catch {
-        // The build raised its own the same way; should this fail, the table is found all the same.
-      }
+      // The build raised its own the same way; should this fail, the table is found all the same.
+      setThreadPriority(to);
     }
     return Promise.resolve();
   },

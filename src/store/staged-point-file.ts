@@ -87,10 +87,10 @@ export class StagedProfileWriter {
   private readonly from: Int32Array;
   private readonly to: Int32Array;
   private readonly order: number[];
-  private readonly count: number;
+  private readonly columnCount: number;
 
   constructor(columns: readonly string[]) {
-    this.count = columns.length;
+    this.columnCount = columns.length;
     this.from = new Int32Array(columns.length);
     this.to = new Int32Array(columns.length);
     this.order = PROFILE_FIELDS.map(([name]) => {
@@ -106,7 +106,7 @@ export class StagedProfileWriter {
    * next call: `json[0, length)`, and the fnv1a hash of its vid; null for a line without a vid.
    */
   write(bytes: Buffer, start: number, end: number): { json: Buffer; length: number; hash: number } | null {
-    const { from, to, count } = this;
+    const { from, to, columnCount: count } = this;
     // Fields as split on tabs reads them: one past the last column is left out.
     let field = 0;
     let last = end;
@@ -147,7 +147,7 @@ export class StagedProfileWriter {
       case 'list':
         return this.list(b, a, z);
       case 'count':
-        return a === z ? this.raw(ZERO) : this.count_(b, a, z);
+        return a === z ? this.raw(ZERO) : this.countValue(b, a, z);
       case 'flag':
         return a === z ? this.raw(NULL) : this.raw(equals(b, a, z, TRUE) ? TRUE : FALSE);
       case 'parent':
@@ -232,7 +232,7 @@ export class StagedProfileWriter {
   }
 
   /** An INT64 count as Number() reads it: its digits when they are plainly a number, else mapped. */
-  private count_(b: Buffer, a: number, z: number): void {
+  private countValue(b: Buffer, a: number, z: number): void {
     let plain = z - a <= 15 && (b[a] !== 0x30 || z - a === 1);
     for (let p = a; plain && p < z; p++) plain = b[p]! >= 0x30 && b[p]! <= 0x39;
     if (!plain) return this.text(JSON.stringify(int(Number(b.toString('utf8', a, z)))));

@@ -14,7 +14,8 @@ import { stageImport } from '../../src/import/stage';
 import { scanStagedSearchRows } from '../../src/store/staged-search-rows';
 import { compiledDir, compiledModule } from '../support/compiled-sources';
 import { buildKeyedSearchRow } from '../support/factories';
-import { mayRaisePriority, threadNices } from '../support/thread-priority';
+import { mayRaisePriority } from '../../src/search/thread-priority';
+import { threadNices } from '../support/thread-priority';
 
 type BuildThread = typeof BuildThreadModule;
 type Holders = typeof HolderModule;

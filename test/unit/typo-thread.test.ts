@@ -4,7 +4,8 @@ import workerThreads from 'node:worker_threads';
 import type * as WordIndexModule from '../../src/search/word-index';
 import { TYPO_THREAD_MIN_WORDS, WordIndex } from '../../src/search/word-index';
 import { compiledDir, compiledModule } from '../support/compiled-sources';
-import { mayRaisePriority, threadNices } from '../support/thread-priority';
+import { mayRaisePriority } from '../../src/search/thread-priority';
+import { threadNices } from '../support/thread-priority';
 
 type WordIndexes = typeof WordIndexModule;
 
