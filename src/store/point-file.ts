@@ -73,9 +73,10 @@ interface Footer {
   indexes: Record<Kind, IndexPlace>;
   /**
    * The kinds whose rows are lines of an import's staging files (tables.ts), each with its
-   * columns, key first: an import writes them as it stages them (staged-point-file.ts), and a read
-   * decodes and maps its one row (stagedRowDecoder, toProfile, toEdge). The other kinds' rows are
-   * mapped records as JSON.
+   * columns, key first: an import keeps its staging file of the table (see `apart`;
+   * staged-point-file.ts), and a read decodes and maps its one row (stagedRowDecoder, toProfile,
+   * toEdge). Files of layout 4, and of layout 5 by earlier builds, may hold such lines in this file
+   * itself; they are read alike. The other kinds' rows are mapped records as JSON.
    */
   staged?: Partial<Record<Kind, string[]>>;
   /**
@@ -550,36 +551,6 @@ export class PointFileWriter {
   /** Edges, as toEdge maps the rows of edge/range. */
   addEdges(edges: readonly EdgeRecord[]): void {
     this.add('edges', edges.map(storedEdge));
-  }
-
-  /**
-   * One staged line of the kind's table (no line feed), whose fields are `columns`, the key first:
-   * kept as it is, and decoded and mapped by each read (see Footer.staged). A kind's rows are all
-   * staged lines of the same columns, or all mapped records.
-   */
-  addStagedLine(kind: 'companies' | 'edges', columns: readonly string[], line: string): void {
-    const bytes = Buffer.from(line, 'utf8');
-    this.addStagedBytes(kind, columns, bytes, 0, bytes.length);
-  }
-
-  /**
-   * Staged lines as a staging file holds them: `bytes[start, end)` is whole lines, each ending in a
-   * line feed but perhaps the last. The same as addStagedLine for each, without decoding the text:
-   * the bytes are written as they are, and only each key is read (at 1M companies the edges'
-   * staging lines are 2.2 GB, which decoding and encoding again cost about 15 s of CPU).
-   */
-  addStagedBytes(
-    kind: 'companies' | 'edges',
-    columns: readonly string[],
-    bytes: Buffer,
-    start: number,
-    end: number,
-  ): void {
-    this.stagedAs(kind, columns);
-    if (this.apart[kind]) throw new Error(`${kind} kept apart and written here`);
-    // A line without its key maps to an empty row: nothing could ask for it.
-    this.entries[kind].addLines(bytes, start, end, this.size);
-    this.append(bytes.subarray(start, end));
   }
 
   /**

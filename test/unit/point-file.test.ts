@@ -160,6 +160,26 @@ describe('PointFile', () => {
     f.close();
   });
 
+  /**
+   * Writes the staging file `name` in the test's directory: a header of `columns`, then `lines`, each
+   * ending in a line feed; and the keys of its lines as an import notes them. A new file each time, as
+   * each import stages into a directory of its own: one kept apart before is a link to the old.
+   */
+  const stagingFile = (name: string, columns: readonly string[], lines: readonly string[]) => {
+    const staging = path.join(dir, name);
+    const header = `${columns.join('\t')}\n`;
+    fs.rmSync(staging, { force: true });
+    fs.writeFileSync(staging, header + lines.map((l) => `${l}\n`).join(''));
+    const keys = new StagedKeysBuilder(Buffer.byteLength(header));
+    for (const l of lines) {
+      const b = Buffer.from(l);
+      const tab = b.indexOf(9);
+      keys.line(b, 0, tab < 0 ? b.length : tab, b.length);
+    }
+    keys.save(`${staging}.keys`);
+    return { path: staging, keys: readStagedKeys(`${staging}.keys`, fs.statSync(staging).size)! };
+  };
+
   it('keeps staged lines as they are, and maps the one row a read asks for', () => {
     const companyColumns = TABLES.Company.columns.map(([name]) => name);
     const edgeColumns = TABLES.Edge.columns.map(([name]) => name);
@@ -191,13 +211,18 @@ describe('PointFile', () => {
         ['ev2', '2024-01-02', 'customs', null, null, null, null, null, null, null, '2024-01-03'],
       ]),
     };
+    const companies = stagingFile('Company.tsv', companyColumns, [
+      line(companyColumns, acme),
+      line(companyColumns, { vid: 'bare' }),
+      line(companyColumns, { vid: '' }),
+    ]);
+    const edges = stagingFile('Edge.tsv', edgeColumns, [line(edgeColumns, edge)]);
     const w = new PointFileWriter(file);
-    w.addStagedLine('companies', companyColumns, line(companyColumns, acme));
-    w.addStagedLine('companies', companyColumns, line(companyColumns, { vid: 'bare' }));
-    w.addStagedLine('edges', edgeColumns, line(edgeColumns, edge));
-    w.addStagedLine('companies', companyColumns, line(companyColumns, { vid: '' }));
+    w.addStagingFile('companies', companyColumns, companies.path, companies.keys);
+    w.addStagingFile('edges', edgeColumns, edges.path, edges.keys);
     expect(() => w.addCompanies([company(1)])).toThrow('as staged lines and as records');
-    expect(() => w.addStagedLine('edges', companyColumns, 'x')).toThrow('other columns');
+    expect(() => w.addStagingFile('edges', companyColumns, edges.path, edges.keys)).toThrow('other columns');
+    expect(() => w.addStagingFile('edges', edgeColumns, edges.path, edges.keys)).toThrow('written twice');
     expect(w.written).toEqual({ companies: 2, edges: 1 });
     w.finish('k1');
     const f = PointFile.open(file, 'k1')!;
@@ -224,7 +249,7 @@ describe('PointFile', () => {
     }
 
     const other = new PointFileWriter(path.join(dir, 'other.point-reads'));
-    expect(() => other.addStagedLine('edges', ['supplier_id', 'edge_id'], 'x\ty')).toThrow(
+    expect(() => other.addStagingFile('edges', ['supplier_id', 'edge_id'], edges.path, edges.keys)).toThrow(
       'begin with supplier_id',
     );
     other.abort();
@@ -258,47 +283,17 @@ describe('PointFile', () => {
     expect(f.edge('e')).toBeNull();
   };
 
-  it('keeps staged lines handed over as bytes in blocks, and reads each by its key', () => {
-    const columns = edgeColumns;
-    // The last line unended.
-    const lines = edgeLines;
-    const bytes = Buffer.from(lines.join('\n'));
-    const w = new PointFileWriter(file);
-    // In two blocks, the first of whole lines, each ending in a line feed.
-    const cut = bytes.indexOf('\n', bytes.indexOf('\n') + 1) + 1;
-    w.addStagedBytes('edges', columns, bytes, 0, cut);
-    w.addStagedBytes('edges', columns, bytes, cut, bytes.length);
-    expect(w.written).toEqual({ companies: 0, edges: 4 });
-    expect(() => w.addStagedBytes('edges', ['edge_id'], bytes, 0, 1)).toThrow('other columns');
-    w.finish('k');
-    const f = PointFile.open(file, 'k')!;
-    try {
-      expectEachEdge(f, lines);
-    } finally {
-      f.close();
-    }
-  });
-
   describe('a staging file kept apart as its edges', () => {
     const columns = edgeColumns;
     const lines = edgeLines;
     const staging = () => path.join(dir, 'Edge.tsv');
     /** Writes the staging file with `supplier` in each line, and the keys of its lines as an import notes them. */
-    const stage = (supplier = 'v'): StagedKeys => {
-      const header = `${columns.join('\t')}\n`;
-      const text = lines.map((l) => l.replace(/\tv(\d)\t/, `\t${supplier}$1\t`)).join('\n') + '\n';
-      // A new file, as each import stages into a directory of its own: the one kept apart is a link to the old.
-      fs.rmSync(staging(), { force: true });
-      fs.writeFileSync(staging(), header + text);
-      const keys = new StagedKeysBuilder(Buffer.byteLength(header));
-      for (const l of text.slice(0, -1).split('\n')) {
-        const b = Buffer.from(l);
-        const tab = b.indexOf(9);
-        keys.line(b, 0, tab, b.length);
-      }
-      keys.save(`${staging()}.keys`);
-      return readStagedKeys(`${staging()}.keys`, fs.statSync(staging()).size)!;
-    };
+    const stage = (supplier = 'v'): StagedKeys =>
+      stagingFile(
+        'Edge.tsv',
+        columns,
+        lines.map((l) => l.replace(/\tv(\d)\t/, `\t${supplier}$1\t`)),
+      ).keys;
     /** The files of rows kept apart, whichever point-read file they were written for. */
     const apartFiles = () => fs.readdirSync(dir).filter((f) => /^g\.point-reads\.(import\.)?edges-/.test(f));
 
@@ -309,7 +304,7 @@ describe('PointFile', () => {
       w.addCompanies([company(1)]);
       w.addStagingFile('edges', columns, staging(), keys);
       expect(w.written).toEqual({ companies: 1, edges: 4 });
-      expect(() => w.addStagedBytes('edges', columns, Buffer.from('x\t\n'), 0, 3)).toThrow('kept apart');
+      expect(() => w.addStagingFile('edges', columns, staging(), keys)).toThrow('written twice');
       w.finish('k');
       // The import removes its staging directory once the store is loaded.
       fs.rmSync(staging());
