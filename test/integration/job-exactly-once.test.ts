@@ -256,6 +256,7 @@ describe('exports take effect exactly once', () => {
       const after = await engine.runs.get(run.runId);
       expect(after?.attempts).toBe(2);
       expect(after?.attemptId).not.toBe('elsewhere');
+      expect(Object.keys(after!.files!)).not.toHaveLength(0);
       expect(Object.values(after!.files!).every((k) => k.includes(`/${after!.attemptId}/`))).toBe(true);
       expect(download(blobs, end).tierview_file).toContain('boeing');
     } finally {

@@ -3,6 +3,7 @@ import path from 'node:path';
 import { parse } from 'csv-parse/sync';
 import { checkHsCode, checkToken, normList, normWebsite } from '../../src/import/format';
 import { ROOT } from '../support/paths';
+import { inCi } from '../support/services';
 import { startTestServer } from '../support/server';
 import { TEST_KEY } from '../support/server';
 import type { TestServer } from '../support/server';
@@ -22,7 +23,11 @@ const goldenFile = (name: string) => path.join(ROOT, 'test/fixtures/tierview', n
 
 /** The golden file's text; `UPDATE_GOLDEN=1` rewrites it from `actual` first (review the diff!). */
 function golden(name: string, actual: string): string {
-  if (process.env.UPDATE_GOLDEN === '1') fs.writeFileSync(goldenFile(name), canonical(actual));
+  if (process.env.UPDATE_GOLDEN === '1') {
+    // Compared with itself, the file would hold whatever was written: CI compares, never writes.
+    if (inCi()) throw new Error('UPDATE_GOLDEN is for a developer to review the diff; not under CI=true');
+    fs.writeFileSync(goldenFile(name), canonical(actual));
+  }
   return fs.readFileSync(goldenFile(name), 'utf8');
 }
 

@@ -15,7 +15,7 @@ import { scanStagedSearchRows } from '../../src/store/staged-search-rows';
 import { compiledDir, compiledModule } from '../support/compiled-sources';
 import { buildKeyedSearchRow } from '../support/factories';
 import { mayRaisePriority } from '../../src/search/thread-priority';
-import { threadNices } from '../support/thread-priority';
+import { itRaisingPriority, threadNices } from '../support/thread-priority';
 
 type BuildThread = typeof BuildThreadModule;
 type Holders = typeof HolderModule;
@@ -198,7 +198,7 @@ describe('the search index built on a thread of its own', () => {
     expect(await until(() => worker.threadId === -1)).toBe(true);
   });
 
-  (mayRaise ? it : it.skip)('takes only the time the staging leaves until every file is read', async () => {
+  itRaisingPriority(mayRaise, 'takes only the time the staging leaves until every file is read', async () => {
     const input = path.join(dir, 'dataset');
     await generateDataset({ companies: 300, seed: 4, outDir: input });
     const lines: Buffer[] = [];
@@ -221,7 +221,8 @@ describe('the search index built on a thread of its own', () => {
     }
   });
 
-  (mayRaise ? it : it.skip)(
+  itRaisingPriority(
+    mayRaise,
     'ends the thread of a fed build that is stopped, and its index is never built',
     async () => {
       const fed = (await mod.feedSearchIndex())!;

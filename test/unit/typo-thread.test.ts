@@ -5,7 +5,7 @@ import type * as WordIndexModule from '../../src/search/word-index';
 import { TYPO_THREAD_MIN_WORDS, WordIndex } from '../../src/search/word-index';
 import { compiledDir, compiledModule } from '../support/compiled-sources';
 import { mayRaisePriority } from '../../src/search/thread-priority';
-import { threadNices } from '../support/thread-priority';
+import { itRaisingPriority, threadNices } from '../support/thread-priority';
 
 type WordIndexes = typeof WordIndexModule;
 
@@ -101,7 +101,8 @@ describe('typo words found on a thread of their own', () => {
   const mayRaise = mayRaisePriority();
   const niceOfThreads = threadNices;
 
-  (mayRaise ? it : it.skip)(
+  itRaisingPriority(
+    mayRaise,
     'start at the priority of the thread that begins them, and take the one they are asked to',
     async () => {
       const compiled = compiledModule<WordIndexes>(dir, 'search/word-index');
