@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
-import { CHROMIUM, launchChromium } from '../support/browser';
+import { describeWithBrowser, launchChromium, requireBrowser } from '../support/browser';
 import { startTestServer, TEST_KEY } from '../support/server';
 import type { TestServer } from '../support/server';
 import { ROOT } from '../support/paths';
@@ -12,18 +12,9 @@ import { buildWebApp } from '../support/web-build';
  * The browser is Debian's chromium (never a download); CI installs it, and
  * elsewhere the suite says how to get it instead of failing.
  */
-const inCi = process.env.CI === 'true' || process.env.CI === '1';
-const haveBrowser = fs.existsSync(CHROMIUM);
 const ARTIFACTS = path.join(ROOT, 'test', 'e2e', 'artifacts');
 
-if (!haveBrowser && !inCi) {
-  process.stderr.write(
-    `test/e2e skipped: no browser at ${CHROMIUM}; install one with: apt-get install -y chromium\n`,
-  );
-}
-const suite = haveBrowser || inCi ? describe : describe.skip;
-
-suite('the web app in chromium', () => {
+describeWithBrowser('the web app in chromium', () => {
   let server: TestServer;
   let browser: Browser;
   let context: BrowserContext;
@@ -72,7 +63,7 @@ suite('the web app in chromium', () => {
   };
 
   beforeAll(async () => {
-    if (!haveBrowser) throw new Error(`no browser at ${CHROMIUM}: apt-get install -y chromium`);
+    requireBrowser();
     buildWebApp();
     // Only this run's screenshots, numbered by step (the folder is git-ignored).
     fs.rmSync(ARTIFACTS, { recursive: true, force: true });

@@ -1,25 +1,20 @@
-import fs from 'node:fs';
 import type { Browser } from 'playwright-core';
-import { CHROMIUM, launchChromium } from '../support/browser';
+import { describeWithBrowser, launchChromium, requireBrowser } from '../support/browser';
 import { startServerBuildingIndex } from '../support/held-build';
 import type { ServerBuildingIndex } from '../support/held-build';
 import { TEST_KEY } from '../support/server';
 import { buildWebApp } from '../support/web-build';
 
-const inCi = process.env.CI === 'true' || process.env.CI === '1';
-const haveBrowser = fs.existsSync(CHROMIUM);
-const suite = haveBrowser || inCi ? describe : describe.skip;
-
 /**
  * The analyst app on a server that has just started and is still building its search index: a search
  * says so and asks again when the server said to, instead of failing the page.
  */
-suite('the web app while the server builds its first search index', () => {
+describeWithBrowser('the web app while the server builds its first search index', () => {
   let server: ServerBuildingIndex;
   let browser: Browser;
 
   beforeAll(async () => {
-    if (!haveBrowser) throw new Error(`no browser at ${CHROMIUM}: apt-get install -y chromium`);
+    requireBrowser();
     buildWebApp();
     server = await startServerBuildingIndex('first-start-app');
     browser = await launchChromium();
