@@ -153,6 +153,7 @@ export async function buildApp(o: AppOptions): Promise<BuiltApp> {
       }
     },
     publicUrl: o.publicUrl,
+    maxOffset: o.apiFacts.MAX_OFFSET,
   };
 
   const routes = new RouteTable()

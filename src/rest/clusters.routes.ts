@@ -28,7 +28,7 @@ export function clustersRoutes(deps: RestDeps): RouteTable {
     sendJson(res, {
       cid_id: c.cid_id,
       parent: c.parent,
-      ...pageLinks(req, deps.publicUrl, page),
+      ...pageLinks(req, deps, page),
       results: c.members.results,
     });
   });

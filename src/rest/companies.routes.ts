@@ -49,7 +49,7 @@ export function companiesRoutes(deps: RestDeps): RouteTable {
       q.name === undefined
         ? page.results.map(({ search_similarity: _s, word_similarity: _w, matched_name: _m, ...c }) => c)
         : page.results;
-    sendJson(res, { ...pageLinks(req, deps.publicUrl, { ...pageOf(q), hasMore: page.has_more }), results });
+    sendJson(res, { ...pageLinks(req, deps, { ...pageOf(q), hasMore: page.has_more }), results });
   });
 
   // Before /companies/:vid, which would otherwise take "suggest" for a vid.
@@ -74,7 +74,7 @@ export function companiesRoutes(deps: RestDeps): RouteTable {
       const data = await deps.run(op, { ...q, vid }, req);
       const page = data.list as PageData<unknown>;
       sendJson(res, {
-        ...pageLinks(req, deps.publicUrl, { ...pageOf(q), hasMore: page.has_more }),
+        ...pageLinks(req, deps, { ...pageOf(q), hasMore: page.has_more }),
         results: page.results,
       });
     });

@@ -55,7 +55,7 @@ export function jobsRoutes(deps: RestDeps, maxTiers: () => number): RouteTable {
     const limit = typeof q.limit === 'number' ? q.limit : PAGE_DEFAULTS.limit;
     const offset = typeof q.offset === 'number' ? q.offset : PAGE_DEFAULTS.offset;
     sendJson(res, {
-      ...pageLinks(req, deps.publicUrl, { limit, offset, hasMore: page.has_more }),
+      ...pageLinks(req, deps, { limit, offset, hasMore: page.has_more }),
       results: page.results.map(jobBody),
     });
   });

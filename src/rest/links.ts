@@ -1,12 +1,16 @@
 import type { Request } from 'express';
+import type { RestDeps } from './rest-deps';
 
 /**
  * Absolute `next` and `previous` links of a paged response: the request's own
  * URL with every parameter kept and only `offset` (and an explicit `limit`) set.
+ * `next` is null when the next page would start past `maxOffset`, which is
+ * refused (deep paging is for narrower criteria), though `has_more` says more
+ * rows follow.
  */
 export function pageLinks(
   req: Request,
-  publicUrl: string | undefined,
+  { publicUrl, maxOffset }: Pick<RestDeps, 'publicUrl' | 'maxOffset'>,
   page: { limit: number; offset: number; hasMore: boolean },
 ): { next: string | null; previous: string | null } {
   const base = publicUrl
@@ -23,7 +27,7 @@ export function pageLinks(
     return `${base}${path}?${params.toString()}`;
   };
   return {
-    next: page.hasMore ? link(page.offset + page.limit) : null,
+    next: page.hasMore && page.offset + page.limit <= maxOffset ? link(page.offset + page.limit) : null,
     previous: page.offset > 0 ? link(Math.max(0, page.offset - page.limit)) : null,
   };
 }

@@ -142,7 +142,8 @@ const page = (item: string) => ({
     next: {
       ...strN,
       format: 'uri',
-      description: 'Next page, every other parameter kept; null on the last page.',
+      description:
+        'Next page, every other parameter kept; null on the last page, and where the next page would start past the largest offset (MAX_OFFSET): narrow the criteria to see further.',
     },
     previous: { ...strN, format: 'uri', description: 'Previous page; null on the first.' },
     results: { type: 'array', items: ref(item), description: 'The items of this page.' },

@@ -9,4 +9,6 @@ export interface RestDeps {
     req: Request,
   ): Promise<Record<string, unknown>>;
   publicUrl: string | undefined;
+  /** The largest offset a page may start at (MAX_OFFSET): no link points past it. */
+  maxOffset: number;
 }

@@ -602,3 +602,33 @@ describe('errors', () => {
     expect(res.headers.get('x-request-id')).toBe(body.request_id);
   });
 });
+
+describe('paging near MAX_OFFSET', () => {
+  let small: TestServer;
+  beforeAll(async () => {
+    small = await startTestServer({ MAX_OFFSET: '3' });
+  });
+  afterAll(async () => {
+    await small.stop();
+  });
+
+  it('never links to a page past MAX_OFFSET: every next link followed answers', async () => {
+    type Page = { next: string | null; results: unknown[] };
+    let url: string | null = `${small.base}/v1/companies/?include_subsidiaries=true&limit=2`;
+    const offsets: number[] = [];
+    let last: Page | null = null;
+    while (url) {
+      const res = await small.get(new URL(url).pathname + new URL(url).search);
+      expect(res.status).toBe(200);
+      last = (await res.json()) as Page;
+      offsets.push(Number(new URL(url).searchParams.get('offset') ?? 0));
+      url = last.next;
+    }
+    // Eight companies: the page at offset 2 is the last one reachable, with more rows after it.
+    expect(offsets).toEqual([0, 2]);
+    expect(last!.results).toHaveLength(2);
+    // The page a next link would have named is refused, as any offset past the setting is.
+    const beyond = await small.get('/v1/companies/?include_subsidiaries=true&limit=2&offset=4');
+    expect((await problem(beyond, 400)).errors?.[0]?.field).toBe('query.offset');
+  });
+});
