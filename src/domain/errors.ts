@@ -5,7 +5,7 @@
 export const ERROR_CODES = {
   BAD_REQUEST: { status: 400, title: 'Invalid request' },
   UNAUTHENTICATED: { status: 401, title: 'API key missing' },
-  FORBIDDEN: { status: 403, title: 'API key not accepted' },
+  FORBIDDEN: { status: 403, title: 'Forbidden' },
   NOT_FOUND: { status: 404, title: 'Not found' },
   METHOD_NOT_ALLOWED: { status: 405, title: 'Method not allowed' },
   GONE: { status: 410, title: 'Gone' },

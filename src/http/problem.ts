@@ -70,8 +70,19 @@ function toAppError(err: unknown): AppError {
   const status = (err as { status?: unknown; type?: unknown } | null)?.status;
   const type = (err as { type?: unknown } | null)?.type;
   if (type === 'entity.parse.failed')
-    return new AppError('BAD_REQUEST', 'The request body is not valid JSON.');
-  if (type === 'entity.too.large') return new AppError('PAYLOAD_TOO_LARGE', 'The request body is too large.');
+    return new AppError(
+      'BAD_REQUEST',
+      'The request body must be a JSON object; it could not be read as one.',
+    );
+  if (type === 'entity.too.large') {
+    const limit = (err as { limit?: unknown }).limit;
+    return new AppError(
+      'PAYLOAD_TOO_LARGE',
+      typeof limit === 'number'
+        ? `The request body is too large: at most ${limit.toLocaleString('en-US')} bytes here.`
+        : 'The request body is too large.',
+    );
+  }
   if (status === 404) return new AppError('NOT_FOUND', 'Not found.');
   if (status === 415) return new AppError('UNSUPPORTED_MEDIA_TYPE', 'Send the body as application/json.');
   if (typeof status === 'number' && status >= 400 && status < 500) {

@@ -632,7 +632,7 @@ export function openApiDocument(keyHeader: string, f: ApiFacts): Json {
               },
               'Queued',
             ),
-            ...problems(400, 401, 403, 404, 413, 429),
+            ...problems(400, 401, 403, 404, 413, 415, 429),
           },
           callbacks: {
             runEnded: {

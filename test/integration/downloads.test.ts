@@ -36,7 +36,12 @@ describe('signed download links', () => {
     expect((await fetch(local(other.toString()))).status).toBe(403);
     const unsigned = new URL(url);
     unsigned.searchParams.delete('signature');
-    expect((await fetch(local(unsigned.toString()))).status).toBe(403);
+    const refused = await fetch(local(unsigned.toString()));
+    expect(refused.status).toBe(403);
+    // A link takes no key: the problem speaks of the link only.
+    const problem = (await refused.json()) as { title: string; detail: string };
+    expect(problem.detail).toBe('This download link is not valid.');
+    expect(`${problem.title} ${problem.detail}`).not.toMatch(/key/i);
 
     const expired = await t.running.blobs.signedUrl('runs/7/tierview.csv', -1);
     const res = await fetch(local(expired));

@@ -1,4 +1,4 @@
-import { startTestServer } from '../support/server';
+import { startTestServer, TEST_KEY } from '../support/server';
 import type { TestServer } from '../support/server';
 import { splitStatements } from '../../src/store/cypher-files';
 import { readSeed } from '../support/paths';
@@ -630,5 +630,47 @@ describe('paging near MAX_OFFSET', () => {
     // The page a next link would have named is refused, as any offset past the setting is.
     const beyond = await small.get('/v1/companies/?include_subsidiaries=true&limit=2&offset=4');
     expect((await problem(beyond, 400)).errors?.[0]?.field).toBe('query.offset');
+  });
+});
+
+describe('request bodies', () => {
+  const start = { root_nodes: 'boeing', num_tiers: '1', direction: 'supplier' };
+  const send = (body: string | Uint8Array, headers: Record<string, string>) =>
+    fetch(`${t.base}/v1/tierviewjob/`, {
+      method: 'POST',
+      headers: { 'X-SERVICE-KEY': TEST_KEY, ...headers },
+      body,
+    });
+
+  it('refuses a body of another media type, or of none named, with 415', async () => {
+    const json = JSON.stringify(start);
+    for (const type of ['text/plain', 'application/x-www-form-urlencoded']) {
+      const body = await problem(await send(json, { 'content-type': type }), 415);
+      expect(body.code).toBe('UNSUPPORTED_MEDIA_TYPE');
+      expect(body.detail).toBe('Send the body as application/json.');
+    }
+    // Bytes: fetch names no media type for them.
+    expect((await problem(await send(new TextEncoder().encode(json), {}), 415)).code).toBe(
+      'UNSUPPORTED_MEDIA_TYPE',
+    );
+  });
+
+  it('still takes a request without a body, and says what a JSON body must be', async () => {
+    // A cancel has no body: it is answered for what it names (here no run of this key).
+    const cancel = await fetch(`${t.base}/v1/jobs/987654/cancel/`, {
+      method: 'POST',
+      headers: { 'X-SERVICE-KEY': TEST_KEY },
+    });
+    expect((await problem(cancel, 404)).code).toBe('NOT_FOUND');
+    for (const text of ['null', '"x"', '{"root_nodes":']) {
+      const body = await problem(await send(text, { 'content-type': 'application/json' }), 400);
+      expect(body.detail).toMatch(/must be a JSON object/);
+    }
+  });
+
+  it('names the largest body it takes', async () => {
+    const big = JSON.stringify({ ...start, countries: 'x'.repeat(100_000) });
+    const body = await problem(await send(big, { 'content-type': 'application/json' }), 413);
+    expect(body.detail).toBe('The request body is too large: at most 65,536 bytes here.');
   });
 });
