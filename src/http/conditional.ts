@@ -10,13 +10,18 @@ const DATA_READS = /^\/(companies|edges|clusters)(\/|$)/;
  * a new validator too. Only successful answers carry the tag: every failure is answered by
  * sendProblem, which removes it.
  */
+/** An entity tag without its weakness mark. */
+const weakly = (tag: string) => (tag.startsWith('W/') ? tag.slice(2) : tag);
+
 export function conditionalReads(dataVersion: () => string): RequestHandler {
   const boot = Date.now().toString(36);
   return (req, res, next) => {
     if ((req.method !== 'GET' && req.method !== 'HEAD') || !DATA_READS.test(req.path)) return next();
-    const tag = `W/"${boot}-${dataVersion()}"`;
+    const opaque = `"${boot}-${dataVersion()}"`;
+    const tag = `W/${opaque}`;
     const sent = req.headers['if-none-match'];
-    if (sent && sent.split(',').some((t) => t.trim() === tag || t.trim() === '*')) {
+    // If-None-Match compares weakly (RFC 9110, 13.1.2): a tag sent without its W/ matches too.
+    if (sent && sent.split(',').some((t) => weakly(t.trim()) === opaque || t.trim() === '*')) {
       res.setHeader('ETag', tag);
       res.status(304).end();
       return;

@@ -19,6 +19,13 @@ describe('ETag and 304 on data reads', () => {
     expect(again.status).toBe(304);
     expect(await again.text()).toBe('');
     expect((await t.get('/v1/companies/boeing/suppliers/', { 'if-none-match': tag! })).status).toBe(304);
+    // Compared weakly: the same tag without W/, or among others, matches; another does not.
+    const strong = tag!.slice(2);
+    expect((await t.get('/v1/companies/boeing/', { 'if-none-match': strong })).status).toBe(304);
+    expect((await t.get('/v1/companies/boeing/', { 'if-none-match': `"other", ${strong}` })).status).toBe(
+      304,
+    );
+    expect((await t.get('/v1/companies/boeing/', { 'if-none-match': '"other"' })).status).toBe(200);
 
     await t.running.store.runScript(
       splitStatements("MATCH (c:Company {vid: 'lonely'}) SET c.name = 'Lonely Isle Trading'"),
