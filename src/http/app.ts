@@ -41,7 +41,7 @@ import { webAppRoutes } from './web-app';
 import { conditionalReads } from './conditional';
 import { keyRateLimit } from './key-rate-limit';
 import { cors } from './cors';
-import { errorHandler, sendNoRoute, sendProblem } from './problem';
+import { bodyTooLarge, errorHandler, sendNoRoute, sendProblem } from './problem';
 import { RouteTable } from '../rest/route-table';
 import { dispatchUnder } from './dispatch-under';
 
@@ -167,7 +167,7 @@ export async function buildApp(o: AppOptions): Promise<BuiltApp> {
     dispatchUnder('/v1', routes, [
       auth,
       limiter,
-      jsonBodies('64kb'),
+      jsonBodies(64 * 1024),
       ...(o.dataVersion ? [conditionalReads(o.dataVersion)] : []),
     ]),
   );
@@ -240,13 +240,18 @@ export async function buildApp(o: AppOptions): Promise<BuiltApp> {
  * A body of another media type, or of none named, is refused with 415 (the parser would leave it
  * unread, and the route would find no body); a request without a body (a cancel) passes.
  */
-function jsonBodies(limit: string): RequestHandler {
+function jsonBodies(limit: number): RequestHandler {
   const parse = express.json({ limit });
   return (req, res, next) => {
     if (req.method === 'GET' || req.method === 'HEAD') next();
     else if (hasBody(req) && !req.is('application/json'))
       next(new AppError('UNSUPPORTED_MEDIA_TYPE', 'Send the body as application/json.'));
-    else parse(req, res, next);
+    else if (Number(req.headers['content-length']) > limit) {
+      // Refused before a byte of it is read (the parser would take the whole body in first, however
+      // long it streams), and the connection closed after the answer, with the body unread.
+      res.setHeader('Connection', 'close');
+      next(bodyTooLarge(limit));
+    } else parse(req, res, next);
   };
 }
 

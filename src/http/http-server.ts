@@ -1,5 +1,8 @@
 import http from 'node:http';
 import type { Server } from 'node:http';
+import type { Duplex } from 'node:stream';
+import { AppError } from '../domain/errors';
+import { problemOf } from './problem';
 
 /**
  * Properties that express, its router and this server's middleware give every request as it passes
@@ -52,13 +55,54 @@ class ApiResponse extends http.ServerResponse {
   }
 }
 
-/** An HTTP server for `app`, as express's own `listen` makes one, but with the classes above. */
+/**
+ * An HTTP server for `app`, as express's own `listen` makes one, but with the classes above, and
+ * requests it cannot read (headers over Node's limit, bytes that are not HTTP, a request not
+ * received in time) answered with a problem document, as every other failure is, where Node
+ * answers with a status line alone.
+ */
 export function createHttpServer(app: http.RequestListener): Server {
-  return http.createServer(
+  const server = http.createServer(
     {
       IncomingMessage: ApiRequest,
       ServerResponse: ApiResponse as unknown as typeof http.ServerResponse,
     },
     app,
+  );
+  server.on('clientError', unreadable);
+  return server;
+}
+
+/** Status line reasons of the answers `unreadable` gives. */
+const REASONS: Record<number, string> = {
+  400: 'Bad Request',
+  408: 'Request Timeout',
+  431: 'Request Header Fields Too Large',
+};
+
+/** Answers a request the server could not read, as Node would (then closes), with a problem body. */
+function unreadable(err: NodeJS.ErrnoException, socket: Duplex): void {
+  // An answer under way, or a peer gone: nothing can be said any more.
+  const answering = (socket as { _httpMessage?: { headersSent?: boolean } })._httpMessage;
+  if (err.code === 'ECONNRESET' || !socket.writable || answering?.headersSent) {
+    socket.destroy();
+    return;
+  }
+  const e =
+    err.code === 'HPE_HEADER_OVERFLOW'
+      ? new AppError(
+          'HEADERS_TOO_LARGE',
+          `The request line and headers may take at most ${http.maxHeaderSize.toLocaleString('en-US')} bytes in all; shorten the URL or the headers.`,
+        )
+      : err.code === 'ERR_HTTP_REQUEST_TIMEOUT'
+        ? new AppError('REQUEST_TIMEOUT', 'The request was not received in time.')
+        : new AppError('BAD_REQUEST', 'The request could not be read as HTTP/1.1.');
+  const body = JSON.stringify(problemOf(e));
+  socket.end(
+    `HTTP/1.1 ${e.status} ${REASONS[e.status] ?? 'Bad Request'}\r\n` +
+      'Content-Type: application/problem+json\r\n' +
+      `Content-Length: ${Buffer.byteLength(body)}\r\n` +
+      'Connection: close\r\n\r\n' +
+      body,
   );
 }

@@ -64,6 +64,16 @@ export function errorHandler(log: Logger): ErrorRequestHandler {
   };
 }
 
+/** The 413 of a body over `limit` bytes (unknown: not named). */
+export function bodyTooLarge(limit: unknown): AppError {
+  return new AppError(
+    'PAYLOAD_TOO_LARGE',
+    typeof limit === 'number'
+      ? `The request body is too large: at most ${limit.toLocaleString('en-US')} bytes here.`
+      : 'The request body is too large.',
+  );
+}
+
 /** Body-parser and similar errors carry a status; everything unknown is internal. */
 function toAppError(err: unknown): AppError {
   if (isAppError(err)) return err;
@@ -74,15 +84,7 @@ function toAppError(err: unknown): AppError {
       'BAD_REQUEST',
       'The request body must be a JSON object; it could not be read as one.',
     );
-  if (type === 'entity.too.large') {
-    const limit = (err as { limit?: unknown }).limit;
-    return new AppError(
-      'PAYLOAD_TOO_LARGE',
-      typeof limit === 'number'
-        ? `The request body is too large: at most ${limit.toLocaleString('en-US')} bytes here.`
-        : 'The request body is too large.',
-    );
-  }
+  if (type === 'entity.too.large') return bodyTooLarge((err as { limit?: unknown }).limit);
   if (status === 404) return new AppError('NOT_FOUND', 'Not found.');
   if (status === 415) return new AppError('UNSUPPORTED_MEDIA_TYPE', 'Send the body as application/json.');
   if (typeof status === 'number' && status >= 400 && status < 500) {
