@@ -64,7 +64,7 @@ async function failure(res: Response): Promise<ApiError> {
 }
 
 export async function rest<T>(path: string, init: { method?: string; body?: unknown } = {}): Promise<T> {
-  const res = await fetch(path, {
+  const res = await send(path, {
     method: init.method ?? 'GET',
     headers: headers(init.body === undefined ? {} : { 'content-type': 'application/json' }),
     body: init.body === undefined ? undefined : JSON.stringify(init.body),
@@ -79,7 +79,7 @@ interface GqlResponse<T> {
 }
 
 export async function gql<T>(query: string, variables: Record<string, unknown> = {}): Promise<T> {
-  const res = await fetch('/graphql', {
+  const res = await send('/graphql', {
     method: 'POST',
     headers: headers({ 'content-type': 'application/json' }),
     body: JSON.stringify({ query, variables }),
@@ -100,12 +100,33 @@ export async function gql<T>(query: string, variables: Record<string, unknown> =
   return body.data;
 }
 
-/** Checks a key before keeping it: the cheapest authenticated request there is. */
-export async function keyWorks(key: string): Promise<boolean> {
-  const res = await fetch('/graphql', {
+/**
+ * Checks a key before keeping it, with the cheapest authenticated request there is: true, or what
+ * to tell the analyst (a refused key, or the server's own reason for answering otherwise, such as
+ * too many failed attempts from this address and how long to wait).
+ */
+export async function keyWorks(key: string): Promise<true | string> {
+  const res = await send('/graphql', {
     method: 'POST',
     headers: { [KEY_HEADER]: key, 'content-type': 'application/json' },
     body: JSON.stringify({ query: '{ __typename }' }),
   });
-  return res.ok;
+  if (res.ok) return true;
+  const why = await failure(res);
+  if (why instanceof KeyRefused) return `The server does not accept this key: ${why.message}`;
+  const wait = why.retryAfterS !== null ? ` Try again in ${why.retryAfterS} s.` : '';
+  return `The key could not be checked: ${why.message}${wait}`;
+}
+
+/** fetch, with a failure to reach the server told in words an analyst can act on. */
+async function send(path: string, init: RequestInit): Promise<Response> {
+  try {
+    return await fetch(path, init);
+  } catch {
+    throw new ApiError(
+      'The server cannot be reached. Check the connection, then try again (reload the page).',
+      0,
+      'UNREACHABLE',
+    );
+  }
 }

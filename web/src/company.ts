@@ -1,5 +1,5 @@
 import { gql } from './api';
-import { day, h, pct, replace } from './dom';
+import { day, h, pct, replace, setTitle } from './dom';
 import { exportPanel } from './export';
 
 interface Profile {
@@ -115,7 +115,7 @@ const yesNo = (b: boolean | null) => (b === null ? '—' : b ? 'yes' : 'no');
 export async function companyView(main: HTMLElement, vid: string, _url: URL): Promise<void> {
   replace(main, h('p', { class: 'muted' }, 'Loading…'));
   const { company: c } = await gql<{ company: Profile }>(PROFILE, { vid });
-  document.title = `${c.name} · tiergraph`;
+  setTitle(main, `${c.name} · tiergraph`);
 
   const evidence = h('section', { class: 'card evidence', 'aria-label': 'Evidence', hidden: true });
   const fields: [string, string | null][] = [
@@ -219,7 +219,8 @@ function relationships(c: Profile, side: 'suppliers' | 'customers', evidence: HT
     type: 'number',
     min: 0,
     max: 1,
-    step: 0.05,
+    // Any confidence from 0 to 1 (a step would make the browser refuse 0.93).
+    step: 'any',
     value: 0,
     id: `${side}-c`,
     class: 'short',
@@ -283,7 +284,14 @@ function relationships(c: Profile, side: 'suppliers' | 'customers', evidence: HT
                         type: 'button',
                         class: 'small',
                         'aria-label': `Evidence: ${s} supplies ${cu}`,
-                        onclick: () => void showEvidence(evidence, s, cu, r.relationship.edge_ids),
+                        onclick: (e: Event) =>
+                          void showEvidence(
+                            evidence,
+                            s,
+                            cu,
+                            r.relationship.edge_ids,
+                            e.currentTarget as HTMLElement,
+                          ),
                       },
                       'Evidence',
                     ),
@@ -356,8 +364,9 @@ function clusterPanel(c: Profile): HTMLElement {
     offset += page.results.length;
     more.hidden = !page.has_more;
   };
-  more.addEventListener('click', () => void load());
-  void load().catch((e: Error) => list.append(h('li', { role: 'alert' }, e.message)));
+  const failed = (e: Error) => list.append(h('li', { role: 'alert' }, e.message));
+  more.addEventListener('click', () => void load().catch(failed));
+  void load().catch(failed);
   const parent = c.cluster_parent;
   return h(
     'div',
@@ -394,21 +403,42 @@ async function showEvidence(
   supplier: string,
   customer: string,
   edgeIds: string[],
+  /** The button that opened the panel: focus goes back to it when the panel closes. */
+  opener?: HTMLElement,
 ): Promise<void> {
-  panel.hidden = false;
-  replace(panel, h('h2', {}, `Evidence: ${supplier} → ${customer}`), h('p', { class: 'muted' }, 'Loading…'));
-  panel.scrollIntoView({ block: 'start' });
-  const edges = await Promise.all(
-    edgeIds.map((id) => gql<{ edge: EdgeDetail }>(EDGE, { id }).then((d) => d.edge)),
-  );
-  replace(
-    panel,
+  const head = () =>
     h(
       'div',
       { class: 'row spread' },
       h('h2', {}, `Evidence: ${supplier} → ${customer}`),
-      h('button', { type: 'button', class: 'small', onclick: () => (panel.hidden = true) }, 'Close'),
-    ),
+      h(
+        'button',
+        {
+          type: 'button',
+          class: 'small',
+          onclick: () => {
+            panel.hidden = true;
+            opener?.focus();
+          },
+        },
+        'Close',
+      ),
+    );
+  panel.hidden = false;
+  replace(panel, head(), h('p', { class: 'muted' }, 'Loading…'));
+  panel.scrollIntoView({ block: 'start' });
+  let edges: EdgeDetail[];
+  try {
+    edges = await Promise.all(
+      edgeIds.map((id) => gql<{ edge: EdgeDetail }>(EDGE, { id }).then((d) => d.edge)),
+    );
+  } catch (e) {
+    replace(panel, head(), h('p', { role: 'alert', class: 'error' }, (e as Error).message));
+    return;
+  }
+  replace(
+    panel,
+    head(),
     edges.map((e) =>
       h(
         'div',

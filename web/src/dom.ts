@@ -27,6 +27,11 @@ export function append(el: Node, children: Child[]): void {
   }
 }
 
+/** Sets the tab's title for the view drawn in `view`, unless that view was left meanwhile. */
+export function setTitle(view: Element, title: string): void {
+  if (view.isConnected) document.title = title;
+}
+
 export function replace(el: Element, ...children: Child[]): void {
   el.replaceChildren();
   append(el, children);

@@ -14,7 +14,14 @@ const FILE_NAMES: Record<string, string> = {
   companies_file: 'Companies (CSV)',
 };
 
-/** Starts a tier-view export with the API's options, follows it, and offers its files. */
+/** Where this tab keeps the last run started for a company, so that its panel finds it again. */
+const lastRunKey = (vid: string) => `tiergraph.export.${vid}`;
+
+/**
+ * Starts a tier-view export with the API's options, follows it, and offers its files. The run is
+ * followed while the panel is on screen; coming back to the company follows it again (or offers
+ * its files), as long as the server still has it.
+ */
 export function exportPanel(vid: string, name: string): HTMLElement {
   const direction = h(
     'select',
@@ -49,6 +56,8 @@ export function exportPanel(vid: string, name: string): HTMLElement {
           ),
         );
         await new Promise((r) => setTimeout(r, 700));
+        // Left for another page: no more polls (the page finds the run again on return).
+        if (!status.isConnected) return;
         continue;
       }
       if (s.result_state !== 'SUCCESS') {
@@ -101,7 +110,10 @@ export function exportPanel(vid: string, name: string): HTMLElement {
             ...(excel.checked ? { csv_bom: true } : {}),
           },
         })
-          .then((r) => follow(String(r.run_id)))
+          .then((r) => {
+            sessionStorage.setItem(lastRunKey(vid), String(r.run_id));
+            return follow(String(r.run_id));
+          })
           .catch((err: Error) => replace(status, h('p', { class: 'error', role: 'alert' }, err.message)))
           .finally(() => (start.disabled = false));
       },
@@ -116,6 +128,16 @@ export function exportPanel(vid: string, name: string): HTMLElement {
     h('label', { class: 'check' }, excel, ' For Excel'),
     start,
   );
+  const last = sessionStorage.getItem(lastRunKey(vid));
+  if (last) {
+    // Once the panel is on the page; a run the server no longer has is forgotten.
+    setTimeout(() => {
+      follow(last).catch(() => {
+        sessionStorage.removeItem(lastRunKey(vid));
+        replace(status);
+      });
+    }, 0);
+  }
   return h(
     'section',
     { class: 'card', 'aria-labelledby': 'export-h' },

@@ -1,5 +1,5 @@
 import './style.css';
-import { KeyRefused, forgetKey, keyWorks, saveKey, storedKey } from './api';
+import { ApiError, KeyRefused, forgetKey, keyWorks, saveKey, storedKey } from './api';
 import { h, replace } from './dom';
 import { navigate, startRouter } from './router';
 import { companyView } from './company';
@@ -34,7 +34,7 @@ function keyForm(message?: string): HTMLElement {
         replace(status, 'Checking…');
         keyWorks(key).then(
           (ok) => {
-            if (!ok) return replace(status, 'The server does not accept this key.');
+            if (ok !== true) return replace(status, ok);
             saveKey(key);
             void route(new URL(location.href));
           },
@@ -66,24 +66,31 @@ async function route(url: URL): Promise<void> {
     return;
   }
   const parts = url.pathname.split('/').filter(Boolean).map(decodeURIComponent);
+  // Each address is drawn into a container of its own: once another replaces it, whatever the
+  // left view still draws (an answer that came late) lands in a detached element, unseen.
+  const view = h('div', { class: 'view' });
+  replace(main, view);
   try {
-    if (parts[0] === 'companies' && parts[1] && parts[2] === 'map') await tierMapView(main, parts[1], url);
-    else if (parts[0] === 'companies' && parts[1]) await companyView(main, parts[1], url);
-    else await searchView(main, url);
+    if (parts[0] === 'companies' && parts[1] && parts[2] === 'map') await tierMapView(view, parts[1], url);
+    else if (parts[0] === 'companies' && parts[1]) await companyView(view, parts[1], url);
+    else await searchView(view, url);
   } catch (e) {
+    if (!view.isConnected) return;
     if (e instanceof KeyRefused) {
       forgetKey();
       forget.hidden = true;
       replace(main, keyForm(`The server refused the stored key (${e.message}). Enter another one.`));
       return;
     }
+    const notFound = e instanceof ApiError && e.code === 'NOT_FOUND';
     replace(
-      main,
+      view,
       h(
         'div',
         { class: 'card' },
-        h('h1', {}, 'Something went wrong'),
+        h('h1', {}, notFound ? 'Not found' : 'Something went wrong'),
         h('p', { role: 'alert' }, (e as Error).message),
+        h('p', {}, h('a', { href: '/' }, 'Back to search')),
       ),
     );
   }

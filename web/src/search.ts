@@ -1,5 +1,5 @@
 import { ApiError, gql, rest } from './api';
-import { h, replace } from './dom';
+import { h, replace, setTitle } from './dom';
 import { navigate } from './router';
 
 interface Suggestion {
@@ -46,8 +46,8 @@ function hasSuggestRoute(): Promise<boolean> {
  */
 async function suggest(q: string, country: string, subs: boolean): Promise<Suggestion[]> {
   if (await hasSuggestRoute()) {
-    // Only `q`: the route's other parameters are its own business.
-    const params = new URLSearchParams({ q });
+    // `q`, and subsidiaries when asked for (the route filters by nothing else).
+    const params = new URLSearchParams({ q, ...(subs ? { include_subsidiaries: 'true' } : {}) });
     try {
       const body = await rest<unknown>(`/v1/companies/suggest/?${params}`);
       const rows = Array.isArray(body) ? body : ((body as { results?: unknown[] }).results ?? []);
@@ -77,8 +77,9 @@ export async function searchView(main: HTMLElement, url: URL): Promise<void> {
   const q = url.searchParams.get('q') ?? '';
   const country = url.searchParams.get('country') ?? '';
   const subs = url.searchParams.get('subsidiaries') === 'true';
-  const offset = Number(url.searchParams.get('offset') ?? '0') || 0;
-  document.title = q ? `${q} · search · tiergraph` : 'Search · tiergraph';
+  // An offset edited by hand into something the server refuses starts at the first page.
+  const offset = Math.max(0, Math.floor(Number(url.searchParams.get('offset') ?? '0') || 0));
+  setTitle(main, q ? `${q} · search · tiergraph` : 'Search · tiergraph');
 
   const box = h('input', {
     type: 'search',
@@ -87,6 +88,8 @@ export async function searchView(main: HTMLElement, url: URL): Promise<void> {
     'aria-label': 'Search companies',
     placeholder: 'Company name, e.g. acme',
     value: q,
+    // The longest name the server searches for.
+    maxlength: 200,
     autocomplete: 'off',
     'aria-controls': 'suggestions',
   });
@@ -188,7 +191,6 @@ export async function searchView(main: HTMLElement, url: URL): Promise<void> {
       subs,
       limit: PAGE,
       offset,
-      min: 0.1,
     });
   let data: Awaited<ReturnType<typeof ask>>;
   for (;;) {
@@ -196,6 +198,12 @@ export async function searchView(main: HTMLElement, url: URL): Promise<void> {
       data = await ask();
       break;
     } catch (e) {
+      // Criteria the server refuses (an offset past its limit, say) are told under the form, which
+      // stays to correct them; a refused key and the unforeseen go to the page.
+      if (e instanceof ApiError && e.status === 400) {
+        replace(results, h('p', { role: 'alert', class: 'error' }, e.message));
+        return;
+      }
       // A server that has just started answers searches once its search index is built, and says when
       // to ask again: the page says so and asks again then, while it is still on screen.
       if (!(e instanceof ApiError) || e.status !== 503 || e.retryAfterS === null) throw e;
@@ -222,6 +230,14 @@ export async function searchView(main: HTMLElement, url: URL): Promise<void> {
     results,
     page.results.length === 0
       ? h('p', {}, 'No company matches. Try fewer letters, another country, or include subsidiaries.')
+      : h(
+          'p',
+          { class: 'muted' },
+          'Ranked by relevance: how well the words of a name match, and how connected the company is. ',
+          'Similarity is the trigram similarity of the name alone.',
+        ),
+    page.results.length === 0
+      ? null
       : h(
           'table',
           { class: 'list' },

@@ -1,7 +1,7 @@
 import cytoscape from 'cytoscape';
 import type { Core, ElementDefinition, EventObject, SingularElementReturnValue } from 'cytoscape';
 import { gql } from './api';
-import { day, h, pct, replace } from './dom';
+import { day, h, pct, replace, setTitle } from './dom';
 import { navigate } from './router';
 
 interface MapNode {
@@ -82,6 +82,12 @@ function mapUrl(vid: string, o: Options): string {
 
 let current: Core | null = null;
 
+/** `n` and the noun for it, one or many. */
+const count = (n: number, one: string, many: string) => `${n.toLocaleString()} ${n === 1 ? one : many}`;
+
+/** The id of the filter that applied the filters, to be focused again in the map drawn for them. */
+let refocus: string | null = null;
+
 export async function tierMapView(main: HTMLElement, vid: string, url: URL): Promise<void> {
   const o = readOptions(url);
   current?.destroy();
@@ -107,7 +113,8 @@ export async function tierMapView(main: HTMLElement, vid: string, url: URL): Pro
     type: 'number',
     min: 0,
     max: 1,
-    step: 0.05,
+    // Any confidence from 0 to 1: a step would make the browser refuse 0.93, and the other filters with it.
+    step: 'any',
     value: o.c,
     class: 'short',
   });
@@ -154,9 +161,15 @@ export async function tierMapView(main: HTMLElement, vid: string, url: URL): Pro
     'form',
     {
       class: 'filters map-filters',
-      onchange: () => form.requestSubmit(),
+      // A choice in a list applies at once; typed values (confidence, date) on Enter or Apply, so
+      // that a date is not applied at its first digit.
+      onchange: (e: Event) => {
+        if (e.target instanceof HTMLSelectElement) form.requestSubmit();
+      },
       onsubmit: (e: Event) => {
         e.preventDefault();
+        // The redrawn form gives focus back to the control that applied it.
+        refocus = document.activeElement?.id || null;
         navigate(
           mapUrl(vid, {
             direction: direction.value === 'customer' ? 'customer' : 'supplier',
@@ -182,6 +195,7 @@ export async function tierMapView(main: HTMLElement, vid: string, url: URL): Pro
     per,
     h('label', { for: max.id }, 'Companies at most'),
     max,
+    h('button', { type: 'submit', id: 'map-apply' }, 'Apply'),
   );
   const legend = h(
     'ul',
@@ -203,6 +217,8 @@ export async function tierMapView(main: HTMLElement, vid: string, url: URL): Pro
     listing,
     tip,
   );
+  if (refocus) document.getElementById(refocus)?.focus();
+  refocus = null;
 
   const started = performance.now();
   const { tierMap: m } = await gql<{ tierMap: TierMap }>(QUERY, {
@@ -217,7 +233,7 @@ export async function tierMapView(main: HTMLElement, vid: string, url: URL): Pro
   const root = m.nodes.find((n) => n.vid === m.root)!;
   replace(title, `Tier map: ${root.name}`);
   replace(backLink, `← ${root.name}`);
-  document.title = `Tier map · ${root.name} · tiergraph`;
+  setTitle(main, `Tier map · ${root.name} · tiergraph`);
 
   // Latest evidence date of the relationships that reach each company, for hovering.
   const latest = new Map<string, string>();
@@ -377,9 +393,11 @@ export async function tierMapView(main: HTMLElement, vid: string, url: URL): Pro
 
   replace(
     summary,
-    `${m.nodes.length.toLocaleString()} companies and ${m.edges.length.toLocaleString()} relationships drawn. `,
+    `${count(m.nodes.length, 'company', 'companies')} and ${count(m.edges.length, 'relationship', 'relationships')} drawn. `,
     m.hidden > 0
-      ? `${m.hidden.toLocaleString()} counterparts are not drawn: each company shows its ${o.per} most confident. `
+      ? o.c > 0 || o.date
+        ? `${m.hidden.toLocaleString()} counterparts are not drawn: those the confidence or date filter leaves out, and those beyond the ${o.per} most confident of each company. `
+        : `${m.hidden.toLocaleString()} counterparts are not drawn: each company shows its ${o.per} most confident. `
       : '',
     m.truncated
       ? `The map stopped at ${o.max} companies; raise the limit or the minimum confidence to see further. `

@@ -1,0 +1,191 @@
+import type { Browser, BrowserContext, Page, Route } from 'playwright-core';
+import { describeWithBrowser, launchChromium, requireBrowser } from '../support/browser';
+import { startTestServer, TEST_KEY } from '../support/server';
+import type { TestServer } from '../support/server';
+import { buildWebApp } from '../support/web-build';
+
+/**
+ * The analyst app when things go less than well: late answers, refused criteria, a server out of
+ * reach, keys refused for another reason, keyboard use, a phone's width.
+ */
+describeWithBrowser('the web app when things go wrong', () => {
+  let server: TestServer;
+  let browser: Browser;
+  let context: BrowserContext;
+  let page: Page;
+  let base = '';
+  /** A company with suppliers, and one with no cluster. */
+  let hub: { vid: string; name: string };
+
+  /** The GraphQL operation a request of the page carries, by its name (`query Company(...)`). */
+  const operationOf = (route: Route) =>
+    /^\s*(?:query|mutation)\s+(\w+)/.exec(
+      (JSON.parse(route.request().postData() ?? '{}') as { query?: string }).query ?? '',
+    )?.[1];
+
+  beforeAll(async () => {
+    requireBrowser();
+    buildWebApp();
+    server = await startTestServer({}, 'demo.cypher');
+    base = `http://localhost:${server.running.port}`;
+    const res = await server.get('/v1/companies/?limit=1');
+    hub = ((await res.json()) as { results: { vid: string; name: string }[] }).results[0]!;
+    browser = await launchChromium();
+  });
+
+  beforeEach(async () => {
+    context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
+    page = await context.newPage();
+    page.setDefaultTimeout(15_000);
+  });
+
+  afterEach(async () => {
+    await context.close();
+  });
+
+  afterAll(async () => {
+    await browser?.close();
+    await server?.stop();
+  });
+
+  /** Opens `path` with the key stored, as after a first visit. */
+  const open = async (path: string) => {
+    await context.addInitScript(`localStorage.setItem('tiergraph.apiKey', ${JSON.stringify(TEST_KEY)})`);
+    await page.goto(`${base}${path}`);
+  };
+
+  it('hides what the hidden attribute hides, and tells a key refused for too many attempts as such', async () => {
+    await page.goto(`${base}/`);
+    await page.getByLabel('API key').waitFor();
+    // No key stored: nothing to forget.
+    expect(await page.locator('#forget-key').isVisible()).toBe(false);
+    await page.route('**/graphql', (route) =>
+      route.fulfill({
+        status: 429,
+        headers: { 'content-type': 'application/problem+json', 'retry-after': '232' },
+        body: JSON.stringify({ status: 429, code: 'RATE_LIMITED', detail: 'Too many failed attempts.' }),
+      }),
+    );
+    await page.getByLabel('API key').fill(TEST_KEY);
+    await page.getByRole('button', { name: 'Save key' }).click();
+    const status = page.getByRole('alert');
+    await status.filter({ hasText: 'Try again in 232 s' }).waitFor();
+    expect(await status.textContent()).not.toMatch(/does not accept/);
+    expect(await page.evaluate("localStorage.getItem('tiergraph.apiKey')")).toBeNull();
+  });
+
+  it('keeps the search form when the server refuses the criteria', async () => {
+    await open('/?q=acme&offset=100000');
+    await page
+      .getByRole('alert')
+      .filter({ hasText: /offset/ })
+      .waitFor();
+    expect(await page.getByRole('searchbox', { name: 'Search companies' }).isVisible()).toBe(true);
+    expect(await page.getByRole('searchbox', { name: 'Search companies' }).getAttribute('maxlength')).toBe(
+      '200',
+    );
+  });
+
+  it('does not let a late answer replace the page the analyst went back to', async () => {
+    const word = hub.name.split(' ')[0]!;
+    await open(`/?q=${encodeURIComponent(word)}`);
+    const link = page.getByRole('link', { name: hub.name, exact: true });
+    await link.waitFor();
+    let delayed = 0;
+    await page.route('**/graphql', async (route) => {
+      if (operationOf(route) !== 'Company') return route.continue();
+      delayed++;
+      await new Promise((r) => setTimeout(r, 1500));
+      await route.continue().catch(() => undefined);
+    });
+    await link.click();
+    await page.waitForURL(/\/companies\//);
+    await page.goBack();
+    await page.waitForURL((u) => u.pathname === '/');
+    // The company's answer has come by now, to a page that was left.
+    await page.waitForTimeout(2500);
+    expect(delayed).toBe(1);
+    expect(await page.getByRole('searchbox', { name: 'Search companies' }).isVisible()).toBe(true);
+    expect(await page.getByRole('heading', { level: 1, name: hub.name }).count()).toBe(0);
+    expect(await page.title()).toMatch(/search/);
+  });
+
+  it('skips to the content without drawing the page again', async () => {
+    await open(`/companies/${hub.vid}`);
+    await page.getByRole('heading', { level: 1, name: hub.name }).waitFor();
+    let asked = 0;
+    page.on('request', (r) => {
+      if (r.url().endsWith('/graphql')) asked++;
+    });
+    await page.locator('a.skip').focus();
+    await page.keyboard.press('Enter');
+    await page.waitForTimeout(500);
+    expect(asked).toBe(0);
+    expect(await page.evaluate('document.activeElement && document.activeElement.id')).toBe('main');
+  });
+
+  it('says when the server cannot be reached, and gives focus back when the evidence closes', async () => {
+    await open(`/companies/${hub.vid}`);
+    const suppliers = page.getByRole('region', { name: /Suppliers/ });
+    await suppliers.getByRole('row').nth(1).waitFor();
+    await page.route('**/graphql', (route) =>
+      operationOf(route) === 'Edge' ? route.abort() : route.continue(),
+    );
+    const opener = suppliers.getByRole('button', { name: /^Evidence: / }).first();
+    await opener.click();
+    const evidence = page.getByRole('region', { name: 'Evidence' });
+    await evidence.getByRole('alert').filter({ hasText: 'cannot be reached' }).waitFor();
+    await evidence.getByRole('button', { name: 'Close' }).click();
+    expect(await opener.evaluate((el) => el === el.ownerDocument.activeElement)).toBe(true);
+  });
+
+  it('applies a typed date on Enter, not at its first digit, and takes any confidence', async () => {
+    await open(`/companies/${hub.vid}/map`);
+    const figure = page.getByRole('figure', { name: 'Tier map' });
+    await figure.and(page.locator('[data-nodes]')).waitFor();
+    const date = page.getByLabel('Evidence after');
+    await date.focus();
+    await page.keyboard.type('0102', { delay: 30 });
+    await page.waitForTimeout(500);
+    expect(new URL(page.url()).searchParams.get('date')).toBeNull();
+    expect(await date.evaluate((el) => el === el.ownerDocument.activeElement)).toBe(true);
+
+    // A date left half typed would hold the form back (the browser says so at the field).
+    await date.fill('');
+    const confidence = page.getByLabel('Min. confidence');
+    await confidence.fill('0.93');
+    await confidence.press('Enter');
+    await page.waitForURL(/confidence=0\.93/);
+    await figure.and(page.locator('[data-nodes]')).waitFor();
+    // The redrawn form has focus where the analyst left it.
+    expect(await page.evaluate('document.activeElement && document.activeElement.id')).toBe('map-confidence');
+    expect(await page.locator('#map-summary').textContent()).not.toMatch(/\b1 companies\b/);
+  });
+
+  it('fits a phone: nothing wider than the screen', async () => {
+    await page.setViewportSize({ width: 375, height: 700 });
+    await open(`/companies/${hub.vid}`);
+    await page
+      .getByRole('region', { name: /Suppliers/ })
+      .getByRole('row')
+      .nth(1)
+      .waitFor();
+    expect(await page.evaluate('document.documentElement.scrollWidth')).toBeLessThanOrEqual(375);
+    expect(await page.getByRole('link', { name: 'API reference' }).isVisible()).toBe(true);
+  });
+
+  it('finds an export again after the analyst went elsewhere', async () => {
+    await open(`/companies/${hub.vid}`);
+    const panel = page.getByRole('region', { name: 'Export tier view' });
+    await panel.getByLabel('Tiers').selectOption('1');
+    await panel.getByRole('button', { name: 'Start export' }).click();
+    await panel.getByRole('link', { name: /^Download / }).waitFor({ timeout: 30_000 });
+    await page.getByRole('link', { name: 'Search' }).click();
+    await page.getByRole('searchbox', { name: 'Search companies' }).waitFor();
+    await page.goBack();
+    await page
+      .getByRole('region', { name: 'Export tier view' })
+      .getByRole('link', { name: /^Download / })
+      .waitFor();
+  });
+});
