@@ -15,7 +15,8 @@ export function parseQuery(
   const out: Record<string, string | number | boolean | undefined> = {};
   const errors: FieldError[] = [];
   for (const [key, raw] of Object.entries(query)) {
-    const kind = spec[key];
+    // Own names only: `__proto__` or `toString` is an unknown parameter like any other.
+    const kind = Object.hasOwn(spec, key) ? spec[key] : undefined;
     const field = `query.${key}`;
     if (!kind) {
       const accepted = Object.keys(spec);
@@ -33,7 +34,7 @@ export function parseQuery(
       continue;
     }
     const value = parseValue(raw, kind);
-    if (value === undefined) errors.push({ field, reason: describe(kind) });
+    if (value === undefined) errors.push({ field, reason: describe(kind, raw) });
     else out[key] = value;
   }
   if (errors.length > 0) throw badRequest(errors);
@@ -67,10 +68,11 @@ function parseValue(raw: string, kind: ParamKind): string | number | boolean | u
 const INT_MIN = -2_147_483_648;
 const INT_MAX = 2_147_483_647;
 
-function describe(kind: ParamKind): string {
+/** Why `raw` is not a value of `kind`. A route's own range ("at most 100") is its service's to say. */
+function describe(kind: ParamKind, raw: string): string {
   switch (kind) {
     case 'int':
-      return `must be an integer from ${INT_MIN} to ${INT_MAX}`;
+      return /^-?\d+$/.test(raw) ? `is out of range (${INT_MIN} to ${INT_MAX})` : 'must be an integer';
     case 'number':
       return 'must be a number';
     case 'boolean':

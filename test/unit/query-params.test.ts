@@ -92,3 +92,29 @@ describe('path ids are measured in characters, as the OpenAPI document states th
     expect(() => checkPathId('vid', '🙂'.repeat(201))).toThrow(AppError);
   });
 });
+
+describe('what parseQuery says is wrong', () => {
+  const reasons = (query: Record<string, unknown>) => {
+    try {
+      parseQuery(query, spec);
+    } catch (e) {
+      return (e as AppError).fieldErrors.map((f) => `${f.field}: ${f.reason}`);
+    }
+    throw new Error('accepted');
+  };
+
+  it('tells a value that is no integer from one out of range, without a range the route does not take', () => {
+    expect(reasons({ limit: 'abc' })).toEqual(['query.limit: must be an integer']);
+    expect(reasons({ limit: '1.5' })).toEqual(['query.limit: must be an integer']);
+    expect(reasons({ limit: '2147483648' })).toEqual([
+      'query.limit: is out of range (-2147483648 to 2147483647)',
+    ]);
+  });
+
+  it("takes an object's inherited names for unknown parameters", () => {
+    for (const name of ['__proto__', 'toString', 'constructor', 'hasOwnProperty'])
+      expect(reasons({ [name]: 'x' })).toEqual([
+        `query.${name}: unknown parameter; accepted: name, limit, score, all`,
+      ]);
+  });
+});
