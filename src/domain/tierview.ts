@@ -71,8 +71,11 @@ export function parseTierViewRequest(body: unknown, maxTiers: number): TierViewR
   }
 
   let root = '';
-  if (typeof b.root_nodes !== 'string' || b.root_nodes.trim() === '')
+  if (b.root_nodes === undefined || b.root_nodes === null || b.root_nodes === '')
     bad('root_nodes', 'is required: the vid of the root company');
+  else if (typeof b.root_nodes !== 'string')
+    bad('root_nodes', 'must be a string: the vid of one root company (one root per run)');
+  else if (b.root_nodes.trim() === '') bad('root_nodes', 'is required: the vid of the root company');
   else if (!VID.test(b.root_nodes.trim()))
     bad('root_nodes', 'must be one company vid (letters, digits, _ or -)');
   else root = b.root_nodes.trim();

@@ -75,3 +75,21 @@ describe('tier-view filters beyond the spec', () => {
     expect(droppedMessage({ 1: 1 })).toBe('max_companies_per_tier left out 1 company (tier 1: 1)');
   });
 });
+
+describe('the root of a tier-view request', () => {
+  const reasons = (root_nodes: unknown) => {
+    try {
+      parseTierViewRequest({ ...base, root_nodes }, 6);
+    } catch (e) {
+      return ((e as { fieldErrors?: { reason: string }[] }).fieldErrors ?? []).map((x) => x.reason);
+    }
+    throw new Error('accepted');
+  };
+
+  it('tells a root that is missing from one that is not a string', () => {
+    for (const missing of [undefined, null, '', '  '])
+      expect(reasons(missing)).toEqual(['is required: the vid of the root company']);
+    for (const wrong of [['boeing'], 42, { vid: 'boeing' }])
+      expect(reasons(wrong)).toEqual(['must be a string: the vid of one root company (one root per run)']);
+  });
+});
