@@ -167,6 +167,26 @@ describeWithBrowser('the web app when things go wrong', () => {
     expect(await page.locator('#map-summary').textContent()).not.toMatch(/\b1 companies\b/);
   });
 
+  it('moves through suggestions by keyboard, closes them on a click elsewhere, and starts results at the content', async () => {
+    await open('/');
+    const box = page.getByRole('searchbox', { name: 'Search companies' });
+    await box.pressSequentially(hub.name.split(' ')[0]!.slice(0, 5), { delay: 30 });
+    const first = page.locator('#suggestions:not([hidden]) a').first();
+    await first.waitFor();
+    await box.press('ArrowDown');
+    expect(await page.evaluate('document.activeElement && document.activeElement.textContent')).toBe(
+      await first.textContent(),
+    );
+    await page.keyboard.press('ArrowUp');
+    expect(await page.evaluate('document.activeElement && document.activeElement.id')).toBe('search-box');
+    await page.getByRole('heading', { name: 'Find a company' }).click();
+    await page.locator('#suggestions[hidden]').waitFor({ state: 'attached' });
+    await box.press('Enter');
+    await page.waitForURL(/\?q=/);
+    await page.getByRole('link', { name: hub.name, exact: true }).waitFor();
+    expect(await page.evaluate('document.activeElement && document.activeElement.id')).toBe('main');
+  });
+
   it('fits a phone: nothing wider than the screen', async () => {
     await page.setViewportSize({ width: 375, height: 700 });
     await open(`/companies/${hub.vid}`);

@@ -56,6 +56,9 @@ function keyForm(message?: string): HTMLElement {
   return form;
 }
 
+/** Whether a view was drawn before: the first is the page's load, where focus is the browser's. */
+let drawnOnce = false;
+
 async function route(url: URL): Promise<void> {
   const key = storedKey();
   forget.hidden = key === null;
@@ -70,6 +73,10 @@ async function route(url: URL): Promise<void> {
   // left view still draws (an answer that came late) lands in a detached element, unseen.
   const view = h('div', { class: 'view' });
   replace(main, view);
+  // After a move within the app, keyboard and screen-reader users start at the new content, not
+  // at the top of the page (a view may move focus on, to its search box say).
+  if (drawnOnce) main.focus();
+  drawnOnce = true;
   try {
     if (parts[0] === 'companies' && parts[1] && parts[2] === 'map') await tierMapView(view, parts[1], url);
     else if (parts[0] === 'companies' && parts[1]) await companyView(view, parts[1], url);

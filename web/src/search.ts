@@ -107,6 +107,13 @@ export async function searchView(main: HTMLElement, url: URL): Promise<void> {
     hidden: true,
   });
   const results = h('section', { 'aria-label': 'Results', 'aria-live': 'polite' });
+  const searchbar = h(
+    'div',
+    { class: 'searchbar' },
+    box,
+    h('button', { type: 'submit' }, 'Search'),
+    suggestions,
+  );
 
   let timer = 0;
   let asked = 0;
@@ -141,9 +148,34 @@ export async function searchView(main: HTMLElement, url: URL): Promise<void> {
       );
     }, 150);
   });
+  // The keyboard moves from the box into the suggestions and between them; Escape goes back.
+  const links = () => [...suggestions.querySelectorAll('a')];
   box.addEventListener('keydown', (e) => {
     if (e.key === 'Escape') suggestions.hidden = true;
+    if (e.key === 'ArrowDown' && !suggestions.hidden && links().length > 0) {
+      e.preventDefault();
+      links()[0]!.focus();
+    }
   });
+  suggestions.addEventListener('keydown', (e) => {
+    const all = links();
+    const at = all.indexOf(document.activeElement as HTMLAnchorElement);
+    if (e.key === 'ArrowDown' || e.key === 'ArrowUp') {
+      e.preventDefault();
+      const next = at + (e.key === 'ArrowDown' ? 1 : -1);
+      if (next < 0) box.focus();
+      else all[Math.min(next, all.length - 1)]?.focus();
+    } else if (e.key === 'Escape') {
+      suggestions.hidden = true;
+      box.focus();
+    }
+  });
+  // A click elsewhere closes them.
+  const outside = (e: MouseEvent) => {
+    if (!suggestions.isConnected) return document.removeEventListener('click', outside);
+    if (!(e.target instanceof Node) || !searchbar.contains(e.target)) suggestions.hidden = true;
+  };
+  document.addEventListener('click', outside);
 
   const form = h(
     'form',
@@ -160,7 +192,7 @@ export async function searchView(main: HTMLElement, url: URL): Promise<void> {
       },
     },
     h('h1', {}, 'Find a company'),
-    h('div', { class: 'searchbar' }, box, h('button', { type: 'submit' }, 'Search'), suggestions),
+    searchbar,
     h(
       'div',
       { class: 'filters' },
