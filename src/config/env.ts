@@ -107,7 +107,10 @@ const schema = z.object({
    * load balancer share one limit per key; unset: each process counts on its own.
    */
   RATE_LIMIT_REDIS_URL: z.string().min(1).optional(),
-  /** Failed authentications (401, 403) a client address may make per window before all its requests get 429. */
+  /**
+   * Refused keys (403) a client address may send per window before all its requests get 429. Requests
+   * without a key (401) are not counted: they guess nothing, and any web page can make its visitors send them.
+   */
   AUTH_FAILURE_MAX: intIn(1, 1_000_000).default(30),
   /** Window of AUTH_FAILURE_MAX in seconds. */
   AUTH_FAILURE_WINDOW_S: intIn(1, 86_400).default(300),

@@ -51,7 +51,10 @@ export function requireApiKey(
     next: NextFunction,
     reason: Extract<KeyCheck, { ok: false }>['reason'],
   ) => {
-    await failures.recordFailure(req);
+    // Only a key that was sent and refused is a guess. A request without one guesses nothing, and
+    // any web page can make its visitors' browsers send such requests (an image, a preflight):
+    // counted, they would lock whole offices behind one address out.
+    if (reason !== 'missing') await failures.recordFailure(req);
     if (reason === 'missing') {
       next(new AppError('UNAUTHENTICATED', `Send an API key in the ${header} header.`));
     } else {

@@ -239,7 +239,7 @@ describe('failed authentication is rate-limited per client address', () => {
   it('refuses every request from an address after too many failures, and only from that address', async () => {
     const a = '203.0.113.7';
     expect((await t.get('/v1/edges/e1', from(a, 'wrong-key-wrong-key'))).status).toBe(403);
-    expect((await fetch(`${t.base}/v1/edges/e1`, { headers: { 'X-Forwarded-For': a } })).status).toBe(401);
+    expect((await t.get('/v1/edges/e1', from(a, 'wrong-key-3'))).status).toBe(403);
     expect((await t.post('/graphql', { query: '{ __typename }' }, from(a, 'wrong-key-2'))).status).toBe(403);
 
     const blocked = await t.get('/v1/edges/e1', from(a, 'wrong-key-wrong-key'));
@@ -253,6 +253,19 @@ describe('failed authentication is rate-limited per client address', () => {
     // Other addresses and the open routes are untouched.
     expect((await t.get('/v1/edges/e1', from('203.0.113.8'))).status).toBe(200);
     expect((await fetch(`${t.base}/healthz`, { headers: { 'X-Forwarded-For': a } })).status).toBe(200);
+  });
+
+  it('does not count requests without a key: a page elsewhere cannot lock its visitors out', async () => {
+    const d = '192.0.2.44';
+    for (let i = 0; i < 10; i++) {
+      expect((await fetch(`${t.base}/v1/edges/e1`, { headers: { 'X-Forwarded-For': d } })).status).toBe(401);
+      const preflight = await fetch(`${t.base}/v1/edges/e1`, {
+        method: 'OPTIONS',
+        headers: { 'X-Forwarded-For': d, Origin: 'https://elsewhere.example' },
+      });
+      expect(preflight.status).not.toBe(429);
+    }
+    expect((await t.get('/v1/edges/e1', from(d))).status).toBe(200);
   });
 
   it('does not count successful requests', async () => {
