@@ -216,6 +216,7 @@ export async function buildApp(o: AppOptions): Promise<BuiltApp> {
   await apollo.start();
   app.use(
     '/graphql',
+    graphqlMethods,
     auth,
     limiter,
     express.json({ limit: '256kb' }),
@@ -233,6 +234,19 @@ export async function buildApp(o: AppOptions): Promise<BuiltApp> {
   app.use(errorHandler(o.log));
   return { app, apollo };
 }
+
+/**
+ * GraphQL over HTTP takes GET and POST. Any other method is answered here as every route answers a
+ * method it does not take (405, Allow, a problem document), before Apollo, which would answer a
+ * DELETE without a media type as a CSRF attempt (400) and others in its own format. HEAD and
+ * OPTIONS go on as before (a CORS preflight from a listed origin is answered before this).
+ */
+const graphqlMethods: RequestHandler = (req, res, next) => {
+  const m = req.method;
+  if (m === 'GET' || m === 'POST' || m === 'HEAD' || m === 'OPTIONS') return next();
+  res.setHeader('Allow', 'GET, HEAD, POST');
+  sendProblem(res, new AppError('METHOD_NOT_ALLOWED', `GraphQL takes GET and POST, not ${m}.`), req);
+};
 
 /**
  * JSON bodies of the requests that carry one. Most /v1 requests are GETs, which have no body

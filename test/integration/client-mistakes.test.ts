@@ -111,6 +111,23 @@ describe('client mistakes are 4xx problems, never internal errors', () => {
         'GET, HEAD',
       ]);
     }
+    // GraphQL too, with or without a media type (Apollo took a bare DELETE for a CSRF attempt).
+    for (const [method, headers] of [
+      ['DELETE', {}],
+      ['PUT', { 'content-type': 'application/json' }],
+      ['PATCH', { 'content-type': 'application/json' }],
+    ] as const) {
+      const res = await fetch(`${t.base}/graphql`, {
+        method,
+        headers: { 'X-SERVICE-KEY': TEST_KEY, ...headers },
+        ...(method === 'DELETE' ? {} : { body: '{"query":"{ __typename }"}' }),
+      });
+      expect([method, (await problem(res, 405)).code, res.headers.get('allow')]).toEqual([
+        method,
+        'METHOD_NOT_ALLOWED',
+        'GET, HEAD, POST',
+      ]);
+    }
     // A path that exists under no method stays a 404.
     expect((await problem(await t.get('/v1/no-such-thing/'), 404)).code).toBe('NOT_FOUND');
   });
