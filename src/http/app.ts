@@ -280,7 +280,9 @@ function hasBody(req: Request): boolean {
 function restFieldNames(e: AppError, req: Request): AppError {
   if (e.fieldErrors.length === 0) return e;
   const body: unknown = req.body;
-  const inBody = (field: string) => typeof body === 'object' && body !== null && field in body;
+  // A request that sent a JSON object: its fields, those it left out included, are the body's.
+  const sentObject = typeof body === 'object' && body !== null && !Array.isArray(body);
+  const inBody = (field: string) => sentObject && (field in body || req.method === 'POST');
   const where = (field: string) =>
     field in req.params ? `path.${field}` : inBody(field) ? `body.${field}` : `query.${field}`;
   const errors = e.fieldErrors.map((f) => ({

@@ -349,8 +349,27 @@ describe('tier-view jobs over HTTP', () => {
       query:
         'mutation { startTierView(input: {root_nodes: "boeing", num_tiers: 99, direction: supplier}) { run_id } }',
     });
-    const badJson = (await bad.json()) as { errors: { extensions: { code: string } }[] };
+    type Refused = {
+      errors: { message: string; extensions: { code: string; errors?: { field: string }[] } }[];
+    };
+    const badJson = (await bad.json()) as Refused;
     expect(badJson.errors[0]!.extensions.code).toBe('BAD_REQUEST');
+    // Named as the arguments sent, not as the REST body's fields.
+    expect(badJson.errors[0]!.extensions.errors?.map((e) => e.field)).toEqual(['num_tiers']);
+    expect(badJson.errors[0]!.message).toMatch(/^num_tiers: /);
+    const badRun = (await (
+      await t.post('/graphql', { query: '{ job(run_id: "abc") { run_id } }' })
+    ).json()) as Refused;
+    expect(badRun.errors[0]!.extensions.errors?.map((e) => e.field)).toEqual(['run_id']);
+    // Over REST the same refusals name where they were sent, a field left out of the body included.
+    const rest = (await (
+      await t.post('/v1/tierviewjob/', { num_tiers: '2', direction: 'supplier' })
+    ).json()) as {
+      errors: { field: string }[];
+    };
+    expect(rest.errors.map((e) => e.field)).toEqual(['body.root_nodes']);
+    const restRun = (await (await t.get('/v1/jobs/abc/')).json()) as { errors: { field: string }[] };
+    expect(restRun.errors.map((e) => e.field)).toEqual(['path.run_id']);
   });
 });
 

@@ -2,6 +2,7 @@ import type { GraphQLFieldResolver } from 'graphql';
 import { parseTierViewRequest } from '../../domain/tierview';
 import type { JobView } from '../../jobs/job-queue';
 import type { GraphQLContext } from '../context';
+import { withArgumentNames } from '../argument-names';
 
 interface TierViewInput {
   root_nodes: string;
@@ -22,7 +23,7 @@ export const startTierView: GraphQLFieldResolver<unknown, GraphQLContext, { inpu
   { input },
   ctx,
 ): Promise<{ run_id: number }> => {
-  const request = parseTierViewRequest(input, ctx.services.jobs.maxTiers);
+  const request = await withArgumentNames(() => parseTierViewRequest(input, ctx.services.jobs.maxTiers));
   const run = await ctx.services.jobs.submit(request, ctx.keyId);
   return { run_id: run.runId };
 };
@@ -32,4 +33,5 @@ export const cancelJob: GraphQLFieldResolver<unknown, GraphQLContext, { run_id: 
   _parent,
   { run_id },
   ctx,
-): Promise<JobView> => ctx.services.jobs.cancel(ctx.services.jobs.parseRunId(run_id), ctx.keyId);
+): Promise<JobView> =>
+  withArgumentNames(() => ctx.services.jobs.cancel(ctx.services.jobs.parseRunId(run_id), ctx.keyId));

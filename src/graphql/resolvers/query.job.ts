@@ -1,13 +1,15 @@
 import type { GraphQLFieldResolver } from 'graphql';
 import type { JobPage, JobView } from '../../jobs/job-queue';
 import type { GraphQLContext } from '../context';
+import { withArgumentNames } from '../argument-names';
 
 /** Query.job: a run of the caller's key, with download links signed afresh; another key's run is NOT_FOUND. */
 export const job: GraphQLFieldResolver<unknown, GraphQLContext, { run_id: string }> = (
   _parent,
   { run_id },
   ctx,
-): Promise<JobView> => ctx.services.jobs.view(ctx.services.jobs.parseRunId(run_id), ctx.keyId);
+): Promise<JobView> =>
+  withArgumentNames(() => ctx.services.jobs.view(ctx.services.jobs.parseRunId(run_id), ctx.keyId));
 
 /** Query.jobs: the caller's runs, newest first. */
 export const jobs: GraphQLFieldResolver<
