@@ -165,6 +165,11 @@ describeWithBrowser('the web app when things go wrong', () => {
     // The redrawn form has focus where the analyst left it.
     expect(await page.evaluate('document.activeElement && document.activeElement.id')).toBe('map-confidence');
     expect(await page.locator('#map-summary').textContent()).not.toMatch(/\b1 companies\b/);
+    // A value edited into the address that the lists do not offer is shown as drawn.
+    await page.goto(`${base}/companies/${hub.vid}/map?per=7&max=20`);
+    await figure.and(page.locator('[data-nodes]')).waitFor();
+    expect(await page.getByLabel('Strongest per company').inputValue()).toBe('7');
+    expect(await page.getByLabel('Companies at most').inputValue()).toBe('20');
   });
 
   it('moves through suggestions by keyboard, closes them on a click elsewhere, and starts results at the content', async () => {

@@ -93,11 +93,14 @@ export async function tierMapView(main: HTMLElement, vid: string, url: URL): Pro
   current?.destroy();
   current = null;
 
+  // An address edited by hand may hold a value the list does not offer: it is shown, as drawn.
   const select = (id: string, value: string, options: [string, string][]) =>
     h(
       'select',
       { id, name: id },
-      options.map(([v, label]) => h('option', { value: v, selected: v === value }, label)),
+      (options.some(([v]) => v === value) ? options : [...options, [value, value] as [string, string]]).map(
+        ([v, label]) => h('option', { value: v, selected: v === value }, label),
+      ),
     );
   const direction = select('map-direction', o.direction, [
     ['supplier', 'Suppliers (upstream)'],
