@@ -77,6 +77,7 @@ export function createHttpServer(app: http.RequestListener): Server {
 const REASONS: Record<number, string> = {
   400: 'Bad Request',
   408: 'Request Timeout',
+  413: 'Content Too Large',
   431: 'Request Header Fields Too Large',
 };
 
@@ -96,7 +97,9 @@ function unreadable(err: NodeJS.ErrnoException, socket: Duplex): void {
         )
       : err.code === 'ERR_HTTP_REQUEST_TIMEOUT'
         ? new AppError('REQUEST_TIMEOUT', 'The request was not received in time.')
-        : new AppError('BAD_REQUEST', 'The request could not be read as HTTP/1.1.');
+        : err.code === 'HPE_CHUNK_EXTENSIONS_OVERFLOW'
+          ? new AppError('PAYLOAD_TOO_LARGE', 'The chunk extensions of the request body are too large.')
+          : new AppError('BAD_REQUEST', 'The request could not be read as HTTP/1.1.');
   const body = JSON.stringify(problemOf(e));
   socket.end(
     `HTTP/1.1 ${e.status} ${REASONS[e.status] ?? 'Bad Request'}\r\n` +
@@ -104,5 +107,7 @@ function unreadable(err: NodeJS.ErrnoException, socket: Duplex): void {
       `Content-Length: ${Buffer.byteLength(body)}\r\n` +
       'Connection: close\r\n\r\n' +
       body,
+    // Closed once written, as Node closes it: the server allows half-open connections otherwise.
+    () => socket.destroy(),
   );
 }

@@ -7,6 +7,7 @@ import { parseQuery } from './query-params';
 import type { RestDeps } from './rest-deps';
 import { sendJson } from './json-answer';
 import { RouteTable } from './route-table';
+import { requireJsonBody } from './request-body';
 
 /** A job as REST shows it (spec 4.6): no `result_state` before the end, `{}` as the output while RUNNING. */
 function jobBody(job: Record<string, unknown>): Record<string, unknown> {
@@ -21,6 +22,7 @@ function jobBody(job: Record<string, unknown>): Record<string, unknown> {
 export function jobsRoutes(deps: RestDeps, maxTiers: () => number): RouteTable {
   const r = new RouteTable();
   const start = async (req: Request, res: Response) => {
+    requireJsonBody(req);
     parseQuery(req.query, {});
     const request = parseTierViewRequest(req.body, maxTiers());
     const data = await deps.run(

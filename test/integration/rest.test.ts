@@ -655,6 +655,23 @@ describe('request bodies', () => {
     );
   });
 
+  it('leaves routes that read no body alone, whatever is sent with them', async () => {
+    // curl -d '{}' names a form: a cancel reads no body, and is answered for the run it names.
+    const cancel = await fetch(`${t.base}/v1/jobs/987654/cancel/`, {
+      method: 'POST',
+      headers: { 'X-SERVICE-KEY': TEST_KEY, 'content-type': 'application/x-www-form-urlencoded' },
+      body: '{}',
+    });
+    expect((await problem(cancel, 404)).code).toBe('NOT_FOUND');
+    // A method a route does not take is that, whatever the body.
+    const put = await fetch(`${t.base}/v1/companies/boeing/`, {
+      method: 'PUT',
+      headers: { 'X-SERVICE-KEY': TEST_KEY, 'content-type': 'text/plain' },
+      body: 'x',
+    });
+    expect((await problem(put, 405)).code).toBe('METHOD_NOT_ALLOWED');
+  });
+
   it('still takes a request without a body, and says what a JSON body must be', async () => {
     // A cancel has no body: it is answered for what it names (here no run of this key).
     const cancel = await fetch(`${t.base}/v1/jobs/987654/cancel/`, {

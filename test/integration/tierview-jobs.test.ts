@@ -357,6 +357,14 @@ describe('tier-view jobs over HTTP', () => {
     // Named as the arguments sent, not as the REST body's fields.
     expect(badJson.errors[0]!.extensions.errors?.map((e) => e.field)).toEqual(['num_tiers']);
     expect(badJson.errors[0]!.message).toMatch(/^num_tiers: /);
+    // The callback is checked by the queue as it takes the run, and named as an argument too.
+    const badCallback = (await (
+      await t.post('/graphql', {
+        query:
+          'mutation { startTierView(input: {root_nodes: "boeing", num_tiers: 1, direction: supplier, callback_url: "http://10.0.0.1/"}) { run_id } }',
+      })
+    ).json()) as Refused;
+    expect(badCallback.errors[0]!.extensions.errors?.map((e) => e.field)).toEqual(['callback_url']);
     const badRun = (await (
       await t.post('/graphql', { query: '{ job(run_id: "abc") { run_id } }' })
     ).json()) as Refused;

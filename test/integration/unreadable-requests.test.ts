@@ -61,7 +61,7 @@ describe('requests the server cannot read', () => {
     expect(answer.body).toMatchObject({ status: 400, code: 'BAD_REQUEST' });
   });
 
-  it('refuses a body declared over the limit before any of it is sent, and closes', async () => {
+  it('refuses a body declared far over the limit without reading it, and closes', async () => {
     const answer = await exchange(
       'POST /v1/tierviewjob/ HTTP/1.1\r\nHost: x\r\n' +
         `X-SERVICE-KEY: ${TEST_KEY}\r\nContent-Type: application/json\r\nContent-Length: 999999999\r\n\r\n`,

@@ -22,11 +22,13 @@ export const startTierView: GraphQLFieldResolver<unknown, GraphQLContext, { inpu
   _parent,
   { input },
   ctx,
-): Promise<{ run_id: number }> => {
-  const request = await withArgumentNames(() => parseTierViewRequest(input, ctx.services.jobs.maxTiers));
-  const run = await ctx.services.jobs.submit(request, ctx.keyId);
-  return { run_id: run.runId };
-};
+): Promise<{ run_id: number }> =>
+  // The callback's checks are the queue's, made as it takes the run: named as arguments too.
+  withArgumentNames(async () => {
+    const request = parseTierViewRequest(input, ctx.services.jobs.maxTiers);
+    const run = await ctx.services.jobs.submit(request, ctx.keyId);
+    return { run_id: run.runId };
+  });
 
 /** Mutation.cancelJob: only the key that started the run may cancel it (another key gets NOT_FOUND). */
 export const cancelJob: GraphQLFieldResolver<unknown, GraphQLContext, { run_id: string }> = (

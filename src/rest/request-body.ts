@@ -1,0 +1,19 @@
+import type { Request } from 'express';
+import { AppError } from '../domain/errors';
+
+/** Whether a request carries a body (RFC 9112: a Transfer-Encoding, or a Content-Length above 0). */
+export function hasBody(req: Request): boolean {
+  if (req.headers['transfer-encoding'] !== undefined) return true;
+  const length = req.headers['content-length'];
+  return length !== undefined && length !== '0';
+}
+
+/**
+ * For a route that reads a JSON body: a body of another media type, or of none named, is refused
+ * with 415 (the parser leaves it unread, and the route would find no body). Routes that read no body
+ * (a cancel) do not call this, so whatever a client sends with them is ignored, as before.
+ */
+export function requireJsonBody(req: Request): void {
+  if (hasBody(req) && !req.is('application/json'))
+    throw new AppError('UNSUPPORTED_MEDIA_TYPE', 'Send the body as application/json.');
+}
