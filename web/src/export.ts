@@ -1,4 +1,4 @@
-import { rest } from './api';
+import { ApiError, rest } from './api';
 import { h, replace } from './dom';
 
 interface Job {
@@ -40,9 +40,13 @@ export function exportPanel(vid: string, name: string): HTMLElement {
   const status = h('div', { role: 'status', class: 'job' });
   const start = h('button', { type: 'submit' }, 'Start export');
 
+  // The run this panel follows: starting another stops following the one before.
+  let following = 0;
   const follow = async (runId: string) => {
+    const mine = ++following;
     for (;;) {
       const job = await rest<Job>(`/v1/jobs/${encodeURIComponent(runId)}/`);
+      if (mine !== following) return;
       const s = job.state;
       if (s.life_cycle_state === 'PENDING' || s.life_cycle_state === 'RUNNING') {
         replace(
@@ -57,7 +61,7 @@ export function exportPanel(vid: string, name: string): HTMLElement {
         );
         await new Promise((r) => setTimeout(r, 700));
         // Left for another page: no more polls (the page finds the run again on return).
-        if (!status.isConnected) return;
+        if (!status.isConnected || mine !== following) return;
         continue;
       }
       if (s.result_state !== 'SUCCESS') {
@@ -132,9 +136,13 @@ export function exportPanel(vid: string, name: string): HTMLElement {
   if (last) {
     // Once the panel is on the page; a run the server no longer has is forgotten.
     setTimeout(() => {
-      follow(last).catch(() => {
-        sessionStorage.removeItem(lastRunKey(vid));
-        replace(status);
+      follow(last).catch((err: Error) => {
+        // A run the server no longer has (expired, or another server's) is forgotten; any other
+        // failure is told, and the run kept for the next visit.
+        if (err instanceof ApiError && err.status === 404) {
+          if (sessionStorage.getItem(lastRunKey(vid)) === last) sessionStorage.removeItem(lastRunKey(vid));
+          replace(status);
+        } else replace(status, h('p', { class: 'error', role: 'alert' }, err.message));
       });
     }, 0);
   }

@@ -66,6 +66,7 @@ async function route(url: URL): Promise<void> {
     document.title = 'API key · tiergraph';
     replace(main, keyForm());
     main.querySelector('input')?.focus();
+    drawnOnce = true;
     return;
   }
   const parts = url.pathname.split('/').filter(Boolean).map(decodeURIComponent);
@@ -87,6 +88,7 @@ async function route(url: URL): Promise<void> {
       forgetKey();
       forget.hidden = true;
       replace(main, keyForm(`The server refused the stored key (${e.message}). Enter another one.`));
+      main.querySelector('input')?.focus();
       return;
     }
     const notFound = e instanceof ApiError && e.code === 'NOT_FOUND';

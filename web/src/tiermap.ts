@@ -233,6 +233,8 @@ export async function tierMapView(main: HTMLElement, vid: string, url: URL): Pro
     per: o.per,
     max: o.max,
   });
+  // Left for another map (a filter changed) while this one was asked for: nothing to draw.
+  if (!main.isConnected) return;
   const root = m.nodes.find((n) => n.vid === m.root)!;
   replace(title, `Tier map: ${root.name}`);
   replace(backLink, `← ${root.name}`);
