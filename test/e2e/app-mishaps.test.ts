@@ -210,6 +210,22 @@ describeWithBrowser('the web app when things go wrong', () => {
     expect(await page.getByRole('link', { name: 'API reference' }).isVisible()).toBe(true);
   });
 
+  it('offers download links on the name the app was opened by', async () => {
+    // The server names itself localhost (no PUBLIC_URL); the analyst came by 127.0.0.1.
+    const other = `http://127.0.0.1:${server.running.port}`;
+    await context.addInitScript(`localStorage.setItem('tiergraph.apiKey', ${JSON.stringify(TEST_KEY)})`);
+    await page.goto(`${other}/companies/${hub.vid}`);
+    const panel = page.getByRole('region', { name: 'Export tier view' });
+    await panel.getByLabel('Tiers').selectOption('1');
+    await panel.getByRole('button', { name: 'Start export' }).click();
+    const link = panel.getByRole('link', { name: /^Download / });
+    await link.waitFor({ timeout: 30_000 });
+    const href = (await link.getAttribute('href'))!;
+    expect(new URL(href).origin).toBe(other);
+    const got = await page.evaluate(`fetch(${JSON.stringify(href)}).then((r) => r.status)`);
+    expect(got).toBe(200);
+  });
+
   it('finds an export again after the analyst went elsewhere', async () => {
     await open(`/companies/${hub.vid}`);
     const panel = page.getByRole('region', { name: 'Export tier view' });

@@ -14,6 +14,18 @@ const FILE_NAMES: Record<string, string> = {
   companies_file: 'Companies (CSV)',
 };
 
+/**
+ * A link to this server's own downloads signed for another of its names (without PUBLIC_URL the
+ * server names itself localhost), taken on the name this page was opened by, which reaches it: the
+ * signature covers the file and the expiry, not the host. Other links (Cloud Storage's, a prefix
+ * behind a proxy) are left as they are.
+ */
+function onThisOrigin(href: string): string {
+  const url = new URL(href, location.href);
+  if (url.origin === location.origin || !url.pathname.startsWith('/downloads/')) return href;
+  return `${location.origin}${url.pathname}${url.search}`;
+}
+
 /** Where this tab keeps the last run started for a company, so that its panel finds it again. */
 const lastRunKey = (vid: string) => `tiergraph.export.${vid}`;
 
@@ -87,7 +99,15 @@ export function exportPanel(vid: string, name: string): HTMLElement {
           'ul',
           { class: 'plain downloads' },
           Object.entries(files).map(([k, href]) =>
-            h('li', {}, h('a', { href, download: '', class: 'button' }, `Download ${FILE_NAMES[k] ?? k}`)),
+            h(
+              'li',
+              {},
+              h(
+                'a',
+                { href: onThisOrigin(href), download: '', class: 'button' },
+                `Download ${FILE_NAMES[k] ?? k}`,
+              ),
+            ),
           ),
         ),
       );
