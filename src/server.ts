@@ -101,7 +101,9 @@ export async function startServer(config: Config, log: Logger): Promise<RunningS
     let listeningPort = config.PORT;
     const local = new LocalBlobStore(
       config.dataDir,
-      () => config.PUBLIC_URL ?? `http://localhost:${listeningPort}`,
+      // A link given in answer to a request names the address that client used; one made with no
+      // request (a callback's) names localhost. PUBLIC_URL, when set, wins over both.
+      (origin) => config.PUBLIC_URL ?? origin ?? `http://localhost:${listeningPort}`,
       config.DOWNLOAD_SECRET,
     );
     if (config.BLOB_STORE === 'local') local.limitBytes(config.EXPORT_MAX_BYTES ?? local.defaultBudget());

@@ -18,14 +18,24 @@ export interface GraphQLContext {
   services: Services;
   /** Id of the API key of the request (never the key): the owner of the runs it starts and sees. */
   keyId: string | null;
+  /**
+   * The address the client reached this server by (`http://host:port`), for the links the server
+   * serves itself (downloads) when no public URL is configured; undefined outside a request.
+   */
+  origin?: string;
   profile(vid: string): Promise<CompanyProfile>;
 }
 
-export function createContext(services: Services, keyId: string | null = null): GraphQLContext {
+export function createContext(
+  services: Services,
+  keyId: string | null = null,
+  origin?: string,
+): GraphQLContext {
   const profiles = new Map<string, Promise<CompanyProfile>>();
   return {
     services,
     keyId,
+    ...(origin === undefined ? {} : { origin }),
     profile(vid) {
       let p = profiles.get(vid);
       if (!p) {

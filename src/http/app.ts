@@ -146,7 +146,7 @@ export async function buildApp(o: AppOptions): Promise<BuiltApp> {
           o.schema,
           document,
           variables,
-          createContext(o.services, req.keyId ?? null),
+          createContext(o.services, req.keyId ?? null, originOf(req)),
         );
       } catch (e) {
         throw isAppError(e) ? restFieldNames(e, req) : e;
@@ -222,7 +222,7 @@ export async function buildApp(o: AppOptions): Promise<BuiltApp> {
     express.json({ limit: '256kb' }),
     graphqlAdmission(o.schema, o.graphqlLimits),
     expressMiddleware(apollo, {
-      context: ({ req }) => Promise.resolve(createContext(o.services, req.keyId ?? null)),
+      context: ({ req }) => Promise.resolve(createContext(o.services, req.keyId ?? null, originOf(req))),
     }),
   );
   app.use(webAppRoutes(o.keyHeader));
@@ -233,6 +233,15 @@ export async function buildApp(o: AppOptions): Promise<BuiltApp> {
   });
   app.use(errorHandler(o.log));
   return { app, apollo };
+}
+
+/**
+ * The address the client reached this server by, as the `next` links of pages name it (the
+ * protocol and host behind TRUST_PROXY's proxies); undefined without a Host header.
+ */
+function originOf(req: Request): string | undefined {
+  const host = req.get('host');
+  return host ? `${req.protocol}://${host}` : undefined;
 }
 
 /**

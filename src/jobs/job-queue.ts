@@ -264,15 +264,19 @@ export class JobQueue {
     return run;
   }
 
-  /** The run as clients see it; download links are signed afresh on every call. */
-  async view(runId: number, caller: Caller = undefined): Promise<JobView> {
-    return this.toView(await this.visible(runId, caller));
+  /**
+   * The run as clients see it; download links are signed afresh on every call, for `origin` (the
+   * address the client reached this server by) where the blob store serves them itself.
+   */
+  async view(runId: number, caller: Caller = undefined, origin?: string): Promise<JobView> {
+    return this.toView(await this.visible(runId, caller), origin);
   }
 
   /** The caller's runs, newest first. */
   async list(
     caller: string | null,
     page: { limit?: number | null; offset?: number | null },
+    origin?: string,
   ): Promise<JobPage> {
     const { limit, offset } = check(this.pageSchema, {
       limit: page.limit ?? undefined,
@@ -280,12 +284,12 @@ export class JobQueue {
     });
     if (caller === null) return { results: [], has_more: false };
     const runs = await this.o.runs.listByOwner(caller, limit + 1, offset);
-    const results = await Promise.all(runs.slice(0, limit).map((r) => this.toView(r)));
+    const results = await Promise.all(runs.slice(0, limit).map((r) => this.toView(r, origin)));
     return { results, has_more: runs.length > limit };
   }
 
   /** Cancels a pending or running run; a finished run is left as it is. */
-  async cancel(runId: number, caller: Caller = undefined): Promise<JobView> {
+  async cancel(runId: number, caller: Caller = undefined, origin?: string): Promise<JobView> {
     const now = this.now();
     const run = await this.visible(runId, caller);
     const canceled = await this.o.runs.transition(
@@ -305,15 +309,15 @@ export class JobQueue {
       // The queued job stays: removing it could pull it from under a worker that
       // has just locked it (an error there); started, it finds the run ended and stops.
       await this.notify(canceled);
-      return this.toView(canceled);
+      return this.toView(canceled, origin);
     }
     const flagged = await this.o.runs.transition(runId, ['RUNNING'], { cancelRequested: true }, now);
     // The worker holding the run may be this process (stop it now) or another (it polls the flag).
     this.tierview.cancel(runId);
-    return this.toView(flagged ?? (await this.o.runs.get(runId)) ?? run);
+    return this.toView(flagged ?? (await this.o.runs.get(runId)) ?? run, origin);
   }
 
-  private async toView(run: RunRecord): Promise<JobView> {
+  private async toView(run: RunRecord, origin?: string): Promise<JobView> {
     const state: JobView['state'] = {
       life_cycle_state: run.lifeCycleState,
       state_message: run.stateMessage,
@@ -340,7 +344,7 @@ export class JobQueue {
       } else {
         const links: Record<string, string> = {};
         for (const [k, key] of Object.entries(run.files)) {
-          links[k] = await this.o.blobs.signedUrl(key, this.o.downloadTtlS);
+          links[k] = await this.o.blobs.signedUrl(key, this.o.downloadTtlS, origin);
         }
         view.output = { result: JSON.stringify(links), truncated: false };
       }

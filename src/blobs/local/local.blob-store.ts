@@ -29,7 +29,8 @@ export class LocalBlobStore implements BlobStore {
 
   constructor(
     dataDir: string,
-    private readonly publicBase: () => string,
+    /** The base of download links: the public URL, else the client's origin, else a default. */
+    private readonly publicBase: (origin?: string) => string,
     secret?: string,
     private readonly now: () => number = Date.now,
   ) {
@@ -120,10 +121,10 @@ export class LocalBlobStore implements BlobStore {
   }
 
   // eslint-disable-next-line @typescript-eslint/require-await -- async so a bad key rejects instead of throwing
-  async signedUrl(key: string, ttlSeconds: number): Promise<string> {
+  async signedUrl(key: string, ttlSeconds: number, origin?: string): Promise<string> {
     this.file(key);
     const expires = Math.floor(this.now() / 1000) + ttlSeconds;
-    const url = `${this.publicBase().replace(/\/$/, '')}${DOWNLOAD_PREFIX}${key}?expires=${expires}&signature=${this.signature(key, expires)}`;
+    const url = `${this.publicBase(origin).replace(/\/$/, '')}${DOWNLOAD_PREFIX}${key}?expires=${expires}&signature=${this.signature(key, expires)}`;
     return url;
   }
 

@@ -36,4 +36,6 @@ export const cancelJob: GraphQLFieldResolver<unknown, GraphQLContext, { run_id: 
   { run_id },
   ctx,
 ): Promise<JobView> =>
-  withArgumentNames(() => ctx.services.jobs.cancel(ctx.services.jobs.parseRunId(run_id), ctx.keyId));
+  withArgumentNames(() =>
+    ctx.services.jobs.cancel(ctx.services.jobs.parseRunId(run_id), ctx.keyId, ctx.origin),
+  );
