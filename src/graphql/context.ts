@@ -20,16 +20,17 @@ export interface GraphQLContext {
   keyId: string | null;
   /**
    * The address the client reached this server by (`http://host:port`), for the links the server
-   * serves itself (downloads) when no public URL is configured; undefined outside a request.
+   * serves itself (downloads) when no public URL is configured; read only by the resolvers that
+   * sign such links, so other requests do not work it out. Absent outside a request.
    */
-  origin?: string;
+  origin?: () => string | undefined;
   profile(vid: string): Promise<CompanyProfile>;
 }
 
 export function createContext(
   services: Services,
   keyId: string | null = null,
-  origin?: string,
+  origin?: () => string | undefined,
 ): GraphQLContext {
   const profiles = new Map<string, Promise<CompanyProfile>>();
   return {

@@ -43,6 +43,7 @@ import { keyRateLimit } from './key-rate-limit';
 import { cors } from './cors';
 import { bodyTooLarge, errorHandler, sendNoRoute, sendProblem } from './problem';
 import { RouteTable } from '../rest/route-table';
+import { requestOrigin } from '../rest/links';
 import { dispatchUnder } from './dispatch-under';
 
 declare module 'express-serve-static-core' {
@@ -146,7 +147,7 @@ export async function buildApp(o: AppOptions): Promise<BuiltApp> {
           o.schema,
           document,
           variables,
-          createContext(o.services, req.keyId ?? null, originOf(req)),
+          createContext(o.services, req.keyId ?? null, () => originOf(req)),
         );
       } catch (e) {
         throw isAppError(e) ? restFieldNames(e, req) : e;
@@ -222,7 +223,8 @@ export async function buildApp(o: AppOptions): Promise<BuiltApp> {
     express.json({ limit: '256kb' }),
     graphqlAdmission(o.schema, o.graphqlLimits),
     expressMiddleware(apollo, {
-      context: ({ req }) => Promise.resolve(createContext(o.services, req.keyId ?? null, originOf(req))),
+      context: ({ req }) =>
+        Promise.resolve(createContext(o.services, req.keyId ?? null, () => originOf(req))),
     }),
   );
   app.use(webAppRoutes(o.keyHeader));
@@ -235,14 +237,8 @@ export async function buildApp(o: AppOptions): Promise<BuiltApp> {
   return { app, apollo };
 }
 
-/**
- * The address the client reached this server by, as the `next` links of pages name it (the
- * protocol and host behind TRUST_PROXY's proxies); undefined without a Host header.
- */
-function originOf(req: Request): string | undefined {
-  const host = req.get('host');
-  return host ? `${req.protocol}://${host}` : undefined;
-}
+/** The address the client used, for download links; none without a Host header (the server's default then). */
+const originOf = (req: Request) => (req.get('host') ? requestOrigin(req) : undefined);
 
 /**
  * GraphQL over HTTP takes GET and POST. Any other method is answered here as every route answers a

@@ -3,6 +3,9 @@ import type { RequestHandler } from 'express';
 /** Read routes whose answers change only when the data does (not jobs, whose state moves on its own). */
 const DATA_READS = /^\/(companies|edges|clusters)(\/|$)/;
 
+/** An entity tag without its weakness mark. */
+const weakly = (tag: string) => (tag.startsWith('W/') ? tag.slice(2) : tag);
+
 /**
  * ETag and 304 for the data reads. The data changes only on import, so the
  * store generation (with the search index's) validates every read at once,
@@ -10,9 +13,6 @@ const DATA_READS = /^\/(companies|edges|clusters)(\/|$)/;
  * a new validator too. Only successful answers carry the tag: every failure is answered by
  * sendProblem, which removes it.
  */
-/** An entity tag without its weakness mark. */
-const weakly = (tag: string) => (tag.startsWith('W/') ? tag.slice(2) : tag);
-
 export function conditionalReads(dataVersion: () => string): RequestHandler {
   const boot = Date.now().toString(36);
   return (req, res, next) => {

@@ -2,6 +2,14 @@ import type { Request } from 'express';
 import type { RestDeps } from './rest-deps';
 
 /**
+ * The address the client reached this server by (`http://host:port`; the protocol and host behind
+ * TRUST_PROXY's proxies): what links name when no public URL is set.
+ */
+export function requestOrigin(req: Request): string {
+  return `${req.protocol}://${req.get('host') ?? 'localhost'}`;
+}
+
+/**
  * Absolute `next` and `previous` links of a paged response: the request's own
  * URL with every parameter kept and only `offset` (and an explicit `limit`) set.
  * `next` is null when the next page would start past `maxOffset`, which is
@@ -13,9 +21,7 @@ export function pageLinks(
   { publicUrl, maxOffset }: Pick<RestDeps, 'publicUrl' | 'maxOffset'>,
   page: { limit: number; offset: number; hasMore: boolean },
 ): { next: string | null; previous: string | null } {
-  const base = publicUrl
-    ? publicUrl.replace(/\/$/, '')
-    : `${req.protocol}://${req.get('host') ?? 'localhost'}`;
+  const base = publicUrl ? publicUrl.replace(/\/$/, '') : requestOrigin(req);
   const path = req.originalUrl.split('?')[0] ?? req.path;
   const link = (offset: number) => {
     const params = new URLSearchParams();

@@ -2,7 +2,7 @@ import type { Request } from 'express';
 import { AppError } from '../domain/errors';
 
 /** Whether a request carries a body (RFC 9112: a Transfer-Encoding, or a Content-Length above 0). */
-export function hasBody(req: Request): boolean {
+function hasBody(req: Request): boolean {
   if (req.headers['transfer-encoding'] !== undefined) return true;
   const length = req.headers['content-length'];
   return length !== undefined && length !== '0';

@@ -37,5 +37,5 @@ export const cancelJob: GraphQLFieldResolver<unknown, GraphQLContext, { run_id: 
   ctx,
 ): Promise<JobView> =>
   withArgumentNames(() =>
-    ctx.services.jobs.cancel(ctx.services.jobs.parseRunId(run_id), ctx.keyId, ctx.origin),
+    ctx.services.jobs.cancel(ctx.services.jobs.parseRunId(run_id), ctx.keyId, ctx.origin?.()),
   );

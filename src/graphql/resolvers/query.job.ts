@@ -10,7 +10,7 @@ export const job: GraphQLFieldResolver<unknown, GraphQLContext, { run_id: string
   ctx,
 ): Promise<JobView> =>
   withArgumentNames(() =>
-    ctx.services.jobs.view(ctx.services.jobs.parseRunId(run_id), ctx.keyId, ctx.origin),
+    ctx.services.jobs.view(ctx.services.jobs.parseRunId(run_id), ctx.keyId, ctx.origin?.()),
   );
 
 /** Query.jobs: the caller's runs, newest first. */
@@ -19,4 +19,4 @@ export const jobs: GraphQLFieldResolver<
   GraphQLContext,
   { limit?: number | null; offset?: number | null }
 > = (_parent, { limit, offset }, ctx): Promise<JobPage> =>
-  ctx.services.jobs.list(ctx.keyId, { limit, offset }, ctx.origin);
+  ctx.services.jobs.list(ctx.keyId, { limit, offset }, ctx.origin?.());
