@@ -57,13 +57,16 @@ function realDay(s: string): boolean {
 /**
  * Validates a tier-view request as clients send it: values as strings (the
  * spec's form), or as JSON numbers and booleans. Every problem is reported at
- * once, each naming its field (`body.num_tiers`).
+ * once, each naming its field as the GraphQL argument (`num_tiers`); REST names
+ * it where it was sent (`body.num_tiers`, see rest/field-names.ts).
  */
 export function parseTierViewRequest(body: unknown, maxTiers: number): TierViewRequest {
   const errors: FieldError[] = [];
-  const bad = (field: string, reason: string) => errors.push({ field: `body.${field}`, reason });
+  const bad = (field: string, reason: string) => errors.push({ field, reason });
+  // REST refuses a body that is no object before it gets here (rest/request-body.ts), and GraphQL's
+  // input type is one.
   if (typeof body !== 'object' || body === null || Array.isArray(body)) {
-    throw badRequest([{ field: 'body', reason: 'must be a JSON object' }]);
+    throw badRequest([{ field: 'input', reason: 'must be an object' }]);
   }
   const b = body as Record<string, unknown>;
   for (const key of Object.keys(b)) {

@@ -42,6 +42,7 @@ import { conditionalReads } from './conditional';
 import { keyRateLimit } from './key-rate-limit';
 import { cors } from './cors';
 import { bodyTooLarge, errorHandler, sendNoRoute, sendProblem } from './problem';
+import { restFieldNames } from '../rest/field-names';
 import { RouteTable } from '../rest/route-table';
 import { requestOrigin } from '../rest/links';
 import { dispatchUnder } from './dispatch-under';
@@ -274,22 +275,6 @@ function jsonBodies(limit: number): RequestHandler {
       next(bodyTooLarge(limit));
     } else parse(req, res, next);
   };
-}
-
-/** Services name fields as GraphQL arguments; REST users see where they sent them. */
-function restFieldNames(e: AppError, req: Request): AppError {
-  if (e.fieldErrors.length === 0) return e;
-  const body: unknown = req.body;
-  // A request that sent a JSON object: its fields, those it left out included, are the body's.
-  const sentObject = typeof body === 'object' && body !== null && !Array.isArray(body);
-  const inBody = (field: string) => sentObject && (field in body || req.method === 'POST');
-  const where = (field: string) =>
-    field in req.params ? `path.${field}` : inBody(field) ? `body.${field}` : `query.${field}`;
-  const errors = e.fieldErrors.map((f) => ({
-    ...f,
-    field: f.field.includes('.') ? f.field : where(f.field),
-  }));
-  return new AppError(e.code, errors.map((f) => `${f.field}: ${f.reason}`).join('; '), errors);
 }
 
 function clientStatusOf(error: unknown): number | null {

@@ -195,7 +195,7 @@ export class JobQueue {
   /** A run id from a path or a GraphQL argument: a positive integer. */
   parseRunId(text: string): number {
     if (!/^[1-9]\d{0,15}$/.test(text) || !Number.isSafeInteger(Number(text))) {
-      throw badRequest([{ field: 'path.run_id', reason: 'must be a positive integer' }]);
+      throw badRequest([{ field: 'run_id', reason: 'must be a positive integer' }]);
     }
     return Number(text);
   }
@@ -210,8 +210,8 @@ export class JobQueue {
         allowHttp: this.o.callbacks.allowHttp,
       });
       if (!check.ok) {
-        throw new AppError('BAD_REQUEST', `body.callback_url: ${check.reason}`, [
-          { field: 'body.callback_url', reason: check.reason },
+        throw new AppError('BAD_REQUEST', `callback_url: ${check.reason}`, [
+          { field: 'callback_url', reason: check.reason },
         ]);
       }
     }

@@ -7,7 +7,9 @@ import { parseQuery } from './query-params';
 import type { RestDeps } from './rest-deps';
 import { sendJson } from './json-answer';
 import { RouteTable } from './route-table';
-import { requireJsonBody } from './request-body';
+import { jsonObjectBody } from './request-body';
+import { restFieldNames } from './field-names';
+import { isAppError } from '../domain/errors';
 
 /** A job as REST shows it (spec 4.6): no `result_state` before the end, `{}` as the output while RUNNING. */
 function jobBody(job: Record<string, unknown>): Record<string, unknown> {
@@ -22,9 +24,14 @@ function jobBody(job: Record<string, unknown>): Record<string, unknown> {
 export function jobsRoutes(deps: RestDeps, maxTiers: () => number): RouteTable {
   const r = new RouteTable();
   const start = async (req: Request, res: Response) => {
-    requireJsonBody(req);
+    const body = jsonObjectBody(req);
     parseQuery(req.query, {});
-    const request = parseTierViewRequest(req.body, maxTiers());
+    let request: ReturnType<typeof parseTierViewRequest>;
+    try {
+      request = parseTierViewRequest(body, maxTiers());
+    } catch (e) {
+      throw isAppError(e) ? restFieldNames(e, req) : e;
+    }
     const data = await deps.run(
       OPERATIONS.startTierView,
       {

@@ -1,5 +1,5 @@
 import type { Request } from 'express';
-import { AppError } from '../domain/errors';
+import { AppError, badRequest } from '../domain/errors';
 
 /** Whether a request carries a body (RFC 9112: a Transfer-Encoding, or a Content-Length above 0). */
 function hasBody(req: Request): boolean {
@@ -16,4 +16,13 @@ function hasBody(req: Request): boolean {
 export function requireJsonBody(req: Request): void {
   if (hasBody(req) && !req.is('application/json'))
     throw new AppError('UNSUPPORTED_MEDIA_TYPE', 'Send the body as application/json.');
+}
+
+/** The JSON body of a route that reads one: refused unless it is an object (not null, an array or a string). */
+export function jsonObjectBody(req: Request): Record<string, unknown> {
+  requireJsonBody(req);
+  const body: unknown = req.body;
+  if (typeof body !== 'object' || body === null || Array.isArray(body))
+    throw badRequest([{ field: 'body', reason: 'must be a JSON object' }]);
+  return body as Record<string, unknown>;
 }

@@ -2,7 +2,6 @@ import type { GraphQLFieldResolver } from 'graphql';
 import { parseTierViewRequest } from '../../domain/tierview';
 import type { JobView } from '../../jobs/job-queue';
 import type { GraphQLContext } from '../context';
-import { withArgumentNames } from '../argument-names';
 
 interface TierViewInput {
   root_nodes: string;
@@ -22,13 +21,11 @@ export const startTierView: GraphQLFieldResolver<unknown, GraphQLContext, { inpu
   _parent,
   { input },
   ctx,
-): Promise<{ run_id: number }> =>
-  // The callback's checks are the queue's, made as it takes the run: named as arguments too.
-  withArgumentNames(async () => {
-    const request = parseTierViewRequest(input, ctx.services.jobs.maxTiers);
-    const run = await ctx.services.jobs.submit(request, ctx.keyId);
-    return { run_id: run.runId };
-  });
+): Promise<{ run_id: number }> => {
+  const request = parseTierViewRequest(input, ctx.services.jobs.maxTiers);
+  const run = await ctx.services.jobs.submit(request, ctx.keyId);
+  return { run_id: run.runId };
+};
 
 /** Mutation.cancelJob: only the key that started the run may cancel it (another key gets NOT_FOUND). */
 export const cancelJob: GraphQLFieldResolver<unknown, GraphQLContext, { run_id: string }> = (
@@ -36,6 +33,4 @@ export const cancelJob: GraphQLFieldResolver<unknown, GraphQLContext, { run_id: 
   { run_id },
   ctx,
 ): Promise<JobView> =>
-  withArgumentNames(() =>
-    ctx.services.jobs.cancel(ctx.services.jobs.parseRunId(run_id), ctx.keyId, ctx.origin?.()),
-  );
+  ctx.services.jobs.cancel(ctx.services.jobs.parseRunId(run_id), ctx.keyId, ctx.origin?.());

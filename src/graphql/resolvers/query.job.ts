@@ -1,7 +1,6 @@
 import type { GraphQLFieldResolver } from 'graphql';
 import type { JobPage, JobView } from '../../jobs/job-queue';
 import type { GraphQLContext } from '../context';
-import { withArgumentNames } from '../argument-names';
 
 /** Query.job: a run of the caller's key, with download links signed afresh; another key's run is NOT_FOUND. */
 export const job: GraphQLFieldResolver<unknown, GraphQLContext, { run_id: string }> = (
@@ -9,9 +8,7 @@ export const job: GraphQLFieldResolver<unknown, GraphQLContext, { run_id: string
   { run_id },
   ctx,
 ): Promise<JobView> =>
-  withArgumentNames(() =>
-    ctx.services.jobs.view(ctx.services.jobs.parseRunId(run_id), ctx.keyId, ctx.origin?.()),
-  );
+  ctx.services.jobs.view(ctx.services.jobs.parseRunId(run_id), ctx.keyId, ctx.origin?.());
 
 /** Query.jobs: the caller's runs, newest first. */
 export const jobs: GraphQLFieldResolver<

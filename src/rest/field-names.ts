@@ -1,0 +1,22 @@
+import type { Request } from 'express';
+import { AppError } from '../domain/errors';
+
+/**
+ * Services and the domain name a refused field as the GraphQL argument (`num_tiers`, `run_id`); a
+ * REST caller sees where it sent it: `path.run_id`, `body.num_tiers`, `query.limit`. A field named
+ * with its place already (`query.limit` from parseQuery) is left as it is.
+ */
+export function restFieldNames(e: AppError, req: Request): AppError {
+  if (e.fieldErrors.length === 0) return e;
+  const body: unknown = req.body;
+  // A request that sent a JSON object: its fields, those it left out included, are the body's.
+  const sentObject = typeof body === 'object' && body !== null && !Array.isArray(body);
+  const inBody = (field: string) => sentObject && (field in body || req.method === 'POST');
+  const where = (field: string) =>
+    field in req.params ? `path.${field}` : inBody(field) ? `body.${field}` : `query.${field}`;
+  const errors = e.fieldErrors.map((f) => ({
+    ...f,
+    field: f.field.includes('.') ? f.field : where(f.field),
+  }));
+  return new AppError(e.code, errors.map((f) => `${f.field}: ${f.reason}`).join('; '), errors, e.retryAfterS);
+}
