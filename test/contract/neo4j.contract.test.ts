@@ -4,11 +4,11 @@ import { graphStoreContract } from './graph-store.contract';
 import { NEO4J_HINT, emptyNeo4j, neo4jAvailability, openNeo4jStore, startNeo4j } from '../support/neo4j';
 import type { Neo4jTarget } from '../support/neo4j';
 import { tempDir } from '../support/paths';
+import { skipVisibly } from '../support/services';
 
 // The same contract as the embedded engine's, on a real Neo4j 5 server.
 if (neo4jAvailability() === null) {
-  process.stderr.write(`skipping "GraphStore contract: neo4j": ${NEO4J_HINT}\n`);
-  describe.skip(`GraphStore contract: neo4j (skipped: ${NEO4J_HINT})`, () => {
+  skipVisibly(describe.skip, 'GraphStore contract: neo4j', NEO4J_HINT, () => {
     it('runs against Neo4j', () => undefined);
   });
 } else {

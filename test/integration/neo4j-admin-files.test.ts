@@ -18,6 +18,7 @@ import {
   startNeo4j,
 } from '../support/neo4j';
 import type { Neo4jTarget } from '../support/neo4j';
+import { skipVisibly } from '../support/services';
 
 /** Runs `tiergraph` from the sources; STORE=neo4j with no server behind it: writing the files must not need one. */
 function cli(dataDir: string, ...args: string[]) {
@@ -29,8 +30,7 @@ const hint =
   neo4jAvailability() === null ? NEO4J_HINT : neo4jLauncher() === null ? NEO4J_LAUNCHER_HINT : null;
 
 if (hint !== null) {
-  process.stderr.write(`skipping "bulk-load files for neo4j-admin": ${hint}\n`);
-  describe.skip(`bulk-load files for neo4j-admin (skipped: ${hint})`, () => {
+  skipVisibly(describe.skip, 'bulk-load files for neo4j-admin', hint, () => {
     it('loads', () => undefined);
   });
 } else {

@@ -23,12 +23,12 @@ import {
 } from '../support/neo4j';
 import type { Neo4jTarget } from '../support/neo4j';
 import { recordingLogger } from '../support/server';
+import { skipVisibly } from '../support/services';
 
 const fixture = path.join(ROOT, 'test', 'fixtures', 'import', 'tiny');
 
 if (neo4jAvailability() === null) {
-  process.stderr.write(`skipping "import into Neo4j": ${NEO4J_HINT}\n`);
-  describe.skip(`import into Neo4j (skipped: ${NEO4J_HINT})`, () => {
+  skipVisibly(describe.skip, 'import into Neo4j', NEO4J_HINT, () => {
     it('imports', () => undefined);
   });
 } else {

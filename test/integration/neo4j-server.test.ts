@@ -11,14 +11,14 @@ import { asSent } from '../support/cypher-text';
 import { readSeed, tempDir } from '../support/paths';
 import { NEO4J_HINT, emptyNeo4j, neo4jAvailability, openNeo4jStore, startNeo4j } from '../support/neo4j';
 import type { Neo4jTarget } from '../support/neo4j';
+import { skipVisibly } from '../support/services';
 
 /**
  * What only a real Neo4j 5 server can tell: how it plans every query we send it,
  * and what the seeds leave in the database.
  */
 if (neo4jAvailability() === null) {
-  process.stderr.write(`skipping "Neo4j server checks": ${NEO4J_HINT}\n`);
-  describe.skip(`Neo4j server checks (skipped: ${NEO4J_HINT})`, () => {
+  skipVisibly(describe.skip, 'Neo4j server checks', NEO4J_HINT, () => {
     it('runs against Neo4j', () => undefined);
   });
 } else {

@@ -7,7 +7,7 @@ import type { Neo4jTarget } from '../support/neo4j';
 import { tempDir } from '../support/paths';
 import { startTestServer } from '../support/server';
 import type { TestServer } from '../support/server';
-import { MONGO_HINT, testMongoUrl } from '../support/services';
+import { MONGO_HINT, inCi, skipVisibly, testMongoUrl } from '../support/services';
 
 /**
  * The service as production runs it: Neo4j as the graph store, Agenda and the run
@@ -23,14 +23,13 @@ const missing = [
   mongoUrl === null ? MONGO_HINT : null,
   EMULATOR === '' ? GCS_HINT : null,
 ].filter((m): m is string => m !== null);
-if (missing.length > 0 && (process.env.CI === 'true' || process.env.CI === '1'))
+if (missing.length > 0 && inCi())
   throw new Error(`the production stack is required under CI=true: ${missing.join('; ')}`);
 
 type Json = Record<string, unknown>;
 
 if (missing.length > 0) {
-  process.stderr.write(`skipping "production stack": ${missing.join('; ')}\n`);
-  describe.skip(`production stack (skipped: ${missing.join('; ')})`, () => {
+  skipVisibly(describe.skip, 'production stack', missing.join('; '), () => {
     it('serves the REST flow', () => undefined);
   });
 } else {

@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import { chromium } from 'playwright-core';
 import type { Browser } from 'playwright-core';
-import { inCi } from './services';
+import { inCi, skipVisibly } from './services';
 
 /** Debian's chromium (never a download); CHROMIUM_PATH names another. */
 export const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
@@ -35,8 +35,7 @@ export function describeWithBrowser(name: string, fn: () => void): void {
     describe(name, fn);
     return;
   }
-  process.stderr.write(`skipping "${name}": ${BROWSER_HINT}\n`);
-  describe.skip(`${name} (skipped: ${BROWSER_HINT})`, fn);
+  skipVisibly(describe.skip, name, BROWSER_HINT, fn);
 }
 
 /** Throws the hint when there is no browser (for a suite's beforeAll under CI=true). */

@@ -21,9 +21,22 @@ export const REDIS_HINT =
 export const MONGO_HINT =
   'no MongoDB: run `source .ci/services.sh` (starts a MongoDB-wire server on 127.0.0.1:27017), or set MONGODB_URI=mongodb://host:port';
 
-/** CI starts every service, so there a missing one is a failure, not a reason to skip. */
-/** Whether this is a CI run, where every service must be there and nothing skips. */
+/** Whether this is a CI run: CI starts every service, so there a missing one is a failure, not a skip. */
 export const inCi = (): boolean => process.env.CI === 'true' || process.env.CI === '1';
+
+/**
+ * Registers a suite or test as skipped with the reason in its name and printed, so that no skip is
+ * silent: the one way the suites here skip (describeWithService, describeWithBrowser, itRaisingPriority).
+ */
+export function skipVisibly<F>(
+  skip: (name: string, fn: F) => void,
+  name: string,
+  reason: string,
+  fn: F,
+): void {
+  process.stderr.write(`skipping "${name}": ${reason}\n`);
+  skip(`${name} (skipped: ${reason})`, fn);
+}
 
 // The probes run in a child process because test files register their suites
 // synchronously: a describe callback cannot await a connection attempt.
@@ -111,6 +124,5 @@ export function describeWithService(
     describe(name, () => fn(url));
     return;
   }
-  process.stderr.write(`skipping "${name}": ${reason}\n`);
-  describe.skip(`${name} (skipped: ${reason})`, () => fn(''));
+  skipVisibly(describe.skip, name, reason, () => fn(''));
 }

@@ -1,5 +1,5 @@
 import fs from 'node:fs';
-import { inCi } from './services';
+import { inCi, skipVisibly } from './services';
 
 /** The nice value of each thread of this process (Linux, where a nice value is a thread's own). */
 export function threadNices(): number[] {
@@ -37,6 +37,5 @@ export function itRaisingPriority(
     });
     return;
   }
-  process.stderr.write(`skipping "${name}": ${PRIORITY_HINT}\n`);
-  it.skip(`${name} (skipped: ${PRIORITY_HINT})`, fn);
+  skipVisibly(it.skip, name, PRIORITY_HINT, fn);
 }
