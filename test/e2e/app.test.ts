@@ -84,7 +84,8 @@ describeWithBrowser('the web app in chromium', () => {
     page = await context.newPage();
     page.setDefaultTimeout(15_000);
     page.on('console', (m) => {
-      if (m.type() === 'error') consoleErrors.push(m.text());
+      // Warnings too: a library's warning on every map is a defect the analyst's console shows.
+      if (m.type() === 'error' || m.type() === 'warning') consoleErrors.push(`${m.type()}: ${m.text()}`);
     });
     page.on('pageerror', (e) => consoleErrors.push(String(e)));
   });

@@ -278,7 +278,6 @@ export async function tierMapView(main: HTMLElement, vid: string, url: URL): Pro
     layout: { name: 'preset', fit: true, padding: 30 },
     minZoom: 0.05,
     maxZoom: 3,
-    wheelSensitivity: 0.3,
     style: [
       {
         selector: 'node',
