@@ -799,11 +799,15 @@ export function openApiDocument(keyHeader: string, f: ApiFacts): Json {
         },
         CompanySuggestion: {
           type: 'object',
-          required: ['vid', 'name', 'matched_name'],
+          required: ['vid', 'name', 'matched_name', 'country'],
           properties: {
             vid: d(str, 'Unique company identifier.'),
             name: d(str, 'Common name of the company.'),
             matched_name: { ...str, description: 'The name, alias or acronym the typed words matched.' },
+            country: d(
+              strN,
+              "The domiciled country, as relationship lists give a counterpart's: tells namesakes apart. Null when unknown.",
+            ),
           },
         },
         CompanyProfile: {

@@ -51,7 +51,7 @@ export const OPERATIONS = {
   }`),
   suggestCompanies: parse(`query ($q: String!, $limit: Int, $include_subsidiaries: Boolean) {
     suggestions: suggest_companies(q: $q, limit: $limit, include_subsidiaries: $include_subsidiaries) {
-      vid name matched_name
+      vid name matched_name country
     }
   }`),
   paths: parse(`query ($from: ID!, $to: ID!, $max_tiers: Int, $direction: String, $limit: Int) {

@@ -68,7 +68,8 @@ export interface SearchHit {
  * A suggestion for a search box: a hit without its company's fields, which a box shows only by name (so
  * they are neither read nor sent between threads).
  */
-export type Suggestion = Omit<SearchHit, 'core'> & { name: string };
+/** A suggestion: the hit without the company's fields, but its name and country, which a search box shows. */
+export type Suggestion = Omit<SearchHit, 'core'> & { name: string; country: string | null };
 
 const fold = (s: string) => s.trim().toLowerCase();
 
@@ -291,19 +292,24 @@ export class CompanySearchIndex {
     const doc = this.docOf(vid);
     if (doc < 0) return null;
     const c = this.coreOf(doc);
-    const place = this.placeOf[doc]!;
     return {
       vid: c.vid,
       name: c.name,
       company_legal_name: c.company_legal_name,
       description: c.description,
       domains: c.domains,
-      country: place === 0 ? null : this.places[place - 1]!,
+      country: this.countryName(doc),
       count_supplier_evidence: c.count_supplier_evidence,
       count_customer_evidence: c.count_customer_evidence,
       count_customers: c.count_customers,
       count_suppliers: c.count_suppliers,
     };
+  }
+
+  /** The country a relationship list shows for the company (its domiciled country); null when unknown. */
+  private countryName(doc: number): string | null {
+    const place = this.placeOf[doc]!;
+    return place === 0 ? null : this.places[place - 1]!;
   }
 
   get size(): number {
@@ -586,7 +592,11 @@ export class CompanySearchIndex {
       if (!candidates.has(doc)) candidates.set(doc, null);
     return this.best(plan, candidates, 0, limit)
       .slice(0, limit)
-      .map((s) => ({ ...this.bareHitOf(s), name: this.names_.get(s.doc)! }));
+      .map((s) => ({
+        ...this.bareHitOf(s),
+        name: this.names_.get(s.doc)!,
+        country: this.countryName(s.doc),
+      }));
   }
 
   /** Relevance order over trigram, lead and word candidates (see relevance.ts). */

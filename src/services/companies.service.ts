@@ -39,6 +39,8 @@ export interface CompanySuggestion {
   vid: string;
   name: string;
   matched_name: string;
+  /** The domiciled country, as relationship lists give a counterpart's; null when unknown. */
+  country: string | null;
 }
 
 /** Most suggestions one call returns. */
@@ -140,7 +142,12 @@ export class CompaniesService {
       limit: p.limit,
       includeSubsidiaries: p.include_subsidiaries,
     });
-    return hits.map((h) => ({ vid: h.vid, name: h.name, matched_name: h.matchedName ?? h.name }));
+    return hits.map((h) => ({
+      vid: h.vid,
+      name: h.name,
+      matched_name: h.matchedName ?? h.name,
+      country: h.country,
+    }));
   }
 
   async profile(vid: string): Promise<CompanyProfile> {

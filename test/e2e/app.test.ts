@@ -129,6 +129,10 @@ describeWithBrowser('the web app in chromium', () => {
     const word = hub.name.split(' ')[0]!;
     await box.pressSequentially(word.slice(0, 5), { delay: 30 });
     await page.locator('#suggestions:not([hidden]) a').first().waitFor();
+    // Each suggestion names its company's country, which tells namesakes apart.
+    const countries = (await page.locator('#suggestions li').allTextContents()).map((t) => / · \S/.test(t));
+    expect(countries.length).toBeGreaterThan(0);
+    expect(countries.every(Boolean)).toBe(true);
     await shot('suggestions');
     await box.press('Enter');
     const link = page.getByRole('link', { name: hub.name, exact: true });

@@ -172,7 +172,13 @@ describe('GET /v1/companies/suggest/', () => {
     expect(res.status).toBe(200);
     expect(await res.json()).toEqual({
       results: [
-        { vid: 'acme-hold', name: 'Acme Aerospace Holdings', matched_name: 'Acme Aerospace Holdings' },
+        {
+          vid: 'acme-hold',
+          name: 'Acme Aerospace Holdings',
+          matched_name: 'Acme Aerospace Holdings',
+          // Namesakes are told apart by it, as in relationship lists.
+          country: 'United Kingdom of Great Britain and Northern Ireland',
+        },
       ],
     });
     const subs = (await (
