@@ -12,6 +12,7 @@ import { ApiKeyStore } from '../http/api-keys';
 import { generateDataset } from '../demo/generate';
 import { importDirectory, stagingRoot } from '../import/import-directory';
 import { DEFAULT_MAX_REJECTED, ImportAbortedError } from '../import/stage-result';
+import { ImportBusyError } from '../import/import-lock';
 import type { RejectedRow } from '../import/stage-result';
 import { splitStatements } from '../store/cypher-files';
 import type { GraphStore } from '../store/graph-store';
@@ -114,6 +115,8 @@ program
     const cfg = config();
     const log = createLogger(cfg.LOG_LEVEL);
     const reportFile = opts.report ?? defaultReportFile(cfg.dataDir);
+    // A report named on the command line always describes this run: one with nothing to report empties it.
+    const report = { file: reportFile, always: opts.report !== undefined };
     if (opts.dryRun && opts.neo4jAdminFiles !== undefined)
       throw new InvalidArgumentError(
         '--dry-run and --neo4j-admin-files do not go together: a dry run writes nothing',
@@ -204,7 +207,7 @@ program
       const lines: Record<string, number> = { ...outcome.counts, evidence, identifiers, addresses };
       for (const [what, n] of Object.entries(lines))
         process.stdout.write(`  ${what}: ${n.toLocaleString('en-US')}\n`);
-      reportRejected(outcome.rejected, reportFile, outcome.warnings, outcome.warningCount);
+      reportRejected(outcome.rejected, report, outcome.warnings, outcome.warningCount);
       if (admin && adminDir) reportAdminFiles(admin, adminDir);
       if (!outcome.applied) {
         const n = outcome.rejected.length;
@@ -222,12 +225,18 @@ program
       bar.stop();
       if (e instanceof ImportAbortedError) {
         process.stderr.write(`Import aborted, nothing was changed: ${e.message}\n`);
-        reportRejected(e.rejected, reportFile);
+        reportRejected(e.rejected, report);
         if (e.rejected.length > 0)
           process.stderr.write(
             `Fix the rows listed in ${reportFile}, or pass --max-rejected N to import the rest without them` +
               ` (--dry-run reports every rejected row without importing).\n`,
           );
+        process.exitCode = 1;
+        return;
+      }
+      if (e instanceof ImportBusyError) {
+        process.stderr.write(`Import refused, nothing was changed: ${e.message}\n`);
+        reportRejected([], report);
         process.exitCode = 1;
         return;
       }
@@ -261,11 +270,18 @@ function defaultReportFile(dataDir: string): string {
 
 function reportRejected(
   rows: readonly RejectedRow[],
-  file: string,
+  { file, always }: { file: string; always: boolean },
   warnings: readonly RejectedRow[] = [],
   warningCount = warnings.length,
 ): void {
-  if (rows.length === 0 && warnings.length === 0) return;
+  const header = 'file,line,reason,severity';
+  if (rows.length === 0 && warnings.length === 0) {
+    if (always) {
+      fs.mkdirSync(path.dirname(file), { recursive: true });
+      fs.writeFileSync(file, `${header}\n`);
+    }
+    return;
+  }
   if (rows.length > 0) {
     process.stderr.write(`${rows.length} row(s) rejected:\n`);
     for (const r of rows.slice(0, 20)) process.stderr.write(`  ${r.file}:${r.line}: ${r.reason}\n`);
@@ -281,11 +297,8 @@ function reportRejected(
   fs.mkdirSync(path.dirname(file), { recursive: true });
   fs.writeFileSync(
     file,
-    [
-      'file,line,reason,severity',
-      ...rows.map((r) => line(r, 'rejected')),
-      ...warnings.map((r) => line(r, 'warning')),
-    ].join('\n') + '\n',
+    [header, ...rows.map((r) => line(r, 'rejected')), ...warnings.map((r) => line(r, 'warning'))].join('\n') +
+      '\n',
   );
   process.stderr.write(
     `Every rejected row and warning (file, line, reason, severity)${warningCount > warnings.length ? ` (the first ${warnings.length.toLocaleString('en-US')} warnings)` : ''}: ${file}\n`,

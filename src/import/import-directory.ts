@@ -9,6 +9,7 @@ import { processAlive } from '../store/file-io';
 import { stageOnThread } from './stage-thread';
 import type { ImportProgress, RejectedRow, StageResult } from './stage-result';
 import { turnPretenuringOff } from '../heap-settings';
+import { takeImportLock } from './import-lock';
 
 export interface ImportOutcome {
   counts: Record<TableName, number>;
@@ -71,7 +72,8 @@ export function removeStaleStaging(
  * Validates and stages an import directory, then replaces the store's graph
  * with it (not with `dryRun`, which needs no store). The live graph is untouched until the new one is
  * complete. Staging directories that earlier, killed imports left in `workDir`
- * are removed first.
+ * are removed first. One import at a time replaces the store of a `workDir`'s data
+ * directory: another one running refuses this one (ImportBusyError) before it reads a row.
  */
 export async function importDirectory(
   store: Pick<GraphStore, 'replaceAll'> | null,
@@ -91,6 +93,19 @@ export async function importDirectory(
   },
 ): Promise<ImportOutcome> {
   if (!store && !opts.dryRun) throw new Error('an import that is not a dry run needs a store');
+  const release = opts.dryRun ? () => undefined : takeImportLock(opts.workDir);
+  try {
+    return await stageAndLoad(store, inputDir, opts);
+  } finally {
+    release();
+  }
+}
+
+async function stageAndLoad(
+  store: Pick<GraphStore, 'replaceAll'> | null,
+  inputDir: string,
+  opts: Parameters<typeof importDirectory>[2],
+): Promise<ImportOutcome> {
   turnPretenuringOff();
   removeStaleStaging(opts.workDir);
   const stagingDir = path.join(opts.workDir, `staging-${process.pid}-${Date.now()}`);

@@ -1,6 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { removeStaleStaging, stagingRoot } from '../../src/import/import-directory';
+import { takeImportLock } from '../../src/import/import-lock';
 import { EmbeddedGraphStore } from '../../src/store/embedded/embedded.store';
 import { companyRow, relationshipRow, writeImportDir } from '../support/factories';
 import { runCli } from '../support/cli';
@@ -104,6 +105,43 @@ describe('tiergraph import: safety of a replacing import', () => {
     expect(r.out).toMatch(/^Imported /);
     expect(r.err).toMatch(/6 row\(s\) rejected/);
     expect(await companyCount(dataDir)).toBe(1);
+  });
+
+  it("refuses an import while another one into the same DATA_DIR runs, and takes over a dead one's lock", async () => {
+    // This process stands for an import under way.
+    const release = takeImportLock(stagingRoot(dataDir));
+    try {
+      const r = cli(dataDir, 'import', good);
+      expect(r.status).toBe(1);
+      expect(r.err).toMatch(
+        new RegExp(
+          `Import refused, nothing was changed: another import into this DATA_DIR is running \\(process ${process.pid},`,
+        ),
+      );
+      expect(r.out).not.toMatch(/Imported/);
+      expect(await companyCount(dataDir)).toBe(1);
+      // A dry run does not touch the store, so it goes on beside an import.
+      expect(cli(dataDir, 'import', good, '--dry-run').status).toBe(0);
+    } finally {
+      release();
+    }
+    // The lock of a process that is gone (killed mid-import) does not hold the next import back.
+    takeImportLock(stagingRoot(dataDir), { isAlive: () => true });
+    expect(() => takeImportLock(stagingRoot(dataDir))).toThrow(/another import/);
+    const dead = takeImportLock(stagingRoot(dataDir), { isAlive: () => false });
+    dead();
+    expect(fs.existsSync(path.join(stagingRoot(dataDir), 'import.lock'))).toBe(false);
+    const r = cli(dataDir, 'import', good);
+    expect(r.status).toBe(0);
+    expect(await companyCount(dataDir)).toBe(3);
+  });
+
+  it('rewrites a report named with --report even when this run has nothing to report', () => {
+    const report = path.join(root, 'again.csv');
+    expect(cli(dataDir, 'import', mostlyBad, '--dry-run', '--report', report).status).toBe(3);
+    expect(fs.readFileSync(report, 'utf8').trim().split('\n')).toHaveLength(7);
+    expect(cli(dataDir, 'import', good, '--dry-run', '--report', report).status).toBe(0);
+    expect(fs.readFileSync(report, 'utf8')).toBe('file,line,reason,severity\n');
   });
 
   it('removes the staging directory a killed import left behind at the next import', () => {
