@@ -148,8 +148,11 @@ export class TierViewJob {
   /**
    * One start of the job: claims the run, exports it with retries, and ends it
    * with the outcome (SUCCESS, FAILED, CANCELED, TIMEDOUT) unless another attempt
-   * took it over meanwhile. Never throws for an export's failure: the run records
-   * it, and Agenda has nothing to retry.
+   * took it over meanwhile. Never throws: an export's failure is recorded in the
+   * run, and a run store that cannot be read or written (its database unreachable)
+   * brings the job back once this attempt's hold has lapsed, when that start
+   * claims the run anew. Thrown, Agenda would mark the job failed and never start
+   * it again, and the run would show RUNNING (or PENDING) for good.
    */
   async perform(job: Job<unknown>): Promise<void> {
     const input = TIERVIEW_JOB_INPUT.safeParse(job.attrs.data);
@@ -163,6 +166,19 @@ export class TierViewJob {
     const runId = input.data.run_id;
     const attemptId = newAttemptId();
     const log = this.o.log.child({ run_id: runId, attempt_id: attemptId });
+    try {
+      await this.attempt(job, runId, attemptId, log);
+    } catch (e) {
+      const again = new Date(this.now().getTime() + this.staleMs + 1000);
+      log.error(
+        { err: e, again_at: again.toISOString() },
+        'the run store failed during an attempt; the run is taken up again once its hold lapses',
+      );
+      job.attrs.nextRunAt = again;
+    }
+  }
+
+  private async attempt(job: Job<unknown>, runId: number, attemptId: string, log: Logger): Promise<void> {
     const claimed = await this.claim(runId, attemptId);
     if (claimed instanceof Date) {
       // Another attempt holds the run. This start ends, but the job comes back then:
@@ -215,85 +231,104 @@ export class TierViewJob {
     };
     let final: RunRecord | null = null;
     try {
-      const result = await this.exportWithRetries(
-        runId,
-        attemptId,
-        request,
-        onProgress,
-        controller.signal,
-        log,
-      );
-      await pendingWrite;
-      // The commit: only the holding attempt's transition applies, so a SUCCESS
-      // points at the files of exactly one complete attempt.
-      final = await this.o.runs.transition(
-        runId,
-        ['RUNNING'],
-        {
-          lifeCycleState: 'TERMINATED',
-          resultState: 'SUCCESS',
-          stateMessage: droppedMessage(result.dropped),
-          files: result.files,
-          endedAt: this.now(),
-          callbackDue: this.o.owesCallback(request),
-        },
-        this.now(),
-        guard,
-      );
-      if (!final) {
-        await this.deleteFiles(result.files);
-        log.warn('export finished after another attempt took the run over; its files were dropped');
-      } else {
-        log.info(
-          {
-            rows: result.rows,
-            companies: result.companies,
-            bytes: result.bytes,
-            ms: Date.now() - start.getTime(),
-            direction: walkDirection(request.direction),
-          },
-          'tier view exported',
-        );
+      let result: ExportResult | null = null;
+      let failure: unknown = null;
+      try {
+        result = await this.exportWithRetries(runId, attemptId, request, onProgress, controller.signal, log);
+      } catch (e) {
+        failure = e;
       }
-    } catch (e) {
       await pendingWrite;
+      // A cancel made through another process reaches this one with its heartbeat: one
+      // that came since is honoured rather than answered by a SUCCESS.
+      if (result && !controller.signal.aborted) {
+        const latest = await this.recorded(() => this.o.runs.get(runId), log);
+        if (latest?.cancelRequested) controller.abort(new StopReason('CANCELED'));
+      }
       const reason = controller.signal.reason as unknown;
-      const stop = reason instanceof StopReason ? reason : e instanceof StopReason ? e : null;
-      if (stop?.kind === 'SUPERSEDED') {
+      const stop = reason instanceof StopReason ? reason : failure instanceof StopReason ? failure : null;
+      if (result && !stop) {
+        // The commit: only the holding attempt's transition applies, so a SUCCESS
+        // points at the files of exactly one complete attempt.
+        const done = result;
+        final = await this.recorded(
+          () =>
+            this.o.runs.transition(
+              runId,
+              ['RUNNING'],
+              {
+                lifeCycleState: 'TERMINATED',
+                resultState: 'SUCCESS',
+                stateMessage: droppedMessage(done.dropped),
+                files: done.files,
+                endedAt: this.now(),
+                callbackDue: this.o.owesCallback(request),
+              },
+              this.now(),
+              guard,
+            ),
+          log,
+        );
+        if (!final) {
+          await this.deleteFiles(result.files);
+          log.warn('export finished after another attempt took the run over; its files were dropped');
+        } else {
+          log.info(
+            {
+              rows: result.rows,
+              companies: result.companies,
+              bytes: result.bytes,
+              ms: Date.now() - start.getTime(),
+              direction: walkDirection(request.direction),
+            },
+            'tier view exported',
+          );
+        }
+      } else if (stop?.kind === 'SUPERSEDED') {
         log.warn('another attempt took the run over; this one stopped');
       } else if (stop) {
-        final = await this.o.runs.transition(
-          runId,
-          ['RUNNING'],
-          {
-            lifeCycleState: 'TERMINATED',
-            resultState: stop.kind,
-            userCancelledOrTimedout: true,
-            stateMessage:
-              stop.kind === 'CANCELED'
-                ? 'canceled by the user'
-                : `stopped after the time limit of ${this.o.timeoutS} s`,
-            endedAt: this.now(),
-            callbackDue: this.o.owesCallback(request),
-          },
-          this.now(),
-          guard,
+        const kind = stop.kind;
+        if (result) await this.deleteFiles(result.files);
+        final = await this.recorded(
+          () =>
+            this.o.runs.transition(
+              runId,
+              ['RUNNING'],
+              {
+                lifeCycleState: 'TERMINATED',
+                resultState: kind,
+                userCancelledOrTimedout: true,
+                stateMessage:
+                  kind === 'CANCELED'
+                    ? 'canceled by the user'
+                    : `stopped after the time limit of ${this.o.timeoutS} s`,
+                endedAt: this.now(),
+                callbackDue: this.o.owesCallback(request),
+              },
+              this.now(),
+              guard,
+            ),
+          log,
         );
       } else {
-        const known = e instanceof AppError;
-        if (!known) log.error({ err: e }, 'tier view export failed');
-        final = await this.o.runs.transition(
-          runId,
-          ['RUNNING'],
-          {
-            lifeCycleState: known ? 'TERMINATED' : 'INTERNAL_ERROR',
-            resultState: 'FAILED',
-            stateMessage: known ? e.message : 'internal error while exporting; the error was logged',
-            endedAt: this.now(),
-            callbackDue: this.o.owesCallback(request),
-          },
-          this.now(),
-          guard,
+        const known = failure instanceof AppError ? failure : null;
+        if (!known) log.error({ err: failure }, 'tier view export failed');
+        final = await this.recorded(
+          () =>
+            this.o.runs.transition(
+              runId,
+              ['RUNNING'],
+              {
+                lifeCycleState: known ? 'TERMINATED' : 'INTERNAL_ERROR',
+                resultState: 'FAILED',
+                stateMessage: known ? known.message : 'internal error while exporting; the error was logged',
+                endedAt: this.now(),
+                callbackDue: this.o.owesCallback(request),
+              },
+              this.now(),
+              guard,
+            ),
+          log,
         );
       }
     } finally {
@@ -302,6 +337,25 @@ export class TierViewJob {
       if (this.running.get(runId) === controller) this.running.delete(runId);
     }
     if (final) await this.o.notify(final);
+  }
+
+  /**
+   * A read or write of the run store at the end of an attempt, tried again for as long as the
+   * attempt's hold lasts (a database failing over, a connection dropped): the export is done, and
+   * recording its end is all that is left. Past that the error goes to `perform`, which brings the
+   * job back; the attempt that then takes the run over drops this one's files.
+   */
+  private async recorded<T>(write: () => Promise<T>, log: Logger): Promise<T> {
+    const until = Date.now() + this.staleMs;
+    for (let pause = 250; ; pause = Math.min(pause * 2, 5000)) {
+      try {
+        return await write();
+      } catch (e) {
+        if (Date.now() + pause > until) throw e;
+        log.warn({ err: e, retry_in_ms: pause }, 'could not record the end of the run; trying again');
+        await new Promise((resolve) => setTimeout(resolve, pause));
+      }
+    }
   }
 
   /**

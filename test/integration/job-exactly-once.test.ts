@@ -10,6 +10,7 @@ import { splitStatements } from '../../src/store/cypher-files';
 import { EmbeddedGraphStore } from '../../src/store/embedded/embedded.store';
 import { CountingExport } from '../support/counting-export';
 import { makeQueue } from '../support/job-queue-harness';
+import type { RunStore } from '../../src/jobs/run-store';
 import { ROOT, readSeed, tempDir } from '../support/paths';
 
 const request: TierViewRequest = {
@@ -263,6 +264,138 @@ describe('exports take effect exactly once', () => {
       await queue.close();
       await engine.close();
       fs.rmSync(holdDir, { recursive: true, force: true });
+    }
+  }, 60_000);
+
+  /**
+   * A run store whose writes ending a run fail while `down()` says so (its database unreachable),
+   * over the store the queue's engine opens.
+   */
+  function failingEnds(down: () => boolean): {
+    runs: RunStore;
+    attach: (real: RunStore) => void;
+    refused: () => number;
+  } {
+    let real: RunStore | null = null;
+    let refused = 0;
+    const runs = new Proxy({} as RunStore, {
+      get(_target, name: keyof RunStore) {
+        if (name === 'transition')
+          return (...args: Parameters<RunStore['transition']>) => {
+            const ends =
+              args[2].lifeCycleState === 'TERMINATED' || args[2].lifeCycleState === 'INTERNAL_ERROR';
+            if (ends && down()) {
+              refused++;
+              return Promise.reject(new Error('connection to the run store lost'));
+            }
+            return real!.transition(...args);
+          };
+        const member = real![name] as unknown;
+        return typeof member === 'function' ? (member as (...a: unknown[]) => unknown).bind(real) : member;
+      },
+    });
+    return { runs, attach: (r) => (real = r), refused: () => refused };
+  }
+
+  it('a run store failing as the export ends: the end is recorded once it answers again', async () => {
+    const outageDir = tempDir('exactly-once-outage');
+    const until = Date.now() + 1500;
+    const failing = failingEnds(() => Date.now() < until);
+    const { queue, engine, blobs } = makeQueue(outageDir, store, (b) => new TierViewService(store, b), {
+      concurrency: 1,
+      lockS: 4,
+      pollMs: 100,
+      runs: failing.runs,
+    });
+    failing.attach(engine.runs);
+    try {
+      await queue.start();
+      const run = await queue.submit(request);
+      const end = await untilEnded(queue, run.runId);
+      expect(failing.refused()).toBeGreaterThan(0);
+      expect(end.state.result_state).toBe('SUCCESS');
+      expect((await engine.runs.get(run.runId))?.attempts).toBe(1);
+      expect(download(blobs, end).tierview_file).toContain('boeing');
+    } finally {
+      await queue.close();
+      await engine.close();
+      fs.rmSync(outageDir, { recursive: true, force: true });
+    }
+  }, 60_000);
+
+  it("an outage outlasting the hold: the job comes back, a new attempt ends the run, the first one's files go", async () => {
+    const outageDir = tempDir('exactly-once-long-outage');
+    let exporter: CountingExport | undefined;
+    const until = Date.now() + 3000;
+    const failing = failingEnds(() => Date.now() < until);
+    const { queue, engine, blobs } = makeQueue(
+      outageDir,
+      store,
+      (b) => (exporter = new CountingExport(store, b, 0)),
+      { concurrency: 1, lockS: 1, pollMs: 100, runs: failing.runs },
+    );
+    failing.attach(engine.runs);
+    try {
+      await queue.start();
+      const run = await queue.submit(request);
+      const end = await untilEnded(queue, run.runId);
+      expect(end.state.result_state).toBe('SUCCESS');
+      expect(exporter!.calls.get(run.runId)).toBe(2);
+      const after = await engine.runs.get(run.runId);
+      expect(after?.attempts).toBe(2);
+      expect(download(blobs, end).tierview_file).toContain('boeing');
+      // Only the committed attempt's files are left under the run's directory.
+      const runDir = path.join(outageDir, 'exports', 'runs', String(run.runId));
+      const files = fs
+        .readdirSync(runDir, { recursive: true })
+        .map(String)
+        .filter((f) => f.endsWith('.csv'));
+      expect(files.length).toBeGreaterThan(0);
+      expect(files.every((f) => f.startsWith(`${after!.attemptId}${path.sep}`))).toBe(true);
+    } finally {
+      await queue.close();
+      await engine.close();
+      fs.rmSync(outageDir, { recursive: true, force: true });
+    }
+  }, 60_000);
+
+  it('a cancel recorded by another process while the export runs ends the run CANCELED, not SUCCESS', async () => {
+    const cancelDir = tempDir('exactly-once-cancel');
+    // A heartbeat every 20 s: the flag is not learned from it within this export.
+    const { queue, engine } = makeQueue(cancelDir, store, (b) => new CountingExport(store, b, 800), {
+      concurrency: 1,
+      lockS: 60,
+      pollMs: 100,
+    });
+    try {
+      await queue.start();
+      const run = await queue.submit(request);
+      for (
+        const end = Date.now() + 20_000;
+        (await engine.runs.get(run.runId))?.lifeCycleState !== 'RUNNING';
+      ) {
+        if (Date.now() > end) throw new Error('the run did not start');
+        await new Promise((r) => setTimeout(r, 20));
+      }
+      // What another process's cancel writes (it cannot stop this process's export itself).
+      await engine.runs.transition(run.runId, ['RUNNING'], { cancelRequested: true }, new Date());
+      const end = await untilEnded(queue, run.runId);
+      expect(end.state).toEqual({
+        life_cycle_state: 'TERMINATED',
+        result_state: 'CANCELED',
+        state_message: 'canceled by the user',
+        user_cancelled_or_timedout: true,
+      });
+      // The files the export wrote are removed.
+      const runDir = path.join(cancelDir, 'exports', 'runs', String(run.runId));
+      const left = fs.existsSync(runDir)
+        ? fs.readdirSync(runDir, { recursive: true }).filter((f) => String(f).endsWith('.csv'))
+        : [];
+      expect(left).toEqual([]);
+    } finally {
+      await queue.close();
+      await engine.close();
+      fs.rmSync(cancelDir, { recursive: true, force: true });
     }
   }, 60_000);
 });
