@@ -1,3 +1,4 @@
+import fs from 'node:fs';
 import path from 'node:path';
 import { z } from 'zod';
 import { parseCallbackHosts } from '../domain/callback-hosts';
@@ -303,25 +304,52 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     if (value !== undefined && value !== '') input[key] = value;
   }
   const parsed = schema.safeParse(input);
-  if (!parsed.success) {
-    throw new ConfigError(parsed.error.issues.map((i) => `${i.path.join('.') || '(root)'}: ${i.message}`));
+  const problems = parsed.success
+    ? []
+    : parsed.error.issues.map((i) => `${i.path.join('.') || '(root)'}: ${i.message}`);
+  // Settings that other settings require, checked on the values as given (or their defaults) even
+  // when some are bad on their own, so that one start reports every problem.
+  const given = (key: keyof typeof schema.shape, fallback = '') => input[key] ?? fallback;
+  const jobs = given('JOBS_BACKEND', 'embedded');
+  const storeKind = given('STORE', 'embedded');
+  const blobs = given('BLOB_STORE', 'local');
+  if (jobs === 'mongodb' && !given('MONGODB_URI'))
+    problems.push('MONGODB_URI: required when JOBS_BACKEND=mongodb');
+  if (jobs === 'postgres' && !given('POSTGRES_URL'))
+    problems.push('POSTGRES_URL: required when JOBS_BACKEND=postgres');
+  if (jobs === 'redis' && !given('REDIS_URL')) problems.push('REDIS_URL: required when JOBS_BACKEND=redis');
+  if (storeKind === 'neo4j' && !given('NEO4J_URI')) problems.push('NEO4J_URI: required when STORE=neo4j');
+  if (storeKind === 'neo4j' && input.NEO4J_PASSWORD === undefined)
+    problems.push('NEO4J_PASSWORD: required when STORE=neo4j');
+  if (blobs === 'gcs' && !given('GCS_BUCKET')) problems.push('GCS_BUCKET: required when BLOB_STORE=gcs');
+  // The key signs every download link: one that cannot be read would fail each poll of a finished run.
+  if (blobs === 'gcs' && input.GCS_KEY_FILE) {
+    const problem = keyFileProblem(input.GCS_KEY_FILE);
+    if (problem) problems.push(`GCS_KEY_FILE: ${problem}`);
   }
-  const c = parsed.data;
-  const missing: string[] = [];
-  if (c.JOBS_BACKEND === 'mongodb' && !c.MONGODB_URI)
-    missing.push('MONGODB_URI: required when JOBS_BACKEND=mongodb');
-  if (c.JOBS_BACKEND === 'postgres' && !c.POSTGRES_URL)
-    missing.push('POSTGRES_URL: required when JOBS_BACKEND=postgres');
-  if (c.JOBS_BACKEND === 'redis' && !c.REDIS_URL) missing.push('REDIS_URL: required when JOBS_BACKEND=redis');
-  if (c.STORE === 'neo4j' && !c.NEO4J_URI) missing.push('NEO4J_URI: required when STORE=neo4j');
-  if (c.STORE === 'neo4j' && c.NEO4J_PASSWORD === undefined)
-    missing.push('NEO4J_PASSWORD: required when STORE=neo4j');
-  if (c.BLOB_STORE === 'gcs' && !c.GCS_BUCKET) missing.push('GCS_BUCKET: required when BLOB_STORE=gcs');
   try {
-    parseCallbackHosts(c.CALLBACK_HOSTS);
+    parseCallbackHosts(given('CALLBACK_HOSTS'));
   } catch (e) {
-    missing.push(`CALLBACK_HOSTS: ${(e as Error).message}`);
+    problems.push(`CALLBACK_HOSTS: ${(e as Error).message}`);
   }
-  if (missing.length > 0) throw new ConfigError(missing);
+  if (!parsed.success || problems.length > 0) throw new ConfigError(problems);
+  const c = parsed.data;
   return { ...c, dataDir: path.resolve(c.DATA_DIR) };
+}
+
+/** Why a service-account key file cannot sign links, or null when it can be read as one. */
+function keyFileProblem(file: string): string | null {
+  let text: string;
+  try {
+    text = fs.readFileSync(file, 'utf8');
+  } catch (e) {
+    return `cannot be read (${(e as NodeJS.ErrnoException).code ?? (e as Error).message}): ${file}`;
+  }
+  try {
+    const key = JSON.parse(text) as { client_email?: unknown; private_key?: unknown };
+    if (typeof key.client_email === 'string' && typeof key.private_key === 'string') return null;
+  } catch {
+    // Reported below.
+  }
+  return `is not a service-account key (JSON with client_email and private_key): ${file}`;
 }

@@ -1,3 +1,5 @@
+import fs from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { ConfigError, loadConfig } from '../../src/config/env';
 
@@ -42,6 +44,42 @@ describe('loadConfig', () => {
     expect(error).toBeInstanceOf(ConfigError);
     const fields = (error as ConfigError).issues.map((i) => i.split(':')[0]);
     expect(fields.sort()).toEqual(['API_KEYS', 'API_KEY_HEADER', 'LOG_LEVEL', 'PORT', 'STORE']);
+  });
+
+  it('reports the settings others require in the same start as those bad on their own', () => {
+    let error: unknown;
+    try {
+      loadConfig({ DOWNLOAD_TTL_S: '700000', JOBS_BACKEND: 'mongodb', BLOB_STORE: 'gcs' });
+    } catch (e) {
+      error = e;
+    }
+    expect(error).toBeInstanceOf(ConfigError);
+    const fields = (error as ConfigError).issues.map((i) => i.split(':')[0]);
+    expect(fields.sort()).toEqual(['DOWNLOAD_TTL_S', 'GCS_BUCKET', 'MONGODB_URI']);
+  });
+
+  it('refuses a Cloud Storage key file that cannot sign links', () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'gcs-key-'));
+    try {
+      const gcs = { BLOB_STORE: 'gcs', GCS_BUCKET: 'exports' };
+      const missing = path.join(dir, 'missing.json');
+      expect(() => loadConfig({ ...gcs, GCS_KEY_FILE: missing })).toThrow(
+        `GCS_KEY_FILE: cannot be read (ENOENT): ${missing}`,
+      );
+      const notKey = path.join(dir, 'not-a-key.json');
+      fs.writeFileSync(notKey, '{"type":"authorized_user"}');
+      expect(() => loadConfig({ ...gcs, GCS_KEY_FILE: notKey })).toThrow(
+        /GCS_KEY_FILE: is not a service-account key/,
+      );
+      const key = path.join(dir, 'key.json');
+      fs.writeFileSync(
+        key,
+        JSON.stringify({ client_email: 'x@y.iam.gserviceaccount.com', private_key: 'k' }),
+      );
+      expect(loadConfig({ ...gcs, GCS_KEY_FILE: key }).GCS_KEY_FILE).toBe(key);
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   it('reads the callback retry schedule, refusing no attempts at all', () => {
