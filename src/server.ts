@@ -7,6 +7,7 @@ import { turnPretenuringOff } from './heap-settings';
 import type { Logger } from './logger';
 import { buildSchema } from './graphql/schema';
 import { buildApp } from './http/app';
+import { Dependencies } from './http/dependencies';
 import { createHttpServer } from './http/http-server';
 import { ApiKeyStore } from './http/api-keys';
 import { SearchIndexHolder } from './search/search-index-holder';
@@ -129,6 +130,11 @@ export async function startServer(config: Config, log: Logger): Promise<RunningS
     );
     await jobs.start();
     started.push(() => jobs.close());
+    // Servers outside this process that answers depend on: /readyz says whether they answer now.
+    const dependencies = new Dependencies({
+      ...(store.reachable ? { graph_store: () => store.reachable!() } : {}),
+      ...(config.JOBS_BACKEND !== 'embedded' ? { jobs_database: () => jobsEngine.runs.get(0) } : {}),
+    });
     const services = {
       companies: new CompaniesService(store, search, limits, cache),
       relationships: new RelationshipsService(
@@ -198,6 +204,7 @@ export async function startServer(config: Config, log: Logger): Promise<RunningS
       compressMinBytes: config.COMPRESS_MIN_BYTES,
       corsOrigins: config.CORS_ORIGINS,
       ready: () => search.ready,
+      dependencies: () => dependencies.check(),
       // Asking starts what the data as it is now still lacks, as the timer above does.
       derived: () => {
         catchUp();

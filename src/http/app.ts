@@ -39,6 +39,7 @@ import { graphqlAdmission } from './graphql-admission';
 import { methodNotAllowed } from './method-not-allowed';
 import { webAppRoutes } from './web-app';
 import { conditionalReads } from './conditional';
+import type { Reach } from './dependencies';
 import { keyRateLimit } from './key-rate-limit';
 import { cors } from './cors';
 import { bodyTooLarge, errorHandler, sendNoRoute, sendProblem } from './problem';
@@ -70,6 +71,8 @@ export interface AppOptions {
   compressMinBytes: number;
   /** Whether the store and search index can answer (readiness). */
   ready: () => boolean;
+  /** The services answers depend on outside this process, and whether they answer now (readiness too). */
+  dependencies?: () => Promise<Record<string, Reach>>;
   /**
    * What the server derives from the graph in the background and where each stands (`/readyz`
    * shows it): answers are the same either way, only slower until it is `ready`.
@@ -177,11 +180,16 @@ export async function buildApp(o: AppOptions): Promise<BuiltApp> {
   app.get('/healthz', (_req, res) => {
     res.json({ status: 'ok' });
   });
-  app.get('/readyz', (_req, res) => {
-    const ready = o.ready();
-    res
-      .status(ready ? 200 : 503)
-      .json({ status: ready ? 'ready' : 'starting', ...(o.derived ? { derived: o.derived() } : {}) });
+  app.get('/readyz', async (_req, res) => {
+    const dependencies = o.dependencies ? await o.dependencies() : {};
+    const lost = Object.values(dependencies).includes('unreachable');
+    const ready = o.ready() && !lost;
+    res.status(ready ? 200 : 503).json({
+      // Unreachable wins over starting: it is what an operator must act on.
+      status: ready ? 'ready' : lost ? 'unavailable' : 'starting',
+      ...(Object.keys(dependencies).length > 0 ? { dependencies } : {}),
+      ...(o.derived ? { derived: o.derived() } : {}),
+    });
   });
   const openapi = openApiDocument(o.keyHeader, o.apiFacts);
   app.get('/openapi.json', (_req, res) => {

@@ -177,6 +177,11 @@ export interface GraphStore {
   /** What the store keeps derived from the graph, by name, and where each stands (the server's /readyz). */
   derivedData?(): Record<string, DerivedState>;
   /**
+   * Resolves once the database server behind the store has answered a query; for a store with a
+   * server of its own (Neo4j), which /readyz asks. An in-process store has none to lose.
+   */
+  reachable?(): Promise<void>;
+  /**
    * Walks the graph from `request.root`: a company's tier is its shortest distance
    * from the root over relationships that pass the evidence filter. Reports the
    * companies, then every relationship between consecutive tiers. Returns false

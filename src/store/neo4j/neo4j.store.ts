@@ -458,6 +458,10 @@ export class Neo4jGraphStore implements GraphStore {
     await this.driver.close();
   }
 
+  async reachable(): Promise<void> {
+    await this.databaseGeneration();
+  }
+
   private async databaseGeneration(): Promise<{ generation: number; lineage: string | null }> {
     const [row] = await this.read('graph/generation');
     return { generation: row ? int(row.generation) : 0, lineage: str(row?.lineage) };

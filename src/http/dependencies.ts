@@ -1,0 +1,52 @@
+/** What a readiness check found of each service the server depends on. */
+export type Reach = 'reachable' | 'unreachable';
+
+/**
+ * Whether the services a server answers from (a Neo4j server, a jobs database) answer now, for
+ * `/readyz`. Each is asked with a bound on the wait (a driver may otherwise wait half a minute for a
+ * server that is gone), at most once per `freshMs` however often `/readyz` is polled, and one
+ * check at a time: load balancers poll it from several places at once.
+ */
+export class Dependencies {
+  private last: { at: number; found: Record<string, Reach> } | null = null;
+  private asking: Promise<Record<string, Reach>> | null = null;
+
+  constructor(
+    private readonly checks: Record<string, () => Promise<unknown>>,
+    private readonly waitMs = 2000,
+    private readonly freshMs = 1000,
+  ) {}
+
+  /** Each dependency's state; an empty record when there is none to check (everything in process). */
+  check(): Promise<Record<string, Reach>> {
+    if (this.last && Date.now() - this.last.at < this.freshMs) return Promise.resolve(this.last.found);
+    this.asking ??= this.askAll().finally(() => (this.asking = null));
+    return this.asking;
+  }
+
+  private async askAll(): Promise<Record<string, Reach>> {
+    const names = Object.keys(this.checks);
+    const states = await Promise.all(names.map((name) => this.ask(this.checks[name]!)));
+    const found = Object.fromEntries(names.map((name, i) => [name, states[i]!]));
+    this.last = { at: Date.now(), found };
+    return found;
+  }
+
+  private async ask(check: () => Promise<unknown>): Promise<Reach> {
+    let timer: NodeJS.Timeout | undefined;
+    const late = new Promise<Reach>((resolve) => {
+      timer = setTimeout(() => resolve('unreachable'), this.waitMs);
+    });
+    try {
+      return await Promise.race([
+        check().then(
+          (): Reach => 'reachable',
+          (): Reach => 'unreachable',
+        ),
+        late,
+      ]);
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+}

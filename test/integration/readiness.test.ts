@@ -1,0 +1,129 @@
+import net from 'node:net';
+import { Dependencies } from '../../src/http/dependencies';
+import { Neo4jGraphStore } from '../../src/store/neo4j/neo4j.store';
+import { REDIS_HINT, describeWithService, testRedisUrl } from '../support/services';
+import { startTestServer } from '../support/server';
+import type { TestServer } from '../support/server';
+
+/** A TCP relay to `host:port` that can be cut (its connections dropped, nothing accepted) and restored. */
+class Relay {
+  private server: net.Server | null = null;
+  private readonly sockets = new Set<net.Socket>();
+  port = 0;
+
+  constructor(
+    private readonly host: string,
+    private readonly target: number,
+  ) {}
+
+  async open(): Promise<void> {
+    const server = net.createServer((client) => {
+      const upstream = net.connect(this.target, this.host);
+      for (const s of [client, upstream]) {
+        this.sockets.add(s);
+        s.on('close', () => this.sockets.delete(s));
+        s.on('error', () => s.destroy());
+      }
+      client.pipe(upstream).pipe(client);
+    });
+    await new Promise<void>((resolve) => server.listen(this.port, '127.0.0.1', resolve));
+    this.port = (server.address() as net.AddressInfo).port;
+    this.server = server;
+  }
+
+  async cut(): Promise<void> {
+    const server = this.server;
+    this.server = null;
+    for (const s of this.sockets) s.destroy();
+    await new Promise<void>((resolve) => server?.close(() => resolve()) ?? resolve());
+  }
+}
+
+interface Ready {
+  status: string;
+  dependencies?: Record<string, string>;
+}
+
+describeWithService('/readyz and the jobs database', testRedisUrl(), REDIS_HINT, (url) => {
+  jest.setTimeout(60_000);
+  let relay: Relay;
+  let t: TestServer;
+  const readyz = async (): Promise<[number, Ready]> => {
+    const res = await fetch(`${t.base}/readyz`);
+    return [res.status, (await res.json()) as Ready];
+  };
+  /** /readyz once it says `status` (it checks at most once a second). */
+  const until = async (status: string): Promise<[number, Ready]> => {
+    for (const end = Date.now() + 20_000; ;) {
+      const answer = await readyz();
+      if (answer[1].status === status || Date.now() > end) return answer;
+      await new Promise((r) => setTimeout(r, 200));
+    }
+  };
+
+  beforeAll(async () => {
+    const target = new URL(url);
+    relay = new Relay(target.hostname, Number(target.port || 6379));
+    await relay.open();
+    // A database of its own (14), so that no other suite's queue is touched.
+    const through = `redis://127.0.0.1:${relay.port}/14`;
+    t = await startTestServer({ JOBS_BACKEND: 'redis', REDIS_URL: through, JOBS_WORKER: 'false' }, null);
+  });
+  afterAll(async () => {
+    // The server first, while its database answers: it closes its connections cleanly.
+    await t?.stop();
+    await relay.cut();
+  });
+
+  it('is ready while the jobs database answers, unavailable while it does not, and ready again after', async () => {
+    expect(await until('ready')).toEqual([
+      200,
+      expect.objectContaining({ dependencies: { jobs_database: 'reachable' } }),
+    ]);
+    await relay.cut();
+    const started = Date.now();
+    expect(await until('unavailable')).toEqual([
+      503,
+      expect.objectContaining({ status: 'unavailable', dependencies: { jobs_database: 'unreachable' } }),
+    ]);
+    // Bounded by the check's own wait, not the driver's.
+    expect(Date.now() - started).toBeLessThan(15_000);
+    await relay.open();
+    expect(await until('ready')).toEqual([
+      200,
+      expect.objectContaining({ dependencies: { jobs_database: 'reachable' } }),
+    ]);
+  });
+});
+
+describe('/readyz and a Neo4j server', () => {
+  it("finds a Neo4j server that is gone unreachable within the check's wait, and one that answers reachable", async () => {
+    // Nothing listens on port 1: the driver would try again for half a minute.
+    const gone = new Neo4jGraphStore({
+      uri: 'bolt://127.0.0.1:1',
+      user: 'neo4j',
+      password: 'x',
+      maxPoolSize: 1,
+      acquireTimeoutMs: 60_000,
+      connectTimeoutMs: 60_000,
+      database: 'neo4j',
+      queryTimeoutMs: 60_000,
+      importBatchSize: 1,
+      generationPollMs: 60_000,
+      migrateOnOpen: false,
+    });
+    try {
+      const started = Date.now();
+      const dependencies = new Dependencies({ graph_store: () => gone.reachable() }, 1000);
+      expect(await dependencies.check()).toEqual({ graph_store: 'unreachable' });
+      expect(Date.now() - started).toBeLessThan(5000);
+      // Asked again at once: the same answer, without asking the server again.
+      expect(await dependencies.check()).toEqual({ graph_store: 'unreachable' });
+      expect(await new Dependencies({ graph_store: () => Promise.resolve() }).check()).toEqual({
+        graph_store: 'reachable',
+      });
+    } finally {
+      await gone.close();
+    }
+  });
+});
