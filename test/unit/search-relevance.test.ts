@@ -6,7 +6,15 @@ import type { SearchSort } from '../../src/search/company-search';
 import type { SearchRow } from '../../src/domain/search-row';
 import { buildSearchRow } from '../support/factories';
 
-const SUGGESTION_KEYS = ['matchedName', 'name', 'relevance', 'similarity', 'vid', 'wordSimilarity'];
+const SUGGESTION_KEYS = [
+  'country',
+  'matchedName',
+  'name',
+  'relevance',
+  'similarity',
+  'vid',
+  'wordSimilarity',
+];
 
 interface Labelled {
   query: string;
@@ -185,7 +193,7 @@ describe('search candidates', () => {
     expect(found.map((s) => s.vid)[0]).toBe('quasar');
     expect(found).toHaveLength(5);
     for (const s of found) expect(s.name).toMatch(/^Q/);
-    // A box shows suggestions by name: the company's other fields are neither read nor sent between threads.
+    // A box shows suggestions by name and country: the company's other fields are neither read nor sent between threads.
     for (const s of found) expect(Object.keys(s).sort()).toEqual(SUGGESTION_KEYS);
     // After it, the most important of the rest (40 relationships less one).
     for (const s of found.slice(1)) expect(Number(s.vid.slice(1)) % 40).toBe(39);
