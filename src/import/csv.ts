@@ -8,6 +8,7 @@ import { createReadStream } from 'node:fs';
 import { open, stat } from 'node:fs/promises';
 import type { FileHandle } from 'node:fs/promises';
 import { StringDecoder } from 'node:string_decoder';
+import { basename } from 'node:path';
 
 /** Receives the records of a CSV file, in order. */
 export interface CsvSink {
@@ -256,14 +257,20 @@ export async function readCsvFile(
   const decoder = new StringDecoder('utf8');
   let bytesRead = 0;
   const stream = createReadStream(path, { highWaterMark: READ_CHUNK_BYTES });
-  for await (const chunk of stream as AsyncIterable<Buffer>) {
-    bytesRead += chunk.length;
-    parser.push(decoder.write(chunk));
-    if (afterChunk) await afterChunk({ bytesRead, totalBytes });
+  try {
+    for await (const chunk of stream as AsyncIterable<Buffer>) {
+      bytesRead += chunk.length;
+      parser.push(decoder.write(chunk));
+      if (afterChunk) await afterChunk({ bytesRead, totalBytes });
+    }
+    const tail = decoder.end();
+    if (tail.length > 0) parser.push(tail);
+    parser.end();
+  } catch (e) {
+    // The parser knows the line, not the file: an import reads several.
+    if (e instanceof CsvFatalError) throw new CsvFatalError(`${basename(path)}: ${e.message}`, e.line);
+    throw e;
   }
-  const tail = decoder.end();
-  if (tail.length > 0) parser.push(tail);
-  parser.end();
   if (afterChunk) await afterChunk({ bytesRead, totalBytes });
 }
 

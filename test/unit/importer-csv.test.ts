@@ -6,6 +6,7 @@ import {
   ChunkWriter,
   CsvParser,
   TextBuffer,
+  MAX_RECORD_CHARS,
   parseCsvText,
   readCsvFile,
 } from '../../src/import/csv';
@@ -192,6 +193,14 @@ describe('readCsvFile', () => {
     });
     expect(got[1]!.fields[1]).toContain('\ufffd');
     expect(got[1]!.suspect).toBe(true);
+  });
+
+  it('names the file when a record never ends (an unbalanced quote)', async () => {
+    const path = join(dir, 'companies.csv');
+    await writeFile(path, `vid,name\nc1,"oops\n${'c2,Name\n'.repeat(MAX_RECORD_CHARS / 6)}`);
+    await expect(readCsvFile(path, { row: () => undefined, error: () => undefined })).rejects.toThrow(
+      /^companies\.csv: record starting at line 2 is longer than/,
+    );
   });
 });
 
