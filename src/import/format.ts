@@ -177,6 +177,18 @@ export function excerpt(v: string): string {
 /** Maximum length of each kind of string value, in characters. */
 export const MAX_LENGTH = { id: 64, name: 500, text: 10000, token: 64, url: 2000, country: 100 } as const;
 
+/**
+ * Whether `v` has more than `max` characters, counted as code points (as aliases are, and as the
+ * documented limits read): "😀" is one character, two UTF-16 units. A string no longer than `max`
+ * units is no longer in code points, so the count runs only for the rare long value.
+ */
+export function longerThan(v: string, max: number): boolean {
+  if (v.length <= max) return false;
+  let n = 0;
+  for (const _ of v) if (++n > max) return true;
+  return false;
+}
+
 const ID_RE = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
 
 /** Whether v is a valid key (see checkId). */
@@ -194,13 +206,13 @@ export function checkId(v: string): string {
 
 /** Short single-line strings: names, cities, postal codes. */
 export function checkName(v: string): string {
-  if (v.length > MAX_LENGTH.name) fail(`longer than ${MAX_LENGTH.name} characters`);
+  if (longerThan(v, MAX_LENGTH.name)) fail(`longer than ${MAX_LENGTH.name} characters`);
   return v;
 }
 
 /** Free text (descriptions, metadata). */
 export function checkText(v: string): string {
-  if (v.length > MAX_LENGTH.text) fail(`longer than ${MAX_LENGTH.text} characters`);
+  if (longerThan(v, MAX_LENGTH.text)) fail(`longer than ${MAX_LENGTH.text} characters`);
   return v;
 }
 
@@ -208,7 +220,7 @@ const LETTER_RE = /\p{L}/u;
 
 /** Country names: any non-empty name containing a letter. */
 export function checkCountry(v: string): string {
-  if (v.length > MAX_LENGTH.country) fail(`longer than ${MAX_LENGTH.country} characters`);
+  if (longerThan(v, MAX_LENGTH.country)) fail(`longer than ${MAX_LENGTH.country} characters`);
   if (!LETTER_RE.test(v)) fail(`${excerpt(v)} is not a country name`);
   return v;
 }
@@ -221,7 +233,8 @@ export function checkToken(v: string): string {
   return v;
 }
 
-const PHONE_RE = /^\+?[0-9(][0-9 ()./-]{2,39}$/;
+/** 3 to 40 characters, the + included; a digit or ( first after it; at least one digit. */
+const PHONE_RE = /^(?=.{3,40}$)(?=[^0-9]*[0-9])\+?[0-9(][0-9 ()./-]*$/;
 
 /** Phone numbers: digits with the usual punctuation, optional leading +. */
 export function checkPhone(v: string): string {
@@ -279,7 +292,7 @@ const SIMPLE_URL_RE = /^https?:\/\/([A-Za-z0-9.-]+)(?::\d{1,5})?(?:[/?#][!#-;=?-
 
 /** http(s) URLs; returns the URL unchanged. */
 export function checkUrl(v: string): string {
-  if (v.length > MAX_LENGTH.url) fail(`URL longer than ${MAX_LENGTH.url} characters`);
+  if (longerThan(v, MAX_LENGTH.url)) fail(`URL longer than ${MAX_LENGTH.url} characters`);
   if (SIMPLE_URL_RE.test(v)) return v;
   let u: URL;
   try {
@@ -390,7 +403,7 @@ export function normAliases(v: string): string[] {
   for (const raw of v.split(INPUT_LIST_SEPARATOR)) {
     const a = raw.trim();
     if (a.length === 0) fail(`empty alias in ${excerpt(v)}`);
-    if ([...a].length > MAX_ALIAS_LENGTH)
+    if (longerThan(a, MAX_ALIAS_LENGTH))
       fail(`alias ${excerpt(a)} is longer than ${MAX_ALIAS_LENGTH} characters`);
     if (!out.includes(a)) out.push(a);
   }
@@ -485,7 +498,7 @@ export function checkIdentifierValue(type: IdentifierType, v: string): string {
       if (!QID_RE.test(v)) fail(`${excerpt(v)} is not a Wikidata id (Q followed by digits)`);
       return v;
     case 'Wikipedia':
-      if (v.length > MAX_LENGTH.name) fail(`longer than ${MAX_LENGTH.name} characters`);
+      if (longerThan(v, MAX_LENGTH.name)) fail(`longer than ${MAX_LENGTH.name} characters`);
       return v;
   }
 }

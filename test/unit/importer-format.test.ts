@@ -5,6 +5,9 @@ import {
   checkHsCode,
   checkIdentifierValue,
   checkListElement,
+  checkName,
+  checkPhone,
+  checkText,
   checkUrl,
   detach,
   isinCheckDigit,
@@ -100,6 +103,21 @@ describe('values', () => {
     for (const ok of ['84', '8471', '847130', '8471.30', '8471.30.10']) expect(checkHsCode(ok)).toBe(ok);
     for (const bad of ['8', '84x', '8471.3', '12345678901'])
       expect(() => checkHsCode(bad)).toThrow(ValueError);
+  });
+
+  it('counts characters as code points, as the documented limits do', () => {
+    // 300 characters of two UTF-16 units each: within the 500 a name may have.
+    expect(checkName('😀'.repeat(300))).toBe('😀'.repeat(300));
+    expect(() => checkName('😀'.repeat(501))).toThrow('longer than 500 characters');
+    expect(checkText('é😀'.repeat(5000))).toHaveLength(15000);
+    expect(() => checkText('😀'.repeat(10001))).toThrow(ValueError);
+  });
+
+  it('takes phone numbers of 3 to 40 characters, the + included, with a digit', () => {
+    for (const ok of ['+12', '112', '(030) 123-45/6', '+1 555 0100', `+${'1'.repeat(39)}`])
+      expect(checkPhone(ok)).toBe(ok);
+    for (const bad of ['(((', '12', `+${'1'.repeat(40)}`, ' 123', '+-12', 'call 123'])
+      expect(() => checkPhone(bad)).toThrow(ValueError);
   });
 
   it('splits, checks and de-duplicates lists', () => {
