@@ -179,4 +179,17 @@ describe('SearchIndexBuilder', () => {
     whole.add(all.slice(0, 10));
     expect(() => whole.setCounts(counts(10))).toThrow('for companies added without their counts');
   });
+
+  it('takes the empty counts of an import of no company, and makes an empty index', async () => {
+    const none = new SearchIndexBuilder();
+    none.setCounts(countsOf([]));
+    const index = await CompanySearchIndex.finish(none);
+    expect(index.size).toBe(0);
+    expect(
+      index.search({ name: 'acme', minSimilarity: 0.3, includeSubsidiaries: false, limit: 10, offset: 0 }),
+    ).toEqual({
+      hits: [],
+      hasMore: false,
+    });
+  });
 });
