@@ -66,7 +66,10 @@ export async function startServer(config: Config, log: Logger): Promise<RunningS
   const started: (() => Promise<unknown>)[] = [];
   try {
     const { companies } = await store.stats();
-    if (companies === 0 && config.SEED_DEMO) await loadDemo(config, store, log);
+    if (companies === 0 && config.SEED_DEMO) {
+      if (store.pristine) await loadDemo(config, store, log);
+      else log.warn('the store is empty, as the last import left it: the demo dataset is not loaded');
+    }
 
     const keys = new ApiKeyStore(config.dataDir, config.API_KEYS);
     if (!keys.hasActiveKey) {

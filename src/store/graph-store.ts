@@ -124,6 +124,12 @@ export interface GraphStore {
   readonly engine: 'embedded' | 'neo4j';
   /** Opens the store and creates the schema if it is missing (idempotent). */
   open(): Promise<void>;
+  /**
+   * Whether no data was ever loaded into the store (no import nor seed since it was created), once
+   * open: only such a store gets the demo dataset. One emptied on purpose, by importing an empty
+   * dataset, is not.
+   */
+  readonly pristine: boolean;
   close(): Promise<void>;
   stats(): Promise<StoreStats>;
   getCompany(vid: string): Promise<CompanyProfile | null>;

@@ -6,7 +6,7 @@ import { EmbeddedGraphStore } from '../../src/store/embedded/embedded.store';
 import { companyRow, relationshipRow, writeImportDir } from '../support/factories';
 import { runCli } from '../support/cli';
 import { tempDir } from '../support/paths';
-import { startTestServer } from '../support/server';
+import { recordingLogger, startTestServer } from '../support/server';
 
 /** Runs the `tiergraph` command from the sources with DATA_DIR set. */
 function cli(dataDir: string, ...args: string[]) {
@@ -180,6 +180,43 @@ describe('removeStaleStaging', () => {
 });
 
 describe('server start', () => {
+  it('loads the demo into a new store only, not into one an import emptied', async () => {
+    const emptied = tempDir('emptied-by-import');
+    // Both required files with their headers and no row.
+    const nothing = writeImportDir(path.join(emptied, 'empty-dataset'), {
+      companies: [companyRow({ vid: 'x' })],
+    });
+    const companies = path.join(nothing, 'companies.csv');
+    fs.writeFileSync(companies, `${fs.readFileSync(companies, 'utf8').split('\n')[0]}\n`);
+    const r = cli(emptied, 'import', nothing);
+    expect(r.status).toBe(0);
+    // Nothing worth a warning: an empty dataset is a dataset.
+    expect(r.err).not.toMatch(/"level":[4-6]0|Error|failed/);
+    const { log, lines } = recordingLogger();
+    const t = await startTestServer(
+      { DATA_DIR: emptied, SEED_DEMO: 'true', DEMO_COMPANIES: '200' },
+      null,
+      log,
+    );
+    try {
+      expect((await t.running.store.stats()).companies).toBe(0);
+      expect(lines.map((l) => l.msg)).toContain(
+        'the store is empty, as the last import left it: the demo dataset is not loaded',
+      );
+    } finally {
+      await t.stop();
+    }
+    const fresh = await startTestServer(
+      { DATA_DIR: tempDir('new-store'), SEED_DEMO: 'true', DEMO_COMPANIES: '200' },
+      null,
+    );
+    try {
+      expect((await fresh.running.store.stats()).companies).toBe(200);
+    } finally {
+      await fresh.stop();
+    }
+  }, 60_000);
+
   it('removes the staging files of an import that was killed, in both places imports have staged', async () => {
     const dataDir = tempDir('stale-at-start');
     const stale = [

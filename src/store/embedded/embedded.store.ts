@@ -203,6 +203,10 @@ const NO_EVIDENCE_FLOOR = '0001-01-01';
 
 /** The `CURRENT` file names the live graph file, so a new graph can be built beside it and swapped in. */
 const CURRENT = 'CURRENT';
+/** The graph file a new store begins with. */
+const FIRST_GENERATION = 'g-000001.kuzu';
+/** Present once an import has replaced the graph (even with an empty one): the store is no longer new. */
+const IMPORTED = 'IMPORTED';
 
 /**
  * GraphStore on the embedded engine. The data lives in `<dir>/<generation>.kuzu`;
@@ -260,8 +264,13 @@ export class EmbeddedGraphStore implements GraphStore {
 
   async open(): Promise<void> {
     fs.mkdirSync(this.options.dir, { recursive: true });
-    const file = this.currentFile() ?? this.writeCurrent('g-000001.kuzu');
+    const file = this.currentFile() ?? this.writeCurrent(FIRST_GENERATION);
     await this.attach(file);
+  }
+
+  /** No import has replaced the graph since the store was created (a seed makes it hold companies). */
+  get pristine(): boolean {
+    return !fs.existsSync(path.join(this.options.dir, IMPORTED));
   }
 
   async close(): Promise<void> {
@@ -885,6 +894,7 @@ export class EmbeddedGraphStore implements GraphStore {
     await pool.close();
     await db.close();
     // The pointer moves only after the new graph is complete and closed.
+    fs.writeFileSync(path.join(this.options.dir, IMPORTED), '');
     this.writeCurrent(next);
     // A store that was serving switches over now; one used only to import (the
     // CLI beside a running server) leaves the switch to the server's watcher.

@@ -458,6 +458,11 @@ export class Neo4jGraphStore implements GraphStore {
     await this.driver.close();
   }
 
+  /** Every import and seed raises the database's generation, which a new database lacks. */
+  get pristine(): boolean {
+    return !this.seenGeneration;
+  }
+
   async reachable(): Promise<void> {
     await this.databaseGeneration();
   }
