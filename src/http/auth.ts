@@ -2,6 +2,7 @@ import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import { AppError } from '../domain/errors';
 import type { ApiKeyStore, KeyCheck } from './api-keys';
 import type { AuthFailureCheck, AuthFailureLimiter } from './auth-failures';
+import { durationName } from './key-rate-limit';
 
 declare module 'express-serve-static-core' {
   interface Request {
@@ -20,6 +21,7 @@ export function requireApiKey(
   failures: AuthFailureLimiter,
 ): RequestHandler {
   const name = header.toLowerCase();
+  const failurePolicy = `"${failures.max}-failures-in-${durationName(failures.windowS)}"`;
   // Synchronous while nothing is wrong: the failure counters answer at once unless they are shared.
   const decide = (
     req: Request,
@@ -29,6 +31,9 @@ export function requireApiKey(
   ): void | Promise<void> => {
     if (limited.blocked) {
       res.setHeader('Retry-After', String(limited.retryAfterS));
+      // The IETF draft-8 headers, as every other 429 sends them, for the policy that refused it.
+      res.setHeader('RateLimit-Policy', `${failurePolicy}; q=${failures.max}; w=${failures.windowS}`);
+      res.setHeader('RateLimit', `${failurePolicy}; r=0; t=${limited.retryAfterS}`);
       next(
         new AppError(
           'RATE_LIMITED',

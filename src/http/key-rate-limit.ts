@@ -66,7 +66,7 @@ export function keyRateLimit(o: KeyRateLimitOptions): RequestHandler {
 }
 
 /** The window's length as the policy name gives it: `60sec` below a minute, then min, hr(s), day(s). */
-function durationName(windowS: number): string {
+export function durationName(windowS: number): string {
   if (windowS < 60) return `${windowS}sec`;
   const minutes = windowS / 60;
   if (minutes < 60) return `${minutes}min`;

@@ -80,6 +80,12 @@ export interface JobQueueOptions {
 }
 
 /**
+ * Retry-After of a start refused for the key's runs at once: a hint, since when a run ends is not
+ * known; a client polling its runs may start again as soon as one has ended.
+ */
+const RUN_SLOT_RETRY_S = 10;
+
+/**
  * Tier-view runs on Agenda. The run store keeps what clients poll; Agenda keeps
  * the queue and the locks, so a run whose worker died is taken up again once
  * its lock lapses, and a run waits in the queue while `concurrency` others run.
@@ -232,6 +238,8 @@ export class JobQueue {
           'TOO_MANY_RUNS',
           `This API key already has ${e.maxActive} runs pending or running, the most allowed at once ` +
             '(JOBS_MAX_QUEUED_PER_KEY); wait for one to end or cancel one.',
+          [],
+          RUN_SLOT_RETRY_S,
         );
       }
       throw e;

@@ -263,7 +263,11 @@ describe('failed authentication is rate-limited per client address', () => {
     const p = await problem(blocked, 429);
     expect(p.code).toBe('RATE_LIMITED');
     expect(p.detail).toMatch(/failed authentications/);
-    expect(Number(blocked.headers.get('retry-after'))).toBeGreaterThan(0);
+    const retryAfter = Number(blocked.headers.get('retry-after'));
+    expect(retryAfter).toBeGreaterThan(0);
+    // The draft-8 headers every other 429 sends, for this policy.
+    expect(blocked.headers.get('ratelimit-policy')).toBe('"3-failures-in-1min"; q=3; w=60');
+    expect(blocked.headers.get('ratelimit')).toBe(`"3-failures-in-1min"; r=0; t=${retryAfter}`);
     // A right key from the same address is refused alike: the answer must not tell a right guess from a wrong one.
     await problem(await t.get('/v1/edges/e1', from(a)), 429);
     await problem(await t.post('/graphql', { query: '{ __typename }' }, from(a)), 429);

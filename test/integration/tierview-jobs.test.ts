@@ -505,6 +505,9 @@ describe('runs belong to the key that started them', () => {
     const problem = (await refused.json()) as { code: string; detail: string };
     expect(problem.code).toBe('TOO_MANY_RUNS');
     expect(problem.detail).toContain('4 runs pending or running');
+    // As every 429 does: when to try again (a hint), and the key's request budget.
+    expect(refused.headers.get('retry-after')).toBe('10');
+    expect(refused.headers.get('ratelimit')).toMatch(/; r=\d+; t=\d+$/);
     // A canceled run frees its slot; the other key has slots of its own.
     const own = (await (await t.get('/v1/jobs/?limit=1')).json()) as { results: JobBody[] };
     await t.post(`/v1/jobs/${own.results[0]!.run_id}/cancel`, {});
