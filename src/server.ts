@@ -121,6 +121,7 @@ export async function startServer(config: Config, log: Logger): Promise<RunningS
         : local;
     const jobsEngine = openJobsEngine(config);
     started.push(() => jobsEngine.close());
+    await jobsEngine.open?.();
     const jobs = new JobQueue(
       jobQueueOptions(config, {
         engine: jobsEngine,

@@ -1,7 +1,10 @@
+import fs from 'node:fs';
 import net from 'node:net';
 import { Dependencies } from '../../src/http/dependencies';
 import { Neo4jGraphStore } from '../../src/store/neo4j/neo4j.store';
-import { REDIS_HINT, describeWithService, testRedisUrl } from '../support/services';
+import { MONGO_HINT, REDIS_HINT, describeWithService, testMongoUrl, testRedisUrl } from '../support/services';
+import { runCli } from '../support/cli';
+import { tempDir } from '../support/paths';
 import { startTestServer } from '../support/server';
 import type { TestServer } from '../support/server';
 
@@ -124,6 +127,84 @@ describe('/readyz and a Neo4j server', () => {
       });
     } finally {
       await gone.close();
+    }
+  });
+});
+
+describeWithService('a MongoDB jobs database that stops answering', testMongoUrl(), MONGO_HINT, (url) => {
+  jest.setTimeout(90_000);
+  let relay: Relay;
+  let t: TestServer;
+
+  beforeAll(async () => {
+    const target = new URL(url);
+    relay = new Relay(target.hostname, Number(target.port || 27017));
+    await relay.open();
+    const db = `tiergraph_test_unreachable_${process.pid}`;
+    t = await startTestServer({
+      JOBS_BACKEND: 'mongodb',
+      MONGODB_URI: `mongodb://127.0.0.1:${relay.port}/${db}`,
+    });
+  });
+  afterAll(async () => {
+    await t?.stop();
+    await relay.cut();
+  });
+
+  it('answers polls and starts with 503 and Retry-After within seconds, not 500 after half a minute', async () => {
+    const started = await t.post('/v1/tierviewjob/', {
+      root_nodes: 'boeing',
+      num_tiers: '1',
+      direction: 'supplier',
+    });
+    expect(started.status).toBe(200);
+    const { run_id } = (await started.json()) as { run_id: number };
+    await relay.cut();
+    for (const ask of [
+      () => t.get(`/v1/jobs/${run_id}/`),
+      () => t.post('/v1/tierviewjob/', { root_nodes: 'boeing', num_tiers: '1', direction: 'supplier' }),
+    ]) {
+      const begun = Date.now();
+      const res = await ask();
+      expect(res.status).toBe(503);
+      expect(res.headers.get('retry-after')).toBe('5');
+      expect(((await res.json()) as { code: string }).code).toBe('UNAVAILABLE');
+      expect(Date.now() - begun).toBeLessThan(15_000);
+    }
+    await relay.open();
+    for (const end = Date.now() + 30_000; ;) {
+      const res = await t.get(`/v1/jobs/${run_id}/`);
+      if (res.status === 200 || Date.now() > end) {
+        expect(res.status).toBe(200);
+        break;
+      }
+      await new Promise((r) => setTimeout(r, 250));
+    }
+  });
+});
+
+describe('a start whose MongoDB does not answer', () => {
+  it('stops at once with the reason, the URI without its password, and no stack of a closed client', () => {
+    const dataDir = tempDir('mongo-gone');
+    try {
+      const r = runCli(['serve'], {
+        DATA_DIR: dataDir,
+        PORT: '0',
+        SEED_DEMO: 'false',
+        API_KEYS: 'a-key-long-enough-0123',
+        JOBS_BACKEND: 'mongodb',
+        // Nothing listens on port 1.
+        MONGODB_URI: 'mongodb://someone:secret@127.0.0.1:1/tiergraph',
+        LOG_LEVEL: 'error',
+      });
+      expect(r.status).toBe(1);
+      expect(r.err).toContain(
+        'MongoDB (JOBS_BACKEND=mongodb) does not answer at mongodb://127.0.0.1:1/tiergraph: connect ECONNREFUSED',
+      );
+      expect(r.err).not.toContain('secret');
+      expect(r.err).not.toContain('MongoTopologyClosedError');
+    } finally {
+      fs.rmSync(dataDir, { recursive: true, force: true });
     }
   });
 });

@@ -9,6 +9,11 @@ import type { RunStore } from '../run-store';
 export interface JobsEngine {
   agendaBackend: AgendaBackend;
   runs: RunStore;
+  /**
+   * Connects, for an engine with a server: a server that does not answer fails the start here,
+   * with its own reason, before Agenda has begun anything that would fail later on its own.
+   */
+  open?(): Promise<void>;
   /** Closes the connection the Agenda backend and the run store share. */
   close(): Promise<void>;
 }
