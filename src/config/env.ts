@@ -295,9 +295,14 @@ export class ConfigError extends Error {
 
 /**
  * Reads and validates the settings. Empty strings count as unset so that
- * `FOO=` in an env file falls back to the default instead of failing.
+ * `FOO=` in an env file falls back to the default instead of failing. With
+ * `files` false the files settings name are not read (settings meant for another
+ * machine, such as a container's).
  */
-export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
+export function loadConfig(
+  env: NodeJS.ProcessEnv = process.env,
+  { files = true }: { files?: boolean } = {},
+): Config {
   const input: Record<string, string> = {};
   for (const key of Object.keys(schema.shape)) {
     const value = env[key];
@@ -323,7 +328,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     problems.push('NEO4J_PASSWORD: required when STORE=neo4j');
   if (blobs === 'gcs' && !given('GCS_BUCKET')) problems.push('GCS_BUCKET: required when BLOB_STORE=gcs');
   // The key signs every download link: one that cannot be read would fail each poll of a finished run.
-  if (blobs === 'gcs' && input.GCS_KEY_FILE) {
+  if (files && blobs === 'gcs' && input.GCS_KEY_FILE) {
     const problem = keyFileProblem(input.GCS_KEY_FILE);
     if (problem) problems.push(`GCS_KEY_FILE: ${problem}`);
   }
