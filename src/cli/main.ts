@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 import fs from 'node:fs';
 import path from 'node:path';
-import { Command, InvalidArgumentError } from 'commander';
+import { Command, CommanderError, InvalidArgumentError } from 'commander';
 import { SingleBar } from 'cli-progress';
 import { ConfigError, loadConfig } from '../config/env';
 import type { Config } from '../config/env';
@@ -20,13 +20,16 @@ import { embeddedStore, neo4jStore, openStore } from '../store/open-store';
 import { ADMIN_ARGS_FILE, writeNeo4jAdminFiles } from '../store/neo4j/neo4j-admin-files';
 import type { AdminFilesResult } from '../store/neo4j/neo4j-admin-files';
 
+/** Exit status of bad settings: environment variables and command-line arguments alike. */
+const EXIT_BAD_SETTINGS = 2;
+
 function config(): Config {
   try {
     return loadConfig();
   } catch (e) {
     if (e instanceof ConfigError) {
       process.stderr.write(`${e.message}\n`);
-      process.exit(2);
+      process.exit(EXIT_BAD_SETTINGS);
     }
     throw e;
   }
@@ -51,7 +54,10 @@ const version = (
 const program = new Command()
   .name('tiergraph')
   .version(version, '-V, --version', 'print the version and exit')
-  .description('Supply-chain relationship data service: serve, import, generate, seed, keys.');
+  .description('Supply-chain relationship data service: serve, import, generate, seed, keys.')
+  // Commander's own refusals (an unknown option, an argument a parser refused) end the process
+  // through the catch below, with the status of bad settings; help and --version with 0.
+  .exitOverride();
 
 program
   .command('serve')
@@ -109,7 +115,7 @@ program
   )
   .description(
     'validate and bulk-load a dataset, replacing the graph; a running server switches over when done. ' +
-      'Exit status: 0 imported cleanly, 1 aborted (nothing changed), 3 imported with rejected rows or a dry run found some',
+      'Exit status: 0 imported cleanly, 1 aborted (nothing changed), 2 bad settings or arguments, 3 imported with rejected rows or a dry run found some',
   )
   .action(async (dir: string, opts: ImportCommandOptions) => {
     const cfg = config();
@@ -396,6 +402,13 @@ keys
   });
 
 program.parseAsync(process.argv).catch((e: unknown) => {
+  // Arguments a command refused itself (two options that do not go together).
+  if (e instanceof InvalidArgumentError) {
+    process.stderr.write(`error: ${e.message}\n`);
+    process.exit(EXIT_BAD_SETTINGS);
+  }
+  // Commander's own refusals, whose message it has written already; help and --version end with 0.
+  if (e instanceof CommanderError) process.exit(e.exitCode === 0 ? 0 : EXIT_BAD_SETTINGS);
   process.stderr.write(`${e instanceof Error ? e.message : String(e)}\n`);
   process.exit(1);
 });

@@ -136,6 +136,17 @@ describe('tiergraph import: safety of a replacing import', () => {
     expect(await companyCount(dataDir)).toBe(3);
   });
 
+  it('ends with the status of bad settings (2) for arguments it refuses, as for bad environment variables', () => {
+    const bad = cli(dataDir, 'import', good, '--max-rejected', 'abc');
+    expect(bad.status).toBe(2);
+    expect(bad.err).toMatch(/argument 'abc' is invalid/);
+    const clash = cli(dataDir, 'import', good, '--dry-run', '--neo4j-admin-files', path.join(root, 'admin'));
+    expect(clash.status).toBe(2);
+    expect(clash.err).toMatch(/--dry-run and --neo4j-admin-files do not go together/);
+    expect(cli(dataDir, 'import').status).toBe(2);
+    expect(cli(dataDir, '--version').status).toBe(0);
+  });
+
   it('rewrites a report named with --report even when this run has nothing to report', () => {
     const report = path.join(root, 'again.csv');
     expect(cli(dataDir, 'import', mostlyBad, '--dry-run', '--report', report).status).toBe(3);
