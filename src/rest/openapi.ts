@@ -225,7 +225,8 @@ const listOperation = (what: 'suppliers' | 'customers', cluster: boolean, pages:
       ? `${what === 'suppliers' ? 'Supplier' : 'Customer'} clusters of the company's cluster`
       : `${what === 'suppliers' ? 'Suppliers' : 'Customers'} of the company`,
     description: cluster
-      ? "Relationships of every company sharing the cid_id of {vid}, grouped by counterpart cluster (relationship_type cluster_edge; edge_ids lists the company edges). The counterpart is the other cluster's parent."
+      ? "Relationships of every company sharing the cid_id of {vid}, grouped by counterpart cluster (relationship_type cluster_edge; edge_ids lists the company edges). The counterpart is the other cluster's parent. " +
+        'The filters apply to each cluster_edge as a whole, as it is shown: its confidence (the highest of its edges) and its latest evidence date (the latest of its edges), which may come from two different edges; edge_ids always lists every edge it groups.'
       : 'Relationships of {vid} itself, most confident first (ties by relationship_id).',
     tags: ['relationships'],
     parameters: [
