@@ -320,6 +320,11 @@ export function loadConfig(
   const blobs = given('BLOB_STORE', 'local');
   if (jobs === 'mongodb' && !given('MONGODB_URI'))
     problems.push('MONGODB_URI: required when JOBS_BACKEND=mongodb');
+  // The driver falls back on a database called "test" when the path names none.
+  else if (jobs === 'mongodb' && !/^mongodb(\+srv)?:\/\/[^/?]+\/[^/?]+/.test(given('MONGODB_URI')))
+    problems.push(
+      'MONGODB_URI: must name the database in its path (mongodb://host:27017/tiergraph); without one the driver would use "test"',
+    );
   if (jobs === 'postgres' && !given('POSTGRES_URL'))
     problems.push('POSTGRES_URL: required when JOBS_BACKEND=postgres');
   if (jobs === 'redis' && !given('REDIS_URL')) problems.push('REDIS_URL: required when JOBS_BACKEND=redis');

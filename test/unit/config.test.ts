@@ -58,6 +58,22 @@ describe('loadConfig', () => {
     expect(fields.sort()).toEqual(['DOWNLOAD_TTL_S', 'GCS_BUCKET', 'MONGODB_URI']);
   });
 
+  it('refuses a MongoDB URI that names no database, which the driver would take for "test"', () => {
+    const mongo = (uri: string) => () => loadConfig({ JOBS_BACKEND: 'mongodb', MONGODB_URI: uri });
+    for (const uri of [
+      'mongodb://127.0.0.1:27017',
+      'mongodb://127.0.0.1:27017/',
+      'mongodb://h1,h2/?replicaSet=rs0',
+    ])
+      expect(mongo(uri)).toThrow(/MONGODB_URI: must name the database/);
+    for (const uri of [
+      'mongodb://127.0.0.1:27017/tiergraph',
+      'mongodb://u:p@h1,h2,h3/tiergraph?replicaSet=rs0',
+      'mongodb+srv://cluster.example.net/tiergraph',
+    ])
+      expect(mongo(uri)().MONGODB_URI).toBe(uri);
+  });
+
   it('refuses a Cloud Storage key file that cannot sign links', () => {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'gcs-key-'));
     try {
