@@ -347,12 +347,16 @@ export class JobQueue {
       if (run.cancelRequested) state.state_message = `cancel requested; stopping (${run.stateMessage})`;
     } else if (run.resultState === 'SUCCESS' && run.files) {
       const expires = (run.endedAt ?? run.updatedAt).getTime() + this.o.retentionS * 1000;
-      if (expires <= this.now().getTime()) {
-        state.state_message = `the export files were deleted on ${new Date(expires).toISOString()}; start a new run`;
+      const left = expires - this.now().getTime();
+      if (left <= 0) {
+        // The files go at the next clean-up (every 10 minutes): expired, and no longer linked, from now.
+        state.state_message = `the export files expired on ${new Date(expires).toISOString()} (EXPORT_RETENTION_S after the run ended); start a new run`;
       } else {
+        // No link outlives the files it points at.
+        const ttl = Math.max(1, Math.min(this.o.downloadTtlS, Math.floor(left / 1000)));
         const links: Record<string, string> = {};
         for (const [k, key] of Object.entries(run.files)) {
-          links[k] = await this.o.blobs.signedUrl(key, this.o.downloadTtlS, origin);
+          links[k] = await this.o.blobs.signedUrl(key, ttl, origin);
         }
         view.output = { result: JSON.stringify(links), truncated: false };
       }

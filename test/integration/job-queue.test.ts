@@ -172,4 +172,54 @@ describe('job queue', () => {
       await new Promise((r) => server.close(r));
     }
   });
+
+  it("signs no download link past the files' retention, and says when they expired", async () => {
+    const dir = tempDir('jobs-retention');
+    let shift = 0;
+    const done = {
+      export: () =>
+        Promise.resolve({
+          files: { tierview_file: 'runs/x/a/tierview.csv' },
+          companies: 1,
+          rows: 1,
+          bytes: 1,
+          dropped: {},
+        }),
+    } as unknown as TierViewService;
+    const { queue, engine } = makeQueue(dir, exists, done, {
+      retentionS: 3600,
+      downloadTtlS: 3600,
+      now: () => new Date(Date.now() + shift),
+    });
+    await queue.start();
+    try {
+      const run = await queue.submit(request);
+      const ended = await until(
+        () => queue.view(run.runId),
+        (v) => v.state.life_cycle_state === 'TERMINATED',
+      );
+      expect(ended.state.result_state).toBe('SUCCESS');
+      const expiresIn = async () => {
+        const out = (await queue.view(run.runId)).output as { result: string };
+        const link = new URL((JSON.parse(out.result) as Record<string, string>).tierview_file!);
+        return Number(link.searchParams.get('expires')) - Date.now() / 1000;
+      };
+      // A full link's lifetime while the files have longer.
+      expect(await expiresIn()).toBeGreaterThan(3500);
+      // 100 s of the files' hour left: the link lives no longer.
+      shift = 3500 * 1000;
+      const left = await expiresIn();
+      expect(left).toBeGreaterThan(90);
+      expect(left).toBeLessThanOrEqual(101);
+      shift = 3601 * 1000;
+      const gone = await queue.view(run.runId);
+      expect(gone.output).toBeNull();
+      expect(gone.state.state_message).toMatch(
+        /^the export files expired on \S+ \(EXPORT_RETENTION_S after the run ended\); start a new run$/,
+      );
+    } finally {
+      await queue.close();
+      await engine.close();
+    }
+  });
 });
