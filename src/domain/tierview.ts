@@ -79,13 +79,14 @@ export function parseTierViewRequest(body: unknown, maxTiers: number): TierViewR
   else if (typeof b.root_nodes !== 'string')
     bad('root_nodes', 'must be a string: the vid of one root company (one root per run)');
   else if (b.root_nodes.trim() === '') bad('root_nodes', 'is required: the vid of the root company');
-  else if (!VID.test(b.root_nodes.trim()))
-    bad('root_nodes', 'must be one company vid (letters, digits, _ or -)');
-  else root = b.root_nodes.trim();
+  // As published (the OpenAPI pattern): nothing around the vid or the digits, not even spaces.
+  else if (!VID.test(b.root_nodes))
+    bad('root_nodes', 'must be one company vid (letters, digits, _ or -, nothing around it)');
+  else root = b.root_nodes;
 
   let tiers = 0;
   const t = b.num_tiers;
-  const tierText = typeof t === 'number' ? String(t) : typeof t === 'string' ? t.trim() : null;
+  const tierText = typeof t === 'number' ? String(t) : typeof t === 'string' ? t : null;
   if (t === undefined || t === null || t === '') bad('num_tiers', 'is required');
   else if (tierText === null || !/^\d+$/.test(tierText))
     bad('num_tiers', `must be an integer from 1 to ${maxTiers}`);

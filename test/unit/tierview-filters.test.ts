@@ -92,4 +92,14 @@ describe('the root of a tier-view request', () => {
     for (const wrong of [['boeing'], 42, { vid: 'boeing' }])
       expect(reasons(wrong)).toEqual(['must be a string: the vid of one root company (one root per run)']);
   });
+
+  it('takes the vid and the number of tiers as published: nothing around them', () => {
+    for (const padded of [' boeing', 'boeing ', 'boeing\n'])
+      expect(reasons(padded)).toEqual([
+        'must be one company vid (letters, digits, _ or -, nothing around it)',
+      ]);
+    for (const num_tiers of [' 2', '2 ', '+2', '2.0'])
+      expect(fieldErrors({ ...base, num_tiers })).toEqual(['num_tiers']);
+    expect(parseTierViewRequest({ ...base, num_tiers: 2 }, 6).num_tiers).toBe(2);
+  });
 });
