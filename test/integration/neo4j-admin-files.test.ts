@@ -104,7 +104,8 @@ if (hint !== null) {
       fs.mkdirSync(full);
       fs.writeFileSync(path.join(full, 'keep.txt'), 'mine');
       const refused = cli(path.join(work, 'data2'), 'import', dataset, '--neo4j-admin-files', full);
-      expect(refused.status).toBe(1);
+      // Arguments refused: the status of bad settings.
+      expect(refused.status).toBe(2);
       expect(refused.err).toMatch(/is not empty/);
       expect(fs.readdirSync(full)).toEqual(['keep.txt']);
       const dry = cli(
@@ -115,7 +116,7 @@ if (hint !== null) {
         '--neo4j-admin-files',
         path.join(work, 'x'),
       );
-      expect(dry.status).toBe(1);
+      expect(dry.status).toBe(2);
       expect(dry.err).toMatch(/do not go together/);
     });
   });
