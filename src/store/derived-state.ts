@@ -10,21 +10,20 @@ export interface GenerationRead<T> {
   generation: number;
   done: Promise<T | null>;
   settled: boolean;
-}
-
-/** Tracks `done`, which must never reject (failures end in null). */
-function generationRead<T>(generation: number, done: Promise<T | null>): GenerationRead<T> {
-  const read: GenerationRead<T> = { generation, done, settled: false };
-  void done.then(() => {
-    read.settled = true;
-  });
-  return read;
+  /** When it failed (Date.now()), if it did. */
+  failedAt?: number;
 }
 
 /**
- * `running` when it is for `generation`; otherwise `start(generation)`, tracked. A failure ends in
- * null and goes to `failed` only while `generation` is still `current()` (work the data changed
- * under has nothing to report).
+ * How long a failed read of a generation stands before the next ask starts it again: a database back
+ * from an outage would otherwise leave the data underived (and reads slower) until the data changed.
+ */
+export const RETRY_FAILED_MS = 60_000;
+
+/**
+ * `running` when it is for `generation` (and has not failed more than RETRY_FAILED_MS ago); otherwise
+ * `start(generation)`, tracked. A failure ends in null and goes to `failed` only while `generation`
+ * is still `current()` (work the data changed under has nothing to report).
  */
 export function oncePerGeneration<T>(
   running: GenerationRead<T> | null,
@@ -33,12 +32,22 @@ export function oncePerGeneration<T>(
   start: (generation: number) => Promise<T | null>,
   failed: (err: unknown, generation: number) => void,
 ): GenerationRead<T> {
-  if (running?.generation === generation) return running;
-  const done = start(generation).catch((err: unknown) => {
-    if (current() === generation) failed(err, generation);
-    return null;
-  });
-  return generationRead(generation, done);
+  if (
+    running?.generation === generation &&
+    !(running.failedAt !== undefined && Date.now() - running.failedAt >= RETRY_FAILED_MS)
+  )
+    return running;
+  const read: GenerationRead<T> = { generation, done: Promise.resolve(null), settled: false };
+  read.done = start(generation)
+    .catch((err: unknown) => {
+      read.failedAt = Date.now();
+      if (current() === generation) failed(err, generation);
+      return null;
+    })
+    .finally(() => {
+      read.settled = true;
+    });
+  return read;
 }
 
 /** The state of data kept when `on`, `held` for the generation now, read by `read` if any. */

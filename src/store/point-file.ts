@@ -339,9 +339,16 @@ export class HeldPointFile {
     return derivedState(this.mode !== 'off', this.file !== null, this.reading, this.generation());
   }
 
-  /** In `wait` mode, resolves once the file of the data as it is now is there (or could not be). */
+  /**
+   * Before a point read. In `wait` mode, resolves once the file of the data as it is now is there (or
+   * could not be).
+   */
   async ready(): Promise<void> {
     if (this.mode === 'wait' && !this.file) await this.read();
+    // In the background a write that failed (its database away for a while) is begun again by a later
+    // read, once oncePerGeneration lets it (RETRY_FAILED_MS); the engine answers meanwhile.
+    else if (this.mode === 'background' && !this.file && this.reading?.failedAt !== undefined)
+      void this.read();
   }
 
   /** After a data change: the file held is closed, and in `background` mode (unless `start` is false) the next one begun. */

@@ -14,6 +14,7 @@ import { readStagedKeys, StagedKeysBuilder } from '../../src/store/staged-keys';
 import type { StagedKeys } from '../../src/store/staged-keys';
 import { TABLES } from '../../src/store/tables';
 import { stagedRowDecoder } from '../../src/store/staging-file';
+import { RETRY_FAILED_MS } from '../../src/store/derived-state';
 import { tempDir } from '../support/paths';
 
 /** Two vids whose FNV-1a hashes are equal, so the index holds one value twice. */
@@ -507,6 +508,40 @@ describe('HeldPointFile', () => {
     await held.ready(); // one write per generation, so one report
     expect(held.state).toBe('unavailable');
     expect(failed).toEqual([generation]);
+  });
+
+  it('in the background, begins a failed write again from a read once RETRY_FAILED_MS has passed', async () => {
+    jest.useFakeTimers({ now: new Date('2026-01-01T00:00:00Z'), doNotFake: ['nextTick', 'setImmediate'] });
+    try {
+      let down = true;
+      let writes = 0;
+      const held = new HeldPointFile(
+        'background',
+        () => generation,
+        async (g) => {
+          writes++;
+          if (down) throw new Error('database unreachable');
+          return writeFor(g);
+        },
+        () => undefined,
+      );
+      held.changed();
+      await held.read();
+      expect([held.state, writes]).toEqual(['unavailable', 1]);
+      down = false;
+      // Reads before the interval leave it be; the first one after begins it again.
+      await held.ready();
+      expect(writes).toBe(1);
+      jest.setSystemTime(Date.now() + RETRY_FAILED_MS);
+      await held.ready();
+      expect(writes).toBe(2);
+      await held.read();
+      expect([held.state, writes]).toEqual(['ready', 2]);
+      expect(held.file!.company('v')!.name).toBe('generation 1');
+      await held.close();
+    } finally {
+      jest.useRealTimers();
+    }
   });
 
   it('refuses to finish a file that holds other counts than those counted, and leaves nothing', async () => {
