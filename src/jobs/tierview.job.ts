@@ -238,6 +238,8 @@ export class TierViewJob {
       } catch (e) {
         failure = e;
       }
+      // A complete export is not thrown away for the time its end takes to record.
+      clearTimeout(timer);
       await pendingWrite;
       // A cancel made through another process reaches this one with its heartbeat: one
       // that came since is honoured rather than answered by a SUCCESS.
@@ -251,7 +253,9 @@ export class TierViewJob {
         // The commit: only the holding attempt's transition applies, so a SUCCESS
         // points at the files of exactly one complete attempt.
         const done = result;
-        final = await this.recorded(
+        final = await this.endRecorded(
+          runId,
+          attemptId,
           () =>
             this.o.runs.transition(
               runId,
@@ -289,7 +293,9 @@ export class TierViewJob {
       } else if (stop) {
         const kind = stop.kind;
         if (result) await this.deleteFiles(result.files);
-        final = await this.recorded(
+        final = await this.endRecorded(
+          runId,
+          attemptId,
           () =>
             this.o.runs.transition(
               runId,
@@ -313,7 +319,9 @@ export class TierViewJob {
       } else {
         const known = failure instanceof AppError ? failure : null;
         if (!known) log.error({ err: failure }, 'tier view export failed');
-        final = await this.recorded(
+        final = await this.endRecorded(
+          runId,
+          attemptId,
           () =>
             this.o.runs.transition(
               runId,
@@ -337,6 +345,28 @@ export class TierViewJob {
       if (this.running.get(runId) === controller) this.running.delete(runId);
     }
     if (final) await this.o.notify(final);
+  }
+
+  /**
+   * The transition ending the run, through {@link recorded}. A write tried again may have been
+   * applied the first time with its answer lost (a connection dropped after the database took it):
+   * then the run is found ended by this attempt, which is the write's success, not another attempt's
+   * takeover (whose files would be dropped, leaving a SUCCESS pointing at nothing).
+   */
+  private async endRecorded(
+    runId: number,
+    attemptId: string,
+    write: () => Promise<RunRecord | null>,
+    log: Logger,
+  ): Promise<RunRecord | null> {
+    let tries = 0;
+    const ended = await this.recorded(() => {
+      tries++;
+      return write();
+    }, log);
+    if (ended || tries === 1) return ended;
+    const run = await this.recorded(() => this.o.runs.get(runId), log);
+    return run && run.attemptId === attemptId && run.lifeCycleState !== 'RUNNING' ? run : null;
   }
 
   /**

@@ -12,6 +12,7 @@ import { CountingExport } from '../support/counting-export';
 import { makeQueue } from '../support/job-queue-harness';
 import type { RunStore } from '../../src/jobs/run-store';
 import { ROOT, readSeed, tempDir } from '../support/paths';
+import { recordingLogger } from '../support/server';
 
 const request: TierViewRequest = {
   root_nodes: 'boeing',
@@ -271,7 +272,11 @@ describe('exports take effect exactly once', () => {
    * A run store whose writes ending a run fail while `down()` says so (its database unreachable),
    * over the store the queue's engine opens.
    */
-  function failingEnds(down: () => boolean): {
+  function failingEnds(
+    down: () => boolean,
+    // 'after': the write is applied, and its answer lost.
+    when: 'before' | 'after' = 'before',
+  ): {
     runs: RunStore;
     attach: (real: RunStore) => void;
     refused: () => number;
@@ -286,7 +291,8 @@ describe('exports take effect exactly once', () => {
               args[2].lifeCycleState === 'TERMINATED' || args[2].lifeCycleState === 'INTERNAL_ERROR';
             if (ends && down()) {
               refused++;
-              return Promise.reject(new Error('connection to the run store lost'));
+              const lost = () => Promise.reject(new Error('connection to the run store lost'));
+              return when === 'before' ? lost() : real!.transition(...args).then(lost);
             }
             return real!.transition(...args);
           };
@@ -320,6 +326,46 @@ describe('exports take effect exactly once', () => {
       await queue.close();
       await engine.close();
       fs.rmSync(outageDir, { recursive: true, force: true });
+    }
+  }, 60_000);
+
+  it('a commit applied whose answer was lost: the run ends SUCCESS and keeps its files', async () => {
+    const lostDir = tempDir('exactly-once-lost-answer');
+    let first = true;
+    const failing = failingEnds(() => {
+      const now = first;
+      first = false;
+      return now;
+    }, 'after');
+    const { log, lines } = recordingLogger();
+    const { queue, engine, blobs } = makeQueue(lostDir, store, (b) => new TierViewService(store, b), {
+      concurrency: 1,
+      lockS: 4,
+      pollMs: 100,
+      runs: failing.runs,
+      log,
+    });
+    failing.attach(engine.runs);
+    try {
+      await queue.start();
+      const run = await queue.submit(request);
+      const end = await untilEnded(queue, run.runId);
+      // The run shows its end as soon as the first write is applied; the attempt goes on until it
+      // has retried it. Closing the queue waits for it.
+      await queue.close();
+      expect(failing.refused()).toBe(1);
+      expect(end.state.result_state).toBe('SUCCESS');
+      expect((await engine.runs.get(run.runId))?.attempts).toBe(1);
+      expect(download(blobs, end).tierview_file).toContain('boeing');
+      // Its own commit, not another attempt's takeover: nothing was dropped.
+      expect(lines.map((l) => l.msg)).toContain('could not record the end of the run; trying again');
+      expect(lines.map((l) => l.msg)).not.toContain(
+        'export finished after another attempt took the run over; its files were dropped',
+      );
+    } finally {
+      await queue.close();
+      await engine.close();
+      fs.rmSync(lostDir, { recursive: true, force: true });
     }
   }, 60_000);
 
