@@ -24,27 +24,33 @@ export class Dependencies {
     return this.asking;
   }
 
+  /** Checks that have not settled yet, by name: a driver may hold one until its server is back. */
+  private readonly unsettled = new Set<string>();
+
   private async askAll(): Promise<Record<string, Reach>> {
     const names = Object.keys(this.checks);
-    const states = await Promise.all(names.map((name) => this.ask(this.checks[name]!)));
+    const states = await Promise.all(names.map((name) => this.ask(name)));
     const found = Object.fromEntries(names.map((name, i) => [name, states[i]!]));
     this.last = { at: Date.now(), found };
     return found;
   }
 
-  private async ask(check: () => Promise<unknown>): Promise<Reach> {
+  private async ask(name: string): Promise<Reach> {
+    // The last check has had its wait and more without an answer: the server is still away, and
+    // another check now would only queue behind it (polls during an outage would pile them up).
+    if (this.unsettled.has(name)) return 'unreachable';
+    this.unsettled.add(name);
+    const answer = this.checks[name]!().then(
+      (): Reach => 'reachable',
+      (): Reach => 'unreachable',
+    );
+    void answer.finally(() => this.unsettled.delete(name));
     let timer: NodeJS.Timeout | undefined;
     const late = new Promise<Reach>((resolve) => {
       timer = setTimeout(() => resolve('unreachable'), this.waitMs);
     });
     try {
-      return await Promise.race([
-        check().then(
-          (): Reach => 'reachable',
-          (): Reach => 'unreachable',
-        ),
-        late,
-      ]);
+      return await Promise.race([answer, late]);
     } finally {
       clearTimeout(timer);
     }

@@ -347,7 +347,7 @@ export class HeldPointFile {
     if (this.mode === 'wait' && !this.file) await this.read();
     // In the background a write that failed (its database away for a while) is begun again by a later
     // read, once oncePerGeneration lets it (RETRY_FAILED_MS); the engine answers meanwhile.
-    else if (this.mode === 'background' && !this.file && this.reading?.failedAt !== undefined)
+    else if (this.mode === 'background' && !this.closed && !this.file && this.reading?.failedAt !== undefined)
       void this.read();
   }
 
@@ -384,9 +384,13 @@ export class HeldPointFile {
 
   /** Waits for a write under way, then closes the file. */
   async close(): Promise<void> {
+    this.closed = true;
     await this.reading?.done;
     this.drop();
   }
+
+  /** Set by close: no write is begun again after it (see ready). */
+  private closed = false;
 
   private drop(): void {
     this.held?.file.close();

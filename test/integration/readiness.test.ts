@@ -125,6 +125,15 @@ describe('/readyz and a Neo4j server', () => {
       expect(await new Dependencies({ graph_store: () => Promise.resolve() }).check()).toEqual({
         graph_store: 'reachable',
       });
+      // A check that never settles is not asked again while it hangs: no pile of them.
+      let asked = 0;
+      const hanging = new Dependencies(
+        { jobs_database: () => (asked++, new Promise(() => undefined)) },
+        50,
+        0,
+      );
+      for (let i = 0; i < 3; i++) expect(await hanging.check()).toEqual({ jobs_database: 'unreachable' });
+      expect(asked).toBe(1);
     } finally {
       await gone.close();
     }

@@ -19,7 +19,7 @@ export const POSTGRES_HINT =
 export const REDIS_HINT =
   'no Redis: set TEST_REDIS_URL=redis://host:port/db, or run `source .ci/services.sh` as root';
 export const MONGO_HINT =
-  'no MongoDB: run `source .ci/services.sh` (starts a MongoDB-wire server on 127.0.0.1:27017), or set MONGODB_URI=mongodb://host:port';
+  'no MongoDB: run `source .ci/services.sh` (starts a MongoDB-wire server on 127.0.0.1:27017), or set MONGODB_URI=mongodb://host:port/database';
 
 /** Whether this is a CI run: CI starts every service, so there a missing one is a failure, not a skip. */
 export const inCi = (): boolean => process.env.CI === 'true' || process.env.CI === '1';

@@ -11,6 +11,8 @@ const UNREACHABLE = new Set([
   'MongoNetworkTimeoutError',
   'MongoTopologyClosedError',
   'MongoNotConnectedError',
+  // A replica set's failover: the pool of the server that stepped down is cleared under the operation.
+  'MongoPoolClearedError',
 ]);
 
 /**
