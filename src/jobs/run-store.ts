@@ -70,6 +70,8 @@ export class RunQuotaExceeded extends Error {
 /** A condition on the attempt that holds the run, beside the state condition. */
 export interface TransitionGuard {
   attemptId: string | null;
+  /** Only while no cancel is requested (a SUCCESS committed after a cancel was accepted would contradict it). */
+  uncanceled?: boolean;
 }
 
 /** Fields a transition or an update may change. */
@@ -218,7 +220,10 @@ export function meetsConditions(
   from: readonly LifeCycleState[],
   guard: TransitionGuard | undefined,
 ): boolean {
-  return from.includes(r.lifeCycleState) && (guard === undefined || r.attemptId === guard.attemptId);
+  return (
+    from.includes(r.lifeCycleState) &&
+    (guard === undefined || (r.attemptId === guard.attemptId && !(guard.uncanceled && r.cancelRequested)))
+  );
 }
 
 /** The record with `patch` applied: what every run store stores on a transition. */

@@ -241,17 +241,12 @@ export class TierViewJob {
       // A complete export is not thrown away for the time its end takes to record.
       clearTimeout(timer);
       await pendingWrite;
-      // A cancel made through another process reaches this one with its heartbeat: one
-      // that came since is honoured rather than answered by a SUCCESS.
-      if (result && !controller.signal.aborted) {
-        const latest = await this.recorded(() => this.o.runs.get(runId), log);
-        if (latest?.cancelRequested) controller.abort(new StopReason('CANCELED'));
-      }
       const reason = controller.signal.reason as unknown;
-      const stop = reason instanceof StopReason ? reason : failure instanceof StopReason ? failure : null;
+      let stop = reason instanceof StopReason ? reason : failure instanceof StopReason ? failure : null;
       if (result && !stop) {
         // The commit: only the holding attempt's transition applies, so a SUCCESS
-        // points at the files of exactly one complete attempt.
+        // points at the files of exactly one complete attempt; and only while no cancel
+        // is requested, which another process may have recorded since the last heartbeat.
         const done = result;
         final = await this.endRecorded(
           runId,
@@ -269,14 +264,11 @@ export class TierViewJob {
                 callbackDue: this.o.owesCallback(request),
               },
               this.now(),
-              guard,
+              { ...guard, uncanceled: true },
             ),
           log,
         );
-        if (!final) {
-          await this.deleteFiles(result.files);
-          log.warn('export finished after another attempt took the run over; its files were dropped');
-        } else {
+        if (final) {
           log.info(
             {
               rows: result.rows,
@@ -287,7 +279,18 @@ export class TierViewJob {
             },
             'tier view exported',
           );
+        } else {
+          const now = await this.recorded(() => this.o.runs.get(runId), log);
+          if (now?.lifeCycleState === 'RUNNING' && now.attemptId === attemptId && now.cancelRequested) {
+            stop = new StopReason('CANCELED');
+          } else {
+            await this.deleteFiles(result.files);
+            log.warn('export finished after another attempt took the run over; its files were dropped');
+          }
         }
+      }
+      if (final) {
+        // Committed above.
       } else if (stop?.kind === 'SUPERSEDED') {
         log.warn('another attempt took the run over; this one stopped');
       } else if (stop) {
@@ -316,7 +319,7 @@ export class TierViewJob {
             ),
           log,
         );
-      } else {
+      } else if (!result) {
         const known = failure instanceof AppError ? failure : null;
         if (!known) log.error({ err: failure }, 'tier view export failed');
         final = await this.endRecorded(

@@ -213,6 +213,56 @@ export function runStoreContract(
       expect(await commit(holder)).toMatchObject({ resultState: 'SUCCESS', attemptId: holder });
       expect(await commit(holder)).toBeNull();
     });
+    test('a transition guarded as uncanceled does not apply once a cancel is requested', async () => {
+      const r = await store.create(req(0), t0);
+      await store.transition(r.runId, ['PENDING'], { lifeCycleState: 'RUNNING', attemptId: 'a1' }, later(1));
+      const succeed = () =>
+        store.transition(
+          r.runId,
+          ['RUNNING'],
+          { lifeCycleState: 'TERMINATED', resultState: 'SUCCESS' },
+          later(3),
+          {
+            attemptId: 'a1',
+            uncanceled: true,
+          },
+        );
+      // Another process records a cancel: the holder's SUCCESS no longer applies, its CANCELED does.
+      expect(await store.transition(r.runId, ['RUNNING'], { cancelRequested: true }, later(2))).toMatchObject(
+        {
+          cancelRequested: true,
+        },
+      );
+      expect(await succeed()).toBeNull();
+      expect(
+        await store.transition(
+          r.runId,
+          ['RUNNING'],
+          { lifeCycleState: 'TERMINATED', resultState: 'CANCELED' },
+          later(4),
+          {
+            attemptId: 'a1',
+          },
+        ),
+      ).toMatchObject({ resultState: 'CANCELED' });
+      // Without a cancel, the same guard lets it through.
+      const other = await store.create(req(1), t0);
+      await store.transition(
+        other.runId,
+        ['PENDING'],
+        { lifeCycleState: 'RUNNING', attemptId: 'a1' },
+        later(1),
+      );
+      expect(
+        await store.transition(
+          other.runId,
+          ['RUNNING'],
+          { lifeCycleState: 'TERMINATED', resultState: 'SUCCESS' },
+          later(3),
+          { attemptId: 'a1', uncanceled: true },
+        ),
+      ).toMatchObject({ resultState: 'SUCCESS' });
+    });
 
     test('runs belong to their owner: listed newest first, paginated', async () => {
       const mine = [];

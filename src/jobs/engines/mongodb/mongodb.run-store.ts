@@ -191,7 +191,12 @@ export class MongoRunStore implements RunStore {
   ): Promise<RunRecord | null> {
     // A record stored before attempt ids existed has no field, which matches null.
     const doc = await this.runs.findOneAndUpdate(
-      { _id: runId, lifeCycleState: { $in: [...from] }, ...(guard ? { attemptId: guard.attemptId } : {}) },
+      {
+        _id: runId,
+        lifeCycleState: { $in: [...from] },
+        ...(guard ? { attemptId: guard.attemptId } : {}),
+        ...(guard?.uncanceled ? { cancelRequested: { $ne: true } } : {}),
+      },
       { $set: toPatchDocument(patch, now) },
       { returnDocument: 'after' },
     );

@@ -256,6 +256,7 @@ export class PostgresRunStore implements RunStore {
     if (guard) {
       params.push(guard.attemptId);
       attemptCheck = ` AND attempt_id IS NOT DISTINCT FROM $${params.length}`;
+      if (guard.uncanceled) attemptCheck += ' AND cancel_requested = false';
     }
     // The state check and the write are one statement: under READ COMMITTED a racing
     // UPDATE waits for the row lock, then re-evaluates the WHERE against the new row

@@ -55,6 +55,7 @@ for _, s in ipairs(cjson.decode(ARGV[2])) do
 end
 if not allowed then return nil end
 if ARGV[5] ~= '' and (redis.call('HGET', KEYS[1], 'attemptId') or 'null') ~= ARGV[5] then return nil end
+if ARGV[7] == 'uncanceled' and redis.call('HGET', KEYS[1], 'cancelRequested') == 'true' then return nil end
 local args = {}
 for field, value in pairs(cjson.decode(ARGV[3])) do
   args[#args + 1] = field
@@ -229,6 +230,7 @@ export class RedisRunStore implements RunStore {
       String(runId),
       guard ? JSON.stringify(guard.attemptId) : '',
       patch.callbackDue === undefined ? '' : patch.callbackDue ? 'add' : 'remove',
+      guard?.uncanceled ? 'uncanceled' : '',
     );
     if (flat === null) return null;
     const hash: Record<string, string> = {};
