@@ -8,7 +8,7 @@ import { walkDirection } from '../domain/tierview';
 import type { Logger } from '../logger';
 import { droppedMessage, exportKeys } from '../services/tierview.service';
 import type { ExportProgress, ExportResult, TierViewService } from '../services/tierview.service';
-import type { RunRecord, RunStore } from './run-store';
+import type { RunPatch, RunRecord, RunStore, TransitionGuard } from './run-store';
 
 export const TIERVIEW_JOB = 'tierview';
 /** Tries of one export within an attempt before the run ends FAILED. */
@@ -243,30 +243,33 @@ export class TierViewJob {
       await pendingWrite;
       const reason = controller.signal.reason as unknown;
       let stop = reason instanceof StopReason ? reason : failure instanceof StopReason ? failure : null;
-      if (result && !stop) {
-        // The commit: only the holding attempt's transition applies, so a SUCCESS
-        // points at the files of exactly one complete attempt; and only while no cancel
-        // is requested, which another process may have recorded since the last heartbeat.
-        const done = result;
-        final = await this.endRecorded(
+      // Ends the run as this attempt (see endRecorded), with what every end records.
+      const end = (patch: RunPatch, g: TransitionGuard = guard) =>
+        this.endRecorded(
           runId,
           attemptId,
           () =>
             this.o.runs.transition(
               runId,
               ['RUNNING'],
-              {
-                lifeCycleState: 'TERMINATED',
-                resultState: 'SUCCESS',
-                stateMessage: droppedMessage(done.dropped),
-                files: done.files,
-                endedAt: this.now(),
-                callbackDue: this.o.owesCallback(request),
-              },
+              { ...patch, endedAt: this.now(), callbackDue: this.o.owesCallback(request) },
               this.now(),
-              { ...guard, uncanceled: true },
+              g,
             ),
           log,
+        );
+      if (result && !stop) {
+        // The commit: only the holding attempt's transition applies, so a SUCCESS
+        // points at the files of exactly one complete attempt; and only while no cancel
+        // is requested, which another process may have recorded since the last heartbeat.
+        final = await end(
+          {
+            lifeCycleState: 'TERMINATED',
+            resultState: 'SUCCESS',
+            stateMessage: droppedMessage(result.dropped),
+            files: result.files,
+          },
+          { ...guard, uncanceled: true },
         );
         if (final) {
           log.info(
@@ -294,53 +297,24 @@ export class TierViewJob {
       } else if (stop?.kind === 'SUPERSEDED') {
         log.warn('another attempt took the run over; this one stopped');
       } else if (stop) {
-        const kind = stop.kind;
         if (result) await this.deleteFiles(result.files);
-        final = await this.endRecorded(
-          runId,
-          attemptId,
-          () =>
-            this.o.runs.transition(
-              runId,
-              ['RUNNING'],
-              {
-                lifeCycleState: 'TERMINATED',
-                resultState: kind,
-                userCancelledOrTimedout: true,
-                stateMessage:
-                  kind === 'CANCELED'
-                    ? 'canceled by the user'
-                    : `stopped after the time limit of ${this.o.timeoutS} s`,
-                endedAt: this.now(),
-                callbackDue: this.o.owesCallback(request),
-              },
-              this.now(),
-              guard,
-            ),
-          log,
-        );
+        final = await end({
+          lifeCycleState: 'TERMINATED',
+          resultState: stop.kind,
+          userCancelledOrTimedout: true,
+          stateMessage:
+            stop.kind === 'CANCELED'
+              ? 'canceled by the user'
+              : `stopped after the time limit of ${this.o.timeoutS} s`,
+        });
       } else if (!result) {
         const known = failure instanceof AppError ? failure : null;
         if (!known) log.error({ err: failure }, 'tier view export failed');
-        final = await this.endRecorded(
-          runId,
-          attemptId,
-          () =>
-            this.o.runs.transition(
-              runId,
-              ['RUNNING'],
-              {
-                lifeCycleState: known ? 'TERMINATED' : 'INTERNAL_ERROR',
-                resultState: 'FAILED',
-                stateMessage: known ? known.message : 'internal error while exporting; the error was logged',
-                endedAt: this.now(),
-                callbackDue: this.o.owesCallback(request),
-              },
-              this.now(),
-              guard,
-            ),
-          log,
-        );
+        final = await end({
+          lifeCycleState: known ? 'TERMINATED' : 'INTERNAL_ERROR',
+          resultState: 'FAILED',
+          stateMessage: known ? known.message : 'internal error while exporting; the error was logged',
+        });
       }
     } finally {
       clearTimeout(timer);
