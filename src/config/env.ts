@@ -314,26 +314,18 @@ export function loadConfig(
     : parsed.error.issues.map((i) => `${i.path.join('.') || '(root)'}: ${i.message}`);
   // Settings that other settings require, checked on the values as given (or their defaults) even
   // when some are bad on their own, so that one start reports every problem.
-  const given = (key: keyof typeof schema.shape, fallback = '') => input[key] ?? fallback;
-  const jobs = given('JOBS_BACKEND', 'embedded');
-  const storeKind = given('STORE', 'embedded');
-  const blobs = given('BLOB_STORE', 'local');
-  if (jobs === 'mongodb' && !given('MONGODB_URI'))
-    problems.push('MONGODB_URI: required when JOBS_BACKEND=mongodb');
+  const given = (key: keyof typeof schema.shape) => input[key] ?? '';
+  for (const [setting, value, required] of REQUIRED_WITH)
+    if (given(setting) === value && !given(required))
+      problems.push(`${required}: required when ${setting}=${value}`);
   // The driver falls back on a database called "test" when the path names none.
-  else if (jobs === 'mongodb' && !/^mongodb(\+srv)?:\/\/[^/?]+\/[^/?]+/.test(given('MONGODB_URI')))
+  const mongo = given('MONGODB_URI');
+  if (given('JOBS_BACKEND') === 'mongodb' && mongo && !/^mongodb(\+srv)?:\/\/[^/?]+\/[^/?]+/.test(mongo))
     problems.push(
       'MONGODB_URI: must name the database in its path (mongodb://host:27017/tiergraph); without one the driver would use "test"',
     );
-  if (jobs === 'postgres' && !given('POSTGRES_URL'))
-    problems.push('POSTGRES_URL: required when JOBS_BACKEND=postgres');
-  if (jobs === 'redis' && !given('REDIS_URL')) problems.push('REDIS_URL: required when JOBS_BACKEND=redis');
-  if (storeKind === 'neo4j' && !given('NEO4J_URI')) problems.push('NEO4J_URI: required when STORE=neo4j');
-  if (storeKind === 'neo4j' && input.NEO4J_PASSWORD === undefined)
-    problems.push('NEO4J_PASSWORD: required when STORE=neo4j');
-  if (blobs === 'gcs' && !given('GCS_BUCKET')) problems.push('GCS_BUCKET: required when BLOB_STORE=gcs');
   // The key signs every download link: one that cannot be read would fail each poll of a finished run.
-  if (files && blobs === 'gcs' && input.GCS_KEY_FILE) {
+  if (files && given('BLOB_STORE') === 'gcs' && input.GCS_KEY_FILE) {
     const problem = keyFileProblem(input.GCS_KEY_FILE);
     if (problem) problems.push(`GCS_KEY_FILE: ${problem}`);
   }
@@ -346,6 +338,16 @@ export function loadConfig(
   const c = parsed.data;
   return { ...c, dataDir: path.resolve(c.DATA_DIR) };
 }
+
+/** Settings another setting's value requires: [setting, value, required]. */
+const REQUIRED_WITH: [keyof typeof schema.shape, string, keyof typeof schema.shape][] = [
+  ['JOBS_BACKEND', 'mongodb', 'MONGODB_URI'],
+  ['JOBS_BACKEND', 'postgres', 'POSTGRES_URL'],
+  ['JOBS_BACKEND', 'redis', 'REDIS_URL'],
+  ['STORE', 'neo4j', 'NEO4J_URI'],
+  ['STORE', 'neo4j', 'NEO4J_PASSWORD'],
+  ['BLOB_STORE', 'gcs', 'GCS_BUCKET'],
+];
 
 /** Why a service-account key file cannot sign links, or null when it can be read as one. */
 function keyFileProblem(file: string): string | null {

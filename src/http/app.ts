@@ -43,7 +43,7 @@ import type { Reach } from './dependencies';
 import { keyRateLimit } from './key-rate-limit';
 import { cors } from './cors';
 import { bodyTooLarge, errorHandler, sendNoRoute, sendProblem } from './problem';
-import { restFieldNames } from '../rest/field-names';
+import { withRestFieldNames } from '../rest/field-names';
 import { RouteTable } from '../rest/route-table';
 import { requestOrigin } from '../rest/links';
 import { dispatchUnder } from './dispatch-under';
@@ -145,18 +145,15 @@ export async function buildApp(o: AppOptions): Promise<BuiltApp> {
   });
 
   const deps: RestDeps = {
-    run: async (document, variables, req: Request) => {
-      try {
-        return await runOperation(
+    run: (document, variables, req: Request) =>
+      withRestFieldNames(req, () =>
+        runOperation(
           o.schema,
           document,
           variables,
           createContext(o.services, req.keyId ?? null, () => originOf(req)),
-        );
-      } catch (e) {
-        throw isAppError(e) ? restFieldNames(e, req) : e;
-      }
-    },
+        ),
+      ),
     publicUrl: o.publicUrl,
     maxOffset: o.apiFacts.MAX_OFFSET,
   };

@@ -292,9 +292,7 @@ export class TierViewJob {
           }
         }
       }
-      if (final) {
-        // Committed above.
-      } else if (stop?.kind === 'SUPERSEDED') {
+      if (stop?.kind === 'SUPERSEDED') {
         log.warn('another attempt took the run over; this one stopped');
       } else if (stop) {
         if (result) await this.deleteFiles(result.files);

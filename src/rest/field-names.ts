@@ -1,5 +1,5 @@
 import type { Request } from 'express';
-import { AppError } from '../domain/errors';
+import { AppError, isAppError } from '../domain/errors';
 
 /**
  * Services and the domain name a refused field as the GraphQL argument (`num_tiers`, `run_id`); a
@@ -19,4 +19,13 @@ export function restFieldNames(e: AppError, req: Request): AppError {
     field: f.field.includes('.') ? f.field : where(f.field),
   }));
   return new AppError(e.code, errors.map((f) => `${f.field}: ${f.reason}`).join('; '), errors, e.retryAfterS);
+}
+
+/** Runs `work` (a parse, an operation) with the fields of a refusal it throws named for REST. */
+export async function withRestFieldNames<T>(req: Request, work: () => T | Promise<T>): Promise<T> {
+  try {
+    return await work();
+  } catch (e) {
+    throw isAppError(e) ? restFieldNames(e, req) : e;
+  }
 }

@@ -8,8 +8,7 @@ import type { RestDeps } from './rest-deps';
 import { sendJson } from './json-answer';
 import { RouteTable } from './route-table';
 import { jsonObjectBody } from './request-body';
-import { restFieldNames } from './field-names';
-import { isAppError } from '../domain/errors';
+import { withRestFieldNames } from './field-names';
 
 /** A job as REST shows it (spec 4.6): no `result_state` before the end, `{}` as the output while RUNNING. */
 function jobBody(job: Record<string, unknown>): Record<string, unknown> {
@@ -26,12 +25,7 @@ export function jobsRoutes(deps: RestDeps, maxTiers: () => number): RouteTable {
   const start = async (req: Request, res: Response) => {
     const body = jsonObjectBody(req);
     parseQuery(req.query, {});
-    let request: ReturnType<typeof parseTierViewRequest>;
-    try {
-      request = parseTierViewRequest(body, maxTiers());
-    } catch (e) {
-      throw isAppError(e) ? restFieldNames(e, req) : e;
-    }
+    const request = await withRestFieldNames(req, () => parseTierViewRequest(body, maxTiers()));
     const data = await deps.run(
       OPERATIONS.startTierView,
       {

@@ -9,18 +9,14 @@ function hasBody(req: Request): boolean {
 }
 
 /**
- * For a route that reads a JSON body: a body of another media type, or of none named, is refused
- * with 415 (the parser leaves it unread, and the route would find no body). Routes that read no body
- * (a cancel) do not call this, so whatever a client sends with them is ignored, as before.
+ * The JSON body of a route that reads one: refused unless it is an object (not null, an array or a
+ * string). A body of another media type, or of none named, is refused with 415 (the parser leaves it
+ * unread, and the route would find no body). Routes that read no body (a cancel) do not call this,
+ * so whatever a client sends with them is ignored.
  */
-export function requireJsonBody(req: Request): void {
+export function jsonObjectBody(req: Request): Record<string, unknown> {
   if (hasBody(req) && !req.is('application/json'))
     throw new AppError('UNSUPPORTED_MEDIA_TYPE', 'Send the body as application/json.');
-}
-
-/** The JSON body of a route that reads one: refused unless it is an object (not null, an array or a string). */
-export function jsonObjectBody(req: Request): Record<string, unknown> {
-  requireJsonBody(req);
   const body: unknown = req.body;
   if (typeof body !== 'object' || body === null || Array.isArray(body))
     throw badRequest([{ field: 'body', reason: 'must be a JSON object' }]);

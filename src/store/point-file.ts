@@ -347,7 +347,8 @@ export class HeldPointFile {
     if (this.mode === 'wait' && !this.file) await this.read();
     // In the background a write that failed (its database away for a while) is begun again by a later
     // read, once oncePerGeneration lets it (RETRY_FAILED_MS); the engine answers meanwhile.
-    else if (this.mode === 'background' && !this.closed && !this.file && this.reading?.failedAt !== undefined)
+    // The failure is looked at first: on the usual read, with the file held, nothing more is.
+    else if (this.reading?.failedAt !== undefined && this.mode === 'background' && !this.closed && !this.file)
       void this.read();
   }
 
