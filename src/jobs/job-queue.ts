@@ -15,6 +15,7 @@ import { checkCallbackUrl } from '../domain/callback-hosts';
 import { CALLBACK_CONCURRENCY, CallbackJob } from './callback.job';
 import type { CallbackSender } from './callbacks';
 import { ENDED_STATES, RunQuotaExceeded } from './run-store';
+import { withSettledUnlocks } from './settled-unlocks';
 import type { LifeCycleState, RunRecord, RunStore } from './run-store';
 import { TIERVIEW_JOB, TierViewJob } from './tierview.job';
 
@@ -116,7 +117,7 @@ export class JobQueue {
       notify: (run) => this.notify(run),
     });
     this.agenda = new Agenda({
-      backend: o.agendaBackend,
+      backend: withSettledUnlocks(o.agendaBackend, o.log),
       // A job queued in this process wakes this process's worker at once instead of
       // waiting for the next poll. Backends that notify across processes (PostgreSQL
       // LISTEN/NOTIFY, Redis pub/sub) bring a channel of their own; the others are
