@@ -24,13 +24,19 @@ describeWithBrowser('the web app in chromium', () => {
   let step = 0;
   let base = '';
 
-  /** Serious and critical axe-core findings per page, kept for the figures printed at the end. */
-  const axeReport: { page: string; rules: string[]; serious: string[] }[] = [];
+  /**
+   * What axe-core finds in Swagger UI's own markup on the API reference, left to it: its title (h1) is
+   * followed by the operations' groups (h3), and its information and server blocks sit beside its own
+   * main landmark, where a landmark of ours around them would be a second main.
+   */
+  const SWAGGER_UI_OWN = new Set(['heading-order:moderate', 'region:moderate']);
+  /** axe-core's findings per page, kept for the figures printed at the end. */
+  const axeReport: { page: string; rules: string[]; failing: string[] }[] = [];
   const AXE = fs.readFileSync(require.resolve('axe-core/axe.min.js'), 'utf8');
 
   /**
    * Runs axe-core (WCAG 2.x A and AA rules and its best practices) on what the
-   * page shows now and fails on any serious or critical violation.
+   * page shows now and fails on any violation, whatever its impact.
    */
   const accessible = async (name: string) => {
     if (!(await page.evaluate("typeof window.axe === 'object'"))) await page.addScriptTag({ content: AXE });
@@ -47,11 +53,13 @@ describeWithBrowser('the web app in chromium', () => {
       impact: v.impact,
       nodes: v.nodes.map((n) => n.target.join(' ')).slice(0, 3),
     })))`);
-    const serious = result
-      .filter((v) => v.impact === 'serious' || v.impact === 'critical')
+    // Every rule holds on the app's own pages; Swagger UI's markup (the API reference) skips from its
+    // title (h1) to the operations' groups (h3), which is left to it.
+    const failing = result
+      .filter((v) => !(name === 'API reference' && SWAGGER_UI_OWN.has(`${v.id}:${v.impact}`)))
       .map((v) => `${v.id} (${v.impact}): ${v.nodes.join(', ')}`);
-    axeReport.push({ page: name, rules: result.map((v) => `${v.id}:${v.impact}`), serious });
-    expect([name, serious]).toEqual([name, []]);
+    axeReport.push({ page: name, rules: result.map((v) => `${v.id}:${v.impact}`), failing });
+    expect([name, failing]).toEqual([name, []]);
   };
 
   const shot = async (name: string) => {
