@@ -75,5 +75,22 @@ for (const p of PAGES) {
   if (!page.includes(`/assets/${name}`)) throw new Error(`web/${p.html} lost its script tag`);
   fs.writeFileSync(path.join(out, p.html), page);
 }
-fs.rmSync(target, { recursive: true, force: true });
-fs.renameSync(out, target);
+// The old folder moved aside first, so that dist/web is missing only between two renames, not for as
+// long as removing it takes (tests build the app in parallel while other tests' servers read it).
+// Another build may put its folder in place between the two; then it is moved aside in turn.
+const old = `${target}.old-${process.pid}`;
+for (let attempt = 0; ; attempt++) {
+  fs.rmSync(old, { recursive: true, force: true });
+  try {
+    fs.renameSync(target, old);
+  } catch (e) {
+    if (e.code !== 'ENOENT') throw e;
+  }
+  try {
+    fs.renameSync(out, target);
+    break;
+  } catch (e) {
+    if (attempt >= 5 || (e.code !== 'ENOTEMPTY' && e.code !== 'EEXIST')) throw e;
+  }
+}
+fs.rmSync(old, { recursive: true, force: true });
