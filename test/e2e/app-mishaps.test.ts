@@ -240,4 +240,47 @@ describeWithBrowser('the web app when things go wrong', () => {
       .getByRole('link', { name: /^Download / })
       .waitFor();
   });
+
+  it('refuses a wrong key in the explorer without keeping it', async () => {
+    await page.goto(`${base}/explorer`);
+    await page.getByLabel('API key').fill('wrong-key-0000000000000000');
+    await page.getByRole('button', { name: 'Save key' }).click();
+    await page.getByRole('alert').filter({ hasText: 'The server does not accept this key' }).waitFor();
+    expect(await page.evaluate("localStorage.getItem('tiergraph.apiKey')")).toBeNull();
+    expect(await page.getByRole('button', { name: /execute query/i }).count()).toBe(0);
+  });
+
+  it('asks again in the explorer for a stored key the server no longer accepts', async () => {
+    await page.goto(`${base}/explorer`);
+    await page.evaluate("localStorage.setItem('tiergraph.apiKey', 'revoked-key-000000000000')");
+    let refused = 0;
+    page.on('response', (r) => {
+      if (r.url().endsWith('/graphql') && r.status() === 403) refused++;
+    });
+    await page.reload();
+    await page.getByRole('alert').filter({ hasText: 'no longer accepts the stored key' }).waitFor();
+    expect(await page.evaluate("localStorage.getItem('tiergraph.apiKey')")).toBeNull();
+    expect(refused).toBeGreaterThan(0);
+    // Forgotten: the next visit asks for a key instead of being refused again.
+    const before = refused;
+    await page.reload();
+    await page.getByLabel('API key').waitFor();
+    expect(refused).toBe(before);
+  });
+
+  it('sends the key written in the explorer headers editor instead of the stored one, not both', async () => {
+    await open('/explorer');
+    await page.getByRole('button', { name: /execute query/i }).waitFor();
+    await page.getByRole('button', { name: 'Headers' }).click();
+    const editor = page.locator('.graphiql-editor-tool .graphiql-editor:not(.hidden) .CodeMirror');
+    await editor.click();
+    await page.keyboard.insertText(JSON.stringify({ 'x-service-key': TEST_KEY }));
+    await editor.getByText('x-service-key').waitFor();
+    const ran = page.waitForResponse(
+      (r) => r.url().endsWith('/graphql') && (r.request().postData() ?? '').includes('FindSuppliers'),
+    );
+    await page.getByRole('button', { name: /execute query/i }).click();
+    const res = await ran;
+    expect([res.status(), res.request().headers()['x-service-key']]).toEqual([200, TEST_KEY]);
+  });
 });

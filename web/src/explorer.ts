@@ -2,10 +2,11 @@ import 'graphiql/graphiql.css';
 import './explorer.css';
 import { createElement } from 'react';
 import { createRoot } from 'react-dom/client';
+import type { Root } from 'react-dom/client';
 import { GraphiQL } from 'graphiql';
 import type { GraphiQLProps } from 'graphiql';
 import type { ExecutionResult } from 'graphql';
-import { KEY_HEADER, keyWorks, saveKey, storedKey } from './api';
+import { KEY_HEADER, forgetKey, keyWorks, saveKey, storedKey } from './api';
 import { h, replace } from './dom';
 
 /**
@@ -19,13 +20,31 @@ const EXAMPLE = JSON.parse(document.getElementById('example-operation')?.textCon
 
 const root = document.getElementById('explorer')!;
 
-function fetcherFor(key: string): GraphiQLProps['fetcher'] {
+/**
+ * Runs operations with the stored key, unless the headers editor names the key header itself (in
+ * any case): then the key written there goes instead, never both. When the server refuses the stored
+ * key (revoked, or changed on the server), it is forgotten and asked for again, rather than sent with
+ * every run, each refusal counting towards the lockout of the browser's address.
+ */
+function fetcherFor(key: string, reactRoot: Root): GraphiQLProps['fetcher'] {
+  let refused = false;
   return async (params, options) => {
+    const own = Object.keys(options?.headers ?? {}).some((n) => n.toLowerCase() === KEY_HEADER.toLowerCase());
     const res = await fetch('/graphql', {
       method: 'POST',
-      headers: { ...options?.headers, 'content-type': 'application/json', [KEY_HEADER]: key },
+      headers: {
+        'content-type': 'application/json',
+        ...(own ? {} : { [KEY_HEADER]: key }),
+        ...options?.headers,
+      },
       body: JSON.stringify(params),
     });
+    if (!own && (res.status === 401 || res.status === 403) && !refused) {
+      refused = true;
+      forgetKey();
+      reactRoot.unmount();
+      askForKey('The server no longer accepts the stored key. Enter another.');
+    }
     return (await res.json()) as ExecutionResult;
   };
 }
@@ -59,9 +78,10 @@ function labelEditors(container: HTMLElement): void {
 function start(key: string): void {
   root.replaceChildren();
   labelEditors(root);
-  createRoot(root).render(
+  const reactRoot = createRoot(root);
+  reactRoot.render(
     createElement(GraphiQL, {
-      fetcher: fetcherFor(key),
+      fetcher: fetcherFor(key, reactRoot),
       defaultQuery: EXAMPLE,
       defaultEditorToolsVisibility: false,
       isHeadersEditorEnabled: true,
@@ -71,7 +91,7 @@ function start(key: string): void {
 }
 
 /** Asks for the key once, checks it against the server, and keeps it where the app keeps it. */
-function askForKey(): void {
+function askForKey(why = ''): void {
   const input = h('input', {
     id: 'api-key',
     type: 'password',
@@ -79,7 +99,7 @@ function askForKey(): void {
     spellcheck: 'false',
     required: true,
   });
-  const status = h('p', { role: 'alert', class: 'error' });
+  const status = h('p', { role: 'alert', class: 'error' }, why);
   const form = h(
     'form',
     {
@@ -90,7 +110,8 @@ function askForKey(): void {
         replace(status, 'Checking…');
         keyWorks(key).then(
           (ok) => {
-            if (!ok) return replace(status, 'The server does not accept this key.');
+            // A refusal comes back as the words to show, not as false.
+            if (ok !== true) return replace(status, ok);
             saveKey(key);
             start(key);
           },
