@@ -73,7 +73,8 @@ const LIMIT_ARG = 'limit';
  * Refuses a query before it runs when it nests too deep, would read too much,
  * or takes too long to check. Cost: a field counts 1, a field read from the
  * store READ_COST; a field with a `limit` argument multiplies what it selects
- * by that limit (its declared default when not given). Every alias and every
+ * by that limit (its declared default when not given), and so does one with a
+ * `@sized` directive by the argument it names (schema/cost.graphql). Every alias and every
  * root field is counted; each fragment is measured once, so the work is linear
  * in the document's size whatever its spreads expand to.
  *
@@ -212,19 +213,42 @@ class Measurer {
     };
   }
 
-  /** Items a field returns per parent: its `limit` argument, else that argument's default, else 1. */
+  /**
+   * Items a field returns per parent: the argument its `@sized` directive names, else its `limit`
+   * argument; the value given, else that argument's default, else 1 when it has no such argument.
+   */
   private pageSize(node: FieldNode, def: GraphQLField<unknown, unknown> | undefined): number {
-    const given = node.arguments?.find((a) => a.name.value === LIMIT_ARG)?.value;
+    const sized = def && sizedBy(def);
+    const name = sized?.by ?? LIMIT_ARG;
+    const unknown = sized?.max ?? this.variableLimit;
+    const given = node.arguments?.find((a) => a.name.value === name)?.value;
     if (given?.kind === Kind.INT) return Math.max(1, Number(given.value));
-    if (given?.kind === Kind.VARIABLE) return this.variableLimit;
-    const arg = def?.args.find((a) => a.name === LIMIT_ARG);
+    if (given?.kind === Kind.VARIABLE) return unknown;
+    const arg = def?.args.find((a) => a.name === name);
     if (!arg) return 1;
-    return typeof arg.defaultValue === 'number' ? Math.max(1, arg.defaultValue) : this.variableLimit;
+    return typeof arg.defaultValue === 'number' ? Math.max(1, arg.defaultValue) : unknown;
   }
 
   private typeNamed(name: string | undefined): GraphQLNamedType | undefined {
     return name === undefined ? undefined : this.schema.getType(name);
   }
+}
+
+const SIZED = 'sized';
+const sizes = new WeakMap<GraphQLField<unknown, unknown>, { by: string; max: number } | null>();
+
+/** A field's `@sized(by, max)` directive (schema/cost.graphql), read once per field. */
+function sizedBy(def: GraphQLField<unknown, unknown>): { by: string; max: number } | null {
+  let known = sizes.get(def);
+  if (known === undefined) {
+    const directive = def.astNode?.directives?.find((d) => d.name.value === SIZED);
+    const by = directive?.arguments?.find((a) => a.name.value === 'by')?.value;
+    const max = directive?.arguments?.find((a) => a.name.value === 'max')?.value;
+    known =
+      by?.kind === Kind.STRING && max?.kind === Kind.INT ? { by: by.value, max: Number(max.value) } : null;
+    sizes.set(def, known);
+  }
+  return known;
 }
 
 function fieldDef(

@@ -78,6 +78,28 @@ describe('GraphQL query limits', () => {
     ).toEqual([expect.stringMatching(/^Query cost/)]);
   });
 
+  it('counts a tier map by the companies it may draw: max_nodes given, its default, or 500 for a variable', () => {
+    // What one map selects costs 1 + 8 (nodes) + 1 + 5 (edges) + 1 = 16; the map itself is one read (10).
+    const fields =
+      '{ nodes { vid name country tier count_suppliers count_customers expanded hidden } ' +
+      'edges { relationship_id supplier_id customer_id confidence_score latest_relationship_date } hidden }';
+    const costOf = (query: string) => {
+      const [message] = messages(query, { ...limits, maxCost: 1 });
+      return Number(/^Query cost (\d+)/.exec(message ?? '')?.[1]);
+    };
+    expect(costOf(`{ tierMap(vid: "boeing", max_nodes: 40) ${fields} }`)).toBe(10 + 40 * 16);
+    expect(costOf(`{ tierMap(vid: "boeing") ${fields} }`)).toBe(10 + 150 * 16);
+    expect(costOf(`query($m: Int) { tierMap(vid: "boeing", max_nodes: $m) ${fields} }`)).toBe(10 + 500 * 16);
+    // 180 aliased maps of 500 companies each, some 19 MB of answer, are refused; the app's own map
+    // (its size in a variable) is not.
+    const aliases = Array.from(
+      { length: 180 },
+      (_, i) => `m${i}: tierMap(vid: "v${i}", tiers: 3, per_node: 50, max_nodes: 500) ${fields}`,
+    ).join(' ');
+    expect(messages(`{ ${aliases} }`)).toEqual([expect.stringMatching(/^Query cost \d+ exceeds/)]);
+    expect(messages(`query($m: Int) { tierMap(vid: "boeing", max_nodes: $m) ${fields} }`)).toEqual([]);
+  });
+
   it('still refuses depth, through fragments too', () => {
     expect(
       messages(
