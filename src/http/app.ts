@@ -208,6 +208,11 @@ export async function buildApp(o: AppOptions): Promise<BuiltApp> {
   const apollo = new ApolloServer<GraphQLContext>({
     schema: o.schema,
     introspection: true,
+    // Apollo refuses a GET that a browser could send from another origin without a preflight. Every
+    // request here carries the key header (a request without it never reaches Apollo), which no
+    // browser sends across origins without one: so a GET with the key is no forgery, and needs
+    // none of Apollo's own headers beside it.
+    csrfPrevention: { requestHeaders: [o.keyHeader, 'x-apollo-operation-name', 'apollo-require-preflight'] },
     includeStacktraceInErrorResponses: false,
     parseOptions: { maxTokens: o.graphqlLimits.maxTokens },
     // Documents sent as text were checked, within the time budget, by graphqlAdmission; these rules

@@ -19,7 +19,11 @@ export function cors(origins: readonly string[], keyHeader: string): RequestHand
     );
     if (req.method === 'OPTIONS' && req.headers['access-control-request-method']) {
       res.setHeader('Access-Control-Allow-Methods', 'GET, POST, DELETE');
-      res.setHeader('Access-Control-Allow-Headers', `Content-Type, If-None-Match, ${keyHeader}`);
+      // Apollo's two headers, which some GraphQL clients send on every request.
+      res.setHeader(
+        'Access-Control-Allow-Headers',
+        `Content-Type, If-None-Match, ${keyHeader}, Apollo-Require-Preflight, X-Apollo-Operation-Name`,
+      );
       res.setHeader('Access-Control-Max-Age', '600');
       res.status(204).end();
       return;

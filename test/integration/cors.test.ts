@@ -25,6 +25,19 @@ describe('CORS', () => {
     expect(res.status).toBe(204);
     expect(res.headers.get('access-control-allow-origin')).toBe('https://app.example.com');
     expect(res.headers.get('access-control-allow-headers')).toContain('X-SERVICE-KEY');
+    expect(res.headers.get('access-control-allow-headers')).toContain('Apollo-Require-Preflight');
+  });
+
+  it("answers a GraphQL GET that carries the key, with none of Apollo's headers beside it", async () => {
+    const res = await t.get(`/graphql?query=${encodeURIComponent('{ company(vid: "boeing") { vid } }')}`, {
+      origin: 'https://app.example.com',
+    });
+    expect([res.status, await res.json()]).toEqual([200, { data: { company: { vid: 'boeing' } } }]);
+    // A mutation still needs POST.
+    const mutation = await t.get(
+      `/graphql?query=${encodeURIComponent('mutation { cancelJob(run_id: "1") { run_id } }')}`,
+    );
+    expect(mutation.status).toBe(405);
   });
 
   it('lets a listed origin read answers, and gives other origins nothing', async () => {
