@@ -69,8 +69,12 @@ export class AppError extends Error {
   }
 }
 
+/** Longest id a message repeats whole; a longer one is cut (GraphQL arguments have no length limit). */
+const ECHOED_ID = 200;
+
 export function notFound(what: string, id: string): AppError {
-  return new AppError('NOT_FOUND', `No ${what} with id '${id}'.`);
+  const shown = [...id].length > ECHOED_ID ? `${[...id].slice(0, ECHOED_ID).join('')}…` : id;
+  return new AppError('NOT_FOUND', `No ${what} with id '${shown}'.`);
 }
 
 export function badRequest(fieldErrors: FieldError[]): AppError {

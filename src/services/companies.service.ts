@@ -48,20 +48,20 @@ export const MAX_SUGGESTIONS = 20;
 /** Suggestions when the call does not say how many. */
 export const SUGGEST_DEFAULT_LIMIT = 5;
 
-const text = (field: string) =>
+/** Text of at most 200 characters; a refusal is told as `field: reason`, so the reason does not name it. */
+const text = () =>
   z
     .string()
     .trim()
-    .min(1, `${field} must not be empty`)
+    .min(1, 'must not be empty')
     // Code points, as JSON Schema's maxLength counts them (zod's max counts UTF-16 units).
-    .refine((v) => [...v].length <= 200, `${field} must be at most 200 characters`)
-    .optional();
+    .refine((v) => [...v].length <= 200, 'must be at most 200 characters');
 
 /** Company search and profiles. */
 export class CompaniesService {
   private readonly searchSchema;
   private readonly suggestSchema = z.object({
-    q: z.string().trim().min(1, 'q must not be empty').max(200, 'q must be at most 200 characters'),
+    q: text(),
     limit: z
       .number()
       .int('must be an integer')
@@ -79,16 +79,16 @@ export class CompaniesService {
   ) {
     const page = pageWithDefaults(limits);
     this.searchSchema = z.object({
-      name: text('name'),
+      name: text().optional(),
       limit: page.limit,
       offset: page.offset,
       include_subsidiaries: z.boolean().default(false),
       min_similarity: z.number().gt(0, 'must be greater than 0').max(1, 'must be at most 1').default(0.3),
-      city: text('city'),
-      industry: text('industry'),
-      country: text('country'),
-      website: text('website'),
-      identifier: text('identifier'),
+      city: text().optional(),
+      industry: text().optional(),
+      country: text().optional(),
+      website: text().optional(),
+      identifier: text().optional(),
       sort: z
         .enum(['relevance', 'similarity'], { message: 'must be relevance or similarity' })
         .default('relevance'),

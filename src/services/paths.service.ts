@@ -50,15 +50,15 @@ export class PathsService {
     private readonly cache: ReadCache,
     maxTiers: number,
   ) {
-    const vid = (field: string) =>
+    const vid = () =>
       z
         .string()
         .trim()
-        .min(1, `${field} must not be empty`)
-        .max(200, `${field} must be at most 200 characters`);
+        .min(1, 'must not be empty')
+        .refine((v) => [...v].length <= 200, 'must be at most 200 characters');
     this.schema = z.object({
-      from: vid('from'),
-      to: vid('to'),
+      from: vid(),
+      to: vid(),
       max_tiers: z
         .number()
         .int('must be an integer')

@@ -64,6 +64,28 @@ describe('client mistakes are 4xx problems, never internal errors', () => {
     }
   });
 
+  it('names each refused field once, and does not echo a huge unknown id whole', async () => {
+    for (const [path, field, reason] of [
+      ['/v1/companies/?name=%20', 'query.name', 'must not be empty'],
+      ['/v1/companies/suggest/?q=%20', 'query.q', 'must not be empty'],
+      // 201 characters, 402 UTF-16 units: over the limit however counted.
+      [
+        `/v1/companies/suggest/?q=${encodeURIComponent('🙂'.repeat(201))}`,
+        'query.q',
+        'must be at most 200 characters',
+      ],
+    ] as const) {
+      const p = await problem(await t.get(path), 400);
+      expect([path, p.errors, p.detail]).toEqual([path, [{ field, reason }], `${field}: ${reason}`]);
+    }
+    // Paths refuse such an id before looking; GraphQL arguments are looked up, and the answer
+    // says which id was not found without sending 5,000 characters back.
+    const res = await t.post('/graphql', { query: `{ company(vid: "${'x'.repeat(5000)}") { vid } }` });
+    const { errors } = (await res.json()) as { errors: { message: string }[] };
+    expect(errors[0]?.message).toMatch(/^No company with id 'x{20,}…'/);
+    expect(errors[0]?.message.length).toBeLessThan(300);
+  });
+
   it('serves the deepest page allowed on every list route (the embedded engine crashed on a large SKIP)', async () => {
     const lists = Object.keys(doc.paths).filter(
       (p) => p.startsWith('/v1/companies/{vid}/') && p !== '/v1/companies/{vid}/',
