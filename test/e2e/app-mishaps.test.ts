@@ -283,4 +283,46 @@ describeWithBrowser('the web app when things go wrong', () => {
     const res = await ran;
     expect([res.status(), res.request().headers()['x-service-key']]).toEqual([200, TEST_KEY]);
   });
+
+  it('gives each company on the tier map the date of the relationships that bring it in, also from the keyboard', async () => {
+    const answered = page.waitForResponse(
+      (r) => r.url().endsWith('/graphql') && (r.request().postData() ?? '').includes('query TierMap'),
+    );
+    await open(`/companies/${hub.vid}/map`);
+    const m = (
+      (await (await answered).json()) as {
+        data: {
+          tierMap: {
+            nodes: { vid: string; name: string; tier: number }[];
+            edges: { supplier_id: string; customer_id: string; latest_relationship_date: string | null }[];
+          };
+        };
+      }
+    ).data.tierMap;
+    const named = (name: string) => m.nodes.filter((n) => n.name === name).length === 1;
+    const tier1 = m.nodes.filter((n) => n.tier === 1 && named(n.name)).slice(0, 6);
+    expect(tier1.length).toBeGreaterThan(1);
+    await page.getByText('Companies in this map, by tier').click();
+    const aside = page.getByRole('complementary', { name: 'Selected company' });
+    for (const n of tier1) {
+      // In a supplier map a company comes in as the supplier of one nearer the root; the dates of
+      // its own suppliers, further out, are not its link's.
+      const dates = m.edges
+        .filter((e) => e.supplier_id === n.vid)
+        .map((e) => e.latest_relationship_date ?? '')
+        .sort();
+      const expected = dates.at(-1)?.slice(0, 10) || '—';
+      await page.getByRole('button', { name: `Details: ${n.name}` }).click();
+      await aside.getByRole('heading', { name: n.name }).waitFor();
+      expect(await page.evaluate('document.activeElement.textContent')).toBe(n.name);
+      const shown = await aside.locator('dt:text-is("Latest evidence") + dd').textContent();
+      expect([n.name, shown]).toEqual([n.name, expected]);
+    }
+  });
+
+  it('keeps a tier map whose address has an impossible date, without the date', async () => {
+    await open(`/companies/${hub.vid}/map?date=2020-13-45`);
+    await page.getByRole('figure', { name: 'Tier map' }).waitFor();
+    expect(await page.getByLabel('Evidence after').inputValue()).toBe('');
+  });
 });

@@ -62,10 +62,16 @@ function readOptions(url: URL): Options {
     direction: p.get('direction') === 'customer' ? 'customer' : 'supplier',
     tiers: Math.round(num('tiers', 2, 1, 3)),
     c: num('confidence', 0, 0, 1),
-    date: /^\d{4}-\d{2}-\d{2}$/.test(p.get('date') ?? '') ? p.get('date')! : '',
+    date: realDay(p.get('date') ?? '') ? p.get('date')! : '',
     per: Math.round(num('per', 10, 1, 50)),
     max: Math.round(num('max', 150, 2, 500)),
   };
+}
+
+/** Whether `s` is a calendar day written YYYY-MM-DD (2020-13-45 is not): another is left out. */
+function realDay(s: string): boolean {
+  const t = /^\d{4}-\d{2}-\d{2}$/.test(s) ? Date.parse(`${s}T00:00:00Z`) : NaN;
+  return !Number.isNaN(t) && new Date(t).toISOString().slice(0, 10) === s;
 }
 
 function mapUrl(vid: string, o: Options): string {
@@ -240,13 +246,14 @@ export async function tierMapView(main: HTMLElement, vid: string, url: URL): Pro
   replace(backLink, `← ${root.name}`);
   setTitle(main, `Tier map · ${root.name} · tiergraph`);
 
-  // Latest evidence date of the relationships that reach each company, for hovering.
+  // Latest evidence date of the relationships by which each company enters the map (those to a
+  // company a tier nearer the root: as a supplier in a supplier map, a customer in a customer map),
+  // not of those to its own counterparts further out.
   const latest = new Map<string, string>();
   for (const e of m.edges) {
-    for (const v of [e.supplier_id, e.customer_id]) {
-      const d = e.latest_relationship_date;
-      if (d && (latest.get(v) ?? '') < d) latest.set(v, d);
-    }
+    const v = o.direction === 'supplier' ? e.supplier_id : e.customer_id;
+    const d = e.latest_relationship_date;
+    if (d && (latest.get(v) ?? '') < d) latest.set(v, d);
   }
 
   const elements: ElementDefinition[] = [
@@ -358,13 +365,13 @@ export async function tierMapView(main: HTMLElement, vid: string, url: URL): Pro
     );
   });
   cy.on('mouseout', () => (tip.hidden = true));
-  cy.on('tap', 'node', (e) => {
-    const n = byVid.get(target(e).id())!;
+  /** A company's details beside the map, its neighbourhood highlighted: from a click or the list. */
+  const selectCompany = (n: MapNode) => {
     cy.elements().addClass('faded');
-    target(e).closedNeighborhood().removeClass('faded');
+    cy.getElementById(n.vid).closedNeighborhood().removeClass('faded');
     replace(
       details,
-      h('h2', {}, n.name),
+      h('h2', { tabindex: -1 }, n.name),
       h(
         'dl',
         { class: 'fields' },
@@ -389,7 +396,8 @@ export async function tierMapView(main: HTMLElement, vid: string, url: URL): Pro
         n.vid !== m.root ? h('a', { class: 'button', href: mapUrl(n.vid, o) }, 'Recentre here') : null,
       ),
     );
-  });
+  };
+  cy.on('tap', 'node', (e) => selectCompany(byVid.get(target(e).id())!));
   cy.on('tap', (e) => {
     if (e.target === cy) cy.elements().removeClass('faded');
   });
@@ -420,8 +428,28 @@ export async function tierMapView(main: HTMLElement, vid: string, url: URL): Pro
             h(
               'ul',
               { class: 'columns' },
+              // Each with the details a click on the map shows: the map's content for the keyboard.
               inTier.map((n) =>
-                h('li', {}, h('a', { href: `/companies/${encodeURIComponent(n.vid)}` }, n.name)),
+                h(
+                  'li',
+                  {},
+                  h('a', { href: `/companies/${encodeURIComponent(n.vid)}` }, n.name),
+                  ' ',
+                  h(
+                    'button',
+                    {
+                      type: 'button',
+                      class: 'small',
+                      'aria-label': `Details: ${n.name}`,
+                      onclick: () => {
+                        selectCompany(n);
+                        details.scrollIntoView({ block: 'nearest' });
+                        (details.querySelector('h2') as HTMLElement | null)?.focus();
+                      },
+                    },
+                    'details',
+                  ),
+                ),
               ),
             ),
           ];
