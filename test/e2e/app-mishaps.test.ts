@@ -325,4 +325,40 @@ describeWithBrowser('the web app when things go wrong', () => {
     await page.getByRole('figure', { name: 'Tier map' }).waitFor();
     expect(await page.getByLabel('Evidence after').inputValue()).toBe('');
   });
+
+  it("tells a refusal that is not GraphQL's own in the server's words", async () => {
+    await page.route('**/graphql', (route) =>
+      route.fulfill({
+        status: 429,
+        headers: { 'content-type': 'application/problem+json', 'retry-after': '12' },
+        body: JSON.stringify({
+          status: 429,
+          code: 'RATE_LIMITED',
+          detail: 'Too many requests; retry after 12 s.',
+        }),
+      }),
+    );
+    await open(`/companies/${hub.vid}`);
+    await page.getByRole('alert').filter({ hasText: 'Too many requests; retry after 12 s.' }).waitFor();
+    expect(await page.getByText('The server returned no data').count()).toBe(0);
+  });
+
+  it('asks for another key when one part of a page finds the stored key revoked', async () => {
+    await open(`/companies/${hub.vid}`);
+    const suppliers = page.getByRole('region', { name: /Suppliers/ });
+    await suppliers.getByRole('row').nth(1).waitFor();
+    await page.route('**/graphql', (route) =>
+      operationOf(route) === 'List'
+        ? route.fulfill({
+            status: 403,
+            headers: { 'content-type': 'application/problem+json' },
+            body: JSON.stringify({ status: 403, code: 'FORBIDDEN', detail: 'The API key is revoked.' }),
+          })
+        : route.continue(),
+    );
+    await suppliers.getByRole('button', { name: 'Filter' }).click();
+    await page.getByRole('alert').filter({ hasText: 'The server refused the stored key' }).waitFor();
+    expect(await page.getByLabel('API key').isVisible()).toBe(true);
+    expect(await page.evaluate("localStorage.getItem('tiergraph.apiKey')")).toBeNull();
+  });
 });

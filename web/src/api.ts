@@ -44,6 +44,32 @@ function retryAfterOf(res: Response): number | null {
 /** Raised when the server refuses the stored key, so the app can ask for another. */
 export class KeyRefused extends ApiError {}
 
+let keyRefused: ((e: KeyRefused) => void) | null = null;
+
+/**
+ * What to do when a request of any part of a page finds the stored key refused (revoked while the
+ * page is open, say): the app asks for another key, wherever the refusal happened.
+ */
+export function whenKeyRefused(f: (e: KeyRefused) => void): void {
+  keyRefused = f;
+}
+
+/** The failure of a request made with the stored key, told to the app first when it is the key's. */
+async function storedKeyFailure(res: Response): Promise<ApiError> {
+  const e = await failure(res);
+  if (e instanceof KeyRefused) keyRefused?.(e);
+  return e;
+}
+
+/**
+ * Whether an answer of /graphql is not GraphQL's own: a problem document (too many requests, a
+ * body too large, the server starting) or a proxy's page, to be told by its status and detail.
+ */
+function notGraphQL(res: Response): boolean {
+  const type = res.headers.get('content-type') ?? '';
+  return type.startsWith('application/problem+json') || (!res.ok && !type.includes('json'));
+}
+
 function headers(extra: Record<string, string> = {}): Record<string, string> {
   const key = storedKey();
   return { ...(key ? { [KEY_HEADER]: key } : {}), ...extra };
@@ -69,7 +95,7 @@ export async function rest<T>(path: string, init: { method?: string; body?: unkn
     headers: headers(init.body === undefined ? {} : { 'content-type': 'application/json' }),
     body: init.body === undefined ? undefined : JSON.stringify(init.body),
   });
-  if (!res.ok) throw await failure(res);
+  if (!res.ok) throw await storedKeyFailure(res);
   return (await res.json()) as T;
 }
 
@@ -84,7 +110,7 @@ export async function gql<T>(query: string, variables: Record<string, unknown> =
     headers: headers({ 'content-type': 'application/json' }),
     body: JSON.stringify({ query, variables }),
   });
-  if (res.status === 401 || res.status === 403) throw await failure(res);
+  if (res.status === 401 || res.status === 403 || notGraphQL(res)) throw await storedKeyFailure(res);
   const body = (await res.json()) as GqlResponse<T>;
   const first = body.errors?.[0];
   if (first) {
@@ -114,7 +140,11 @@ export async function keyWorks(key: string): Promise<true | string> {
   if (res.ok) return true;
   const why = await failure(res);
   if (why instanceof KeyRefused) return `The server does not accept this key: ${why.message}`;
-  const wait = why.retryAfterS !== null ? ` Try again in ${why.retryAfterS} s.` : '';
+  // The server's own words may already say how long to wait.
+  const wait =
+    why.retryAfterS !== null && !/retry|try again/i.test(why.message)
+      ? ` Try again in ${why.retryAfterS} s.`
+      : '';
   return `The key could not be checked: ${why.message}${wait}`;
 }
 

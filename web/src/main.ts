@@ -1,5 +1,5 @@
 import './style.css';
-import { ApiError, KeyRefused, forgetKey, keyWorks, saveKey, storedKey } from './api';
+import { ApiError, KeyRefused, forgetKey, keyWorks, saveKey, storedKey, whenKeyRefused } from './api';
 import { h, replace } from './dom';
 import { navigate, startRouter } from './router';
 import { companyView } from './company';
@@ -56,6 +56,15 @@ function keyForm(message?: string): HTMLElement {
   return form;
 }
 
+/** The stored key was refused (by any request of the page): forgotten, and another asked for. */
+function askForAnotherKey(e: KeyRefused): void {
+  forgetKey();
+  forget.hidden = true;
+  replace(main, keyForm(`The server refused the stored key (${e.message}). Enter another one.`));
+  main.querySelector('input')?.focus();
+}
+whenKeyRefused(askForAnotherKey);
+
 /** Whether a view was drawn before: the first is the page's load, where focus is the browser's. */
 let drawnOnce = false;
 
@@ -84,13 +93,7 @@ async function route(url: URL): Promise<void> {
     else await searchView(view, url);
   } catch (e) {
     if (!view.isConnected) return;
-    if (e instanceof KeyRefused) {
-      forgetKey();
-      forget.hidden = true;
-      replace(main, keyForm(`The server refused the stored key (${e.message}). Enter another one.`));
-      main.querySelector('input')?.focus();
-      return;
-    }
+    if (e instanceof KeyRefused) return askForAnotherKey(e);
     const notFound = e instanceof ApiError && e.code === 'NOT_FOUND';
     replace(
       view,
