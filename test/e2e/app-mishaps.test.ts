@@ -361,4 +361,52 @@ describeWithBrowser('the web app when things go wrong', () => {
     expect(await page.getByLabel('API key').isVisible()).toBe(true);
     expect(await page.evaluate("localStorage.getItem('tiergraph.apiKey')")).toBeNull();
   });
+
+  /** The company among the first 100 with the most customers (more than a page of them). */
+  const bigSupplier = async () => {
+    const res = await server.get('/v1/companies/?limit=100');
+    const all = ((await res.json()) as { results: { vid: string; count_customers: number }[] }).results;
+    const big = all.reduce((a, b) => (b.count_customers > a.count_customers ? b : a));
+    expect(big.count_customers).toBeGreaterThan(10);
+    return big.vid;
+  };
+
+  it('pages through the filters as applied, not as typed since, and keeps focus on the pager', async () => {
+    const vid = await bigSupplier();
+    await open(`/companies/${vid}`);
+    const customers = page.getByRole('region', { name: /Customers/ });
+    await customers.getByRole('button', { name: 'Next' }).waitFor();
+    // Typed, not applied: no customer of this one has evidence that late.
+    await customers.getByLabel('Evidence after').fill('2099-01-01');
+    await customers.getByRole('button', { name: 'Next' }).focus();
+    await page.keyboard.press('Enter');
+    await customers.getByText('11–').waitFor();
+    const res = await server.get(`/v1/companies/${vid}/customers/?offset=10&limit=10`);
+    const expected = ((await res.json()) as { results: { customer: { name: string } }[] }).results[0]
+      ?.customer.name;
+    expect(await customers.getByRole('row').nth(1).getByRole('link').first().textContent()).toBe(expected);
+    expect(await page.evaluate('document.activeElement.textContent')).toBe('Previous');
+  });
+
+  it('shows the evidence asked for last when an earlier answer comes late', async () => {
+    await open(`/companies/${hub.vid}`);
+    const suppliers = page.getByRole('region', { name: /Suppliers/ });
+    await suppliers.getByRole('row').nth(2).waitFor();
+    let edges = 0;
+    await page.route('**/graphql', async (route) => {
+      if (operationOf(route) === 'Edge' && edges++ === 0) await new Promise((r) => setTimeout(r, 1500));
+      await route.continue();
+    });
+    const buttons = suppliers.getByRole('button', { name: /^Evidence: / });
+    await buttons.nth(0).click();
+    await buttons.nth(1).click();
+    const second = (await buttons.nth(1).getAttribute('aria-label'))!.replace(
+      /^Evidence: (.*) supplies (.*)$/,
+      '$1 → $2',
+    );
+    const evidence = page.getByRole('region', { name: 'Evidence' });
+    await evidence.getByRole('heading', { name: `Evidence: ${second}` }).waitFor();
+    await page.waitForTimeout(2000);
+    expect(await evidence.getByRole('heading').first().textContent()).toBe(`Evidence: ${second}`);
+  });
 });

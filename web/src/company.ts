@@ -228,16 +228,21 @@ function relationships(c: Profile, side: 'suppliers' | 'customers', evidence: HT
   const since = h('input', { type: 'date', id: `${side}-date` });
   const body = h('div', {});
   let offset = 0;
+  // The filters as last applied (Filter): paging keeps to them, whatever is typed meanwhile.
+  let applied: { c: number; date: string | null } = { c: 0, date: null };
+  // Only the answer to the latest request is drawn: an earlier one that comes late is dropped.
+  let asked = 0;
 
-  const load = async () => {
+  const load = async (mine: number): Promise<boolean> => {
     replace(body, h('p', { class: 'muted' }, 'Loading…'));
     const data = await gql<{ page: { has_more: boolean; results: ListItem[] } }>(list(side, key), {
       vid: c.vid,
-      c: Number(minC.value) || 0,
-      date: since.value || null,
+      c: applied.c,
+      date: applied.date,
       limit: PAGE,
       offset,
     });
+    if (mine !== asked) return false;
     const rows = data.page.results;
     replace(
       body,
@@ -310,10 +315,22 @@ function relationships(c: Profile, side: 'suppliers' | 'customers', evidence: HT
         data.page.has_more ? h('button', { type: 'button', onclick: () => go(offset + PAGE) }, 'Next') : null,
       ),
     );
+    return true;
   };
   const go = (to: number) => {
+    // A pager button that had focus is replaced with the page: focus goes to its successor.
+    const active = document.activeElement;
+    const pager = active instanceof HTMLButtonElement && body.contains(active) ? active.textContent : null;
     offset = to;
-    load().catch((e: Error) => replace(body, h('p', { role: 'alert' }, e.message)));
+    const mine = ++asked;
+    load(mine).then(
+      (drawn) => {
+        if (drawn && pager !== null) refocus(body, pager);
+      },
+      (e: Error) => {
+        if (mine === asked) replace(body, h('p', { role: 'alert' }, e.message));
+      },
+    );
   };
   const form = h(
     'form',
@@ -321,6 +338,7 @@ function relationships(c: Profile, side: 'suppliers' | 'customers', evidence: HT
       class: 'filters',
       onsubmit: (e: Event) => {
         e.preventDefault();
+        applied = { c: Number(minC.value) || 0, date: since.value || null };
         go(0);
       },
     },
@@ -340,6 +358,13 @@ function relationships(c: Profile, side: 'suppliers' | 'customers', evidence: HT
   );
 }
 
+/** Focus on the pager button labelled `label` in `body`, else its other button, else its first link. */
+function refocus(body: HTMLElement, label: string): void {
+  const buttons = [...body.querySelectorAll<HTMLButtonElement>('nav.pager button')];
+  const to = buttons.find((b) => b.textContent === label) ?? buttons[0] ?? body.querySelector('a');
+  to?.focus();
+}
+
 /** The company's cluster: its parent and its members, a page at a time. */
 function clusterPanel(c: Profile): HTMLElement {
   const list = h('ul', { class: 'plain', 'aria-label': 'Cluster members' });
@@ -348,6 +373,9 @@ function clusterPanel(c: Profile): HTMLElement {
   const load = async () => {
     const { company } = await gql<{ company: { cluster_members: Members } }>(MEMBERS, { vid: c.vid, offset });
     const page = company.cluster_members;
+    // The button that had focus is hidden after the last page: focus goes to the first member it added.
+    const hadFocus = document.activeElement === more;
+    const first = list.children.length;
     for (const m of page.results) {
       list.append(
         h(
@@ -363,6 +391,10 @@ function clusterPanel(c: Profile): HTMLElement {
     }
     offset += page.results.length;
     more.hidden = !page.has_more;
+    if (hadFocus && more.hidden) {
+      const added = list.children[first] as HTMLElement | undefined;
+      (added?.querySelector('a') ?? added)?.focus();
+    }
   };
   const failed = (e: Error) => list.append(h('li', { role: 'alert' }, e.message));
   more.addEventListener('click', () => void load().catch(failed));
@@ -398,6 +430,9 @@ function confidenceBar(x: number): HTMLElement {
   );
 }
 
+/** How many relationships' evidence each panel was asked for. */
+const evidenceAsked = new WeakMap<HTMLElement, number>();
+
 async function showEvidence(
   panel: HTMLElement,
   supplier: string,
@@ -427,15 +462,20 @@ async function showEvidence(
   panel.hidden = false;
   replace(panel, head(), h('p', { class: 'muted' }, 'Loading…'));
   panel.scrollIntoView({ block: 'start' });
+  // The relationship asked for last is the one shown, however the answers arrive.
+  const mine = (evidenceAsked.get(panel) ?? 0) + 1;
+  evidenceAsked.set(panel, mine);
   let edges: EdgeDetail[];
   try {
     edges = await Promise.all(
       edgeIds.map((id) => gql<{ edge: EdgeDetail }>(EDGE, { id }).then((d) => d.edge)),
     );
   } catch (e) {
+    if (evidenceAsked.get(panel) !== mine) return;
     replace(panel, head(), h('p', { role: 'alert', class: 'error' }, (e as Error).message));
     return;
   }
+  if (evidenceAsked.get(panel) !== mine) return;
   replace(
     panel,
     head(),
