@@ -409,4 +409,21 @@ describeWithBrowser('the web app when things go wrong', () => {
     await page.waitForTimeout(2000);
     expect(await evidence.getByRole('heading').first().textContent()).toBe(`Evidence: ${second}`);
   });
+
+  it('suggests only companies of the country given beside the name', async () => {
+    await open('/');
+    await page.getByLabel('Country').fill('Germany');
+    const suggestRoute: string[] = [];
+    page.on('request', (r) => {
+      if (r.url().includes('/v1/companies/suggest/')) suggestRoute.push(r.url());
+    });
+    await page
+      .getByRole('searchbox', { name: 'Search companies' })
+      .pressSequentially('Precision', { delay: 20 });
+    const shown = page.locator('#suggestions:not([hidden]) li');
+    await shown.first().waitFor();
+    // Five companies are named Precision, one of them German.
+    expect(await shown.allTextContents()).toEqual(['Bianchi Precision Components · Germany']);
+    expect(suggestRoute).toEqual([]);
+  });
 });

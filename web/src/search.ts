@@ -34,9 +34,16 @@ let suggestRoute: Promise<boolean> | null = null;
 
 function hasSuggestRoute(): Promise<boolean> {
   suggestRoute ??= fetch('/openapi.json')
-    .then((r) => (r.ok ? (r.json() as Promise<{ paths?: Record<string, unknown> }>) : { paths: {} }))
-    .then((doc) => Object.keys(doc.paths ?? {}).some((p) => p.replace(/\/$/, '') === '/v1/companies/suggest'))
-    .catch(() => false);
+    .then(async (r) => {
+      if (!r.ok) throw new Error(`openapi.json answered ${r.status}`);
+      const doc = (await r.json()) as { paths?: Record<string, unknown> };
+      return Object.keys(doc.paths ?? {}).some((p) => p.replace(/\/$/, '') === '/v1/companies/suggest');
+    })
+    .catch(() => {
+      // Not known (the server out of reach, say): asked again next time rather than taken as no.
+      suggestRoute = null;
+      return false;
+    });
   return suggestRoute;
 }
 
@@ -45,8 +52,10 @@ function hasSuggestRoute(): Promise<boolean> {
  * a small name search otherwise; the answer is read in either shape.
  */
 async function suggest(q: string, country: string, subs: boolean): Promise<Suggestion[]> {
-  if (await hasSuggestRoute()) {
-    // `q`, and subsidiaries when asked for (the route filters by nothing else).
+  // The route filters by nothing but subsidiaries: with a country given, the search suggests, so
+  // that every suggestion keeps to it as the results will.
+  if (!country && (await hasSuggestRoute())) {
+    // `q`, and subsidiaries when asked for.
     const params = new URLSearchParams({ q, ...(subs ? { include_subsidiaries: 'true' } : {}) });
     try {
       const body = await rest<unknown>(`/v1/companies/suggest/?${params}`);
