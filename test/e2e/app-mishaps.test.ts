@@ -208,6 +208,17 @@ describeWithBrowser('the web app when things go wrong', () => {
       .waitFor();
     expect(await page.evaluate('document.documentElement.scrollWidth')).toBeLessThanOrEqual(375);
     expect(await page.getByRole('link', { name: 'API reference' }).isVisible()).toBe(true);
+    // Each row's evidence button is within its card, not behind a sideways scroll.
+    const card = await page.getByRole('region', { name: /Suppliers/ }).boundingBox();
+    const button = await page
+      .getByRole('button', { name: /^Evidence: / })
+      .first()
+      .boundingBox();
+    expect(button!.x + button!.width).toBeLessThanOrEqual(card!.x + card!.width);
+    // Search results too.
+    await page.goto(`${base}/?q=${encodeURIComponent('Precision Components')}`);
+    await page.getByRole('region', { name: 'Results' }).getByRole('row').nth(1).waitFor();
+    expect(await page.evaluate('document.documentElement.scrollWidth')).toBeLessThanOrEqual(375);
   });
 
   it('offers download links on the name the app was opened by', async () => {

@@ -115,7 +115,7 @@ export async function searchView(main: HTMLElement, url: URL): Promise<void> {
     'aria-label': 'Suggestions',
     hidden: true,
   });
-  const results = h('section', { 'aria-label': 'Results', 'aria-live': 'polite' });
+  const results = h('section', { class: 'results', 'aria-label': 'Results', 'aria-live': 'polite' });
   const searchbar = h(
     'div',
     { class: 'searchbar' },
