@@ -1,6 +1,6 @@
 import { Agenda, InMemoryNotificationChannel } from 'agenda';
 import { z } from 'zod';
-import type { AgendaBackend, Job } from 'agenda';
+import type { AgendaBackend, Job, JobId } from 'agenda';
 import type { BlobStore } from '../blobs/blob-store';
 import { DEFAULT_LIMITS } from '../config/env';
 import { AppError, badRequest, notFound } from '../domain/errors';
@@ -116,13 +116,14 @@ export class JobQueue {
       owesCallback: (request) => this.owesCallback(request),
       notify: (run) => this.notify(run),
     });
+    const channel = o.agendaBackend.notificationChannel ?? new InMemoryNotificationChannel();
     this.agenda = new Agenda({
       backend: withSettledUnlocks(o.agendaBackend, o.log),
       // A job queued in this process wakes this process's worker at once instead of
       // waiting for the next poll. Backends that notify across processes (PostgreSQL
       // LISTEN/NOTIFY, Redis pub/sub) bring a channel of their own; the others are
       // woken in process, and other processes find the job at their next poll.
-      notificationChannel: o.agendaBackend.notificationChannel ?? new InMemoryNotificationChannel(),
+      notificationChannel: channel,
       processEvery: o.pollMs,
       // Room beside the exports, so a callback never waits for a long export to end.
       maxConcurrency: o.concurrency + CALLBACK_CONCURRENCY + 1,
@@ -140,6 +141,24 @@ export class JobQueue {
         this.tierview.defineOptions,
       );
       this.agenda.define(CLEANUP_JOB, () => this.cleanup(), { concurrency: 1, lockLimit: 1 });
+      // A worker locks no more runs than it runs, so none waits locked beside it: when one ends,
+      // the worker looks for the next queued run at once (after the ended one has left its slot)
+      // rather than at its next poll, which made a queue of short runs start one a poll.
+      this.agenda.on(`complete:${TIERVIEW_JOB}`, () =>
+        setImmediate(() => {
+          if (!this.started || channel.state !== 'connected') return;
+          const now = new Date();
+          channel
+            .publish({
+              jobId: 'next' as JobId,
+              jobName: TIERVIEW_JOB,
+              nextRunAt: now,
+              priority: 0,
+              timestamp: now,
+            })
+            .catch((e: unknown) => o.log.debug({ err: e }, 'could not look for the next run at once'));
+        }),
+      );
     }
     this.callbackJob = new CallbackJob({
       ...o.callbacks,

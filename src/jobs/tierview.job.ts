@@ -56,6 +56,9 @@ const newAttemptId = () => `a${randomBytes(8).toString('hex')}`;
 
 const fmt = (n: number) => n.toLocaleString('en-US');
 
+/** Least time between two writes of a run's progress. */
+const PROGRESS_EVERY_MS = 1000;
+
 /** The progress line a client reads while a run is RUNNING. */
 export function progressMessage(p: ExportProgress): string {
   if (p.phase === 'companies') return `finding companies within ${p.tiers} tiers: ${fmt(p.companies)} so far`;
@@ -219,15 +222,32 @@ export class TierViewJob {
       },
       Math.max(200, this.staleMs / 3),
     );
+    // Progress is written at most once a second, the latest of the second: one that came within the
+    // second after a write is written when the second ends, so the message never sticks at a stage
+    // the export has left (the first, 'finding companies: 0 so far', often stayed to the end).
     let lastWrite = 0;
+    let latest: ExportProgress | null = null;
+    let trailing: NodeJS.Timeout | null = null;
     let pendingWrite: Promise<unknown> = Promise.resolve();
-    const onProgress = (p: ExportProgress) => {
-      const t = Date.now();
-      if (t - lastWrite < 1000) return;
-      lastWrite = t;
-      pendingWrite = this.o.runs
-        .transition(runId, ['RUNNING'], { stateMessage: progressMessage(p) }, this.now(), guard)
+    const writeProgress = () => {
+      trailing = null;
+      const p = latest;
+      latest = null;
+      if (!p) return;
+      lastWrite = Date.now();
+      // One after another, so that an earlier message never lands after a later one.
+      pendingWrite = pendingWrite
+        .then(() =>
+          this.o.runs.transition(runId, ['RUNNING'], { stateMessage: progressMessage(p) }, this.now(), guard),
+        )
         .catch(() => undefined);
+    };
+    const onProgress = (p: ExportProgress) => {
+      latest = p;
+      if (trailing) return;
+      const wait = lastWrite + PROGRESS_EVERY_MS - Date.now();
+      if (wait <= 0) writeProgress();
+      else trailing = setTimeout(writeProgress, wait);
     };
     let final: RunRecord | null = null;
     try {
@@ -240,6 +260,9 @@ export class TierViewJob {
       }
       // A complete export is not thrown away for the time its end takes to record.
       clearTimeout(timer);
+      if (trailing) clearTimeout(trailing);
+      trailing = null;
+      latest = null;
       await pendingWrite;
       const reason = controller.signal.reason as unknown;
       let stop = reason instanceof StopReason ? reason : failure instanceof StopReason ? failure : null;

@@ -106,6 +106,75 @@ describe('job queue', () => {
     }
   });
 
+  it('shows the latest progress of a run, not only the first of each second', async () => {
+    const dir = tempDir('jobs');
+    const twoSteps = {
+      export: async (
+        _id: number,
+        _attempt: string,
+        _r: unknown,
+        onProgress: (p: unknown) => void,
+        signal: AbortSignal,
+      ) => {
+        onProgress({ phase: 'companies', tier: 0, tiers: 3, companies: 0, rows: 0 });
+        await new Promise((r) => setTimeout(r, 50));
+        onProgress({ phase: 'relationships', tier: 2, tiers: 3, companies: 120, rows: 340 });
+        return new Promise((_resolve, reject) => {
+          signal.addEventListener('abort', () => reject(signal.reason as Error), { once: true });
+        });
+      },
+    } as unknown as TierViewService;
+    const { queue, engine } = makeQueue(dir, exists, twoSteps);
+    await queue.start();
+    try {
+      const run = await queue.submit(request);
+      const latest = await until(
+        () => queue.view(run.runId),
+        (v) => v.state.state_message.startsWith('tier 2'),
+        5000,
+      );
+      expect(latest.state).toEqual(
+        expect.objectContaining({
+          life_cycle_state: 'RUNNING',
+          state_message: 'tier 2 of 3: 120 companies, 340 relationships written',
+        }),
+      );
+      await queue.cancel(run.runId);
+      await until(
+        () => queue.view(run.runId),
+        (v) => v.state.life_cycle_state === 'TERMINATED',
+      );
+    } finally {
+      await queue.close();
+      await engine.close();
+    }
+  });
+
+  it('starts the next queued run as soon as one ends, not at the next poll', async () => {
+    const dir = tempDir('jobs');
+    const done = {
+      export: () => Promise.resolve({ files: {}, companies: 1, rows: 0, bytes: 0, dropped: {} }),
+    } as unknown as TierViewService;
+    // One run at a time, and a poll so slow that only a wake can start the queued ones in time.
+    const { queue, engine } = makeQueue(dir, exists, done, { pollMs: 60_000, concurrency: 1 });
+    await queue.start();
+    try {
+      await new Promise((r) => setTimeout(r, 300));
+      const runs = await Promise.all([1, 2, 3, 4].map(() => queue.submit(request)));
+      for (const run of runs) {
+        const end = await until(
+          () => queue.view(run.runId),
+          (v) => v.state.life_cycle_state === 'TERMINATED',
+          10_000,
+        );
+        expect([run.runId, end.state.result_state]).toEqual([run.runId, 'SUCCESS']);
+      }
+    } finally {
+      await queue.close();
+      await engine.close();
+    }
+  });
+
   it('ends an export that runs past the time limit TIMEDOUT', async () => {
     const dir = tempDir('jobs');
     const { queue, engine } = makeQueue(dir, exists, untilAborted, { timeoutS: 1 });
