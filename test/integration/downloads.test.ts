@@ -1,3 +1,5 @@
+import fs from 'node:fs';
+import path from 'node:path';
 import { Readable } from 'node:stream';
 import { startTestServer } from '../support/server';
 import type { TestServer } from '../support/server';
@@ -57,10 +59,24 @@ describe('signed download links', () => {
     ).toBe(403);
   });
 
-  it('remove files older than a given time', async () => {
+  it('remove files older than a given time, and the folders they leave empty', async () => {
     await t.running.blobs.put('runs/9/old.csv', Readable.from(['x\n']), 'text/csv');
     expect(await t.running.blobs.deleteOlderThan(new Date(Date.now() + 60_000))).toBe(2);
     const url = await t.running.blobs.signedUrl('runs/7/tierview.csv', 3600);
     expect((await fetch(local(url))).status).toBe(410);
+    // The run folders went with their files.
+    expect(fs.readdirSync(path.join(t.dataDir, 'exports', 'runs'))).toEqual([]);
+  });
+
+  it("remove a run's folders with its last file, and only then", async () => {
+    const blobs = t.running.blobs;
+    await blobs.put('runs/11/a1/tierview.csv', Readable.from(['x\n']), 'text/csv');
+    await blobs.put('runs/11/a2/tierview.csv', Readable.from(['y\n']), 'text/csv');
+    const runs = path.join(t.dataDir, 'exports', 'runs');
+    await blobs.delete('runs/11/a1/tierview.csv');
+    expect(fs.readdirSync(path.join(runs, '11'))).toEqual(['a2']);
+    await blobs.delete('runs/11/a2/tierview.csv');
+    expect(fs.existsSync(path.join(runs, '11'))).toBe(false);
+    expect(fs.existsSync(runs)).toBe(true);
   });
 });

@@ -152,11 +152,15 @@ export class LocalBlobStore implements BlobStore {
     return file;
   }
 
-  /** Removes the file, and what an attempt that died while writing it left beside it. */
+  /**
+   * Removes the file, and what an attempt that died while writing it left beside it; then its
+   * folders (an attempt's, a run's) once nothing is left in them.
+   */
   delete(key: string): Promise<void> {
     const file = this.file(key);
     this.remove(file);
     this.remove(`${file}.partial`);
+    this.removeEmptyFolders(path.dirname(file));
     return Promise.resolve();
   }
 
@@ -165,7 +169,43 @@ export class LocalBlobStore implements BlobStore {
     this.walk(this.root, (file, _size, mtimeMs) => {
       if (mtimeMs < before.getTime() && this.remove(file)) removed++;
     });
+    this.removeEmptyFoldersUnder(this.root, before.getTime());
     return Promise.resolve(removed);
+  }
+
+  /**
+   * Removes `dir` and its parents while they are empty, down to the folders of kinds of files
+   * (`runs`), which stay. A folder another attempt writes into is not empty, so stays; one it is
+   * about to make is made again (mkdir -p).
+   */
+  private removeEmptyFolders(dir: string): void {
+    for (let d = dir; path.dirname(d).startsWith(this.root + path.sep); d = path.dirname(d)) {
+      try {
+        fs.rmdirSync(d);
+      } catch {
+        return;
+      }
+    }
+  }
+
+  /**
+   * Removes the empty folders under `dir` that were last changed before `beforeMs`, not the root's
+   * own (`runs`).
+   */
+  private removeEmptyFoldersUnder(dir: string, beforeMs: number): void {
+    for (const entry of fs.readdirSync(dir, { withFileTypes: true })) {
+      if (!entry.isDirectory()) continue;
+      const sub = path.join(dir, entry.name);
+      this.removeEmptyFoldersUnder(sub, beforeMs);
+      if (dir === this.root) continue;
+      const st = fs.statSync(sub, { throwIfNoEntry: false });
+      if (!st || st.mtimeMs >= beforeMs) continue;
+      try {
+        fs.rmdirSync(sub);
+      } catch {
+        // Not empty, or gone already.
+      }
+    }
   }
 }
 
