@@ -2,10 +2,16 @@ import { GraphQLScalarType, Kind } from 'graphql';
 import { badRequest } from '../domain/errors';
 import { isoDate } from '../domain/params';
 
+/**
+ * The field a Date scalar's refusal names: a scalar does not know its argument, which GraphQL's
+ * error formatting puts in its place where the document shows it (the lists' `date` is this name).
+ */
+export const SCALAR_FIELD = 'date';
+
 /** Thrown as an AppError so REST and GraphQL both answer BAD_REQUEST naming the field. */
 function parseDate(value: unknown): string {
   if (typeof value !== 'string' || !isoDate.safeParse(value).success) {
-    throw badRequest([{ field: 'date', reason: 'must be a real date written YYYY-MM-DD' }]);
+    throw badRequest([{ field: SCALAR_FIELD, reason: 'must be a real date written YYYY-MM-DD' }]);
   }
   return value;
 }

@@ -2,7 +2,7 @@ import crypto from 'node:crypto';
 import zlib from 'node:zlib';
 import compression from 'compression';
 import { ApolloServer } from '@apollo/server';
-import { GraphQLError } from 'graphql';
+import { GraphQLError, Kind } from 'graphql';
 import type { GraphQLFormattedError } from 'graphql';
 import { unwrapResolverError } from '@apollo/server/errors';
 import { ApolloServerPluginLandingPageDisabled } from '@apollo/server/plugin/disabled';
@@ -17,6 +17,7 @@ import type { DerivedState } from '../store/derived-state';
 import { createContext } from '../graphql/context';
 import type { GraphQLContext, Services } from '../graphql/context';
 import { knownOperationTypesRule } from '../graphql/known-operation-types';
+import { SCALAR_FIELD } from '../graphql/scalars';
 import { queryLimitRule } from '../graphql/limits';
 import type { QueryLimits } from '../graphql/limits';
 import { companiesRoutes } from '../rest/companies.routes';
@@ -299,6 +300,30 @@ const PASS_THROUGH = new Set<string>([
   'QUERY_TOO_COMPLEX',
 ]);
 
+/**
+ * A scalar cannot know the argument or input field it was given for, so the Date scalar's refusal
+ * names `date`: the name written before the value in the document (`min_evid_date: "2022-13-01"`),
+ * or the end of the path graphql-js gives for a variable's value (`at "input.min_evid_date"`), is
+ * put in its place.
+ */
+function namedAfterArgument(
+  e: AppError,
+  error: unknown,
+): { message: string; fieldErrors: AppError['fieldErrors'] } {
+  if (!(error instanceof GraphQLError) || !e.fieldErrors.some((f) => f.field === SCALAR_FIELD)) return e;
+  const node = error.nodes?.[0];
+  const body = error.source?.body;
+  const written =
+    node?.loc && body && node.kind !== Kind.VARIABLE_DEFINITION
+      ? /(\w+)\s*:\s*$/.exec(body.slice(0, node.loc.start))?.[1]
+      : undefined;
+  const pathEnd = /at "[^"]*?(\w+)"/.exec(error.message)?.[1];
+  const name = written ?? pathEnd;
+  if (!name || name === SCALAR_FIELD) return e;
+  const fieldErrors = e.fieldErrors.map((f) => (f.field === SCALAR_FIELD ? { ...f, field: name } : f));
+  return { message: fieldErrors.map((f) => `${f.field}: ${f.reason}`).join('; '), fieldErrors };
+}
+
 /** Expected errors keep their code; unknown ones are logged and reported without detail. */
 function formatGraphQLError(
   formatted: GraphQLFormattedError,
@@ -307,14 +332,15 @@ function formatGraphQLError(
 ): GraphQLFormattedError {
   const original = findAppError(unwrapResolverError(error)) ?? unwrapResolverError(error);
   if (isAppError(original)) {
+    const named = namedAfterArgument(original, error);
     return {
-      message: original.message,
+      message: named.message,
       ...(formatted.locations ? { locations: formatted.locations } : {}),
       ...(formatted.path ? { path: formatted.path } : {}),
       extensions: {
         code: original.code,
         status: ERROR_CODES[original.code].status,
-        ...(original.fieldErrors.length > 0 ? { errors: original.fieldErrors } : {}),
+        ...(named.fieldErrors.length > 0 ? { errors: named.fieldErrors } : {}),
         ...(original.retryAfterS !== undefined ? { retry_after_s: original.retryAfterS } : {}),
       },
     };

@@ -116,6 +116,28 @@ describe('GraphQL', () => {
     expect(badDate.body.errors?.[0]?.extensions?.code).toBe('BAD_REQUEST');
   });
 
+  it('names the argument or input field of a refused date, written in the query or sent in a variable', async () => {
+    const field = (r: { body: GqlResult }) => [
+      r.body.errors?.[0]?.message,
+      r.body.errors?.[0]?.extensions?.errors,
+    ];
+    const reason = 'must be a real date written YYYY-MM-DD';
+    const input = '{ root_nodes: "boeing", num_tiers: 1, direction: supplier, min_evid_date: "2022-13-01" }';
+    expect(field(await gql(`mutation { startTierView(input: ${input}) { run_id } }`))).toEqual([
+      `min_evid_date: ${reason}`,
+      [{ field: 'min_evid_date', reason }],
+    ]);
+    const byVariable = await gql('mutation($i: TierViewInput!) { startTierView(input: $i) { run_id } }', {
+      i: { root_nodes: 'boeing', num_tiers: 1, direction: 'supplier', min_evid_date: '2022-13-01' },
+    });
+    expect(byVariable.body.errors?.[0]?.extensions?.errors).toEqual([{ field: 'min_evid_date', reason }]);
+    // A list's argument is called date.
+    expect(field(await gql('{ suppliers(vid: "boeing", date: "2023-02-30") { has_more } }'))).toEqual([
+      `date: ${reason}`,
+      [{ field: 'date', reason }],
+    ]);
+  });
+
   it('refuses queries that nest too deep', async () => {
     const { status, body } = await gql(
       `{ company(vid: "boeing") { suppliers { results { supplier { company { customers { results { customer { vid } } } } } } } } }`,
