@@ -437,4 +437,31 @@ describeWithBrowser('the web app when things go wrong', () => {
     expect(await shown.allTextContents()).toEqual(['Bianchi Precision Components · Germany']);
     expect(suggestRoute).toEqual([]);
   });
+
+  it('shows a company\'s other names, says "not found" for an address the app has none for, and reads hand-edited searches kindly', async () => {
+    await open('/companies/cdhgat1');
+    const profile = page.getByRole('region', { name: 'Profile' });
+    await profile
+      .locator('dt:text-is("Also known as") + dd')
+      .filter({ hasText: 'Omnicore Apparel' })
+      .waitFor();
+    for (const path of [
+      '/nonexistent/path',
+      `/companies/${hub.vid}/foo`,
+      `/companies/${hub.vid}/map/extra`,
+    ]) {
+      await page.goto(`${base}${path}`);
+      await page.getByRole('heading', { name: 'Not found' }).waitFor();
+      expect([path, await page.title()]).toEqual([path, 'Not found · tiergraph']);
+    }
+    // A name of spaces is no name: the page invites a search instead of showing the server's refusal.
+    await page.goto(`${base}/?q=%20%20`);
+    await page.getByText('Type a name to see suggestions').waitFor();
+    // Past the last page: no more results, not "no company matches".
+    await page.goto(`${base}/?q=Precision&offset=9990`);
+    await page.getByText('No more results.').waitFor();
+    // Without a name, the order is not a name's relevance.
+    await page.goto(`${base}/?country=Germany`);
+    await page.getByText('Companies of this country, the most connected first.').waitFor();
+  });
 });

@@ -18,6 +18,10 @@ interface Profile {
   is_public: boolean | null;
   is_freight_forwarder: boolean | null;
   hq_phone_number: string | null;
+  aliases: string[];
+  industry: string | null;
+  industry_code_system: string | null;
+  industry_code: string | null;
   is_cluster_parent: boolean;
   cluster_parent: { vid: string; name: string };
   count_suppliers: number;
@@ -40,6 +44,7 @@ const PROFILE = `query Company($vid: ID!) {
     vid cid_id name company_legal_name description domains websites
     domiciled_country incorporated_country incorporation_date ipo_date
     is_active is_public is_freight_forwarder hq_phone_number is_cluster_parent
+    aliases industry industry_code_system industry_code
     cluster_parent { vid name }
     count_suppliers count_customers count_supplier_evidence count_customer_evidence
     identifiers { type value }
@@ -118,8 +123,11 @@ export async function companyView(main: HTMLElement, vid: string, _url: URL): Pr
   setTitle(main, `${c.name} · tiergraph`);
 
   const evidence = h('section', { class: 'card evidence', 'aria-label': 'Evidence', hidden: true });
+  const code = c.industry_code ? `${c.industry_code_system ?? 'code'} ${c.industry_code}` : null;
   const fields: [string, string | null][] = [
     ['Legal name', c.company_legal_name],
+    ['Also known as', c.aliases.length > 0 ? c.aliases.join(', ') : null],
+    ['Industry', c.industry && code ? `${c.industry} (${code})` : (c.industry ?? code)],
     ['Country of domicile', c.domiciled_country],
     ['Country of incorporation', c.incorporated_country],
     ['Incorporated', c.incorporation_date ? day(c.incorporation_date) : null],

@@ -88,13 +88,17 @@ async function route(url: URL): Promise<void> {
   if (drawnOnce) main.focus();
   drawnOnce = true;
   try {
-    if (parts[0] === 'companies' && parts[1] && parts[2] === 'map') await tierMapView(view, parts[1], url);
-    else if (parts[0] === 'companies' && parts[1]) await companyView(view, parts[1], url);
-    else await searchView(view, url);
+    if (parts[0] === 'companies' && parts[1] && parts[2] === 'map' && parts.length === 3)
+      await tierMapView(view, parts[1], url);
+    else if (parts[0] === 'companies' && parts[1] && parts.length === 2)
+      await companyView(view, parts[1], url);
+    else if (parts.length === 0) await searchView(view, url);
+    else throw new ApiError(`The app has no page at ${url.pathname}.`, 404, 'NOT_FOUND');
   } catch (e) {
     if (!view.isConnected) return;
     if (e instanceof KeyRefused) return askForAnotherKey(e);
     const notFound = e instanceof ApiError && e.code === 'NOT_FOUND';
+    document.title = `${notFound ? 'Not found' : 'Something went wrong'} · tiergraph`;
     replace(
       view,
       h(

@@ -83,8 +83,9 @@ async function suggest(q: string, country: string, subs: boolean): Promise<Sugge
 }
 
 export async function searchView(main: HTMLElement, url: URL): Promise<void> {
-  const q = url.searchParams.get('q') ?? '';
-  const country = url.searchParams.get('country') ?? '';
+  // Trimmed as the form trims them: an address edited by hand to `?q=%20` is no search by name.
+  const q = (url.searchParams.get('q') ?? '').trim();
+  const country = (url.searchParams.get('country') ?? '').trim();
   const subs = url.searchParams.get('subsidiaries') === 'true';
   // An offset edited by hand into something the server refuses starts at the first page.
   const offset = Math.max(0, Math.floor(Number(url.searchParams.get('offset') ?? '0') || 0));
@@ -211,7 +212,7 @@ export async function searchView(main: HTMLElement, url: URL): Promise<void> {
     ),
   );
   replace(main, form, results);
-  if (!url.searchParams.has('q') && !country) {
+  if (!q && !country) {
     box.focus();
     replace(
       results,
@@ -270,13 +271,17 @@ export async function searchView(main: HTMLElement, url: URL): Promise<void> {
   replace(
     results,
     page.results.length === 0
-      ? h('p', {}, 'No company matches. Try fewer letters, another country, or include subsidiaries.')
-      : h(
-          'p',
-          { class: 'muted' },
-          'Ranked by relevance: how well the words of a name match, and how connected the company is. ',
-          'Similarity is the trigram similarity of the name alone.',
-        ),
+      ? offset > 0
+        ? h('p', {}, 'No more results. ', pageLink(0, 'Back to the first page'))
+        : h('p', {}, 'No company matches. Try fewer letters, another country, or include subsidiaries.')
+      : q
+        ? h(
+            'p',
+            { class: 'muted' },
+            'Ranked by relevance: how well the words of a name match, and how connected the company is. ',
+            'Similarity is the trigram similarity of the name alone.',
+          )
+        : h('p', { class: 'muted' }, 'Companies of this country, the most connected first.'),
     page.results.length === 0
       ? null
       : h(
