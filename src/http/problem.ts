@@ -15,6 +15,15 @@ export interface Problem {
   errors?: FieldError[];
 }
 
+/**
+ * The request's address as a problem names it: whole, but for a download link, whose query is its
+ * signature and expiry: a refused link's problem (which clients and proxies may log) names the file.
+ */
+function instanceOf(req: Request): string {
+  const url = req.originalUrl;
+  return url.startsWith('/downloads/') ? url.split('?')[0]! : url;
+}
+
 export function problemOf(e: AppError, req?: Request): Problem {
   const { status, title } = ERROR_CODES[e.code];
   return {
@@ -22,7 +31,7 @@ export function problemOf(e: AppError, req?: Request): Problem {
     title,
     status,
     detail: e.message,
-    ...(req ? { instance: req.originalUrl } : {}),
+    ...(req ? { instance: instanceOf(req) } : {}),
     code: e.code,
     ...(req?.id ? { request_id: String(req.id) } : {}),
     ...(e.fieldErrors.length > 0 ? { errors: e.fieldErrors } : {}),
