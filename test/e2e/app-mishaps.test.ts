@@ -464,4 +464,18 @@ describeWithBrowser('the web app when things go wrong', () => {
     await page.goto(`${base}/?country=Germany`);
     await page.getByText('Companies of this country, the most connected first.').waitFor();
   });
+
+  it('asks for a key, not the server, when only spaces were typed', async () => {
+    let asked = 0;
+    page.on('request', (r) => {
+      if (r.url().endsWith('/graphql')) asked++;
+    });
+    for (const path of ['/', '/explorer']) {
+      await page.goto(`${base}${path}`);
+      await page.getByLabel('API key').fill(' '.repeat(20));
+      await page.getByRole('button', { name: 'Save key' }).click();
+      await page.getByRole('alert').filter({ hasText: 'Enter your API key' }).waitFor();
+    }
+    expect(asked).toBe(0);
+  });
 });

@@ -107,6 +107,8 @@ function askForKey(why = ''): void {
       onsubmit: (e: Event) => {
         e.preventDefault();
         const key = input.value.trim();
+        // Spaces alone pass the browser's own checks; the server would answer that no key was sent.
+        if (!key) return replace(status, 'Enter your API key.');
         replace(status, 'Checking…');
         keyWorks(key).then(
           (ok) => {

@@ -31,6 +31,8 @@ function keyForm(message?: string): HTMLElement {
       onsubmit: (e: Event) => {
         e.preventDefault();
         const key = input.value.trim();
+        // Spaces alone pass the browser's own checks; the server would answer that no key was sent.
+        if (!key) return replace(status, 'Enter your API key.');
         replace(status, 'Checking…');
         keyWorks(key).then(
           (ok) => {
