@@ -336,11 +336,11 @@ const tierViewRequest = (f: ApiFacts): Json => ({
         'Only relationships with evidence on or after this date (YYYY-MM-DD) are walked. Omitted, null or empty: no date filter.',
     },
     output_multiple_tables: {
-      type: ['string', 'boolean'],
-      enum: ['yes', 'no', true, false],
+      type: ['string', 'boolean', 'null'],
+      enum: ['yes', 'no', true, false, null],
       default: 'no',
       description:
-        'yes (or true): three CSV files (relationships, tier of each company, company details); no (or false, the default): one CSV with all of it.',
+        'yes (or true): three CSV files (relationships, tier of each company, company details); no (or false, null, the default): one CSV with all of it.',
     },
     callback_url: {
       ...strN,

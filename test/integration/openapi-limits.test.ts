@@ -83,6 +83,21 @@ describe('OpenAPI document of a server with its own limits', () => {
     expect(text).not.toMatch(/\(default (6|20|30|300 s|3600)\)|unless set/);
   });
 
+  it('lists every value of output_multiple_tables that a run is started with', async () => {
+    const stated = (
+      doc.components.schemas.TierViewRequest?.properties?.output_multiple_tables as { enum?: unknown[] }
+    ).enum;
+    for (const value of ['yes', 'no', true, false, null]) {
+      const res = await t.post('/v1/tierviewjob/', {
+        root_nodes: 'boeing',
+        num_tiers: '1',
+        direction: 'supplier',
+        output_multiple_tables: value,
+      });
+      expect([value, res.status, stated]).toEqual([value, 200, expect.arrayContaining([value])]);
+    }
+  });
+
   it('answers as it documents: the stated maxima are the ones enforced', async () => {
     expect((await t.get('/v1/companies/?limit=37&offset=1234')).status).toBe(200);
     expect((await t.get('/v1/companies/?limit=38')).status).toBe(400);
