@@ -71,6 +71,18 @@ describe('signed download links', () => {
     expect(fs.readdirSync(path.join(t.dataDir, 'exports', 'runs'))).toEqual([]);
   });
 
+  it('remove the folders of files past a cutoff in the past at once, not at a later sweep', async () => {
+    const blobs = t.running.blobs;
+    await blobs.put('runs/12/a1/tierview.csv', Readable.from(['x\n']), 'text/csv');
+    await blobs.put('runs/13/a1/tierview.csv', Readable.from(['y\n']), 'text/csv');
+    const runs = path.join(t.dataDir, 'exports', 'runs');
+    const dayAgo = new Date(Date.now() - 86_400_000);
+    fs.utimesSync(path.join(runs, '12', 'a1', 'tierview.csv'), dayAgo, dayAgo);
+    expect(await blobs.deleteOlderThan(new Date(Date.now() - 3_600_000))).toBe(1);
+    expect(fs.existsSync(path.join(runs, '12'))).toBe(false);
+    expect(fs.existsSync(path.join(runs, '13', 'a1', 'tierview.csv'))).toBe(true);
+  });
+
   it("remove a run's folders with its last file, and only then", async () => {
     const blobs = t.running.blobs;
     await blobs.put('runs/11/a1/tierview.csv', Readable.from(['x\n']), 'text/csv');

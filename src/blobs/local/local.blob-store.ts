@@ -167,7 +167,11 @@ export class LocalBlobStore implements BlobStore {
   deleteOlderThan(before: Date): Promise<number> {
     let removed = 0;
     this.walk(this.root, (file, _size, mtimeMs) => {
-      if (mtimeMs < before.getTime() && this.remove(file)) removed++;
+      if (mtimeMs < before.getTime() && this.remove(file)) {
+        removed++;
+        // Now, not at a later sweep: removing the file made its folders look new.
+        this.removeEmptyFolders(path.dirname(file));
+      }
     });
     this.removeEmptyFoldersUnder(this.root, before.getTime());
     return Promise.resolve(removed);
