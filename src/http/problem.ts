@@ -21,7 +21,8 @@ export interface Problem {
  */
 function instanceOf(req: Request): string {
   const url = req.originalUrl;
-  return url.startsWith('/downloads/') ? url.split('?')[0]! : url;
+  // Routes match without regard to case, so /Downloads/... is a download link too.
+  return /^\/downloads\//i.test(url) ? url.split('?')[0]! : url;
 }
 
 export function problemOf(e: AppError, req?: Request): Problem {

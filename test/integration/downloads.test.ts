@@ -48,9 +48,13 @@ describe('signed download links', () => {
     const expired = await t.running.blobs.signedUrl('runs/7/tierview.csv', -1);
     const res = await fetch(local(expired));
     expect(res.status).toBe(410);
-    // The problem names the file, not the link's signature.
+    // The problem names the file, not the link's signature, however the path is written.
     expect(await res.json()).toEqual(
       expect.objectContaining({ code: 'GONE', instance: '/downloads/runs/7/tierview.csv' }),
+    );
+    const upper = await fetch(local(expired).replace('/downloads/', '/Downloads/'));
+    expect(await upper.json()).toEqual(
+      expect.objectContaining({ code: 'GONE', instance: '/Downloads/runs/7/tierview.csv' }),
     );
   });
 
