@@ -304,6 +304,7 @@ describeWithBrowser('the web app when things go wrong', () => {
       (await (await answered).json()) as {
         data: {
           tierMap: {
+            root: string;
             nodes: { vid: string; name: string; tier: number }[];
             edges: { supplier_id: string; customer_id: string; latest_relationship_date: string | null }[];
           };
@@ -316,10 +317,11 @@ describeWithBrowser('the web app when things go wrong', () => {
     await page.getByText('Companies in this map, by tier').click();
     const aside = page.getByRole('complementary', { name: 'Selected company' });
     for (const n of tier1) {
-      // In a supplier map a company comes in as the supplier of one nearer the root; the dates of
-      // its own suppliers, further out, are not its link's.
+      // In a supplier map a company comes in as the supplier of one a tier nearer the root (here
+      // the root); the dates of its own suppliers, and of companies of its own tier it supplies,
+      // are not its link's.
       const dates = m.edges
-        .filter((e) => e.supplier_id === n.vid)
+        .filter((e) => e.supplier_id === n.vid && e.customer_id === m.root)
         .map((e) => e.latest_relationship_date ?? '')
         .sort();
       const expected = dates.at(-1)?.slice(0, 10) || '—';
