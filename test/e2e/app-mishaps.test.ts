@@ -438,6 +438,13 @@ describeWithBrowser('the web app when things go wrong', () => {
     // Five companies are named Precision, one of them German.
     expect(await shown.allTextContents()).toEqual(['Bianchi Precision Components · Germany']);
     expect(suggestRoute).toEqual([]);
+    // A country typed after the name puts away the suggestions made without it.
+    await open('/');
+    const box = page.getByRole('searchbox', { name: 'Search companies' });
+    await box.pressSequentially('Precision', { delay: 20 });
+    await shown.nth(1).waitFor();
+    await page.getByLabel('Country').fill('Germany');
+    await page.locator('#suggestions[hidden]').waitFor({ state: 'attached' });
   });
 
   it('shows a company\'s other names, says "not found" for an address the app has none for, and reads hand-edited searches kindly', async () => {

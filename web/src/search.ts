@@ -35,7 +35,9 @@ let suggestRoute: Promise<boolean> | null = null;
 function hasSuggestRoute(): Promise<boolean> {
   suggestRoute ??= fetch('/openapi.json')
     .then(async (r) => {
-      if (!r.ok) throw new Error(`openapi.json answered ${r.status}`);
+      // A server error may pass; a refusal (a proxy's 404, say) stands for the visit.
+      if (r.status >= 500) throw new Error(`openapi.json answered ${r.status}`);
+      if (!r.ok) return false;
       const doc = (await r.json()) as { paths?: Record<string, unknown> };
       return Object.keys(doc.paths ?? {}).some((p) => p.replace(/\/$/, '') === '/v1/companies/suggest');
     })
@@ -158,6 +160,15 @@ export async function searchView(main: HTMLElement, url: URL): Promise<void> {
       );
     }, 150);
   });
+  // Suggestions made for other filters are put away (and any still on their way dropped); typing in
+  // the name box again asks with the new ones.
+  const filtersChanged = () => {
+    window.clearTimeout(timer);
+    asked++;
+    suggestions.hidden = true;
+  };
+  countryBox.addEventListener('input', filtersChanged);
+  subsBox.addEventListener('change', filtersChanged);
   // The keyboard moves from the box into the suggestions and between them; Escape goes back.
   const links = () => [...suggestions.querySelectorAll('a')];
   box.addEventListener('keydown', (e) => {
