@@ -378,6 +378,7 @@ describeWithBrowser('the web app when things go wrong', () => {
     await suppliers.getByRole('button', { name: 'Filter' }).click();
     await page.getByRole('alert').filter({ hasText: 'The server refused the stored key' }).waitFor();
     expect(await page.getByLabel('API key').isVisible()).toBe(true);
+    expect(await page.title()).toBe('API key · tiergraph');
     expect(await page.evaluate("localStorage.getItem('tiergraph.apiKey')")).toBeNull();
   });
 
@@ -465,6 +466,7 @@ describeWithBrowser('the web app when things go wrong', () => {
       '/nonexistent/path',
       `/companies/${hub.vid}/foo`,
       `/companies/${hub.vid}/map/extra`,
+      '/companies/%E0%A4%A',
     ]) {
       await page.goto(`${base}${path}`);
       await page.getByRole('heading', { name: 'Not found' }).waitFor();

@@ -333,7 +333,9 @@ function relationships(c: Profile, side: 'suppliers' | 'customers', evidence: HT
     const mine = ++asked;
     load(mine).then(
       (drawn) => {
-        if (drawn && pager !== null) refocus(body, pager);
+        // Unless the analyst has moved on meanwhile (focus is then elsewhere than the page's start).
+        const lost = document.activeElement === null || document.activeElement === document.body;
+        if (drawn && pager !== null && lost) refocus(body, pager);
       },
       (e: Error) => {
         if (mine === asked) replace(body, h('p', { role: 'alert' }, e.message));

@@ -62,6 +62,7 @@ function keyForm(message?: string): HTMLElement {
 function askForAnotherKey(e: KeyRefused): void {
   forgetKey();
   forget.hidden = true;
+  document.title = 'API key · tiergraph';
   replace(main, keyForm(`The server refused the stored key (${e.message}). Enter another one.`));
   main.querySelector('input')?.focus();
 }
@@ -80,7 +81,16 @@ async function route(url: URL): Promise<void> {
     drawnOnce = true;
     return;
   }
-  const parts = url.pathname.split('/').filter(Boolean).map(decodeURIComponent);
+  // An address that does not decode (`%E0%A4%A`) names no page: told as not found, below.
+  const decoded = (p: string) => {
+    try {
+      return decodeURIComponent(p);
+    } catch {
+      return null;
+    }
+  };
+  const segments = url.pathname.split('/').filter(Boolean).map(decoded);
+  const parts = segments.every((p) => p !== null) ? segments : null;
   // Each address is drawn into a container of its own: once another replaces it, whatever the
   // left view still draws (an answer that came late) lands in a detached element, unseen.
   const view = h('div', { class: 'view' });
@@ -90,6 +100,7 @@ async function route(url: URL): Promise<void> {
   if (drawnOnce) main.focus();
   drawnOnce = true;
   try {
+    if (parts === null) throw new ApiError(`The app has no page at ${url.pathname}.`, 404, 'NOT_FOUND');
     if (parts[0] === 'companies' && parts[1] && parts[2] === 'map' && parts.length === 3)
       await tierMapView(view, parts[1], url);
     else if (parts[0] === 'companies' && parts[1] && parts.length === 2)
