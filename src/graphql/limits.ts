@@ -222,7 +222,8 @@ class Measurer {
     const name = sized?.by ?? LIMIT_ARG;
     const unknown = sized?.max ?? this.variableLimit;
     const given = node.arguments?.find((a) => a.name.value === name)?.value;
-    if (given?.kind === Kind.INT) return Math.max(1, Number(given.value));
+    // A sized field's value past its most is counted as its most: the field refuses it by name.
+    if (given?.kind === Kind.INT) return Math.max(1, Math.min(sized?.max ?? Infinity, Number(given.value)));
     if (given?.kind === Kind.VARIABLE) return unknown;
     const arg = def?.args.find((a) => a.name === name);
     if (!arg) return 1;

@@ -90,6 +90,8 @@ describe('GraphQL query limits', () => {
     expect(costOf(`{ tierMap(vid: "boeing", max_nodes: 40) ${fields} }`)).toBe(10 + 40 * 16);
     expect(costOf(`{ tierMap(vid: "boeing") ${fields} }`)).toBe(10 + 150 * 16);
     expect(costOf(`query($m: Int) { tierMap(vid: "boeing", max_nodes: $m) ${fields} }`)).toBe(10 + 500 * 16);
+    // Past its most, counted as its most: tierMap then refuses the value itself, naming max_nodes.
+    expect(costOf(`{ tierMap(vid: "boeing", max_nodes: 100000) ${fields} }`)).toBe(10 + 500 * 16);
     // 180 aliased maps of 500 companies each, some 19 MB of answer, are refused; the app's own map
     // (its size in a variable) is not.
     const aliases = Array.from(
