@@ -54,8 +54,8 @@ const text = () =>
     .string()
     .trim()
     .min(1, 'must not be empty')
-    // Code points, as JSON Schema's maxLength counts them (zod's max counts UTF-16 units).
-    .refine((v) => [...v].length <= 200, 'must be at most 200 characters');
+    // Counted in code points (zod 4 counts them, as JSON Schema's maxLength does), not UTF-16 units.
+    .max(200, 'must be at most 200 characters');
 
 /** Company search and profiles. */
 export class CompaniesService {

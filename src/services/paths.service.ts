@@ -51,11 +51,7 @@ export class PathsService {
     maxTiers: number,
   ) {
     const vid = () =>
-      z
-        .string()
-        .trim()
-        .min(1, 'must not be empty')
-        .refine((v) => [...v].length <= 200, 'must be at most 200 characters');
+      z.string().trim().min(1, 'must not be empty').max(200, 'must be at most 200 characters');
     this.schema = z.object({
       from: vid(),
       to: vid(),

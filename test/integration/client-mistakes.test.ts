@@ -64,6 +64,13 @@ describe('client mistakes are 4xx problems, never internal errors', () => {
     }
   });
 
+  it("counts a suggestion's 200-character limit in characters, not UTF-16 units", async () => {
+    // 150 characters, 300 UTF-16 units: within the limit, counted as characters.
+    const emoji = '🙂'.repeat(150);
+    const fine = await t.post('/graphql', { query: `{ suggest_companies(q: "${emoji}") { vid } }` });
+    expect([fine.status, await fine.json()]).toEqual([200, { data: { suggest_companies: [] } }]);
+  });
+
   it('names each refused field once, and does not echo a huge unknown id whole', async () => {
     for (const [path, field, reason] of [
       ['/v1/companies/?name=%20', 'query.name', 'must not be empty'],
