@@ -131,6 +131,11 @@ describe('GraphQL', () => {
       i: { root_nodes: 'boeing', num_tiers: 1, direction: 'supplier', min_evid_date: '2022-13-01' },
     });
     expect(byVariable.body.errors?.[0]?.extensions?.errors).toEqual([{ field: 'min_evid_date', reason }]);
+    // A value holding the words graphql-js uses for the path does not mislead it.
+    const tricky = await gql('mutation($i: TierViewInput!) { startTierView(input: $i) { run_id } }', {
+      i: { root_nodes: 'boeing', num_tiers: 1, direction: 'supplier', min_evid_date: 'x at "y"; z' },
+    });
+    expect(tricky.body.errors?.[0]?.extensions?.errors).toEqual([{ field: 'min_evid_date', reason }]);
     // A list's argument is called date.
     expect(field(await gql('{ suppliers(vid: "boeing", date: "2023-02-30") { has_more } }'))).toEqual([
       `date: ${reason}`,
