@@ -336,6 +336,9 @@ describeWithBrowser('the web app when things go wrong', () => {
       expect(await page.evaluate('document.activeElement.textContent')).toBe(n.name);
       const shown = await aside.locator('dt:text-is("Latest evidence") + dd').textContent();
       expect([n.name, shown]).toEqual([n.name, expected]);
+      // And back to the list, to the company's own button, for the next one.
+      await aside.getByRole('button', { name: 'Back to the list' }).click();
+      expect(await page.evaluate(FOCUSED_LABEL)).toBe(`Details: ${n.name}`);
     }
   });
 

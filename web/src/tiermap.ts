@@ -370,7 +370,8 @@ export async function tierMapView(main: HTMLElement, vid: string, url: URL): Pro
   });
   cy.on('mouseout', () => (tip.hidden = true));
   /** A company's details beside the map, its neighbourhood highlighted: from a click or the list. */
-  const selectCompany = (n: MapNode) => {
+  /** `opener`: the list's button that asked, to which a keyboard user can go back. */
+  const selectCompany = (n: MapNode, opener?: HTMLElement) => {
     cy.elements().addClass('faded');
     cy.getElementById(n.vid).closedNeighborhood().removeClass('faded');
     replace(
@@ -398,6 +399,7 @@ export async function tierMapView(main: HTMLElement, vid: string, url: URL): Pro
         { class: 'row' },
         h('a', { class: 'button', href: `/companies/${encodeURIComponent(n.vid)}` }, 'Open company'),
         n.vid !== m.root ? h('a', { class: 'button', href: mapUrl(n.vid, o) }, 'Recentre here') : null,
+        opener ? h('button', { type: 'button', onclick: () => opener.focus() }, 'Back to the list') : null,
       ),
     );
   };
@@ -445,8 +447,8 @@ export async function tierMapView(main: HTMLElement, vid: string, url: URL): Pro
                       type: 'button',
                       class: 'small',
                       'aria-label': `Details: ${n.name}`,
-                      onclick: () => {
-                        selectCompany(n);
+                      onclick: (e: Event) => {
+                        selectCompany(n, e.currentTarget as HTMLElement);
                         details.scrollIntoView({ block: 'nearest' });
                         (details.querySelector('h2') as HTMLElement | null)?.focus();
                       },
