@@ -73,12 +73,28 @@ export class AppError extends Error {
 const ECHOED_ID = 200;
 
 export function notFound(what: string, id: string): AppError {
-  const shown = [...id].length > ECHOED_ID ? `${[...id].slice(0, ECHOED_ID).join('')}…` : id;
+  const chars = [...id];
+  const shown = chars.length > ECHOED_ID ? `${chars.slice(0, ECHOED_ID).join('')}…` : id;
   return new AppError('NOT_FOUND', `No ${what} with id '${shown}'.`);
 }
 
+/** The detail of a refusal of fields: `field: reason`, each in turn. */
+function fieldsDetail(fieldErrors: readonly FieldError[]): string {
+  return fieldErrors.map((e) => `${e.field}: ${e.reason}`).join('; ');
+}
+
+/**
+ * The same refusal with its fields named otherwise (where a REST caller sent them, the argument a
+ * scalar was given for), its detail written again from them.
+ */
+export function withFieldsRenamed(e: AppError, rename: (field: string) => string): AppError {
+  if (e.fieldErrors.length === 0) return e;
+  const errors = e.fieldErrors.map((f) => ({ ...f, field: rename(f.field) }));
+  return new AppError(e.code, fieldsDetail(errors), errors, e.retryAfterS);
+}
+
 export function badRequest(fieldErrors: FieldError[]): AppError {
-  const detail = fieldErrors.map((e) => `${e.field}: ${e.reason}`).join('; ');
+  const detail = fieldsDetail(fieldErrors);
   return new AppError('BAD_REQUEST', detail, fieldErrors);
 }
 

@@ -11,7 +11,13 @@ import express from 'express';
 import type { Express, Request, RequestHandler } from 'express';
 import type { Store } from 'express-rate-limit';
 import type { GraphQLSchema } from 'graphql';
-import { AppError, ERROR_CODES, GRAPHQL_REQUEST_CODES, isAppError } from '../domain/errors';
+import {
+  AppError,
+  ERROR_CODES,
+  GRAPHQL_REQUEST_CODES,
+  isAppError,
+  withFieldsRenamed,
+} from '../domain/errors';
 import type { Logger } from '../logger';
 import type { DerivedState } from '../store/derived-state';
 import { createContext } from '../graphql/context';
@@ -306,10 +312,7 @@ const PASS_THROUGH = new Set<string>([
  * or the end of the path graphql-js gives for a variable's value (`at "input.min_evid_date"`), is
  * put in its place.
  */
-function namedAfterArgument(
-  e: AppError,
-  error: unknown,
-): { message: string; fieldErrors: AppError['fieldErrors'] } {
+function namedAfterArgument(e: AppError, error: unknown): AppError {
   if (!(error instanceof GraphQLError) || !e.fieldErrors.some((f) => f.field === SCALAR_FIELD)) return e;
   const node = error.nodes?.[0];
   const body = error.source?.body;
@@ -320,8 +323,7 @@ function namedAfterArgument(
   const pathEnd = /at "[^"]*?(\w+)"/.exec(error.message)?.[1];
   const name = written ?? pathEnd;
   if (!name || name === SCALAR_FIELD) return e;
-  const fieldErrors = e.fieldErrors.map((f) => (f.field === SCALAR_FIELD ? { ...f, field: name } : f));
-  return { message: fieldErrors.map((f) => `${f.field}: ${f.reason}`).join('; '), fieldErrors };
+  return withFieldsRenamed(e, (field) => (field === SCALAR_FIELD ? name : field));
 }
 
 /** Expected errors keep their code; unknown ones are logged and reported without detail. */

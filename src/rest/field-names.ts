@@ -1,5 +1,7 @@
 import type { Request } from 'express';
-import { AppError, isAppError } from '../domain/errors';
+import { isAppError, withFieldsRenamed } from '../domain/errors';
+import type { AppError } from '../domain/errors';
+import { isJsonObject } from './request-body';
 
 /**
  * Services and the domain name a refused field as the GraphQL argument (`num_tiers`, `run_id`); a
@@ -7,18 +9,12 @@ import { AppError, isAppError } from '../domain/errors';
  * with its place already (`query.limit` from parseQuery) is left as it is.
  */
 export function restFieldNames(e: AppError, req: Request): AppError {
-  if (e.fieldErrors.length === 0) return e;
   const body: unknown = req.body;
   // A request that sent a JSON object: its fields, those it left out included, are the body's.
-  const sentObject = typeof body === 'object' && body !== null && !Array.isArray(body);
-  const inBody = (field: string) => sentObject && (field in body || req.method === 'POST');
+  const inBody = (field: string) => isJsonObject(body) && (field in body || req.method === 'POST');
   const where = (field: string) =>
     field in req.params ? `path.${field}` : inBody(field) ? `body.${field}` : `query.${field}`;
-  const errors = e.fieldErrors.map((f) => ({
-    ...f,
-    field: f.field.includes('.') ? f.field : where(f.field),
-  }));
-  return new AppError(e.code, errors.map((f) => `${f.field}: ${f.reason}`).join('; '), errors, e.retryAfterS);
+  return withFieldsRenamed(e, (field) => (field.includes('.') ? field : where(field)));
 }
 
 /** Runs `work` (a parse, an operation) with the fields of a refusal it throws named for REST. */

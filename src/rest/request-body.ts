@@ -18,7 +18,11 @@ export function jsonObjectBody(req: Request): Record<string, unknown> {
   if (hasBody(req) && !req.is('application/json'))
     throw new AppError('UNSUPPORTED_MEDIA_TYPE', 'Send the body as application/json.');
   const body: unknown = req.body;
-  if (typeof body !== 'object' || body === null || Array.isArray(body))
-    throw badRequest([{ field: 'body', reason: 'must be a JSON object' }]);
-  return body as Record<string, unknown>;
+  if (!isJsonObject(body)) throw badRequest([{ field: 'body', reason: 'must be a JSON object' }]);
+  return body;
+}
+
+/** Whether a parsed JSON value is an object: not null, an array or a scalar. */
+export function isJsonObject(v: unknown): v is Record<string, unknown> {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
 }
