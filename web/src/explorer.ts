@@ -6,8 +6,8 @@ import type { Root } from 'react-dom/client';
 import { GraphiQL } from 'graphiql';
 import type { GraphiQLProps } from 'graphiql';
 import type { ExecutionResult } from 'graphql';
-import { KEY_HEADER, forgetKey, keyWorks, saveKey, storedKey } from './api';
-import { h, replace } from './dom';
+import { KEY_HEADER, forgetKey, storedKey } from './api';
+import { keyForm } from './key-form';
 
 /**
  * The GraphQL explorer: GraphiQL, bundled with the app so nothing is fetched
@@ -92,45 +92,13 @@ function start(key: string): void {
 
 /** Asks for the key once, checks it against the server, and keeps it where the app keeps it. */
 function askForKey(why = ''): void {
-  const input = h('input', {
-    id: 'api-key',
-    type: 'password',
-    autocomplete: 'off',
-    spellcheck: 'false',
-    required: true,
+  const { form, input } = keyForm({
+    title: 'GraphQL explorer',
+    intro: ['Enter your API key. It stays in this browser, shared with the app, until you forget it there.'],
+    message: why,
+    className: 'key-form',
+    saved: start,
   });
-  const status = h('p', { role: 'alert', class: 'error' }, why);
-  const form = h(
-    'form',
-    {
-      class: 'key-form',
-      onsubmit: (e: Event) => {
-        e.preventDefault();
-        const key = input.value.trim();
-        // Spaces alone pass the browser's own checks; the server would answer that no key was sent.
-        if (!key) return replace(status, 'Enter your API key.');
-        replace(status, 'Checking…');
-        keyWorks(key).then(
-          (ok) => {
-            // A refusal comes back as the words to show, not as false.
-            if (ok !== true) return replace(status, ok);
-            saveKey(key);
-            start(key);
-          },
-          () => replace(status, 'The server did not answer; try again.'),
-        );
-      },
-    },
-    h('h1', {}, 'GraphQL explorer'),
-    h(
-      'p',
-      {},
-      'Enter your API key. It stays in this browser, shared with the app, until you forget it there.',
-    ),
-    h('label', { for: 'api-key' }, 'API key'),
-    h('div', { class: 'row' }, input, h('button', { type: 'submit' }, 'Save key')),
-    status,
-  );
   root.replaceChildren(form);
   input.focus();
 }

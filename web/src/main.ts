@@ -1,5 +1,6 @@
 import './style.css';
-import { ApiError, KeyRefused, forgetKey, keyWorks, saveKey, storedKey, whenKeyRefused } from './api';
+import { ApiError, KeyRefused, forgetKey, storedKey, whenKeyRefused } from './api';
+import { keyForm as keyFormOf } from './key-form';
 import { h, replace } from './dom';
 import { navigate, startRouter } from './router';
 import { companyView } from './company';
@@ -15,47 +16,17 @@ forget.addEventListener('click', () => {
 });
 
 function keyForm(message?: string): HTMLElement {
-  const input = h('input', {
-    id: 'api-key',
-    type: 'password',
-    autocomplete: 'off',
-    spellcheck: 'false',
-    required: true,
-    minlength: 16,
-  });
-  const status = h('p', { role: 'alert', class: 'error' }, message ?? '');
-  const form = h(
-    'form',
-    {
-      class: 'card key-form',
-      onsubmit: (e: Event) => {
-        e.preventDefault();
-        const key = input.value.trim();
-        // Spaces alone pass the browser's own checks; the server would answer that no key was sent.
-        if (!key) return replace(status, 'Enter your API key.');
-        replace(status, 'Checking…');
-        keyWorks(key).then(
-          (ok) => {
-            if (ok !== true) return replace(status, ok);
-            saveKey(key);
-            void route(new URL(location.href));
-          },
-          () => replace(status, 'The server did not answer; try again.'),
-        );
-      },
-    },
-    h('h1', {}, 'Supply-chain relationships'),
-    h(
-      'p',
-      {},
+  return keyFormOf({
+    title: 'Supply-chain relationships',
+    intro: [
       'Enter your API key to search companies, read their suppliers and customers with evidence, and draw their supply network. ',
       'The key stays in this browser (never in an address) until you forget it.',
-    ),
-    h('label', { for: 'api-key' }, 'API key'),
-    h('div', { class: 'row' }, input, h('button', { type: 'submit' }, 'Save key')),
-    status,
-  );
-  return form;
+    ],
+    message,
+    className: 'card key-form',
+    minLength: 16,
+    saved: () => void route(new URL(location.href)),
+  }).form;
 }
 
 /** The stored key was refused (by any request of the page): forgotten, and another asked for. */
