@@ -2,7 +2,7 @@ import crypto from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { processAlive } from '../store/file-io';
+import { processAlive, temporaryFor } from '../store/file-io';
 
 /** The file whose holder is importing into a data directory (under its staging root). */
 const LOCK_FILE = 'import.lock';
@@ -83,7 +83,7 @@ export function takeImportLock(
 
 /** Creates the lock with its contents in one step (a link to a file written beside it); false when it exists. */
 function create(file: string, text: string): boolean {
-  const tmp = `${file}.${process.pid}.${crypto.randomBytes(4).toString('hex')}`;
+  const tmp = temporaryFor(file);
   fs.writeFileSync(tmp, text);
   try {
     fs.linkSync(tmp, file);
