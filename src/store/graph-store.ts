@@ -125,9 +125,9 @@ export interface GraphStore {
   /** Opens the store and creates the schema if it is missing (idempotent). */
   open(): Promise<void>;
   /**
-   * Whether no data was ever loaded into the store (no import nor seed since it was created), once
-   * open: only such a store gets the demo dataset. One emptied on purpose, by importing an empty
-   * dataset, is not.
+   * Whether the store is as it was created, once open: no import has replaced its graph (and, on
+   * Neo4j, no seed has run; an embedded seed leaves companies, which is as telling). Only such a
+   * store gets the demo dataset; one emptied on purpose, by importing an empty dataset, is not.
    */
   readonly pristine: boolean;
   close(): Promise<void>;
