@@ -19,21 +19,33 @@ const request: TierViewRequest = {
 
 const exists = { companyExists: () => Promise.resolve(true) } as unknown as GraphStore;
 
-/** An export that reports progress and then waits until it is aborted. */
-const untilAborted = {
-  export: (
-    _id: number,
-    _attempt: string,
-    _r: unknown,
-    onProgress: (p: unknown) => void,
-    signal: AbortSignal,
-  ) => {
-    onProgress({ phase: 'relationships', tier: 1, tiers: 3, companies: 10, rows: 5 });
-    return new Promise((_resolve, reject) => {
-      signal.addEventListener('abort', () => reject(signal.reason as Error), { once: true });
-    });
-  },
-} as unknown as TierViewService;
+/** An export that reports `steps` of progress, 50 ms apart, and then waits until it is aborted. */
+const reportingUntilAborted = (...steps: unknown[]) =>
+  ({
+    export: async (
+      _id: number,
+      _attempt: string,
+      _r: unknown,
+      onProgress: (p: unknown) => void,
+      signal: AbortSignal,
+    ) => {
+      for (const [i, step] of steps.entries()) {
+        if (i > 0) await new Promise((r) => setTimeout(r, 50));
+        onProgress(step);
+      }
+      return new Promise((_resolve, reject) => {
+        signal.addEventListener('abort', () => reject(signal.reason as Error), { once: true });
+      });
+    },
+  }) as unknown as TierViewService;
+
+const untilAborted = reportingUntilAborted({
+  phase: 'relationships',
+  tier: 1,
+  tiers: 3,
+  companies: 10,
+  rows: 5,
+});
 
 async function until(
   view: () => Promise<JobView>,
@@ -108,22 +120,10 @@ describe('job queue', () => {
 
   it('shows the latest progress of a run, not only the first of each second', async () => {
     const dir = tempDir('jobs');
-    const twoSteps = {
-      export: async (
-        _id: number,
-        _attempt: string,
-        _r: unknown,
-        onProgress: (p: unknown) => void,
-        signal: AbortSignal,
-      ) => {
-        onProgress({ phase: 'companies', tier: 0, tiers: 3, companies: 0, rows: 0 });
-        await new Promise((r) => setTimeout(r, 50));
-        onProgress({ phase: 'relationships', tier: 2, tiers: 3, companies: 120, rows: 340 });
-        return new Promise((_resolve, reject) => {
-          signal.addEventListener('abort', () => reject(signal.reason as Error), { once: true });
-        });
-      },
-    } as unknown as TierViewService;
+    const twoSteps = reportingUntilAborted(
+      { phase: 'companies', tier: 0, tiers: 3, companies: 0, rows: 0 },
+      { phase: 'relationships', tier: 2, tiers: 3, companies: 120, rows: 340 },
+    );
     const { queue, engine } = makeQueue(dir, exists, twoSteps);
     await queue.start();
     try {
