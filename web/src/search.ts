@@ -279,20 +279,23 @@ export async function searchView(main: HTMLElement, url: URL): Promise<void> {
     p.set('offset', String(to));
     return h('a', { href: `/?${p}`, class: 'button' }, label);
   };
+  /** The line above the results: what they are ranked by, or why there are none. */
+  const lead = (): HTMLElement => {
+    if (page.results.length > 0 && q)
+      return h(
+        'p',
+        { class: 'muted' },
+        'Ranked by relevance: how well the words of a name match, and how connected the company is. ',
+        'Similarity is the trigram similarity of the name alone.',
+      );
+    if (page.results.length > 0)
+      return h('p', { class: 'muted' }, 'Companies of this country, the most connected first.');
+    if (offset > 0) return h('p', {}, 'No more results. ', pageLink(0, 'Back to the first page'));
+    return h('p', {}, 'No company matches. Try fewer letters, another country, or include subsidiaries.');
+  };
   replace(
     results,
-    page.results.length === 0
-      ? offset > 0
-        ? h('p', {}, 'No more results. ', pageLink(0, 'Back to the first page'))
-        : h('p', {}, 'No company matches. Try fewer letters, another country, or include subsidiaries.')
-      : q
-        ? h(
-            'p',
-            { class: 'muted' },
-            'Ranked by relevance: how well the words of a name match, and how connected the company is. ',
-            'Similarity is the trigram similarity of the name alone.',
-          )
-        : h('p', { class: 'muted' }, 'Companies of this country, the most connected first.'),
+    lead(),
     page.results.length === 0
       ? null
       : h(
