@@ -250,12 +250,12 @@ export async function tierMapView(main: HTMLElement, vid: string, url: URL): Pro
   // company a tier nearer the root: as a supplier in a supplier map, a customer in a customer map),
   // not of those to its own counterparts further out.
   const latest = new Map<string, string>();
-  const tierOf = new Map(m.nodes.map((n) => [n.vid, n.tier]));
+  const byVid = new Map(m.nodes.map((n) => [n.vid, n]));
   for (const e of m.edges) {
     const [v, nearer] =
       o.direction === 'supplier' ? [e.supplier_id, e.customer_id] : [e.customer_id, e.supplier_id];
     // Not a relationship to a company of the same tier or further out, which the map also draws.
-    if (tierOf.get(nearer) !== (tierOf.get(v) ?? 0) - 1) continue;
+    if (byVid.get(nearer)?.tier !== (byVid.get(v)?.tier ?? 0) - 1) continue;
     const d = e.latest_relationship_date;
     if (d && (latest.get(v) ?? '') < d) latest.set(v, d);
   }
@@ -332,7 +332,6 @@ export async function tierMapView(main: HTMLElement, vid: string, url: URL): Pro
   });
   current = cy;
 
-  const byVid = new Map(m.nodes.map((n) => [n.vid, n]));
   const showTip = (html: HTMLElement[], x: number, y: number) => {
     replace(tip, html);
     const box = canvas.getBoundingClientRect();
