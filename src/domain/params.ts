@@ -49,6 +49,16 @@ export function pageWithDefaults(limits: Limits) {
   };
 }
 
+/**
+ * Text a caller types (a name searched for, a vid): 1 to 200 characters once trimmed, counted in
+ * code points (zod 4 counts them, as JSON Schema's maxLength does). A refusal reads `field: reason`.
+ */
+export const shortText = z
+  .string()
+  .trim()
+  .min(1, 'must not be empty')
+  .max(200, 'must be at most 200 characters');
+
 export const confidence = z.number().min(0, 'must be between 0 and 1').max(1, 'must be between 0 and 1');
 
 /** Runs a zod schema and turns its issues into one 400 naming every bad field. */

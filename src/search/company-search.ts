@@ -65,10 +65,9 @@ export interface SearchHit {
 }
 
 /**
- * A suggestion for a search box: a hit without its company's fields, which a box shows only by name (so
- * they are neither read nor sent between threads).
+ * A suggestion for a search box: a hit without its company's fields (neither read nor sent between
+ * threads), but with the name and country a box shows.
  */
-/** A suggestion: the hit without the company's fields, but its name and country, which a search box shows. */
 export type Suggestion = Omit<SearchHit, 'core'> & { name: string; country: string | null };
 
 const fold = (s: string) => s.trim().toLowerCase();

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { notFound } from '../domain/errors';
 import type { CompanyCore, CompanyProfile } from '../domain/model';
-import { check, pageWithDefaults } from '../domain/params';
+import { check, pageWithDefaults, shortText } from '../domain/params';
 import type { Limits } from '../domain/params';
 import { formatFloat4 } from '../domain/trigram';
 import type { SearchIndexHolder } from '../search/search-index-holder';
@@ -48,20 +48,11 @@ export const MAX_SUGGESTIONS = 20;
 /** Suggestions when the call does not say how many. */
 export const SUGGEST_DEFAULT_LIMIT = 5;
 
-/** Text of at most 200 characters; a refusal is told as `field: reason`, so the reason does not name it. */
-const text = () =>
-  z
-    .string()
-    .trim()
-    .min(1, 'must not be empty')
-    // Counted in code points (zod 4 counts them, as JSON Schema's maxLength does), not UTF-16 units.
-    .max(200, 'must be at most 200 characters');
-
 /** Company search and profiles. */
 export class CompaniesService {
   private readonly searchSchema;
   private readonly suggestSchema = z.object({
-    q: text(),
+    q: shortText,
     limit: z
       .number()
       .int('must be an integer')
@@ -79,16 +70,16 @@ export class CompaniesService {
   ) {
     const page = pageWithDefaults(limits);
     this.searchSchema = z.object({
-      name: text().optional(),
+      name: shortText.optional(),
       limit: page.limit,
       offset: page.offset,
       include_subsidiaries: z.boolean().default(false),
       min_similarity: z.number().gt(0, 'must be greater than 0').max(1, 'must be at most 1').default(0.3),
-      city: text().optional(),
-      industry: text().optional(),
-      country: text().optional(),
-      website: text().optional(),
-      identifier: text().optional(),
+      city: shortText.optional(),
+      industry: shortText.optional(),
+      country: shortText.optional(),
+      website: shortText.optional(),
+      identifier: shortText.optional(),
       sort: z
         .enum(['relevance', 'similarity'], { message: 'must be relevance or similarity' })
         .default('relevance'),

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { AppError, badRequest, notFound } from '../domain/errors';
-import { check } from '../domain/params';
+import { check, shortText } from '../domain/params';
 import type { GraphStore } from '../store/graph-store';
 import type { FoundChain } from './path-search';
 import { searchChains } from './path-search';
@@ -50,11 +50,9 @@ export class PathsService {
     private readonly cache: ReadCache,
     maxTiers: number,
   ) {
-    const vid = () =>
-      z.string().trim().min(1, 'must not be empty').max(200, 'must be at most 200 characters');
     this.schema = z.object({
-      from: vid(),
-      to: vid(),
+      from: shortText,
+      to: shortText,
       max_tiers: z
         .number()
         .int('must be an integer')
