@@ -5,13 +5,18 @@ export interface BlobStore {
   readonly kind: 'local' | 'gcs';
   /** Stores the stream under `key` (a relative path of safe segments); resolves once it is complete. */
   put(key: string, body: Readable, contentType: string): Promise<{ key: string; bytes: number }>;
-  /** A link that downloads `key` without an API key until `ttlSeconds` from now. */
   /**
+   * A link that downloads `key` without an API key until `ttlSeconds` from now.
    * `origin`: the address the asking client reached this server by (`https://host:port`), for a
    * link the server itself serves when no public URL is configured; a store whose links point
    * elsewhere (Cloud Storage) ignores it.
    */
   signedUrl(key: string, ttlSeconds: number, origin?: string): Promise<string>;
+  /**
+   * Whether `key` is stored: false once a clean-up, a bucket's own lifecycle rule or a hand removed it.
+   * Nothing is read but the file's entry.
+   */
+  exists(key: string): Promise<boolean>;
   delete(key: string): Promise<void>;
   /** Removes files stored before `before`; returns how many. */
   deleteOlderThan(before: Date): Promise<number>;

@@ -371,6 +371,11 @@ export class JobQueue {
       if (left <= 0) {
         // The files go at the next clean-up (every 10 minutes): expired, and no longer linked, from now.
         state.state_message = `the export files expired on ${new Date(expires).toISOString()} (EXPORT_RETENTION_S after the run ended); start a new run`;
+      } else if (!(await this.stillStored(run))) {
+        // Deleted before their time: by a clean-up while EXPORT_RETENTION_S was shorter, by a bucket's
+        // lifecycle rule, or by hand. A link to them would only fail at download.
+        state.state_message =
+          'the export files are no longer stored (removed before EXPORT_RETENTION_S had passed: by an earlier, shorter retention, a storage rule or by hand); start a new run';
       } else {
         // No link outlives the files it points at.
         const ttl = Math.max(1, Math.min(this.o.downloadTtlS, Math.floor(left / 1000)));
@@ -382,6 +387,20 @@ export class JobQueue {
       }
     }
     return view;
+  }
+
+  /**
+   * Whether every file of a successful run is still in the blob store. Where the store cannot say
+   * (unreachable), the links are given as before and the download itself tells.
+   */
+  private async stillStored(run: RunRecord): Promise<boolean> {
+    try {
+      const kept = await Promise.all(Object.values(run.files ?? {}).map((key) => this.o.blobs.exists(key)));
+      return kept.every(Boolean);
+    } catch (e) {
+      this.o.log.warn({ err: e, run_id: run.runId }, 'could not tell whether the export files are kept');
+      return true;
+    }
   }
 
   /** Whether a run of `request` is to be reported to a callback URL when it ends. */

@@ -690,7 +690,7 @@ export function openApiDocument(keyHeader: string, f: ApiFacts): Json {
           description:
             'Poll until life_cycle_state is TERMINATED or INTERNAL_ERROR. Download links in output.result are signed afresh on every call ' +
             `and valid for DOWNLOAD_TTL_S seconds (${f.DOWNLOAD_TTL_S} here); they need no API key. After EXPORT_RETENTION_S the files are deleted: ` +
-            'output is then null and state_message says so.',
+            'output is then null and state_message says so; so it is when the files were removed earlier (a shorter retention before, a storage rule, by hand).',
           tags: ['jobs'],
           parameters: [runIdParam],
           responses: jobResponses,

@@ -68,7 +68,11 @@ describe('signed download links', () => {
 
   it('remove files older than a given time, and the folders they leave empty', async () => {
     await t.running.blobs.put('runs/9/old.csv', Readable.from(['x\n']), 'text/csv');
+    expect(await t.running.blobs.exists('runs/9/old.csv')).toBe(true);
     expect(await t.running.blobs.deleteOlderThan(new Date(Date.now() + 60_000))).toBe(2);
+    expect(await t.running.blobs.exists('runs/9/old.csv')).toBe(false);
+    // A folder is no file.
+    expect(await t.running.blobs.exists('runs')).toBe(false);
     const url = await t.running.blobs.signedUrl('runs/7/tierview.csv', 3600);
     expect((await fetch(local(url))).status).toBe(410);
     // The run folders went with their files.

@@ -109,6 +109,8 @@ suite('GcsBlobStore on a Cloud Storage emulator', () => {
     await store.put('runs/2/small.csv', Readable.from(['a,b\n', '1,2\n']), 'text/csv');
 
     expect(await store.deleteOlderThan(new Date(Date.now() - 3600 * 1000))).toBe(0);
+    expect(await store.exists('runs/2/small.csv')).toBe(true);
+    expect(await store.exists('runs/404/missing.csv')).toBe(false);
     const [before] = await store.bucket.getFiles({ prefix });
     expect(before.map((f) => f.name).sort()).toEqual([
       `${prefix}runs/1/tierview.csv`,
@@ -118,6 +120,7 @@ suite('GcsBlobStore on a Cloud Storage emulator', () => {
     expect(await store.deleteOlderThan(new Date(Date.now() + 60 * 1000))).toBe(2);
     const [after] = await store.bucket.getFiles({ prefix });
     expect(after).toHaveLength(0);
+    expect(await store.exists('runs/2/small.csv')).toBe(false);
   });
 
   it('deletes one object by key', async () => {

@@ -1,4 +1,6 @@
 import http from 'node:http';
+import { Readable } from 'node:stream';
+import type { LocalBlobStore } from '../../src/blobs/local/local.blob-store';
 import { parseCallbackHosts } from '../../src/domain/callback-hosts';
 import { CALLBACK_SIGNATURE_HEADER, CallbackSender, verifyCallbackSignature } from '../../src/jobs/callbacks';
 import type { TierViewRequest } from '../../src/domain/tierview';
@@ -36,6 +38,21 @@ const reportingUntilAborted = (...steps: unknown[]) =>
       return new Promise((_resolve, reject) => {
         signal.addEventListener('abort', () => reject(signal.reason as Error), { once: true });
       });
+    },
+  }) as unknown as TierViewService;
+
+/** An export that stores one small file and succeeds. */
+const writingOneFile = (blobs: LocalBlobStore) =>
+  ({
+    export: async () => {
+      await blobs.put('runs/x/a/tierview.csv', Readable.from(['a,b\n']), 'text/csv');
+      return {
+        files: { tierview_file: 'runs/x/a/tierview.csv' },
+        companies: 1,
+        rows: 1,
+        bytes: 4,
+        dropped: {},
+      };
     },
   }) as unknown as TierViewService;
 
@@ -245,17 +262,7 @@ describe('job queue', () => {
   it("signs no download link past the files' retention, and says when they expired", async () => {
     const dir = tempDir('jobs-retention');
     let shift = 0;
-    const done = {
-      export: () =>
-        Promise.resolve({
-          files: { tierview_file: 'runs/x/a/tierview.csv' },
-          companies: 1,
-          rows: 1,
-          bytes: 1,
-          dropped: {},
-        }),
-    } as unknown as TierViewService;
-    const { queue, engine } = makeQueue(dir, exists, done, {
+    const { queue, engine } = makeQueue(dir, exists, writingOneFile, {
       retentionS: 3600,
       downloadTtlS: 3600,
       now: () => new Date(Date.now() + shift),
@@ -289,6 +296,44 @@ describe('job queue', () => {
     } finally {
       await queue.close();
       await engine.close();
+    }
+  });
+
+  it('signs no link to files removed before their time: a clean-up under a shorter retention, then a longer one', async () => {
+    const dir = tempDir('jobs-retention-raised');
+    const first = makeQueue(dir, exists, writingOneFile, { retentionS: 60 });
+    let runId: number;
+    await first.queue.start();
+    try {
+      runId = (await first.queue.submit(request)).runId;
+      const ended = await until(
+        () => first.queue.view(runId),
+        (v) => v.state.life_cycle_state === 'TERMINATED',
+      );
+      expect(ended.state.result_state).toBe('SUCCESS');
+      expect(JSON.parse((ended.output as { result: string }).result)).toHaveProperty('tierview_file');
+      // What the clean-up does once the minute has passed.
+      expect(await first.blobs.deleteOlderThan(new Date(Date.now() + 61_000))).toBe(1);
+    } finally {
+      await first.queue.close();
+      await first.engine.close();
+    }
+    // The server comes back keeping files a day: the run's day has not passed, but its files are gone.
+    const second = makeQueue(dir, exists, writingOneFile, { retentionS: 86_400 });
+    await second.queue.start();
+    try {
+      const view = await second.queue.view(runId);
+      expect(view.state.result_state).toBe('SUCCESS');
+      expect(view.output).toBeNull();
+      expect(view.state.state_message).toMatch(
+        /^the export files are no longer stored \(.*\); start a new run$/,
+      );
+      // The file back in place: the links are given again.
+      await second.blobs.put('runs/x/a/tierview.csv', Readable.from(['a,b\n']), 'text/csv');
+      expect((await second.queue.view(runId)).output).toMatchObject({ truncated: false });
+    } finally {
+      await second.queue.close();
+      await second.engine.close();
     }
   });
 });

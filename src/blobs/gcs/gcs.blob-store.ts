@@ -120,6 +120,11 @@ export class GcsBlobStore implements BlobStore {
     return url;
   }
 
+  async exists(key: string): Promise<boolean> {
+    const [kept] = await this.file(key).exists();
+    return kept;
+  }
+
   async delete(key: string): Promise<void> {
     // Already gone is the wanted outcome, e.g. when a pruning pass got there first.
     await this.file(key).delete({ ignoreNotFound: true });

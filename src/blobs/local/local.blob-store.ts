@@ -152,6 +152,11 @@ export class LocalBlobStore implements BlobStore {
     return file;
   }
 
+  async exists(key: string): Promise<boolean> {
+    const st = await fs.promises.stat(this.file(key)).catch(() => null);
+    return st !== null && st.isFile();
+  }
+
   /**
    * Removes the file, and what an attempt that died while writing it left beside it; then its
    * folders (an attempt's, a run's) once nothing is left in them.
