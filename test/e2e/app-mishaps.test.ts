@@ -184,6 +184,15 @@ describeWithBrowser('the web app when things go wrong', () => {
     await box.pressSequentially(hub.name.split(' ')[0]!.slice(0, 5), { delay: 30 });
     const first = page.locator('#suggestions:not([hidden]) a').first();
     await first.waitFor();
+    // A screen reader sees no list appear: a status says how many there are and how to reach them.
+    const shown = await page.locator('#suggestions a').count();
+    const status = page.getByRole('status').filter({ hasText: 'press the down arrow' });
+    expect(await status.textContent()).toBe(
+      shown === 1
+        ? '1 suggestion: press the down arrow to reach it, Escape to close.'
+        : `${shown} suggestions: press the down arrow to reach them, Escape to close.`,
+    );
+    expect(await box.getAttribute('aria-describedby')).toBe('suggestions-hint');
     await box.press('ArrowDown');
     expect(await page.evaluate('document.activeElement && document.activeElement.textContent')).toBe(
       await first.textContent(),
@@ -192,6 +201,7 @@ describeWithBrowser('the web app when things go wrong', () => {
     expect(await page.evaluate('document.activeElement && document.activeElement.id')).toBe('search-box');
     await page.getByRole('heading', { name: 'Find a company' }).click();
     await page.locator('#suggestions[hidden]').waitFor({ state: 'attached' });
+    expect(await page.locator('#suggestions-status').textContent()).toBe('');
     await box.press('Enter');
     await page.waitForURL(/\?q=/);
     await page.getByRole('link', { name: hub.name, exact: true }).waitFor();

@@ -104,6 +104,7 @@ export async function searchView(main: HTMLElement, url: URL): Promise<void> {
     maxlength: 200,
     autocomplete: 'off',
     'aria-controls': 'suggestions',
+    'aria-describedby': 'suggestions-hint',
   });
   const countryBox = h('input', {
     id: 'country',
@@ -118,6 +119,16 @@ export async function searchView(main: HTMLElement, url: URL): Promise<void> {
     'aria-label': 'Suggestions',
     hidden: true,
   });
+  // Said to screen readers, which see no list appear: how many suggestions there are and how to reach them.
+  const hint = h('p', { id: 'suggestions-hint', class: 'sr-only' }, 'Suggestions appear as you type.');
+  const status = h('p', { id: 'suggestions-status', class: 'sr-only', role: 'status' });
+  const showSuggestions = (count: number) => {
+    suggestions.hidden = count === 0;
+    status.textContent =
+      count === 0
+        ? ''
+        : `${count} ${count === 1 ? 'suggestion' : 'suggestions'}: press the down arrow to reach ${count === 1 ? 'it' : 'them'}, Escape to close.`;
+  };
   const results = h('section', { class: 'results', 'aria-label': 'Results', 'aria-live': 'polite' });
   const searchbar = h(
     'div',
@@ -125,6 +136,8 @@ export async function searchView(main: HTMLElement, url: URL): Promise<void> {
     box,
     h('button', { type: 'submit' }, 'Search'),
     suggestions,
+    hint,
+    status,
   );
 
   let timer = 0;
@@ -133,7 +146,7 @@ export async function searchView(main: HTMLElement, url: URL): Promise<void> {
     window.clearTimeout(timer);
     const text = box.value.trim();
     if (text.length < 2) {
-      suggestions.hidden = true;
+      showSuggestions(0);
       return;
     }
     timer = window.setTimeout(() => {
@@ -152,10 +165,10 @@ export async function searchView(main: HTMLElement, url: URL): Promise<void> {
               ),
             ),
           );
-          suggestions.hidden = rows.length === 0;
+          showSuggestions(rows.length);
         },
         () => {
-          suggestions.hidden = true;
+          showSuggestions(0);
         },
       );
     }, 150);
@@ -165,14 +178,14 @@ export async function searchView(main: HTMLElement, url: URL): Promise<void> {
   const filtersChanged = () => {
     window.clearTimeout(timer);
     asked++;
-    suggestions.hidden = true;
+    showSuggestions(0);
   };
   countryBox.addEventListener('input', filtersChanged);
   subsBox.addEventListener('change', filtersChanged);
   // The keyboard moves from the box into the suggestions and between them; Escape goes back.
   const links = () => [...suggestions.querySelectorAll('a')];
   box.addEventListener('keydown', (e) => {
-    if (e.key === 'Escape') suggestions.hidden = true;
+    if (e.key === 'Escape') showSuggestions(0);
     if (e.key === 'ArrowDown' && !suggestions.hidden && links().length > 0) {
       e.preventDefault();
       links()[0]!.focus();
@@ -187,14 +200,14 @@ export async function searchView(main: HTMLElement, url: URL): Promise<void> {
       if (next < 0) box.focus();
       else all[Math.min(next, all.length - 1)]?.focus();
     } else if (e.key === 'Escape') {
-      suggestions.hidden = true;
+      showSuggestions(0);
       box.focus();
     }
   });
   // A click elsewhere closes them.
   const outside = (e: MouseEvent) => {
     if (!suggestions.isConnected) return document.removeEventListener('click', outside);
-    if (!(e.target instanceof Node) || !searchbar.contains(e.target)) suggestions.hidden = true;
+    if (!(e.target instanceof Node) || !searchbar.contains(e.target)) showSuggestions(0);
   };
   document.addEventListener('click', outside);
 
