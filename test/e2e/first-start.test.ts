@@ -31,13 +31,13 @@ describeWithBrowser('the web app while the server builds its first search index'
     const page = await context.newPage();
     page.setDefaultTimeout(15_000);
     await page.goto(`${server.base}/?q=boeing`);
-    const status = page.getByRole('status');
+    const status = page.getByRole('status').filter({ hasText: 'search index' });
     await status.waitFor();
     expect(await status.textContent()).toMatch(/still building its search index.*searches again in 5 s/);
     expect(await page.getByText('Something went wrong').count()).toBe(0);
     server.release();
     await page.getByRole('link', { name: 'Boeing Co' }).waitFor();
-    expect(await page.getByRole('status').count()).toBe(0);
+    expect(await status.count()).toBe(0);
     await context.close();
   }, 40_000);
 });
