@@ -247,6 +247,29 @@ describeWithBrowser('the web app when things go wrong', () => {
     expect(got).toBe(200);
   });
 
+  it('goes back to where a long list was left, and starts a new page at its top', async () => {
+    await page.setViewportSize({ width: 1280, height: 400 });
+    await open('/?country=China');
+    const rows = page.locator('table.list tbody tr');
+    await rows.nth(5).waitFor();
+    const last = rows.last().getByRole('link').first();
+    await last.scrollIntoViewIfNeeded();
+    const left = (await page.evaluate('window.scrollY')) as number;
+    expect(left).toBeGreaterThan(200);
+    await last.click();
+    await page.waitForURL(/\/companies\//);
+    await page.getByRole('heading', { level: 1 }).waitFor();
+    expect(await page.evaluate('window.scrollY')).toBe(0);
+    await page.goBack();
+    await rows.nth(5).waitFor();
+    await page.waitForFunction(`window.scrollY === ${left}`);
+    // And forward again: the company page, where it was (its top).
+    await page.goForward();
+    await page.waitForURL(/\/companies\//);
+    await page.getByRole('heading', { level: 1 }).waitFor();
+    expect(await page.evaluate('window.scrollY')).toBe(0);
+  });
+
   it('finds an export again after the analyst went elsewhere', async () => {
     await open(`/companies/${hub.vid}`);
     const panel = page.getByRole('region', { name: 'Export tier view' });

@@ -6,20 +6,62 @@ let render: Render = () => undefined;
 let drawn = '';
 
 /**
- * Draws the current address; on a history move, only when more than its fragment moved (a
- * "Skip to content", or Back from one, is the browser's to scroll and focus).
+ * How far down each history entry's page was scrolled, by the entry's key (kept in its state). The
+ * browser's own restoring cannot serve: it scrolls at once, while the page is still being drawn and
+ * too short, so Back to a long list landed at its top. Kept for the tab's session, so a reload too
+ * goes back to where it was.
  */
-function draw(force: boolean): void {
+const SCROLLED = 'tiergraph.scrolled';
+const scrolled = new Map<string, number>();
+let entry = '';
+
+function entryOf(state: unknown): string | null {
+  const key = (state as { entry?: unknown } | null)?.entry;
+  return typeof key === 'string' ? key : null;
+}
+
+const newEntry = () => Math.random().toString(36).slice(2);
+
+/**
+ * Draws the current address; on a history move, only when more than its fragment moved (a
+ * "Skip to content", or Back from one, is the browser's to scroll and focus). A new page starts at
+ * its top; one gone back or forward to, once drawn, where it was left.
+ */
+function draw(force: boolean, moved = false): void {
   const url = new URL(location.href);
   const page = url.pathname + url.search;
+  entry = entryOf(history.state) ?? entry;
   if (!force && page === drawn) return;
   drawn = page;
-  void render(url);
+  const y = moved ? scrolled.get(entry) : 0;
+  if (!moved) window.scrollTo(0, 0);
+  const done = render(url);
+  if (!moved || y === undefined) return;
+  void Promise.resolve(done).then(() => {
+    if (drawn === page) window.scrollTo(0, y);
+  });
 }
 
 export function startRouter(r: Render): void {
   render = r;
-  window.addEventListener('popstate', () => draw(false));
+  history.scrollRestoration = 'manual';
+  try {
+    for (const [k, y] of JSON.parse(sessionStorage.getItem(SCROLLED) ?? '[]') as [string, number][])
+      scrolled.set(k, y);
+  } catch {
+    // Nothing kept, or not readable: pages start at their tops.
+  }
+  entry = entryOf(history.state) ?? newEntry();
+  if (entryOf(history.state) === null) history.replaceState({ entry }, '');
+  window.addEventListener('scroll', () => scrolled.set(entry, window.scrollY), { passive: true });
+  window.addEventListener('pagehide', () => {
+    try {
+      sessionStorage.setItem(SCROLLED, JSON.stringify([...scrolled].slice(-50)));
+    } catch {
+      // Storage full or refused: only the restoring after a reload is lost.
+    }
+  });
+  window.addEventListener('popstate', () => draw(false, true));
   document.addEventListener('click', (e) => {
     const a = (e.target as Element | null)?.closest('a');
     if (!a || e.defaultPrevented || e.button !== 0 || e.metaKey || e.ctrlKey || e.shiftKey || e.altKey)
@@ -31,7 +73,7 @@ export function startRouter(r: Render): void {
     e.preventDefault();
     navigate(a.pathname + a.search);
   });
-  draw(true);
+  draw(true, true);
 }
 
 /** Paths the app draws itself; everything else (explorer, docs, API) is a page load. */
@@ -40,7 +82,7 @@ export function isAppPath(path: string): boolean {
 }
 
 export function navigate(to: string, replace = false): void {
-  if (replace) history.replaceState(null, '', to);
-  else history.pushState(null, '', to);
+  if (replace) history.replaceState({ entry }, '', to);
+  else history.pushState({ entry: newEntry() }, '', to);
   draw(true);
 }
