@@ -254,7 +254,7 @@ describeWithBrowser('the web app when things go wrong', () => {
     await rows.nth(5).waitFor();
     const last = rows.last().getByRole('link').first();
     await last.scrollIntoViewIfNeeded();
-    const left = (await page.evaluate('window.scrollY')) as number;
+    const left = await page.evaluate<number>('window.scrollY');
     expect(left).toBeGreaterThan(200);
     await last.click();
     await page.waitForURL(/\/companies\//);
