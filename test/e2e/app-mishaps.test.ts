@@ -445,6 +445,26 @@ describeWithBrowser('the web app when things go wrong', () => {
     expect(await page.evaluate('document.activeElement.textContent')).toBe(count > 20 ? 'Next' : 'Previous');
   });
 
+  it('says the list is filtered, and of how many in all, once filters are applied', async () => {
+    const { vid, count_customers: count } = await bigSupplier();
+    await open(`/companies/${vid}`);
+    const customers = page.getByRole('region', { name: /Customers/ });
+    await customers.getByRole('button', { name: 'Next' }).waitFor();
+    const note = customers.getByText(/^Only those with /);
+    expect(await note.count()).toBe(0);
+    await customers.getByLabel('Min. confidence').fill('0.5');
+    await customers.getByLabel('Evidence after').fill('2020-01-01');
+    await customers.getByRole('button', { name: 'Filter' }).click();
+    expect(await note.textContent()).toBe(
+      `Only those with confidence at least 0.5 and evidence after 2020-01-01, of ${count.toLocaleString('en-US')} in all.`,
+    );
+    // Back to no filter: the line goes.
+    await customers.getByLabel('Min. confidence').fill('0');
+    await customers.getByLabel('Evidence after').fill('');
+    await customers.getByRole('button', { name: 'Filter' }).click();
+    await note.waitFor({ state: 'hidden' });
+  });
+
   it('shows the evidence asked for last when an earlier answer comes late', async () => {
     await open(`/companies/${hub.vid}`);
     const suppliers = page.getByRole('region', { name: /Suppliers/ });

@@ -241,6 +241,17 @@ function relationships(c: Profile, side: 'suppliers' | 'customers', evidence: HT
   // Only the answer to the latest request is drawn: an earlier one that comes late is dropped.
   let asked = 0;
 
+  // The count in the heading is of all of them; with filters applied, a line says the list is fewer.
+  const filtered = h('p', { class: 'muted small', hidden: true });
+  const sayFiltered = () => {
+    const parts = [
+      applied.c > 0 ? `confidence at least ${applied.c}` : null,
+      applied.date ? `evidence after ${applied.date}` : null,
+    ].filter(Boolean);
+    filtered.hidden = parts.length === 0;
+    filtered.textContent = `Only those with ${parts.join(' and ')}, of ${total.toLocaleString()} in all.`;
+  };
+
   const load = async (mine: number): Promise<boolean> => {
     replace(body, h('p', { class: 'muted' }, 'Loading…'));
     const data = await gql<{ page: { has_more: boolean; results: ListItem[] } }>(list(side, key), {
@@ -349,6 +360,7 @@ function relationships(c: Profile, side: 'suppliers' | 'customers', evidence: HT
       onsubmit: (e: Event) => {
         e.preventDefault();
         applied = { c: Number(minC.value) || 0, date: since.value || null };
+        sayFiltered();
         go(0);
       },
     },
@@ -364,6 +376,7 @@ function relationships(c: Profile, side: 'suppliers' | 'customers', evidence: HT
     { class: 'card', 'aria-labelledby': id },
     h('h2', { id }, `${title} `, h('span', { class: 'count' }, total.toLocaleString())),
     form,
+    filtered,
     body,
   );
 }
