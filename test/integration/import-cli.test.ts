@@ -108,6 +108,62 @@ describe('tiergraph import: safety of a replacing import', () => {
     expect(await companyCount(dataDir)).toBe(1);
   });
 
+  it('keeps no more generations than the one served and the one it replaced, with or without a server', async () => {
+    const own = path.join(root, 'generations');
+    const graph = path.join(own, 'graph');
+    /** The generations in the graph directory, by the files named after them. */
+    const generations = () =>
+      [...new Set(fs.readdirSync(graph).flatMap((f) => /^g-\d{6}\.kuzu/.exec(f) ?? []))].sort();
+    /** As if the generation CURRENT names had been live for ten minutes. */
+    const age = () => {
+      const then = new Date(Date.now() - 10 * 60_000);
+      fs.utimesSync(path.join(graph, 'CURRENT'), then, then);
+    };
+    for (let i = 0; i < 2; i++) expect(cli(own, 'import', good).status).toBe(0);
+    // Just replaced: a server may still serve it until its watcher switches.
+    expect(generations()).toEqual(['g-000001.kuzu', 'g-000002.kuzu']);
+    expect(cli(own, 'import', good).status).toBe(0);
+    // g-000002 had been live for a moment only: a lagging server might still serve g-000001.
+    expect(generations()).toEqual(['g-000001.kuzu', 'g-000002.kuzu', 'g-000003.kuzu']);
+    age();
+    expect(cli(own, 'import', good).status).toBe(0);
+    expect(generations()).toEqual(['g-000003.kuzu', 'g-000004.kuzu']);
+    expect(fs.readdirSync(graph).filter((f) => /^g-00000[12]/.test(f))).toEqual([]);
+    // A server starting (any open of the store) keeps the one CURRENT names alone.
+    expect(await companyCount(own)).toBe(3);
+    expect(generations()).toEqual(['g-000004.kuzu']);
+  });
+
+  it('leaves a serving store with only the generation it switched to, after two imports between its looks', async () => {
+    const own = path.join(root, 'served');
+    const graph = path.join(own, 'graph');
+    const generations = () =>
+      [...new Set(fs.readdirSync(graph).flatMap((f) => /^g-\d{6}\.kuzu/.exec(f) ?? []))].sort();
+    expect(cli(own, 'import', good).status).toBe(0);
+    const store = new EmbeddedGraphStore({ dir: graph, connections: 1, bufferPoolMb: 64 });
+    await store.open();
+    try {
+      // Two imports while the server is not looking: the middle one is never served.
+      for (let i = 0; i < 2; i++) expect(cli(own, 'import', good).status).toBe(0);
+      expect(generations()).toEqual(['g-000001.kuzu', 'g-000002.kuzu', 'g-000003.kuzu']);
+      const stop = store.followExternalImports(50);
+      try {
+        // The watcher takes the file as it finds it first: a change after that wakes it.
+        await new Promise((r) => setTimeout(r, 200));
+        const later = new Date(Date.now() + 1000);
+        fs.utimesSync(path.join(graph, 'CURRENT'), later, later);
+        const end = Date.now() + 20_000;
+        while (generations().length > 1 && Date.now() < end) await new Promise((r) => setTimeout(r, 50));
+      } finally {
+        stop();
+      }
+      expect(generations()).toEqual(['g-000003.kuzu']);
+      expect((await store.stats()).companies).toBe(3);
+    } finally {
+      await store.close();
+    }
+  });
+
   it("refuses an import while another one into the same DATA_DIR runs, and takes over a dead one's lock", async () => {
     const staging = stagingRoot(dataDir);
     const lock = path.join(staging, 'import.lock');

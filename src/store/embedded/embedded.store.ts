@@ -207,6 +207,11 @@ const CURRENT = 'CURRENT';
 const FIRST_GENERATION = 'g-000001.kuzu';
 /** Present once an import has replaced the graph (even with an empty one): the store is no longer new. */
 const IMPORTED = 'IMPORTED';
+/**
+ * How long a generation must have been CURRENT before an import run beside it removes the ones it
+ * replaced: a server's watcher switches within seconds (followExternalImports).
+ */
+const SWITCH_GRACE_MS = 5 * 60_000;
 
 /**
  * GraphStore on the embedded engine. The data lives in `<dir>/<generation>.kuzu`;
@@ -266,6 +271,27 @@ export class EmbeddedGraphStore implements GraphStore {
     fs.mkdirSync(this.options.dir, { recursive: true });
     const file = this.currentFile() ?? this.writeCurrent(FIRST_GENERATION);
     await this.attach(file);
+    // Imports made while no server ran leave the generations they replaced; the one CURRENT names is
+    // the only one to serve from now.
+    this.removeGenerationsBefore(file);
+  }
+
+  /**
+   * Removes every generation numbered below `keep` with what was derived from it. None is served: a
+   * server serves CURRENT, or, until it switches, the generation CURRENT replaced; an import builds
+   * above CURRENT.
+   */
+  private removeGenerationsBefore(keep: string): void {
+    const below = generationNumber(keep);
+    const old = new Set<string>();
+    for (const f of fs.readdirSync(this.options.dir)) {
+      const m = /^g-(\d{6})\.kuzu/.exec(f);
+      if (m && Number(m[1]) < below) old.add(m[0]);
+    }
+    for (const g of old) {
+      removeGraphFiles(path.join(this.options.dir, g));
+      this.options.logger?.info({ generation: g }, 'removed a graph generation an import replaced');
+    }
   }
 
   /** No import has replaced the graph since the store was created (a seed makes it hold companies). */
@@ -894,19 +920,32 @@ export class EmbeddedGraphStore implements GraphStore {
     await pool.close();
     await db.close();
     // The pointer moves only after the new graph is complete and closed.
+    const previous = this.currentFile();
+    const previousSince = fs.statSync(path.join(this.options.dir, CURRENT), {
+      throwIfNoEntry: false,
+    })?.mtimeMs;
     fs.writeFileSync(path.join(this.options.dir, IMPORTED), '');
     this.writeCurrent(next);
     // A store that was serving switches over now; one used only to import (the
     // CLI beside a running server) leaves the switch to the server's watcher.
     if (this.pool) await this.adopt(next);
+    // Here the one just replaced stays (a server may serve it until its watcher switches), and those
+    // before it go once it has been CURRENT long enough for any server to have switched to it: an
+    // import whose files no server ever opens keeps two generations, not one per import.
+    else if (previous && previousSince !== undefined && Date.now() - previousSince > SWITCH_GRACE_MS)
+      this.removeGenerationsBefore(previous);
   }
 
-  /** Switches to another generation and removes the one it replaces. */
+  /**
+   * Switches to another generation and removes the one it replaces, and any older one: a generation
+   * two imports made while this server was between switches was never served.
+   */
   private async adopt(next: string): Promise<void> {
     const old = this.attached;
     await this.detach();
     await this.attach(next);
     if (old && old !== next) removeGraphFiles(path.join(this.options.dir, old));
+    this.removeGenerationsBefore(next);
   }
 
   /**
@@ -974,8 +1013,12 @@ function rangeWidth(end: number, rows: number, perQuery: number): number {
   return Math.max(1, Math.ceil(end / Math.max(1, Math.ceil(rows / perQuery))));
 }
 
+function generationNumber(name: string): number {
+  return Number(/g-(\d{6})/.exec(name)?.[1] ?? '0');
+}
+
 function nextGenerationName(current: string | null): string {
-  const n = current ? Number(/g-(\d{6})/.exec(current)?.[1] ?? '0') : 0;
+  const n = current ? generationNumber(current) : 0;
   return `g-${String(n + 1).padStart(6, '0')}.kuzu`;
 }
 
