@@ -123,6 +123,13 @@ program
     const reportFile = opts.report ?? defaultReportFile(cfg.dataDir);
     // A report named on the command line always describes this run: one with nothing to report empties it.
     const report = { file: reportFile, always: opts.report !== undefined };
+    // Checked before anything is read: a report that cannot be written once the graph is replaced
+    // would end a good import as a failure.
+    const unwritable = cannotWrite(reportFile);
+    if (unwritable !== null)
+      throw new InvalidArgumentError(
+        `${opts.report === undefined ? 'the report of rejected rows' : '--report'}: ${reportFile} cannot be written (${unwritable})`,
+      );
     if (opts.dryRun && opts.neo4jAdminFiles !== undefined)
       throw new InvalidArgumentError(
         '--dry-run and --neo4j-admin-files do not go together: a dry run writes nothing',
@@ -268,6 +275,19 @@ function reportAdminFiles(admin: AdminFilesResult, dir: string): void {
 
 /** Exit status of an import that loaded the graph (or a dry run) with rejected rows. */
 const EXIT_REJECTED = 3;
+
+/** Why `file` cannot be written (made, or replaced), or null when it can; leaves no file it made. */
+function cannotWrite(file: string): string | null {
+  const existed = fs.existsSync(file);
+  try {
+    fs.mkdirSync(path.dirname(file), { recursive: true });
+    fs.closeSync(fs.openSync(file, 'a'));
+    if (!existed) fs.rmSync(file, { force: true });
+    return null;
+  } catch (e) {
+    return (e as NodeJS.ErrnoException).code ?? (e as Error).message;
+  }
+}
 
 function defaultReportFile(dataDir: string): string {
   const stamp = new Date().toISOString().replace(/[:.]/g, '-');

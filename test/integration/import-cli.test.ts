@@ -219,6 +219,33 @@ describe('tiergraph import: safety of a replacing import', () => {
     expect(cli(dataDir, '--version').status).toBe(0);
   });
 
+  it('refuses a report it could not write before it replaces anything', () => {
+    const own = path.join(root, 'report-check');
+    expect(cli(own, 'import', good).status).toBe(0);
+    const current = () => fs.readFileSync(path.join(own, 'graph', 'CURRENT'), 'utf8');
+    const before = current();
+    // Under a file, not a folder: no report can go there.
+    const blocked = path.join(root, 'a-file');
+    fs.writeFileSync(blocked, '');
+    const r = cli(
+      dataDir,
+      'import',
+      mostlyBad,
+      '--max-rejected',
+      '6',
+      '--report',
+      path.join(blocked, 'r.csv'),
+    );
+    expect(r.status).toBe(2);
+    expect(r.err).toMatch(/--report: .*a-file\/r\.csv cannot be written \((ENOTDIR|EEXIST)\)/);
+    expect(r.out).not.toMatch(/^Imported /);
+    expect(current()).toBe(before);
+    // A report it can write is left only by a run that writes one.
+    const fine = path.join(root, 'reports-here', 'r.csv');
+    expect(cli(own, 'import', good, '--dry-run', '--report', fine).status).toBe(0);
+    expect(fs.readFileSync(fine, 'utf8')).toBe('file,line,reason,severity\n');
+  });
+
   it('rewrites a report named with --report even when this run has nothing to report', () => {
     const report = path.join(root, 'again.csv');
     expect(cli(dataDir, 'import', mostlyBad, '--dry-run', '--report', report).status).toBe(3);
