@@ -430,7 +430,7 @@ describe('stageImport aborts', () => {
   it('when more rows are rejected than allowed, with the rejections so far', async () => {
     const e = await abort(join(FIXTURES, 'bad'), 3);
     expect(e.rejected.map((r: RejectedRow) => r.line)).toEqual([5, 6, 7, 8]);
-    expect(e.message).toContain('more than 3 rejected rows');
+    expect(e.message).toMatch(/^more than 3 rejected rows /);
     const none = await abort(join(FIXTURES, 'bad'), 0);
     expect(none.rejected).toHaveLength(1);
   });

@@ -145,7 +145,7 @@ export class StageState {
     this.rejected.push({ file, line, reason });
     if (this.rejected.length > this.maxRejected) {
       throw new ImportAbortedError(
-        `import aborted: more than ${this.maxRejected} rejected rows (last: ${file} line ${line}: ${reason})`,
+        `more than ${this.maxRejected} rejected rows (last: ${file} line ${line}: ${reason})`,
         this.sortedRejected(),
       );
     }
