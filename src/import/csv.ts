@@ -36,6 +36,9 @@ export class CsvFatalError extends Error {
 /** Longest record accepted, in characters; guards against a stray quote swallowing the file. */
 export const MAX_RECORD_CHARS = 1 << 20;
 
+/** Why a line longer than MAX_RECORD_CHARS without quotes is rejected, whether read whole or in pieces. */
+const tooLong = `line longer than ${MAX_RECORD_CHARS} characters; skipped`;
+
 const INCOMPLETE = -1;
 const QUOTE = 34;
 const COMMA = 44;
@@ -54,12 +57,21 @@ export class CsvParser {
   private line = 1;
   private started = false;
   private done = false;
+  /** An over-long line without quotes is being passed over, up to its line break. */
+  private skipping = false;
 
   constructor(private readonly sink: CsvSink) {}
 
   /** Feeds the next piece of text; records completed by it go to the sink. */
   push(text: string): void {
     if (this.done) throw new Error('CsvParser: push after end');
+    if (this.skipping) {
+      const nl = text.indexOf('\n');
+      if (nl < 0) return;
+      this.skipping = false;
+      this.line++;
+      text = text.slice(nl + 1);
+    }
     let s = this.buf.length > 0 ? this.buf + text : text;
     if (!this.started && s.length > 0) {
       this.started = true;
@@ -67,7 +79,13 @@ export class CsvParser {
     }
     const pos = this.parse(s, false);
     this.buf = pos >= s.length ? '' : s.slice(pos);
-    if (this.buf.length > MAX_RECORD_CHARS) {
+    if (this.buf.length > MAX_RECORD_CHARS && this.buf.indexOf('"') < 0) {
+      // One line, too long to be a record, but with no quote to lose the reader's place: rejected, and
+      // the reader goes on at the next line.
+      this.sink.error(this.line, tooLong);
+      this.buf = '';
+      this.skipping = true;
+    } else if (this.buf.length > MAX_RECORD_CHARS) {
       throw new CsvFatalError(
         `record starting at line ${this.line} is longer than ${MAX_RECORD_CHARS} characters (unbalanced quote?)`,
         this.line,
@@ -79,6 +97,7 @@ export class CsvParser {
   end(): void {
     if (this.done) return;
     this.done = true;
+    if (this.skipping) return;
     const s = this.buf;
     this.buf = '';
     if (s.length > 0) this.parse(s, true);
@@ -106,7 +125,8 @@ export class CsvParser {
         let end = nl;
         if (end > pos && s.charCodeAt(end - 1) === CR) end--;
         const lineNo = this.line++;
-        if (end > pos) {
+        if (end - pos > MAX_RECORD_CHARS) this.sink.error(lineNo, tooLong);
+        else if (end > pos) {
           const text = s.slice(pos, end);
           const suspect = suspectChunk || (hasCr && text.indexOf('\r') >= 0);
           sink.row(text.split(','), lineNo, suspect);

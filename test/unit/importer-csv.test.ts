@@ -195,6 +195,23 @@ describe('readCsvFile', () => {
     expect(got[1]!.suspect).toBe(true);
   });
 
+  it('rejects an over-long line without quotes and reads on from the next line, whatever the pieces', () => {
+    const long = 'x'.repeat(MAX_RECORD_CHARS + 10);
+    const text = `vid,name\nc1,One\nc2,${long}\nc3,Three\nc4,${long}`;
+    for (const sizes of [[text.length], [65_536], [4_096, 300_000, 17]]) {
+      const got = parseInPieces(text, sizes);
+      expect(lines(got)).toEqual([
+        [1, ['vid', 'name']],
+        [2, ['c1', 'One']],
+        [4, ['c3', 'Three']],
+      ]);
+      expect(got.errors).toEqual([
+        { line: 3, reason: `line longer than ${MAX_RECORD_CHARS} characters; skipped` },
+        { line: 5, reason: `line longer than ${MAX_RECORD_CHARS} characters; skipped` },
+      ]);
+    }
+  });
+
   it('names the file when a record never ends (an unbalanced quote)', async () => {
     const path = join(dir, 'companies.csv');
     await writeFile(path, `vid,name\nc1,"oops\n${'c2,Name\n'.repeat(MAX_RECORD_CHARS / 6)}`);
