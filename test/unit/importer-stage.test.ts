@@ -463,9 +463,20 @@ describe('stageImport aborts', () => {
     expect((await abort(await dataset('missing-col', { 'clusters.csv': 'cid_id,vid\n' }))).message).toBe(
       'clusters.csv: required column "is_parent" is missing',
     );
-    expect((await abort(await dataset('empty-file', { 'clusters.csv': '' }))).message).toBe(
-      'clusters.csv: the file is empty (no header row)',
+    expect((await abort(await dataset('empty-file', { 'companies.csv': '' }))).message).toBe(
+      'companies.csv: the file is empty (no header row)',
     );
+  });
+
+  it('reads an empty optional file as no rows, with a warning', async () => {
+    const dir = await dataset('empty-optional', { 'clusters.csv': '', 'evidence.csv': '\ufeff\n' });
+    const r = await stageImport(dir, join(work, 'empty-optional-staging'));
+    expect(r.rejected).toEqual([]);
+    expect(r.items.evidence).toBe(0);
+    expect(r.warnings.map((w) => [w.file, w.line, w.reason]).sort()).toEqual([
+      ['clusters.csv', 1, 'the file is empty (no header row); read as no rows'],
+      ['evidence.csv', 1, 'the file is empty (no header row); read as no rows'],
+    ]);
   });
 
   it('and leaves an earlier complete staging directory without its marker', async () => {

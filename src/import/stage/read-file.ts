@@ -143,7 +143,13 @@ export async function readInputFile(
       state.progress({ phase: 'read', file, rows, totalRowsHint: hint });
     }
   });
-  if (handler === null) fatal('the file is empty (no header row)');
+  if (handler === null) {
+    if (spec.required) fatal('the file is empty (no header row)');
+    // An optional file with nothing in it, as tools write when they have nothing to export: no rows,
+    // as if it were absent, and said in the report.
+    state.warn(file, 1, 'the file is empty (no header row); read as no rows');
+    return;
+  }
   state.inputRows[file] = rows;
   state.progress({ phase: 'read', file, rows, totalRowsHint: rows });
 }
