@@ -176,7 +176,7 @@ export async function startServer(config: Config, log: Logger): Promise<RunningS
       await services.relationships.heads.close();
     });
     const sharedLimits = config.RATE_LIMIT_REDIS_URL
-      ? redisRateLimitStore(config.RATE_LIMIT_REDIS_URL)
+      ? redisRateLimitStore(config.RATE_LIMIT_REDIS_URL, log.child({ module: 'rate-limits' }))
       : null;
     if (sharedLimits) started.push(() => sharedLimits.close());
     const { app, apollo } = await buildApp({

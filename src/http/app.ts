@@ -139,6 +139,9 @@ export async function buildApp(o: AppOptions): Promise<BuiltApp> {
     windowS: o.rateLimit.windowS,
     max: o.rateLimit.max,
     ...(o.rateLimit.store ? { store: o.rateLimit.store } : {}),
+    onStoreError: everyMinute((err: unknown) =>
+      o.log.warn({ err }, 'shared rate-limit counters unavailable; requests are not limited meanwhile'),
+    ),
     onLimited: (req, res) => {
       sendProblem(
         res,
@@ -368,5 +371,16 @@ function formatGraphQLError(
     message: 'An internal error occurred; it has been logged.',
     ...(formatted.path ? { path: formatted.path } : {}),
     extensions: { code: 'INTERNAL', error_id: errorId },
+  };
+}
+
+/** `f`, called at most once a minute; the calls between are dropped (a log line per request would flood). */
+function everyMinute<A extends unknown[]>(f: (...args: A) => void): (...args: A) => void {
+  let last = -Infinity;
+  return (...args) => {
+    const now = Date.now();
+    if (now - last < 60_000) return;
+    last = now;
+    f(...args);
   };
 }

@@ -12,6 +12,11 @@ export interface KeyRateLimitOptions {
   store?: Store;
   /** Answers a request over the limit; the rate-limit headers and Retry-After are already set. */
   onLimited: (req: Request, res: Response) => void;
+  /**
+   * The shared counters failed (Redis out of reach): the request goes on, not limited, and this is
+   * told. Limits guard the service; losing them for a while must not take the API down with them.
+   */
+  onStoreError?: (err: unknown) => void;
 }
 
 /**
@@ -39,6 +44,8 @@ export function keyRateLimit(o: KeyRateLimitOptions): RequestHandler {
       legacyHeaders: false,
       keyGenerator: keyOf,
       handler: (req, res) => o.onLimited(req, res),
+      passOnStoreError: true,
+      logger: { error: (err) => o.onStoreError?.(err), warn: (err) => o.onStoreError?.(err) },
     });
   }
   const policyName = `"${o.max}-in-${durationName(o.windowS)}"`;

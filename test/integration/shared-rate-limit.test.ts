@@ -1,5 +1,5 @@
 import { Redis } from 'ioredis';
-import { startTestServer } from '../support/server';
+import { recordingLogger, startTestServer } from '../support/server';
 import type { TestServer } from '../support/server';
 import { REDIS_HINT, describeWithService, testRedisUrl } from '../support/services';
 
@@ -39,5 +39,35 @@ describeWithService('rate limits shared through Redis', testRedisUrl(), REDIS_HI
     const statuses: number[] = [];
     for (const t of [a, b, a, b]) statuses.push((await t.get('/v1/edges/e1', bad)).status);
     expect(statuses).toEqual([403, 403, 403, 429]);
+  });
+});
+
+describe('rate limits shared through a Redis out of reach', () => {
+  let t: TestServer;
+  const { log, lines } = recordingLogger();
+  beforeAll(async () => {
+    // Nothing listens on port 1: every command fails.
+    t = await startTestServer(
+      { RATE_LIMIT_MAX: '2', RATE_LIMIT_WINDOW_S: '60', RATE_LIMIT_REDIS_URL: 'redis://127.0.0.1:1/0' },
+      'test-small.cypher',
+      log,
+    );
+  });
+  afterAll(async () => {
+    await t?.stop();
+  });
+
+  it('answers, unlimited and at once, and says once that the counters are out of reach', async () => {
+    const statuses: number[] = [];
+    const started = Date.now();
+    for (let i = 0; i < 4; i++) statuses.push((await t.get('/v1/edges/e1')).status);
+    // Over the limit of 2, yet answered: no counter to count them by.
+    expect(statuses).toEqual([200, 200, 200, 200]);
+    expect(Date.now() - started).toBeLessThan(4000);
+    const said = lines.filter((l) => /shared rate-limit counters unavailable/.test(l.msg ?? ''));
+    expect(said).toHaveLength(1);
+    expect(
+      lines.filter((l) => /RATE_LIMIT_REDIS_URL\) out of reach/.test(l.msg ?? '')).length,
+    ).toBeGreaterThan(0);
   });
 });
