@@ -111,14 +111,17 @@ export async function startServer(config: Config, log: Logger): Promise<RunningS
       config.DOWNLOAD_SECRET,
     );
     if (config.BLOB_STORE === 'local') local.limitBytes(config.EXPORT_MAX_BYTES ?? local.defaultBudget());
-    const blobs: BlobStore =
+    const gcs =
       config.BLOB_STORE === 'gcs'
         ? new GcsBlobStore({
             bucket: config.GCS_BUCKET!,
+            prefix: config.GCS_PREFIX,
             keyFilename: config.GCS_KEY_FILE,
             projectId: config.GCS_PROJECT_ID,
           })
-        : local;
+        : null;
+    await gcs?.check();
+    const blobs: BlobStore = gcs ?? local;
     const jobsEngine = openJobsEngine(config);
     started.push(() => jobsEngine.close());
     await jobsEngine.open?.();

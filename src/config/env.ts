@@ -258,6 +258,17 @@ const schema = z.object({
   BLOB_STORE: z.enum(['local', 'gcs']).default('local'),
   /** Bucket for BLOB_STORE=gcs. */
   GCS_BUCKET: z.string().min(3).optional(),
+  /**
+   * Start of the object names of export files in GCS_BUCKET: deployments sharing a bucket each take
+   * their own, since the clean-up deletes what is older than its retention under it.
+   */
+  GCS_PREFIX: z
+    .string()
+    .regex(
+      /^(?:[A-Za-z0-9][A-Za-z0-9._-]{0,127}\/){1,4}$/,
+      'path segments of letters, digits, . _ - each ending in /',
+    )
+    .default('exports/'),
   /** Service-account key file for BLOB_STORE=gcs (application default credentials when unset). */
   GCS_KEY_FILE: z.string().min(1).optional(),
   /** Google Cloud project of the bucket. */

@@ -123,6 +123,17 @@ suite('GcsBlobStore on a Cloud Storage emulator', () => {
     expect(await store.exists('runs/2/small.csv')).toBe(false);
   });
 
+  it('tells at start whether the bucket is there, naming GCS_BUCKET when not', async () => {
+    await expect(store.check()).resolves.toBeUndefined();
+    const missing = new GcsBlobStore({
+      bucket: `missing-${prefix.slice(0, -1)}`,
+      projectId: 'tiergraph-test',
+    });
+    await expect(missing.check()).rejects.toThrow(
+      /^Cloud Storage bucket "missing-it-[^"]+" \(GCS_BUCKET\) does not exist: create it, or set GCS_BUCKET to one that does$/,
+    );
+  });
+
   it('deletes one object by key', async () => {
     await store.put('runs/3/one.csv', Readable.from(['x\n']), 'text/csv');
     await store.delete('runs/3/one.csv');

@@ -74,6 +74,14 @@ describe('loadConfig', () => {
       expect(mongo(uri)().MONGODB_URI).toBe(uri);
   });
 
+  it('takes an object-name prefix of safe segments for the bucket, exports/ by default', () => {
+    const gcs = { BLOB_STORE: 'gcs', GCS_BUCKET: 'exports' };
+    expect(loadConfig(gcs).GCS_PREFIX).toBe('exports/');
+    expect(loadConfig({ ...gcs, GCS_PREFIX: 'staging/exports/' }).GCS_PREFIX).toBe('staging/exports/');
+    for (const bad of ['exports', '/exports/', '../x/', 'a b/'])
+      expect(() => loadConfig({ ...gcs, GCS_PREFIX: bad })).toThrow(/GCS_PREFIX/);
+  });
+
   it('refuses a Cloud Storage key file that cannot sign links', () => {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'gcs-key-'));
     try {

@@ -125,6 +125,24 @@ export class GcsBlobStore implements BlobStore {
     return kept;
   }
 
+  /**
+   * Fails, naming GCS_BUCKET, when the bucket is missing or its objects cannot be listed (the clean-up
+   * needs that): at start, rather than at the first export. Lists at most one object, which
+   * `roles/storage.objectAdmin` allows where reading the bucket's own metadata would not.
+   */
+  async check(): Promise<void> {
+    try {
+      await this.bucket.getFiles({ prefix: this.prefix, maxResults: 1, autoPaginate: false });
+    } catch (e) {
+      const code = (e as { code?: unknown }).code;
+      const why =
+        code === 404
+          ? 'does not exist: create it, or set GCS_BUCKET to one that does'
+          : `cannot be listed (${(e as Error).message}): the account needs roles/storage.objectAdmin on it`;
+      throw new Error(`Cloud Storage bucket "${this.bucket.name}" (GCS_BUCKET) ${why}`, { cause: e });
+    }
+  }
+
   async delete(key: string): Promise<void> {
     // Already gone is the wanted outcome, e.g. when a pruning pass got there first.
     await this.file(key).delete({ ignoreNotFound: true });
