@@ -1,7 +1,7 @@
 import neo4j from 'neo4j-driver';
 import { AppError } from '../../src/domain/errors';
 import type { TierCompany, TierRelationship } from '../../src/domain/tier-walk';
-import { NEO4J_QUERY_NAMES, Neo4jGraphStore } from '../../src/store/neo4j/neo4j.store';
+import { NEO4J_QUERY_NAMES, Neo4jGraphStore, openFailure } from '../../src/store/neo4j/neo4j.store';
 import { FakeNeo4jDriver, driverDateTime, driverError } from '../support/fake-neo4j';
 import type { RecordedRun, Responder } from '../support/fake-neo4j';
 
@@ -258,5 +258,44 @@ describe('Neo4j adapter, against a recording driver', () => {
 
   it('labels every query it loads with its own name', () => {
     expect(new Set(NEO4J_QUERY_NAMES).size).toBe(NEO4J_QUERY_NAMES.length);
+  });
+});
+
+describe('a Neo4j store that cannot open', () => {
+  const options = { uri: 'bolt://reader:secret@db.example:7687', user: 'reader', database: 'graph' };
+
+  it('names the settings to check for each reason the driver gives', () => {
+    const say = (message: string, code: string) => openFailure(options, driverError(message, code));
+    expect(
+      say(
+        'The client is unauthorized due to authentication failure.',
+        'Neo.ClientError.Security.Unauthorized',
+      ),
+    ).toBe(
+      'Neo4j at bolt://db.example:7687 refused the login of user "reader": check NEO4J_USER and NEO4J_PASSWORD',
+    );
+    expect(say('Database does not exist.', 'Neo.ClientError.Database.DatabaseNotFound')).toBe(
+      'Neo4j at bolt://db.example:7687 has no database "graph": create it, or set NEO4J_DATABASE to one it has',
+    );
+    expect(say('Could not perform discovery.\nmore lines', 'ServiceUnavailable')).toBe(
+      'Neo4j does not answer at bolt://db.example:7687 (NEO4J_URI): Could not perform discovery.',
+    );
+    expect(say('Something else.', 'Neo.DatabaseError.General.UnknownError')).toBe(
+      'Neo4j at bolt://db.example:7687 (NEO4J_URI) could not be opened: Something else.',
+    );
+  });
+
+  it('fails to open with that message, the driver error as its cause', async () => {
+    const refused = driverError('The client is unauthorized.', 'Neo.ClientError.Security.Unauthorized');
+    const { fake, store } = storeWith(() => []);
+    fake.getServerInfo = () => Promise.reject(refused);
+    const failure = await store.open().then(
+      () => null,
+      (e: unknown) => e as Error,
+    );
+    expect(failure?.message).toMatch(
+      /refused the login of user "neo4j": check NEO4J_USER and NEO4J_PASSWORD$/,
+    );
+    expect(failure?.cause).toBe(refused);
   });
 });

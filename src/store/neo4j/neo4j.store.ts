@@ -236,7 +236,11 @@ export class Neo4jGraphStore implements GraphStore {
   }
 
   async open(): Promise<void> {
-    await this.driver.getServerInfo({ database: this.options.database });
+    try {
+      await this.driver.getServerInfo({ database: this.options.database });
+    } catch (e) {
+      throw new Error(openFailure(this.options, e), { cause: e });
+    }
     if (this.options.migrateOnOpen) await this.migrate();
     const seen = await this.databaseGeneration();
     this.seenGeneration = seen.generation;
@@ -787,4 +791,22 @@ function databaseKey(g: { generation: number; lineage: string | null }): string 
 /** The text of a Neo4j script (`cypher/<name>.neo4j.cypher`). */
 function readScript(name: (typeof NEO4J_SCRIPTS)[number]): string {
   return fs.readFileSync(path.join(cypherRoot(), `${name}.neo4j.cypher`), 'utf8');
+}
+
+/**
+ * Why the store could not open, naming the setting to look at: the driver's own message names none
+ * (a refused login reads "The client is unauthorized due to authentication failure.").
+ */
+export function openFailure(o: Pick<Neo4jStoreOptions, 'uri' | 'user' | 'database'>, e: unknown): string {
+  const code = (e as { code?: unknown }).code;
+  const message = (e as Error).message?.split('\n')[0] ?? String(e);
+  // The address without any credentials written into it.
+  const where = o.uri.replace(/\/\/[^@/]*@/, '//');
+  if (code === 'Neo.ClientError.Security.Unauthorized')
+    return `Neo4j at ${where} refused the login of user "${o.user}": check NEO4J_USER and NEO4J_PASSWORD`;
+  if (code === 'Neo.ClientError.Database.DatabaseNotFound')
+    return `Neo4j at ${where} has no database "${o.database}": create it, or set NEO4J_DATABASE to one it has`;
+  if (code === 'ServiceUnavailable' || code === 'SessionExpired')
+    return `Neo4j does not answer at ${where} (NEO4J_URI): ${message}`;
+  return `Neo4j at ${where} (NEO4J_URI) could not be opened: ${message}`;
 }
