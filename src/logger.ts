@@ -23,3 +23,28 @@ export function createLogger(level: string): Logger {
     },
   });
 }
+
+/**
+ * `f`, called at most once per `ms`; calls in between are dropped and counted, and the next call
+ * gets the count. For problems that recur with every request or poll while a service is down: a
+ * line each time would flood the log and hide what else it says.
+ */
+export function atMostEvery<A extends unknown[]>(
+  ms: number,
+  f: (dropped: number, ...args: A) => void,
+  now: () => number = Date.now,
+): (...args: A) => void {
+  let last = -Infinity;
+  let dropped = 0;
+  return (...args) => {
+    const t = now();
+    if (t - last < ms) {
+      dropped++;
+      return;
+    }
+    last = t;
+    const n = dropped;
+    dropped = 0;
+    f(n, ...args);
+  };
+}

@@ -18,6 +18,7 @@ import {
   isAppError,
   withFieldsRenamed,
 } from '../domain/errors';
+import { atMostEvery } from '../logger';
 import type { Logger } from '../logger';
 import type { DerivedState } from '../store/derived-state';
 import { createContext } from '../graphql/context';
@@ -139,8 +140,11 @@ export async function buildApp(o: AppOptions): Promise<BuiltApp> {
     windowS: o.rateLimit.windowS,
     max: o.rateLimit.max,
     ...(o.rateLimit.store ? { store: o.rateLimit.store } : {}),
-    onStoreError: everyMinute((err: unknown) =>
-      o.log.warn({ err }, 'shared rate-limit counters unavailable; requests are not limited meanwhile'),
+    onStoreError: atMostEvery(60_000, (dropped, err: unknown) =>
+      o.log.warn(
+        { err, ...(dropped > 0 ? { dropped } : {}) },
+        'shared rate-limit counters unavailable; requests are not limited meanwhile',
+      ),
     ),
     onLimited: (req, res) => {
       sendProblem(
@@ -371,16 +375,5 @@ function formatGraphQLError(
     message: 'An internal error occurred; it has been logged.',
     ...(formatted.path ? { path: formatted.path } : {}),
     extensions: { code: 'INTERNAL', error_id: errorId },
-  };
-}
-
-/** `f`, called at most once a minute; the calls between are dropped (a log line per request would flood). */
-function everyMinute<A extends unknown[]>(f: (...args: A) => void): (...args: A) => void {
-  let last = -Infinity;
-  return (...args) => {
-    const now = Date.now();
-    if (now - last < 60_000) return;
-    last = now;
-    f(...args);
   };
 }

@@ -7,6 +7,7 @@ import { AppError, badRequest, notFound } from '../domain/errors';
 import { check, pageWithDefaults } from '../domain/params';
 import type { Limits } from '../domain/params';
 import type { TierViewRequest } from '../domain/tierview';
+import { atMostEvery } from '../logger';
 import type { Logger } from '../logger';
 import type { TierViewService } from '../services/tierview.service';
 import type { GraphStore } from '../store/graph-store';
@@ -130,7 +131,13 @@ export class JobQueue {
       defaultConcurrency: o.concurrency,
       defaultLockLifetime: o.lockS * 1000,
     });
-    this.agenda.on('error', (e: unknown) => o.log.error({ err: e }, 'job queue error'));
+    // While its database is down the queue fails at every poll: a line a minute says so.
+    this.agenda.on(
+      'error',
+      atMostEvery(60_000, (dropped, e: unknown) =>
+        o.log.error({ err: e, ...(dropped > 0 ? { dropped } : {}) }, 'job queue error'),
+      ),
+    );
     if (o.worker) {
       // A worker locks no more runs than it runs: a job locked while it waits for a
       // free slot would see its lock lapse after `lockS`, and be locked and started

@@ -8,6 +8,7 @@ import type { JobView } from '../../src/jobs/job-queue';
 import type { TierViewService } from '../../src/services/tierview.service';
 import type { GraphStore } from '../../src/store/graph-store';
 import { makeQueue } from '../support/job-queue-harness';
+import { recordingLogger } from '../support/server';
 import { tempDir } from '../support/paths';
 
 const request: TierViewRequest = {
@@ -334,6 +335,19 @@ describe('job queue', () => {
     } finally {
       await second.queue.close();
       await second.engine.close();
+    }
+  });
+
+  it('logs a failing queue database once a minute, not at every poll', async () => {
+    const { log, lines } = recordingLogger();
+    const { queue, engine } = makeQueue(tempDir('jobs-errors'), exists, untilAborted, { log });
+    try {
+      const agenda = (queue as unknown as { agenda: { emit(event: string, e: Error): boolean } }).agenda;
+      for (let i = 0; i < 5; i++) agenda.emit('error', new Error('connection refused'));
+      expect(lines.filter((l) => l.msg === 'job queue error')).toHaveLength(1);
+    } finally {
+      await queue.close();
+      await engine.close();
     }
   });
 });
