@@ -17,23 +17,40 @@ export function quotedField(v: string): string {
   return NEEDS_QUOTES_RE.test(v) ? `"${v.replace(/"/g, '""')}"` : v;
 }
 
-export function csvField(value: CsvValue): string {
+/** What a spreadsheet reads as the start of a formula (or of a DDE call) in a text cell. */
+const FORMULA_START_RE = /^[=+\-@\t\r]/;
+
+/**
+ * A text as a spreadsheet shows it, never runs it: one that begins like a formula gets a leading `'`,
+ * which makes the cell text. Company names and evidence come from third parties: opened in Excel,
+ * `=HYPERLINK(...)` in a name would be a live link carrying the sheet's data away.
+ */
+export function spreadsheetText(v: string): string {
+  return FORMULA_START_RE.test(v) ? `'${v}` : v;
+}
+
+/** `forSpreadsheet`: text fields pass through {@link spreadsheetText} first. */
+export function csvField(value: CsvValue, forSpreadsheet = false): string {
   if (value === null || value === undefined) return '';
   if (typeof value !== 'string') return String(value);
-  return quotedField(value);
+  return quotedField(forSpreadsheet ? spreadsheetText(value) : value);
 }
 
 /** One record, CRLF included, of `record`'s values in the order of `columns`. */
-export function csvRecord(columns: readonly string[], record: Readonly<Record<string, CsvValue>>): string {
+export function csvRecord(
+  columns: readonly string[],
+  record: Readonly<Record<string, CsvValue>>,
+  forSpreadsheet = false,
+): string {
   let line = '';
   for (let i = 0; i < columns.length; i++) {
     if (i > 0) line += ',';
-    line += csvField(record[columns[i]!]);
+    line += csvField(record[columns[i]!], forSpreadsheet);
   }
   return `${line}\r\n`;
 }
 
 /** The header record: the column names. */
 export function csvHeader(columns: readonly string[]): string {
-  return `${columns.map(csvField).join(',')}\r\n`;
+  return `${columns.map((c) => csvField(c)).join(',')}\r\n`;
 }

@@ -1,5 +1,6 @@
 import { countryCode } from './countries';
 import { csvField } from './csv-text';
+import type { CsvValue } from './csv-text';
 import { listField } from './lists';
 import { badRequest } from './errors';
 import type { FieldError } from './errors';
@@ -288,24 +289,29 @@ export function tierviewRecord(root: TierCompany, rel: TierRelationship): CsvRec
 export class TierviewLines {
   private readonly rootFields: string;
   private readonly companies = new Map<TierCompany, string>();
+  private readonly field: (v: CsvValue) => string;
 
-  constructor(root: TierCompany) {
-    this.rootFields = `${csvField(deliveryName(root))},${csvField(root.vid)}`;
+  /** `forSpreadsheet`: text fields as csvField gives them for a spreadsheet. */
+  constructor(root: TierCompany, forSpreadsheet = false) {
+    this.field = forSpreadsheet ? (v) => csvField(v, true) : csvField;
+    this.rootFields = `${this.field(deliveryName(root))},${this.field(root.vid)}`;
   }
 
   line(rel: TierRelationship): string {
+    const f = this.field;
     return (
       `${this.rootFields},${this.company(rel.customer)},${this.company(rel.supplier)},` +
-      `${csvField(rel.edge_id)},${csvField(rel.cluster_edge_id)},${csvField(rel.confidence_score)},` +
-      `${csvField(listField(rel.hs_codes))},${csvField(rel.status_code)},` +
-      `${csvField(listField(rel.evidence_types))},${csvField(rel.latest_evidence_date)}\r\n`
+      `${f(rel.edge_id)},${f(rel.cluster_edge_id)},${f(rel.confidence_score)},` +
+      `${f(listField(rel.hs_codes))},${f(rel.status_code)},` +
+      `${f(listField(rel.evidence_types))},${f(rel.latest_evidence_date)}\r\n`
     );
   }
 
   private company(c: TierCompany): string {
     let fields = this.companies.get(c);
     if (fields === undefined) {
-      fields = `${c.tier},${csvField(deliveryName(c))},${csvField(c.vid)},${csvField(c.cid_id)}`;
+      const f = this.field;
+      fields = `${c.tier},${f(deliveryName(c))},${f(c.vid)},${f(c.cid_id)}`;
       this.companies.set(c, fields);
     }
     return fields;

@@ -356,8 +356,9 @@ const tierViewRequest = (f: ApiFacts): Json => ({
       enum: ['yes', 'no', true, false, null],
       default: 'no',
       description:
-        'Extension. yes (or true): every CSV file of the run starts with a UTF-8 byte order mark, by which Microsoft Excel recognises UTF-8 when it opens the file (names with accents stay readable). ' +
-        'no, false or omitted: no mark (most other programs neither need nor expect one).',
+        'Extension. yes (or true): the files are made for Microsoft Excel: every CSV file of the run starts with a UTF-8 byte order mark, by which Excel recognises UTF-8 when it opens the file (names with accents stay readable), ' +
+        "and a text field that begins like a formula (=, +, -, @, tab, carriage return) gets a leading ' so that Excel shows it as text and never runs it. " +
+        'no, false or omitted: no mark and every text as it is (most other programs neither need nor expect either).',
     },
   },
 });

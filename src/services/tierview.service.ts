@@ -62,6 +62,7 @@ const UTF8_BOM = '\uFEFF';
 class CsvFile {
   private readonly out = new PassThrough({ highWaterMark: 1 << 20 });
   private readonly columns: readonly string[];
+  private readonly forSpreadsheet: boolean;
   readonly done: Promise<{ key: string; bytes: number }>;
   /** Rejects as soon as the store stops taking the file (a full disk budget, an I/O error). */
   private readonly failed: Promise<never>;
@@ -69,6 +70,8 @@ class CsvFile {
 
   constructor(blobs: BlobStore, key: string, columns: readonly string[], bom: boolean) {
     this.columns = columns;
+    // The byte order mark is asked for by those who open the file in Excel: its text is made safe there too.
+    this.forSpreadsheet = bom;
     this.done = blobs.put(key, this.out, 'text/csv; charset=utf-8');
     // The writer may stop early; the rejection is awaited in finish() or abort().
     this.done.catch(() => undefined);
@@ -80,7 +83,7 @@ class CsvFile {
 
   async write(records: CsvRecord[]): Promise<void> {
     let text = '';
-    for (const record of records) text += csvRecord(this.columns, record);
+    for (const record of records) text += csvRecord(this.columns, record, this.forSpreadsheet);
     await this.writeText(text, records.length);
   }
 
@@ -198,7 +201,7 @@ export class TierViewService {
             if (request.output_multiple_tables) {
               await main.write(batch.map((rel) => relationshipRecord(r, rel)));
             } else {
-              lines ??= new TierviewLines(r);
+              lines ??= new TierviewLines(r, bom);
               let text = '';
               for (const rel of batch) text += lines.line(rel);
               await main.writeText(text, batch.length);

@@ -1,4 +1,4 @@
-import { csvField, csvHeader, csvRecord, quotedField } from '../../src/domain/csv-text';
+import { csvField, csvHeader, csvRecord, quotedField, spreadsheetText } from '../../src/domain/csv-text';
 
 describe('CSV text', () => {
   it('leaves plain fields as they are and empties null, undefined and ""', () => {
@@ -77,5 +77,16 @@ describe('quotedField', () => {
     expect(quotedField('say "hi"')).toBe('"say ""hi"""');
     expect(quotedField('two\nlines')).toBe('"two\nlines"');
     expect(quotedField('')).toBe('');
+  });
+});
+
+describe('text for a spreadsheet', () => {
+  it('makes a text that begins like a formula or a DDE call plain text, and leaves the rest alone', () => {
+    for (const v of ['=1+1', '+44 20', '-2', '@SUM(A1)', '\tx', '\rx'])
+      expect(spreadsheetText(v)).toBe(`'${v}`);
+    for (const v of ['Acme', ' =1', "'quoted", '', 'a=b']) expect(spreadsheetText(v)).toBe(v);
+    expect(csvField('=1,2', true)).toBe(`"'=1,2"`);
+    expect(csvField(-2, true)).toBe('-2');
+    expect(csvField('=1,2')).toBe('"=1,2"');
   });
 });

