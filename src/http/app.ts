@@ -202,6 +202,17 @@ export async function buildApp(o: AppOptions): Promise<BuiltApp> {
       ...(o.derived ? { derived: o.derived() } : {}),
     });
   });
+  // Pages and what they load (the app, the explorer, the API reference) and /graphql: none may be
+  // framed by another site (clickjacking), sniffed into another type, or name itself in the referrer
+  // of a link it opens (evidence links lead to third-party sites). /v1 and the health checks answer
+  // above, without them.
+  app.use((_req, res, next) => {
+    res.setHeader('X-Content-Type-Options', 'nosniff');
+    res.setHeader('X-Frame-Options', 'DENY');
+    res.setHeader('Content-Security-Policy', "frame-ancestors 'none'");
+    res.setHeader('Referrer-Policy', 'no-referrer');
+    next();
+  });
   const openapi = openApiDocument(o.keyHeader, o.apiFacts);
   app.get('/openapi.json', (_req, res) => {
     res.json(openapi);

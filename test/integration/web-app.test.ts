@@ -42,6 +42,19 @@ describe('the web app routes', () => {
   });
 });
 
+describe('pages of the app', () => {
+  it('may not be framed by another site, sniffed or named in referrers', async () => {
+    for (const path of ['/', '/companies/x', '/explorer', '/docs', '/openapi.json']) {
+      const res = await fetch(`${t.base}${path}`);
+      expect([path, res.status < 500]).toEqual([path, true]);
+      expect(res.headers.get('x-content-type-options')).toBe('nosniff');
+      expect(res.headers.get('x-frame-options')).toBe('DENY');
+      expect(res.headers.get('content-security-policy')).toBe("frame-ancestors 'none'");
+      expect(res.headers.get('referrer-policy')).toBe('no-referrer');
+    }
+  });
+});
+
 describe('the GraphQL explorer', () => {
   it('is the bundled GraphiQL page, told the key header, with every asset from this server', async () => {
     const res = await open('/explorer', html);
