@@ -69,6 +69,10 @@ describe('signed download links', () => {
   it('remove files older than a given time, and the folders they leave empty', async () => {
     await t.running.blobs.put('runs/9/old.csv', Readable.from(['x\n']), 'text/csv');
     expect(await t.running.blobs.exists('runs/9/old.csv')).toBe(true);
+    // Readable by this account only, as the keys and secrets beside them are.
+    const exports = path.join(t.dataDir, 'exports');
+    expect(fs.statSync(path.join(exports, 'runs', '9', 'old.csv')).mode & 0o777).toBe(0o600);
+    expect(fs.statSync(path.join(exports, 'runs', '9')).mode & 0o777).toBe(0o700);
     expect(await t.running.blobs.deleteOlderThan(new Date(Date.now() + 60_000))).toBe(2);
     expect(await t.running.blobs.exists('runs/9/old.csv')).toBe(false);
     // A folder is no file.

@@ -35,7 +35,8 @@ export class LocalBlobStore implements BlobStore {
     private readonly now: () => number = Date.now,
   ) {
     this.root = path.join(dataDir, 'exports');
-    fs.mkdirSync(this.root, { recursive: true });
+    // Exports are the callers' data: for this account only, as the keys and secrets beside them are.
+    fs.mkdirSync(this.root, { recursive: true, mode: 0o700 });
     this.secret = Buffer.from(secret ?? loadOrCreateSecret(dataDir, 'download-secret'), 'utf8');
   }
 
@@ -101,12 +102,12 @@ export class LocalBlobStore implements BlobStore {
 
   async put(key: string, body: Readable, _contentType: string): Promise<{ key: string; bytes: number }> {
     const target = this.file(key);
-    fs.mkdirSync(path.dirname(target), { recursive: true });
+    fs.mkdirSync(path.dirname(target), { recursive: true, mode: 0o700 });
     // Written beside, renamed when complete: a reader never sees half a file.
     const partial = `${target}.partial`;
     const { counter, written } = this.meter();
     try {
-      await pipeline(body, counter, fs.createWriteStream(partial));
+      await pipeline(body, counter, fs.createWriteStream(partial, { mode: 0o600 }));
       fs.renameSync(partial, target);
     } catch (e) {
       fs.rmSync(partial, { force: true });
