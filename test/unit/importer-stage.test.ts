@@ -468,6 +468,19 @@ describe('stageImport aborts', () => {
     );
   });
 
+  it('skips rows of empty fields as blank lines, and still rejects a short row after them', async () => {
+    const clusters = await readFile(join(FIXTURES, 'tiny', 'clusters.csv'), 'utf8');
+    const dir = await dataset('comma-rows', {
+      'clusters.csv': `${clusters.trimEnd()}\n,,\n , ,\r\n,\nK9,Z\n`,
+    });
+    const r = await stageImport(dir, join(work, 'comma-rows-staging'), { maxRejected: 5 });
+    const last = clusters.trimEnd().split('\n').length;
+    // ",,", " , ," and "," hold nothing; "K9,Z" is a field short, and told at its own line.
+    expect(r.rejected).toEqual([
+      { file: 'clusters.csv', line: last + 4, reason: 'expected 3 fields, found 2' },
+    ]);
+  });
+
   it('reads an empty optional file as no rows, with a warning', async () => {
     const dir = await dataset('empty-optional', { 'clusters.csv': '', 'evidence.csv': '\ufeff\n' });
     const r = await stageImport(dir, join(work, 'empty-optional-staging'));

@@ -92,6 +92,9 @@ export async function readInputFile(
         handler = makeHandler((c) => names.indexOf(c));
         return;
       }
+      // A row of empty fields (",,,,", as spreadsheets leave below the data) holds nothing: skipped
+      // like a blank line, not rejected. Most rows' first field is not empty, so this costs one test.
+      if (f[0]!.trim() === '' && f.every((v) => v.trim() === '')) return;
       rows++;
       const h: RowHandler = handler;
       if (f.length !== ncols) {
