@@ -1,3 +1,8 @@
+/** A service's address (a database URI) as a message may show it: without a user and password written in. */
+export function withoutCredentials(uri: string): string {
+  return uri.replace(/\/\/[^@/]*@/, '//');
+}
+
 /** Lower-cased hosts of domains and website URLs, without `www.`. */
 export function hostsOf(values: readonly string[]): string[] {
   const out = new Set<string>();

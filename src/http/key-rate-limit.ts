@@ -45,7 +45,8 @@ export function keyRateLimit(o: KeyRateLimitOptions): RequestHandler {
       keyGenerator: keyOf,
       handler: (req, res) => o.onLimited(req, res),
       passOnStoreError: true,
-      logger: { error: (err) => o.onStoreError?.(err), warn: (err) => o.onStoreError?.(err) },
+      // Its errors are the store's; its warnings (settings it finds odd) go where they went before.
+      logger: { error: (err) => o.onStoreError?.(err), warn: (err, message) => console.warn(message, err) },
     });
   }
   const policyName = `"${o.max}-in-${durationName(o.windowS)}"`;

@@ -1,7 +1,7 @@
 import { Redis } from 'ioredis';
 import { RedisStore } from 'rate-limit-redis';
 import type { Store } from 'express-rate-limit';
-import type { Logger } from 'pino';
+import type { Logger } from '../logger';
 
 /**
  * Rate-limit counters in Redis, shared by every instance that names the same

@@ -33,6 +33,11 @@ function searchIndexFiles(dataDir: string): string[] {
   return fs.readdirSync(path.join(dataDir, 'graph')).filter((f) => f.endsWith('.search-index'));
 }
 
+/** The graph generations in a graph directory, by the files named after them. */
+function generationsIn(graph: string): string[] {
+  return [...new Set(fs.readdirSync(graph).flatMap((f) => /^g-\d{6}\.kuzu/.exec(f) ?? []))].sort();
+}
+
 describe('tiergraph import: safety of a replacing import', () => {
   let root: string;
   let dataDir: string;
@@ -111,9 +116,7 @@ describe('tiergraph import: safety of a replacing import', () => {
   it('keeps no more generations than the one served and the one it replaced, with or without a server', async () => {
     const own = path.join(root, 'generations');
     const graph = path.join(own, 'graph');
-    /** The generations in the graph directory, by the files named after them. */
-    const generations = () =>
-      [...new Set(fs.readdirSync(graph).flatMap((f) => /^g-\d{6}\.kuzu/.exec(f) ?? []))].sort();
+    const generations = () => generationsIn(graph);
     /** As if the generation CURRENT names had been live for ten minutes. */
     const age = () => {
       const then = new Date(Date.now() - 10 * 60_000);
@@ -137,8 +140,7 @@ describe('tiergraph import: safety of a replacing import', () => {
   it('leaves a serving store with only the generation it switched to, after two imports between its looks', async () => {
     const own = path.join(root, 'served');
     const graph = path.join(own, 'graph');
-    const generations = () =>
-      [...new Set(fs.readdirSync(graph).flatMap((f) => /^g-\d{6}\.kuzu/.exec(f) ?? []))].sort();
+    const generations = () => generationsIn(graph);
     expect(cli(own, 'import', good).status).toBe(0);
     const store = new EmbeddedGraphStore({ dir: graph, connections: 1, bufferPoolMb: 64 });
     await store.open();

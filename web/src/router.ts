@@ -33,13 +33,17 @@ function draw(force: boolean, moved = false): void {
   entry = entryOf(history.state) ?? entry;
   if (!force && page === drawn) return;
   drawn = page;
-  const y = moved ? scrolled.get(entry) : 0;
-  if (!moved) window.scrollTo(0, 0);
+  if (!moved) {
+    window.scrollTo(0, 0);
+    void render(url);
+    return;
+  }
+  const y = scrolled.get(entry);
   const done = render(url);
-  if (!moved || y === undefined) return;
-  void Promise.resolve(done).then(() => {
-    if (drawn === page) window.scrollTo(0, y);
-  });
+  if (y !== undefined)
+    void Promise.resolve(done).then(() => {
+      if (drawn === page) window.scrollTo(0, y);
+    });
 }
 
 export function startRouter(r: Render): void {
@@ -51,8 +55,9 @@ export function startRouter(r: Render): void {
   } catch {
     // Nothing kept, or not readable: pages start at their tops.
   }
-  entry = entryOf(history.state) ?? newEntry();
-  if (entryOf(history.state) === null) history.replaceState({ entry }, '');
+  const kept = entryOf(history.state);
+  entry = kept ?? newEntry();
+  if (kept === null) history.replaceState({ entry }, '');
   window.addEventListener('scroll', () => scrolled.set(entry, window.scrollY), { passive: true });
   window.addEventListener('pagehide', () => {
     try {

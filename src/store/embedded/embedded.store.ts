@@ -937,14 +937,12 @@ export class EmbeddedGraphStore implements GraphStore {
   }
 
   /**
-   * Switches to another generation and removes the one it replaces, and any older one: a generation
+   * Switches to another generation and removes the one it replaces with any older one: a generation
    * two imports made while this server was between switches was never served.
    */
   private async adopt(next: string): Promise<void> {
-    const old = this.attached;
     await this.detach();
     await this.attach(next);
-    if (old && old !== next) removeGraphFiles(path.join(this.options.dir, old));
     this.removeGenerationsBefore(next);
   }
 

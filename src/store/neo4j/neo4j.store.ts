@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
+import { withoutCredentials } from '../../domain/hosts';
 import type { Logger } from '../../logger';
 import type {
   CompanyCore,
@@ -800,8 +801,7 @@ function readScript(name: (typeof NEO4J_SCRIPTS)[number]): string {
 export function openFailure(o: Pick<Neo4jStoreOptions, 'uri' | 'user' | 'database'>, e: unknown): string {
   const code = (e as { code?: unknown }).code;
   const message = (e as Error).message?.split('\n')[0] ?? String(e);
-  // The address without any credentials written into it.
-  const where = o.uri.replace(/\/\/[^@/]*@/, '//');
+  const where = withoutCredentials(o.uri);
   if (code === 'Neo.ClientError.Security.Unauthorized')
     return `Neo4j at ${where} refused the login of user "${o.user}": check NEO4J_USER and NEO4J_PASSWORD`;
   if (code === 'Neo.ClientError.Database.DatabaseNotFound')

@@ -1,5 +1,6 @@
 import { MongoBackend } from '@agendajs/mongo-backend';
 import { MongoClient } from 'mongodb';
+import { withoutCredentials } from '../../../domain/hosts';
 import type { JobsEngine } from '../jobs-engine';
 import { MongoRunStore } from './mongodb.run-store';
 import { unavailableWhenUnreachable } from '../unreachable';
@@ -38,10 +39,8 @@ export function openMongodbJobsEngine(uri: string): JobsEngine {
       try {
         await client.connect();
       } catch (e) {
-        // The URI without its credentials.
-        const where = uri.replace(/\/\/[^@/]*@/, '//');
         throw new Error(
-          `MongoDB (JOBS_BACKEND=mongodb) does not answer at ${where}: ${(e as Error).message}`,
+          `MongoDB (JOBS_BACKEND=mongodb) does not answer at ${withoutCredentials(uri)}: ${(e as Error).message}`,
           {
             cause: e,
           },
