@@ -174,7 +174,18 @@ program
     let stepStarted = started;
     let lastReport = started;
     let lastRows = 0;
-    bar.start(1, 0, { phase: 'validate', rate: '0 rows/s', file: '', unit: 'rows' });
+    // The bar is drawn from the first report on: drawn before, its first line showed a phase no step has
+    // and nothing done.
+    let drawn = false;
+    const draw = (total: number, value: number, payload: Record<string, string>) => {
+      if (!drawn) {
+        drawn = true;
+        bar.start(total, value, payload);
+        return;
+      }
+      bar.setTotal(total);
+      bar.update(value, payload);
+    };
     // Loading counts tables on the embedded engine (one bulk load each) and rows within a table on Neo4j.
     const loadUnit = cfg.STORE === 'neo4j' || adminTarget ? 'rows' : 'tables';
     try {
@@ -195,8 +206,7 @@ program
           }
           lastReport = now;
           lastRows = p.rows;
-          bar.setTotal(Math.max(p.totalRowsHint ?? p.rows, p.rows, 1));
-          bar.update(p.rows, {
+          draw(Math.max(p.totalRowsHint ?? p.rows, p.rows, 1), p.rows, {
             phase: p.phase,
             file: p.file ?? '',
             rate: `${rate(p.rows, now - stepStarted)} rows/s`,
@@ -204,8 +214,7 @@ program
           });
         },
         onLoad: (table, done, total) => {
-          bar.setTotal(total);
-          bar.update(done, { phase: 'load', file: table, rate: '-', unit: loadUnit });
+          draw(total, done, { phase: 'load', file: table, rate: '-', unit: loadUnit });
         },
       });
       bar.stop();

@@ -71,6 +71,10 @@ describe('tiergraph import: safety of a replacing import', () => {
     expect(r.err).not.toMatch(/rejected/);
     expect(r.status).toBe(0);
     expect(r.out).toMatch(/^Imported /);
+    // The progress bar's first line is a step's first report, not a phase no step has with nothing done.
+    const progress = r.err.split('\n').filter((l) => l.includes('|'));
+    expect(progress[0]).toMatch(/^ read \|.*\| \d+ rows \|.*companies\.csv/);
+    expect(r.err).not.toMatch(/validate/);
     expect(await companyCount(dataDir)).toBe(3);
     // The search index of the new graph is built while it loads, so the first start loads it.
     expect(searchIndexFiles(dataDir)).toHaveLength(1);
