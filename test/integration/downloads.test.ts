@@ -73,6 +73,11 @@ describe('signed download links', () => {
     const exports = path.join(t.dataDir, 'exports');
     expect(fs.statSync(path.join(exports, 'runs', '9', 'old.csv')).mode & 0o777).toBe(0o600);
     expect(fs.statSync(path.join(exports, 'runs', '9')).mode & 0o777).toBe(0o700);
+    // So are the run records, which hold callers' callback addresses and what they exported.
+    const jobs = path.join(t.dataDir, 'jobs');
+    expect(fs.statSync(jobs).mode & 0o777).toBe(0o700);
+    for (const f of fs.readdirSync(jobs))
+      expect([f, fs.statSync(path.join(jobs, f)).mode & 0o777]).toEqual([f, 0o600]);
     expect(await t.running.blobs.deleteOlderThan(new Date(Date.now() + 60_000))).toBe(2);
     expect(await t.running.blobs.exists('runs/9/old.csv')).toBe(false);
     // A folder is no file.

@@ -5,11 +5,20 @@ import { SqliteJobBackend } from './sqlite.agenda-backend';
 import { openSqliteFile } from './sqlite.connection';
 import { SqliteRunStore } from './sqlite.run-store';
 
-/** Jobs and runs in `<dataDir>/jobs/jobs.sqlite`, one connection for both. */
+/**
+ * Jobs and runs in `<dataDir>/jobs/jobs.sqlite`, one connection for both. Runs hold callers' callback
+ * addresses and what they exported, so the folder and the file are this account's only, as export files
+ * are (also when an older version made them readable to all); SQLite gives its journal files the mode
+ * of the database file.
+ */
 export function openSqliteJobsEngine(dataDir: string): JobsEngine {
   const dir = path.join(dataDir, 'jobs');
-  fs.mkdirSync(dir, { recursive: true });
-  const db = openSqliteFile(path.join(dir, 'jobs.sqlite'));
+  fs.mkdirSync(dir, { recursive: true, mode: 0o700 });
+  fs.chmodSync(dir, 0o700);
+  const file = path.join(dir, 'jobs.sqlite');
+  fs.closeSync(fs.openSync(file, 'a', 0o600));
+  fs.chmodSync(file, 0o600);
+  const db = openSqliteFile(file);
   return {
     agendaBackend: new SqliteJobBackend({ db }),
     runs: new SqliteRunStore({ db }),
