@@ -284,6 +284,11 @@ const schema = z.object({
   CALLBACK_HOSTS: z.string().default(''),
   /** Also accept plain-http callback URLs (for tests and private networks). */
   CALLBACK_ALLOW_HTTP: bool.default(false),
+  /**
+   * Post callbacks to public addresses only: a URL's IP address, and every address its host name resolves
+   * to at each attempt, must not be loopback, private, link-local, carrier-grade NAT, multicast or reserved.
+   */
+  CALLBACK_PUBLIC_ONLY: bool.default(false),
   /** Secret that signs callbacks (32+ characters); generated and kept under DATA_DIR when unset. */
   CALLBACK_SECRET: z.string().min(32, 'must be at least 32 characters').optional(),
   /** Attempts per callback delivery, the first included; retries are queued jobs and outlive restarts. */

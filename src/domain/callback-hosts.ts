@@ -6,6 +6,8 @@
  * job submission and again at delivery time.
  */
 
+import { isPublicAddress } from './public-address';
+
 /** Longest callback URL accepted; keeps stored run requests and logs bounded. */
 export const MAX_CALLBACK_URL_LENGTH = 2048;
 
@@ -145,11 +147,14 @@ function ruleMatches(rule: HostRule, host: string, port: number): boolean {
  *
  * @param opts.allowHttp accept plain `http:` as well as `https:` (for local
  *   development and receivers inside a trusted network).
+ * @param opts.publicOnly refuse an IP address written in the URL that is not a
+ *   public one (a host name's addresses are checked when it is resolved, at
+ *   each delivery attempt).
  */
 export function checkCallbackUrl(
   url: string,
   rules: HostRule[],
-  opts: { allowHttp: boolean },
+  opts: { allowHttp: boolean; publicOnly?: boolean },
 ): { ok: true; url: URL } | { ok: false; reason: string } {
   if (rules.length === 0) return { ok: false, reason: 'Callbacks are not enabled on this server.' };
   if (url.length > MAX_CALLBACK_URL_LENGTH) {
@@ -188,6 +193,12 @@ export function checkCallbackUrl(
     return {
       ok: false,
       reason: `The callback host ${parsed.host} is not in this server's list of allowed callback hosts.`,
+    };
+  }
+  if (opts.publicOnly && isIpLiteral(host) && !isPublicAddress(host.replace(/^\[|\]$/g, ''))) {
+    return {
+      ok: false,
+      reason: `The callback host ${parsed.host} is not a public address, and this server posts callbacks to public addresses only.`,
     };
   }
   return { ok: true, url: parsed };

@@ -41,6 +41,8 @@ export interface CallbackJobOptions {
   /** The allow-list as configured now: a URL accepted at submission must still pass it. */
   rules: HostRule[];
   allowHttp: boolean;
+  /** Refuse IP addresses in URLs that are not public (the sender checks the addresses of names). */
+  publicOnly?: boolean;
   /** The body to post for a run as it is at the time of the attempt; null when the run is gone. */
   payload: (runId: number) => Promise<object | null>;
   log: Logger;
@@ -108,7 +110,10 @@ export class CallbackJob {
       return;
     }
     const attempt = (job.attrs.failCount ?? 0) + 1;
-    const check = checkCallbackUrl(input.url, this.o.rules, { allowHttp: this.o.allowHttp });
+    const check = checkCallbackUrl(input.url, this.o.rules, {
+      allowHttp: this.o.allowHttp,
+      publicOnly: this.o.publicOnly,
+    });
     const fields = {
       run_id: input.run_id,
       deliveryId: input.delivery_id,
@@ -153,7 +158,9 @@ export class CallbackJob {
     if (outcome.kind === 'refused') {
       this.o.log.warn(
         { ...fields, status: outcome.status, err: outcome.error },
-        'callback refused by receiver; not retrying',
+        outcome.status === null
+          ? 'callback not sent: its host resolves to an address callbacks may not reach'
+          : 'callback refused by receiver; not retrying',
       );
       return;
     }

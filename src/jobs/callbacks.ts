@@ -11,6 +11,10 @@
  *   queued as jobs (`callback.job.ts`), so a retry survives a restart.
  */
 import { createHmac, timingSafeEqual } from 'node:crypto';
+import dns from 'node:dns';
+import http from 'node:http';
+import https from 'node:https';
+import { isIP, type LookupFunction } from 'node:net';
 
 /** Request header carrying `t=<unix seconds>,v1=<hex HMAC-SHA256>`. */
 export const CALLBACK_SIGNATURE_HEADER = 'Tiergraph-Signature';
@@ -89,8 +93,14 @@ export interface CallbackSenderOptions {
   maxDelayMs?: number;
   /** Time allowed for one attempt to get response headers (default 10 s). */
   timeoutMs?: number;
-  /** HTTP client; the global fetch when omitted. */
+  /** HTTP client; the global fetch when omitted (see `addresses`). */
   fetch?: typeof fetch;
+  /**
+   * Which addresses a receiver's host may resolve to. When given, each attempt resolves the host itself,
+   * refuses the delivery when any address fails the test, and connects to an address it checked, so a
+   * name cannot resolve one way for the check and another for the connection. All when omitted.
+   */
+  addresses?: (ip: string) => boolean;
   /** Source of jitter in [0, 1); Math.random when omitted. */
   random?: () => number;
 }
@@ -98,8 +108,11 @@ export interface CallbackSenderOptions {
 /** Outcome of one {@link CallbackSender.attempt}. */
 export type AttemptOutcome =
   | { kind: 'delivered'; status: number }
-  /** The receiver answered in a way a retry cannot change (4xx other than the passing ones, 3xx). */
-  | { kind: 'refused'; status: number; error: string }
+  /**
+   * The receiver answered in a way a retry cannot change (4xx other than the passing ones, 3xx), or its
+   * host resolved to an address callbacks may not reach (status null).
+   */
+  | { kind: 'refused'; status: number | null; error: string }
   | { kind: 'retry'; status: number | null; error: string; retryAfterMs: number | null };
 
 const DEFAULT_MAX_ATTEMPTS = 10;
@@ -147,6 +160,63 @@ export function describeError(error: unknown): string {
   return String(error);
 }
 
+/** A receiver's address that {@link CallbackSenderOptions.addresses} refused. */
+class AddressRefused extends Error {
+  constructor(host: string, address: string) {
+    super(
+      host === address
+        ? `${address} is an address callbacks may not reach on this server`
+        : `${host} resolves to ${address}, which callbacks may not reach on this server`,
+    );
+    this.name = 'AddressRefused';
+  }
+}
+
+/**
+ * A fetch for callbacks that reaches only addresses `allowed` accepts: node's HTTP client with a lookup
+ * that checks every address a name resolves to, and a check of an address written in the URL. Enough of
+ * fetch for {@link CallbackSender.attempt}: a POST with a text body, its status and headers.
+ */
+function checkedFetch(allowed: (ip: string) => boolean): typeof fetch {
+  const lookup: LookupFunction = (hostname, options, callback) => {
+    dns.lookup(hostname, { ...options, all: true }, (err, addresses) => {
+      if (err) return callback(err, '', 0);
+      const refused = addresses.find((a) => !allowed(a.address));
+      if (refused) return callback(new AddressRefused(hostname, refused.address), '', 0);
+      if (options.all) return (callback as (e: null, a: dns.LookupAddress[]) => void)(null, addresses);
+      callback(null, addresses[0]!.address, addresses[0]!.family);
+    });
+  };
+  const post = (url: URL, init: RequestInit): Promise<Response> =>
+    new Promise((resolve, reject) => {
+      const host = url.hostname.replace(/^\[|\]$/g, '');
+      if (isIP(host) !== 0 && !allowed(host)) return reject(new AddressRefused(host, host));
+      const client = url.protocol === 'https:' ? https : http;
+      const request = client.request(
+        url,
+        {
+          method: init.method,
+          headers: init.headers as Record<string, string>,
+          signal: init.signal ?? undefined,
+          lookup,
+        },
+        (response) => {
+          // The body is of no use (see attempt); the status and headers are all that is read.
+          response.resume();
+          const headers = new Headers();
+          for (const [name, value] of Object.entries(response.headers)) {
+            for (const v of Array.isArray(value) ? value : [value])
+              if (v !== undefined) headers.append(name, v);
+          }
+          resolve(new Response(null, { status: response.statusCode, headers }));
+        },
+      );
+      request.on('error', reject);
+      request.end(init.body as string);
+    });
+  return ((url: URL, init: RequestInit) => post(url, init)) as typeof fetch;
+}
+
 class AttemptTimeout extends Error {
   constructor(ms: number) {
     super(`no response within ${ms} ms`);
@@ -179,7 +249,7 @@ export class CallbackSender {
     this.baseDelayMs = Math.max(0, options.baseDelayMs ?? DEFAULT_BASE_DELAY_MS);
     this.maxDelayMs = Math.max(0, options.maxDelayMs ?? DEFAULT_MAX_DELAY_MS);
     this.timeoutMs = Math.max(1, options.timeoutMs ?? DEFAULT_TIMEOUT_MS);
-    this.fetchFn = options.fetch ?? fetch;
+    this.fetchFn = options.fetch ?? (options.addresses ? checkedFetch(options.addresses) : fetch);
     this.random = options.random ?? Math.random;
   }
 
@@ -249,6 +319,7 @@ export class CallbackSender {
       return { kind: 'refused', status, error: `HTTP ${status}` };
     } catch (error) {
       const reason: unknown = controller.signal.aborted ? controller.signal.reason : error;
+      if (reason instanceof AddressRefused) return { kind: 'refused', status: null, error: reason.message };
       return { kind: 'retry', status: null, error: describeError(reason), retryAfterMs: null };
     } finally {
       clearTimeout(timer);

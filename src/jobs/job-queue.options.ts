@@ -1,6 +1,7 @@
 import type { BlobStore } from '../blobs/blob-store';
 import type { Config } from '../config/env';
 import { parseCallbackHosts } from '../domain/callback-hosts';
+import { isPublicAddress } from '../domain/public-address';
 import type { Limits } from '../domain/params';
 import type { Logger } from '../logger';
 import { loadOrCreateSecret } from '../secrets';
@@ -25,6 +26,7 @@ export type JobQueueConfig = Pick<
   | 'EXPORT_RETENTION_S'
   | 'CALLBACK_HOSTS'
   | 'CALLBACK_ALLOW_HTTP'
+  | 'CALLBACK_PUBLIC_ONLY'
   | 'CALLBACK_SECRET'
   | 'CALLBACK_MAX_ATTEMPTS'
   | 'CALLBACK_RETRY_BASE_S'
@@ -69,6 +71,7 @@ export function jobQueueOptions(config: JobQueueConfig, parts: JobQueueParts): J
     callbacks: {
       rules,
       allowHttp: config.CALLBACK_ALLOW_HTTP,
+      publicOnly: config.CALLBACK_PUBLIC_ONLY,
       sender:
         rules.length > 0
           ? new CallbackSender({
@@ -76,6 +79,7 @@ export function jobQueueOptions(config: JobQueueConfig, parts: JobQueueParts): J
               maxAttempts: config.CALLBACK_MAX_ATTEMPTS,
               baseDelayMs: config.CALLBACK_RETRY_BASE_S * 1000,
               maxDelayMs: config.CALLBACK_RETRY_MAX_S * 1000,
+              ...(config.CALLBACK_PUBLIC_ONLY ? { addresses: isPublicAddress } : {}),
             })
           : null,
     },

@@ -77,7 +77,7 @@ export interface JobQueueOptions {
   maxTiers: number;
   downloadTtlS: number;
   retentionS: number;
-  callbacks: { rules: HostRule[]; allowHttp: boolean; sender: CallbackSender | null };
+  callbacks: { rules: HostRule[]; allowHttp: boolean; publicOnly?: boolean; sender: CallbackSender | null };
   now?: () => Date;
 }
 
@@ -241,6 +241,7 @@ export class JobQueue {
     if (request.callback_url !== null) {
       const check = checkCallbackUrl(request.callback_url, this.o.callbacks.rules, {
         allowHttp: this.o.callbacks.allowHttp,
+        publicOnly: this.o.callbacks.publicOnly,
       });
       if (!check.ok) {
         throw new AppError('BAD_REQUEST', `callback_url: ${check.reason}`, [

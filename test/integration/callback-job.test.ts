@@ -7,6 +7,7 @@ import { MongoClient } from 'mongodb';
 import { Pool } from 'pg';
 import { Redis } from 'ioredis';
 import { parseCallbackHosts } from '../../src/domain/callback-hosts';
+import { isPublicAddress } from '../../src/domain/public-address';
 import type { TierViewRequest } from '../../src/domain/tierview';
 import { callbackDeliveryId } from '../../src/jobs/callback.job';
 import { CALLBACK_DELIVERY_HEADER, CallbackSender } from '../../src/jobs/callbacks';
@@ -305,6 +306,51 @@ describe('callback job on the embedded jobs engine', () => {
         }),
       );
       expect(lines.filter((l) => l.level >= 50)).toEqual([]);
+    } finally {
+      await queue.close();
+      await engine.close();
+    }
+  });
+
+  it('posts to public addresses only when told to: refuses a private address at once and a name resolving to one when it delivers', async () => {
+    const dir = tempDir('callback-job');
+    const { log, lines } = memoryLog();
+    const { queue, engine } = makeCallbackQueue(
+      dir,
+      {},
+      {
+        log,
+        callbacks: {
+          ...callbacksTo('127.0.0.1, localhost', { addresses: isPublicAddress }),
+          publicOnly: true,
+        },
+      },
+    );
+    await queue.start();
+    try {
+      await expect(queue.submit(request(url))).rejects.toMatchObject({
+        code: 'BAD_REQUEST',
+        fieldErrors: [
+          { field: 'callback_url', reason: expect.stringMatching(/is not a public address/) as string },
+        ],
+      });
+      const named = new URL(url);
+      named.hostname = 'localhost';
+      const run = await queue.submit(request(named.href));
+      for (let i = 0; i < 100 && !lines.some((l) => l.msg.startsWith('callback not sent')); i++)
+        await sleep(100);
+      expect(lines).toContainEqual(
+        expect.objectContaining({
+          level: 40,
+          msg: 'callback not sent: its host resolves to an address callbacks may not reach',
+          run_id: run.runId,
+          status: null,
+          err: expect.stringMatching(
+            /^localhost resolves to (127\.0\.0\.1|::1), which callbacks may not reach/,
+          ) as string,
+        }),
+      );
+      expect(receiver.requests).toHaveLength(0);
     } finally {
       await queue.close();
       await engine.close();

@@ -1,5 +1,6 @@
 import { checkCallbackUrl, parseCallbackHosts } from '../../src/domain/callback-hosts';
 import type { HostRule } from '../../src/domain/callback-hosts';
+import { isPublicAddress } from '../../src/domain/public-address';
 
 describe('parseCallbackHosts', () => {
   it('parses exact, wildcard, port, case and IPv6 entries, skipping blanks', () => {
@@ -118,4 +119,57 @@ describe('checkCallbackUrl', () => {
     const numeric: HostRule[] = [{ host: '0.1', wildcard: true, port: null }];
     expect(checkCallbackUrl('https://10.0.0.1/x', numeric, { allowHttp: false }).ok).toBe(false);
   });
+
+  it('refuses an allowed IP address that is not public when told to post to public addresses only', () => {
+    const listed = parseCallbackHosts('10.0.0.5, [::1], [fd00::7], 8.8.8.8, hooks.example.com');
+    const publicOnly = (url: string) => {
+      const r = checkCallbackUrl(url, listed, { allowHttp: false, publicOnly: true });
+      return r.ok ? 'accepted' : r.reason;
+    };
+    expect(publicOnly('https://10.0.0.5/x')).toBe(
+      'The callback host 10.0.0.5 is not a public address, and this server posts callbacks to public addresses only.',
+    );
+    expect(publicOnly('https://[::1]/x')).toMatch(/^The callback host \[::1\] is not a public address/);
+    expect(publicOnly('https://[fd00::7]/x')).toMatch(/not a public address/);
+    expect(publicOnly('https://8.8.8.8/x')).toBe('accepted');
+    // A name's addresses are checked when it is resolved, at each delivery attempt.
+    expect(publicOnly('https://hooks.example.com/x')).toBe('accepted');
+    expect(checkCallbackUrl('https://10.0.0.5/x', listed, { allowHttp: false }).ok).toBe(true);
+  });
+});
+
+describe('isPublicAddress', () => {
+  it.each([
+    '0.0.0.0',
+    '10.1.2.3',
+    '100.64.0.1',
+    '127.0.0.1',
+    '169.254.169.254',
+    '172.16.0.1',
+    '172.31.255.255',
+    '192.168.1.1',
+    '198.18.0.1',
+    '224.0.0.1',
+    '255.255.255.255',
+    '::',
+    '::1',
+    '::127.0.0.1',
+    '::ffff:127.0.0.1',
+    '::ffff:7f00:1',
+    '::ffff:a9fe:a9fe',
+    '64:ff9b::10.0.0.1',
+    '2002:c0a8:101::1',
+    'fc00::1',
+    'fd12:3456::1',
+    'fe80::1',
+    'ff02::1',
+    '2001:db8::1',
+    'not an address',
+    'localhost',
+  ])('calls %s not public', (address) => expect(isPublicAddress(address)).toBe(false));
+
+  it.each(['8.8.8.8', '172.32.0.1', '1.1.1.1', '::ffff:8.8.8.8', '64:ff9b::8.8.4.4', '2606:4700::1111'])(
+    'calls %s public',
+    (address) => expect(isPublicAddress(address)).toBe(true),
+  );
 });

@@ -8,6 +8,7 @@ import {
   verifyCallbackSignature,
 } from '../../src/jobs/callbacks';
 import type { CallbackSenderOptions } from '../../src/jobs/callbacks';
+import { isPublicAddress } from '../../src/domain/public-address';
 
 describe('callback signatures', () => {
   const secret = 's3cret-value-for-tests';
@@ -97,7 +98,12 @@ class Receiver {
 
 const SECRET = 'callback-secret-for-tests';
 
-describe('CallbackSender', () => {
+// Every test below runs with both clients: the global fetch, and the sender's own client that checks the
+// addresses a host resolves to (here one that lets all through).
+describe.each([
+  ['the global fetch', {}],
+  ['its address-checking client', { addresses: () => true }],
+] as [string, Partial<CallbackSenderOptions>][])('CallbackSender with %s', (_client, mode) => {
   let receiver: Receiver;
   let url: URL;
   let senders: CallbackSender[];
@@ -109,6 +115,7 @@ describe('CallbackSender', () => {
       baseDelayMs: 10,
       maxAttempts: 4,
       timeoutMs: 5000,
+      ...mode,
       ...options,
     });
     senders.push(s);
@@ -236,5 +243,38 @@ describe('CallbackSender', () => {
     const waits = Array.from({ length: s.maxAttempts - 1 }, (_, i) => s.retryDelayMs(i + 1, null));
     expect(waits[0]).toBe(9999);
     expect(waits.reduce((a, b) => a + b, 0)).toBeLessThan(90 * 60 * 1000);
+  });
+});
+
+describe('CallbackSender with public addresses only', () => {
+  let receiver: Receiver;
+  let url: URL;
+  const s = new CallbackSender({ secret: SECRET, timeoutMs: 5000, addresses: isPublicAddress });
+
+  beforeEach(async () => {
+    receiver = new Receiver();
+    url = await receiver.start();
+  });
+  afterEach(() => receiver.stop());
+  afterAll(() => s.close());
+
+  it('refuses, without a retry or a request, an address written in the URL that is not public', async () => {
+    expect(await s.attempt(url, '{}', 'id')).toEqual({
+      kind: 'refused',
+      status: null,
+      error: '127.0.0.1 is an address callbacks may not reach on this server',
+    });
+    expect(receiver.requests).toHaveLength(0);
+  });
+
+  it('refuses a host name that resolves to an address that is not public', async () => {
+    const named = new URL(url);
+    named.hostname = 'localhost';
+    const outcome = await s.attempt(named, '{}', 'id');
+    expect(outcome).toMatchObject({ kind: 'refused', status: null });
+    expect(outcome.kind === 'refused' && outcome.error).toMatch(
+      /^localhost resolves to (127\.0\.0\.1|::1), which callbacks may not reach on this server$/,
+    );
+    expect(receiver.requests).toHaveLength(0);
   });
 });

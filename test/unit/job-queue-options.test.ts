@@ -53,7 +53,7 @@ describe('jobQueueOptions', () => {
       maxTiers: 4,
       downloadTtlS: 600,
       retentionS: 7200,
-      callbacks: { rules: [], allowHttp: true, sender: null },
+      callbacks: { rules: [], allowHttp: true, publicOnly: false, sender: null },
     });
     // No allowed host: no sender, so no signing secret is created either.
     expect(fs.existsSync(path.join(dataDir, 'callback-secret'))).toBe(false);
@@ -71,5 +71,22 @@ describe('jobQueueOptions', () => {
     expect(callbacks.sender?.maxAttempts).toBe(4);
     // The signing secret is created on first use when none is configured.
     expect(fs.existsSync(path.join(dataDir, 'callback-secret'))).toBe(true);
+  });
+
+  it('gives callbacks to public addresses only when told to, at submission and in the sender', async () => {
+    const config = loadConfig({
+      DATA_DIR: tempDir('queue-options'),
+      CALLBACK_HOSTS: '127.0.0.1',
+      CALLBACK_PUBLIC_ONLY: 'true',
+    });
+    const { callbacks } = jobQueueOptions(config, parts);
+    expect(callbacks.publicOnly).toBe(true);
+    // Refused before any connection is tried (nothing listens on port 9 either).
+    expect(await callbacks.sender?.attempt(new URL('https://127.0.0.1:9/x'), '{}', 'id')).toEqual({
+      kind: 'refused',
+      status: null,
+      error: '127.0.0.1 is an address callbacks may not reach on this server',
+    });
+    await callbacks.sender?.close();
   });
 });
