@@ -7,7 +7,7 @@
 #   TEST_REDIS_URL         redis://127.0.0.1:6379/15
 #   NEO4J_URI, NEO4J_USER, NEO4J_PASSWORD
 #                          bolt://127.0.0.1:7687; Neo4j 5.26 (community) from neo4j-harness,
-#                          started by the small launcher in .ci/neo4j/, auth off
+#                          started by the small launcher in .ci/neo4j/, auth on
 #   TEST_NEO4J_LAUNCHER    that launcher's build directory (its jar and classpath.txt), with
 #                          which the bulk-load suite runs neo4j-admin's importer and serves
 #                          what it wrote on a server of its own
@@ -245,13 +245,21 @@ _tg_services() (
     rm -rf "$log_dir/neo4j"
     say "starting Neo4j on 127.0.0.1:$neo4j_port"
     local pid
-    pid=$(daemon "$log_dir/neo4j.log" java -Xms256m -Xmx1g -XX:+UseG1GC \
+    pid=$(NEO4J_PASSWORD=tiergraph daemon "$log_dir/neo4j.log" java -Xms256m -Xmx1g -XX:+UseG1GC \
       --add-opens=java.base/java.nio=ALL-UNNAMED --add-opens=java.base/java.io=ALL-UNNAMED \
       --add-opens=java.base/sun.nio.ch=ALL-UNNAMED -Dio.netty.tryReflectionSetAccessible=true \
       -cp "$build/neo4j-test-server-1.jar:$(cat "$build/classpath.txt")" \
       tiergraph.ci.Neo4jTestServer "$log_dir/neo4j" "$neo4j_port")
     echo "$pid" >"$log_dir/neo4j.pid"
     wait_port "$neo4j_port" 180 "$pid" "$log_dir/neo4j.log" || fail "Neo4j did not start"
+    # Bolt listens before the launcher has set the password: it says when it has.
+    local waited=0
+    until grep -q "neo4j: ready" "$log_dir/neo4j.log"; do
+      [ "$waited" -lt 300 ] && kill -0 "$pid" 2>/dev/null ||
+        { tail -n 40 "$log_dir/neo4j.log" >&2; fail "Neo4j did not become ready"; }
+      sleep 0.2
+      waited=$((waited + 1))
+    done
   fi
   if [ "$want_neo4j" = reuse ] && [ -z "${TEST_NEO4J_LAUNCHER:-}" ]; then
     build=$(java_launcher neo4j) || fail "could not build the Neo4j launcher"
@@ -260,7 +268,7 @@ _tg_services() (
     echo "export TEST_NEO4J_LAUNCHER=$build" >>"$out"
   fi
   if [ "$want_neo4j" != 0 ]; then
-    # Auth is off on this server; the password only satisfies the service's settings.
+    # The password the launcher set (a server reused from before it did so has auth off, and takes any).
     {
       echo "export NEO4J_URI=bolt://127.0.0.1:$neo4j_port"
       echo "export NEO4J_USER=neo4j"

@@ -70,6 +70,13 @@ if (neo4jAvailability() === null) {
       expect(deprecated).toEqual([]);
     });
 
+    it('refuses a wrong password, and opening says which settings to check', async () => {
+      const wrong = { ...target, password: `${target.password}-wrong` };
+      await expect(openNeo4jStore(wrong)).rejects.toThrow(
+        `Neo4j at ${target.uri} refused the login of user "${target.user}": check NEO4J_USER and NEO4J_PASSWORD`,
+      );
+    });
+
     it('names its data for locally saved derived data: per database, moving on with every seed', async () => {
       const dir = tempDir('neo4j-derived');
       const named = await openNeo4jStore(target, { derivedDir: dir });

@@ -308,7 +308,10 @@ async function freePort(): Promise<number> {
   });
 }
 
-/** A Neo4j server of its own (the launcher, on a free port) serving the data directory `data`. */
+/** The password the launcher gives user neo4j on the servers of {@link serveNeo4jData}. */
+const BULK_PASSWORD = 'tiergraph-bulk';
+
+/** A Neo4j server of its own (the launcher, on a free port) serving the data directory `data`, auth on. */
 export async function serveNeo4jData(launcher: string, data: string, work: string): Promise<Neo4jTarget> {
   const port = await freePort();
   const child = spawn(
@@ -326,7 +329,7 @@ export async function serveNeo4jData(launcher: string, data: string, work: strin
       String(port),
       data,
     ],
-    { stdio: ['ignore', 'pipe', 'pipe'] },
+    { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, NEO4J_PASSWORD: BULK_PASSWORD } },
   );
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
   let output = '';
@@ -352,7 +355,7 @@ export async function serveNeo4jData(launcher: string, data: string, work: strin
   return {
     uri: `bolt://127.0.0.1:${port}`,
     user: 'neo4j',
-    password: 'unused',
+    password: BULK_PASSWORD,
     database: 'neo4j',
     stop: async () => {
       child.kill('SIGTERM');

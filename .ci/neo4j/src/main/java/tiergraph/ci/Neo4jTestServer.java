@@ -2,6 +2,7 @@ package tiergraph.ci;
 
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.Map;
 import java.util.concurrent.CountDownLatch;
 import org.neo4j.configuration.GraphDatabaseInternalSettings;
 import org.neo4j.configuration.GraphDatabaseSettings;
@@ -14,8 +15,10 @@ import org.neo4j.harness.Neo4jBuilder;
 import org.neo4j.harness.Neo4jBuilders;
 
 /**
- * A Neo4j server for tests: Bolt only, on loopback, auth off, data in a directory
- * of its own. Runs until killed; prints "neo4j: ready bolt://..." once Bolt accepts
+ * A Neo4j server for tests: Bolt only, on loopback, data in a directory of its own.
+ * With NEO4J_PASSWORD set in its environment, authentication is on and user neo4j
+ * has that password (so that the tests see a wrong one refused as a real server
+ * refuses it); without, authentication is off. Runs until killed; prints "neo4j: ready bolt://..." once Bolt accepts
  * connections, which is what .ci/services.sh waits for.
  *
  * Arguments: working directory, Bolt port and, optionally, a data directory to
@@ -34,6 +37,9 @@ public final class Neo4jTestServer {
     int port = Integer.parseInt(args[1]);
     Files.createDirectories(work);
 
+    String password = System.getenv("NEO4J_PASSWORD");
+    if (password != null && password.isEmpty()) password = null;
+
     Neo4jBuilder builder = Neo4jBuilders.newInProcessBuilder(work);
     if (args.length == 3) {
       // The harness's own copyFrom puts a copy where this version does not look for it.
@@ -51,10 +57,19 @@ public final class Neo4jTestServer {
             .withConfig(BoltConnector.advertised_address, new SocketAddress("127.0.0.1", port))
             .withConfig(HttpConnector.enabled, false)
             .withConfig(HttpsConnector.enabled, false)
-            .withConfig(GraphDatabaseSettings.auth_enabled, false)
+            .withConfig(GraphDatabaseSettings.auth_enabled, password != null)
             // A bounded page cache: the server shares a small machine with the tests.
             .withConfig(GraphDatabaseSettings.pagecache_memory, 512L * 1024 * 1024)
             .build();
+
+    if (password != null) {
+      // Run in process, this statement needs no login; Bolt clients then need the password.
+      server
+          .databaseManagementService()
+          .database("system")
+          .executeTransactionally(
+              "ALTER USER neo4j SET PASSWORD $password CHANGE NOT REQUIRED", Map.of("password", password));
+    }
 
     CountDownLatch stopped = new CountDownLatch(1);
     Runtime.getRuntime()
