@@ -159,6 +159,17 @@ export class CsvParser {
           const k = s.indexOf('"', j);
           if (k < 0) {
             if (!final) return INCOMPLETE;
+            // A quote left open on the last line costs that row; one that swallowed the lines after it
+            // would hide them as one rejected row, so it stops the import as an over-long record does.
+            const trailing = s.endsWith('\r\n') ? 2 : s.endsWith('\n') ? 1 : 0;
+            const swallowed = countBreaks(s, i, len - trailing);
+            if (swallowed > 0) {
+              const line = this.line + countBreaks(s, pos, i);
+              throw new CsvFatalError(
+                `the quote opened on line ${line} is never closed, so the ${swallowed} line${swallowed === 1 ? '' : 's'} after it cannot be read as records`,
+                line,
+              );
+            }
             return this.fail(len, breaks + countBreaks(s, i, len), 'unterminated quoted field', false);
           }
           if (k + 1 >= len && !final) return INCOMPLETE;

@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import {
   ByteStore,
   ChunkWriter,
+  CsvFatalError,
   CsvParser,
   TextBuffer,
   MAX_RECORD_CHARS,
@@ -129,10 +130,28 @@ describe('CsvParser', () => {
     expect(lines(g)).toEqual([[2, ['ok', 'd']]]);
   });
 
-  it('reports an unterminated quote at the end of the file', () => {
-    const g = parse('a\n"open,\nrest\n');
-    expect(lines(g)).toEqual([[1, ['a']]]);
-    expect(g.errors).toEqual([{ line: 2, reason: 'unterminated quoted field' }]);
+  it('reports a quote left open on the last line as that row', () => {
+    for (const end of ['', '\n', '\r\n']) {
+      const g = parse(`a\n"open,${end}`);
+      expect(lines(g)).toEqual([[1, ['a']]]);
+      expect(g.errors).toEqual([{ line: 2, reason: 'unterminated quoted field' }]);
+    }
+  });
+
+  it('stops at a quote never closed that swallows the lines after it, rather than lose them as one row', () => {
+    expect(() => parse('a\n"open,\nrest\nmore\n')).toThrow(
+      new CsvFatalError(
+        'the quote opened on line 2 is never closed, so the 2 lines after it cannot be read as records',
+        2,
+      ),
+    );
+    // The line of the quote counts the line breaks of quoted fields before it, in its record too.
+    expect(() => parse('"x\ny","open\nrest\nmore')).toThrow(
+      /^the quote opened on line 2 is never closed, so the 2 lines/,
+    );
+    expect(() => parse('"x\ny",1\nb,"open\nrest')).toThrow(
+      /^the quote opened on line 3 is never closed, so the 1 line after it/,
+    );
   });
 
   it('gives the same result however the text is split into chunks', () => {
