@@ -46,7 +46,8 @@ export const TIERVIEW_FIELDS = [
   'csv_bom',
 ] as const;
 
-const VID = /^[A-Za-z0-9_-]{1,64}$/;
+/** Every id an import accepts (see import/format.ts) and those seeds wrote before it. */
+const VID = /^[A-Za-z0-9._-]{1,64}$/;
 const DATE = /^\d{4}-\d{2}-\d{2}$/;
 
 function realDay(s: string): boolean {
@@ -82,7 +83,7 @@ export function parseTierViewRequest(body: unknown, maxTiers: number): TierViewR
   else if (b.root_nodes.trim() === '') bad('root_nodes', 'is required: the vid of the root company');
   // As published (the OpenAPI pattern): nothing around the vid or the digits, not even spaces.
   else if (!VID.test(b.root_nodes))
-    bad('root_nodes', 'must be one company vid (letters, digits, _ or -, nothing around it)');
+    bad('root_nodes', 'must be one company vid (letters, digits, . _ or -, nothing around it)');
   else root = b.root_nodes;
 
   let tiers = 0;

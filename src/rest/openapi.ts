@@ -313,7 +313,7 @@ const tierViewRequest = (f: ApiFacts): Json => ({
   properties: {
     root_nodes: {
       ...str,
-      pattern: '^[A-Za-z0-9_-]{1,64}$',
+      pattern: '^[A-Za-z0-9._-]{1,64}$',
       description: 'vid of the root company (one company); an unknown vid answers 404.',
     },
     num_tiers: {

@@ -94,10 +94,12 @@ describe('the root of a tier-view request', () => {
   });
 
   it('takes the vid and the number of tiers as published: nothing around them', () => {
-    for (const padded of [' boeing', 'boeing ', 'boeing\n'])
+    for (const padded of [' boeing', 'boeing ', 'boeing\n', 'a/b'])
       expect(reasons(padded)).toEqual([
-        'must be one company vid (letters, digits, _ or -, nothing around it)',
+        'must be one company vid (letters, digits, . _ or -, nothing around it)',
       ]);
+    // Every vid an import accepts can be exported.
+    expect(parseTierViewRequest({ ...base, root_nodes: 'acme.de-1_x' }, 6).root_nodes).toBe('acme.de-1_x');
     for (const num_tiers of [' 2', '2 ', '+2', '2.0'])
       expect(fieldErrors({ ...base, num_tiers })).toEqual(['num_tiers']);
     expect(parseTierViewRequest({ ...base, num_tiers: 2 }, 6).num_tiers).toBe(2);
