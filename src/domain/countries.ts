@@ -6,6 +6,7 @@ import fr from 'i18n-iso-countries/langs/fr.json';
 import it from 'i18n-iso-countries/langs/it.json';
 import nl from 'i18n-iso-countries/langs/nl.json';
 import pt from 'i18n-iso-countries/langs/pt.json';
+import { ISO_COUNTRY_NAMES } from './iso-country-names';
 
 /**
  * Spelling-insensitive key of a country name: accents, case, punctuation and spaces dropped, so "Viet
@@ -20,11 +21,13 @@ function keyOf(value: string): string {
 }
 
 /**
- * Every name the library knows, keyed. English goes first and the other languages only fill keys English
- * left free, so a foreign spelling can never take over an English name.
+ * Every name the library knows, keyed, after the ISO short names (which therefore always mean their own
+ * country). English goes first and the other languages only fill keys English left free, so a foreign
+ * spelling can never take over an English name.
  */
 function buildNames(): Map<string, string> {
   const names = new Map<string, string>();
+  for (const [code, name] of Object.entries(ISO_COUNTRY_NAMES)) names.set(keyOf(name), code);
   for (const locale of [en, de, fr, es, it, nl, pt]) {
     countries.registerLocale(locale);
     for (const [code, value] of Object.entries(countries.getNames(locale.locale, { select: 'all' }))) {
@@ -84,7 +87,7 @@ function nameForms(value: string): string[] {
   return forms;
 }
 
-/** The English name of an ISO 3166-1 alpha-2 code (the country-code library's official English name). */
+/** The ISO 3166-1 English short name of an alpha-2 code ("Korea, Republic of"), or null. */
 export function countryName(code: string): string | null {
-  return countries.getName(code, 'en', { select: 'official' }) ?? null;
+  return ISO_COUNTRY_NAMES[code] ?? null;
 }

@@ -24,7 +24,12 @@ describe('aliases and industry in the import format', () => {
           industry_code_system: 'naics',
           industry_code: '334413',
         }),
-        companyRow({ vid: 'parts', name: 'Semi Conductor Parts Ltd', domiciled_country: 'de' }),
+        companyRow({
+          vid: 'parts',
+          name: 'Semi Conductor Parts Ltd',
+          domiciled_country: 'de',
+          incorporated_country: 'KOR',
+        }),
         companyRow({
           vid: 'atlantis',
           name: 'Atlantis Trading Ltd',
@@ -70,7 +75,11 @@ describe('aliases and industry in the import format', () => {
   });
 
   it('names the country of a code, keeps names as given, and warns of a country it cannot map', async () => {
-    expect(await store.getCompany('parts')).toMatchObject({ domiciled_country: 'Germany' });
+    // As ISO 3166 names it, which the interface asks for (not the common "South Korea").
+    expect(await store.getCompany('parts')).toMatchObject({
+      domiciled_country: 'Germany',
+      incorporated_country: 'Korea, Republic of',
+    });
     expect(await store.getCompany('atlantis')).toMatchObject({
       domiciled_country: 'Atlantis',
       incorporated_country: 'South Korea',

@@ -1,4 +1,5 @@
-import { countryCode } from '../../src/domain/countries';
+import { countryCode, countryName } from '../../src/domain/countries';
+import { ISO_COUNTRY_NAMES } from '../../src/domain/iso-country-names';
 
 describe('countryCode', () => {
   it.each([
@@ -44,5 +45,32 @@ describe('countryCode', () => {
 
   it.each(['', 'XX', 'XYZ', 'Atlantis', '!!'])('%j names no country', (value) => {
     expect(countryCode(value)).toBeNull();
+  });
+});
+
+describe('countryName', () => {
+  it.each([
+    ['KR', 'Korea, Republic of'],
+    ['NL', 'Netherlands, Kingdom of the'],
+    ['CZ', 'Czechia'],
+    ['IR', 'Iran, Islamic Republic of'],
+    ['US', 'United States of America'],
+    ['GB', 'United Kingdom of Great Britain and Northern Ireland'],
+    ['TR', 'Türkiye'],
+    ['VN', 'Viet Nam'],
+    ['CD', 'Congo, Democratic Republic of the'],
+  ])('names %s by its ISO 3166 short name, %j', (code, name) => {
+    expect(countryName(code)).toBe(name);
+  });
+
+  it('gives every code a name that means that code again', () => {
+    const codes = Object.keys(ISO_COUNTRY_NAMES);
+    expect(codes).toHaveLength(249);
+    expect(codes.filter((code) => countryCode(countryName(code)!) !== code)).toEqual([]);
+  });
+
+  it('names no code that is not one', () => {
+    expect(countryName('XX')).toBeNull();
+    expect(countryName('UK')).toBeNull();
   });
 });

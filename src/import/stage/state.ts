@@ -34,7 +34,7 @@ export const BATCH = 4096;
 const FILE_RANK: Record<string, number> = {};
 Object.values(INPUT_FILES).forEach((f, i) => (FILE_RANK[f.file] = i));
 
-/** An ISO 3166 alpha-2 or alpha-3 code as the country's English name; any other value as given. */
+/** An ISO 3166 alpha-2 or alpha-3 code as the country's ISO 3166 English short name; any other value as given. */
 function canonicalCountry(v: string): string {
   if (!/^[A-Za-z]{2,3}$/.test(v)) return v;
   const code = countryCode(v);
