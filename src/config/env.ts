@@ -3,8 +3,12 @@ import path from 'node:path';
 import { z } from 'zod';
 import { parseCallbackHosts } from '../domain/callback-hosts';
 
+/** A switch: true/false, 1/0 or yes/no, in any case (SEED_DEMO=TRUE as well as true). */
 const bool = z
-  .enum(['true', 'false', '1', '0', 'yes', 'no'])
+  .preprocess(
+    (v) => (typeof v === 'string' ? v.trim().toLowerCase() : v),
+    z.enum(['true', 'false', '1', '0', 'yes', 'no']),
+  )
   .transform((v) => v === 'true' || v === '1' || v === 'yes');
 
 const intIn = (min: number, max: number) => z.coerce.number().int().min(min).max(max);
@@ -300,6 +304,9 @@ const schema = z.object({
 });
 
 export type Config = z.infer<typeof schema> & { dataDir: string };
+
+/** The names of every setting loadConfig reads (README's settings table lists them). */
+export const SETTING_NAMES: readonly string[] = Object.keys(schema.shape);
 
 /** Thrown when settings are invalid; `issues` lists every bad variable. */
 export class ConfigError extends Error {

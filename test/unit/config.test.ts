@@ -1,7 +1,8 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { ConfigError, loadConfig } from '../../src/config/env';
+import { ConfigError, SETTING_NAMES, loadConfig } from '../../src/config/env';
+import { ROOT } from '../support/paths';
 
 describe('loadConfig', () => {
   it('works with no settings at all', () => {
@@ -26,6 +27,12 @@ describe('loadConfig', () => {
     expect(c.PORT).toBe(4000);
     expect(c.API_KEYS).toEqual(['aaaaaaaaaaaaaaaa', 'bbbbbbbbbbbbbbbb']);
     expect(c.SEED_DEMO).toBe(false);
+  });
+
+  it('takes switches in any case, as import files do, and names what they take when refused', () => {
+    const c = loadConfig({ SEED_DEMO: 'FALSE', CALLBACK_ALLOW_HTTP: 'Yes', EMBEDDED_POINT_READS: ' No ' });
+    expect([c.SEED_DEMO, c.CALLBACK_ALLOW_HTTP, c.EMBEDDED_POINT_READS]).toEqual([false, true, false]);
+    expect(() => loadConfig({ SEED_DEMO: 'maybe' })).toThrow(/SEED_DEMO: .*true.*false/);
   });
 
   it('reports every bad variable at once', () => {
@@ -138,5 +145,16 @@ describe('loadConfig', () => {
     ]) {
       expect(() => loadConfig(bad)).toThrow(ConfigError);
     }
+  });
+
+  it('reads every setting the README lists, and the README lists every one it reads', () => {
+    const readme = fs.readFileSync(path.join(ROOT, 'README.md'), 'utf8');
+    const table = readme.slice(
+      readme.indexOf('## Settings'),
+      readme.indexOf('\n## ', readme.indexOf('## Settings') + 1),
+    );
+    const listed = [...table.matchAll(/^\| `([A-Z][A-Z0-9_]*)`/gm)].map((m) => m[1]);
+    // The Cloud Storage client reads STORAGE_EMULATOR_HOST itself (see gcs.blob-store.ts).
+    expect([...listed].sort()).toEqual([...SETTING_NAMES, 'STORAGE_EMULATOR_HOST'].sort());
   });
 });
