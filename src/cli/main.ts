@@ -54,7 +54,7 @@ const version = (
 const program = new Command()
   .name('tiergraph')
   .version(version, '-V, --version', 'print the version and exit')
-  .description('Supply-chain relationship data service: serve, import, generate, seed, keys.')
+  .description('Supply-chain relationship data service: serve, import, generate, seed, migrate, keys.')
   // Commander's own refusals (an unknown option, an argument a parser refused) end the process
   // through the catch below, with the status of bad settings; help and --version with 0.
   .exitOverride();
@@ -94,13 +94,13 @@ program
   .argument('<dir>', 'directory with the import CSV files (docs/import-format.md)')
   .option(
     '--max-rejected <n>',
-    'import anyway when at most this many rows are rejected (default 0: any rejected row aborts)',
+    'import anyway when at most this many rows are rejected (0: any rejected row aborts)',
     positiveInt,
     DEFAULT_MAX_REJECTED,
   )
   .option(
     '--report <file>',
-    'write every rejected row (file, line, reason) to this CSV file (default: a file under DATA_DIR/reports)',
+    'write every rejected row and every warning (file, line, reason, severity) to this CSV file (default: a file under DATA_DIR/reports)',
   )
   .option('--dry-run', 'validate every row and report, without touching the store')
   .option(
@@ -358,7 +358,7 @@ program
   .command('seed')
   .argument('<files...>', 'Cypher seed files')
   .description(
-    'run Cypher seed files against the store (STORE=embedded or neo4j); timestamp literals are translated for Neo4j',
+    'run Cypher seed files against the store (STORE=embedded or neo4j); on Neo4j, timestamp literals and list properties written as text are translated',
   )
   .action(async (files: string[]) => {
     const cfg = config();
