@@ -183,9 +183,13 @@ const runIdParam = {
   description: 'Run id from the start response; anything but a positive integer answers 400.',
 };
 
+/**
+ * The problem answers of a route: those given, and the two any route may give, 500 (an error of the
+ * service's own, with a request id) and 503 (a store or jobs database that does not answer).
+ */
 const problems = (...statuses: number[]) =>
   Object.fromEntries(
-    statuses.map((s) => [
+    [...new Set([...statuses, 500, 503])].map((s) => [
       String(s),
       {
         description: Object.values(ERROR_CODES).find((c) => c.status === s)?.title ?? 'Error',
@@ -197,7 +201,7 @@ const problems = (...statuses: number[]) =>
                   description:
                     s === 429
                       ? 'Seconds until the window that refused the request ends.'
-                      : 'Seconds to wait before asking again (sent while the first search index is built).',
+                      : 'Seconds to wait before asking again, where the server can tell (while the first search index is built).',
                 },
               },
             }

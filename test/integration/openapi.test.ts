@@ -55,7 +55,7 @@ describe('OpenAPI document', () => {
     }
   });
 
-  it('describes 405 with Allow and 429 with Retry-After', async () => {
+  it('describes 405 with Allow, 429 with Retry-After, and 500 and 503 on every route', async () => {
     const doc = (await (await fetch(`${t.base}/openapi.json`)).json()) as {
       info: { description: string };
       paths: Record<
@@ -73,6 +73,13 @@ describe('OpenAPI document', () => {
           path,
           method,
           ['Retry-After'],
+        ]);
+        // Any route may meet an error of the service's own, or a store that does not answer.
+        expect([path, method, '500' in op.responses, '503' in op.responses]).toEqual([
+          path,
+          method,
+          true,
+          true,
         ]);
       }
     }
