@@ -38,6 +38,13 @@ describe('aliases and industry in the import format', () => {
         }),
         companyRow({ vid: 'empty-alias', name: 'Broken Aliases Ltd', aliases: 'A||B' }),
         companyRow({ vid: 'code-alone', name: 'Code Without System Ltd', industry_code: '1234' }),
+        // Rejected for its date: its country, which names none, is not warned of besides.
+        companyRow({
+          vid: 'narnia',
+          name: 'Narnia Ltd',
+          domiciled_country: 'Narnia',
+          ipo_date: '2023-02-30',
+        }),
       ],
     });
     store = new EmbeddedGraphStore({ dir: path.join(dir, 'g'), connections: 1, bufferPoolMb: 128 });
@@ -67,10 +74,11 @@ describe('aliases and industry in the import format', () => {
     });
   });
 
-  it('rejects an empty alias and a code without its system', () => {
+  it('rejects an empty alias, a code without its system and an impossible date', () => {
     expect(rejected.map((r) => r.reason)).toEqual([
       expect.stringMatching(/empty alias/),
       expect.stringMatching(/industry_code/),
+      expect.stringMatching(/ipo_date/),
     ]);
   });
 

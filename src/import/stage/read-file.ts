@@ -124,7 +124,9 @@ export async function readInputFile(
       h.at = '';
       try {
         h.row(f, line);
+        state.endRow(true);
       } catch (e) {
+        state.endRow(false);
         if (!(e instanceof ValueError)) throw e;
         h.onReject?.(line);
         state.reject(file, line, h.at === '' ? e.message : `column "${h.at}": ${e.message}`);

@@ -156,6 +156,16 @@ export class StageState {
     if (this.warnings.length < MAX_WARNINGS) this.warnings.push({ file, line, reason });
   }
 
+  /** Warnings about the row being read: reported once it is loaded (a warning says "loaded as given"). */
+  private readonly rowWarnings: RejectedRow[] = [];
+
+  /** Ends the row being read: its warnings are reported when it was loaded, dropped when rejected. */
+  endRow(loaded: boolean): void {
+    if (this.rowWarnings.length === 0) return;
+    if (loaded) for (const w of this.rowWarnings) this.warn(w.file, w.line, w.reason);
+    this.rowWarnings.length = 0;
+  }
+
   /**
    * A country field's staged value: an ISO 3166 code becomes the country's English name; a
    * name is kept as given, with a warning when no ISO 3166 country goes by it (searches by
@@ -164,7 +174,11 @@ export class StageState {
   countryField(file: string, line: number, column: string, value: string): string {
     const staged = this.country(value);
     if (this.knownCountry(value) === '')
-      this.warn(file, line, `${column} "${value}" names no ISO 3166 country; kept as given`);
+      this.rowWarnings.push({
+        file,
+        line,
+        reason: `${column} "${value}" names no ISO 3166 country; kept as given`,
+      });
     return staged;
   }
 
