@@ -30,7 +30,7 @@ export function loadTypeDefs(): string[] {
     .map((f) => fs.readFileSync(path.join(dir, f), 'utf8'));
 }
 
-/** The executable schema: SDL from `schema/`, one resolver module per root field. */
+/** The executable schema: SDL from `schema/`, resolver modules by domain (`resolvers/`). */
 export function buildSchema(): GraphQLSchema {
   return makeExecutableSchema({
     typeDefs: loadTypeDefs(),
