@@ -270,6 +270,15 @@ describeWithBrowser('the web app when things go wrong', () => {
     expect(await page.evaluate('window.scrollY')).toBe(0);
   });
 
+  it('labels each date filter by the days it keeps: lists after the day, exports from the day on', async () => {
+    await open(`/companies/${hub.vid}`);
+    const exportPanel = page.getByRole('region', { name: 'Export tier view' });
+    await exportPanel.getByLabel('Evidence on or after', { exact: true }).waitFor();
+    expect(await exportPanel.getByLabel('Evidence after', { exact: true }).count()).toBe(0);
+    const customers = page.getByRole('region', { name: /Customers/ });
+    expect(await customers.getByLabel('Evidence after', { exact: true }).count()).toBe(1);
+  });
+
   it('finds an export again after the analyst went elsewhere', async () => {
     await open(`/companies/${hub.vid}`);
     const panel = page.getByRole('region', { name: 'Export tier view' });

@@ -146,7 +146,9 @@ export function exportPanel(vid: string, name: string): HTMLElement {
     direction,
     h('label', { for: tiers.id }, 'Tiers'),
     tiers,
-    h('label', { for: since.id }, 'Evidence after'),
+    // An export walks relationships with evidence on or after the day, where lists and the map keep
+    // those with evidence after it (the interface defines the two so): the labels say which.
+    h('label', { for: since.id }, 'Evidence on or after'),
     since,
     h('label', { class: 'check' }, multiple, ' Three files'),
     h('label', { class: 'check' }, excel, ' For Excel'),
