@@ -231,6 +231,28 @@ describeWithBrowser('the web app when things go wrong', () => {
     expect(await page.evaluate('document.documentElement.scrollWidth')).toBeLessThanOrEqual(375);
   });
 
+  it("keeps the tier map's tip on a phone's screen, for the company nearest its right edge too", async () => {
+    await page.setViewportSize({ width: 375, height: 700 });
+    await open(`/companies/${hub.vid}/map`);
+    const figure = page.getByRole('figure', { name: 'Tier map' });
+    await figure.and(page.locator('[data-nodes]')).waitFor();
+    await figure.scrollIntoViewIfNeeded();
+    const box = (await figure.boundingBox())!;
+    const tipShown = "!!document.querySelector('.tip:not([hidden])')";
+    // From the right edge leftwards, row by row: the first company the pointer meets is near the edge.
+    let found = false;
+    for (let x = box.x + box.width - 4; x > box.x && !found; x -= 6)
+      for (let y = box.y + 4; y < box.y + box.height && !found; y += 8) {
+        await page.mouse.move(x, y);
+        found = (await page.evaluate(tipShown)) as boolean;
+      }
+    expect(found).toBe(true);
+    const tip = (await page.locator('.tip').boundingBox())!;
+    expect(tip.x).toBeGreaterThanOrEqual(0);
+    expect(tip.x + tip.width).toBeLessThanOrEqual(375);
+    expect(await page.evaluate('document.documentElement.scrollWidth')).toBeLessThanOrEqual(375);
+  });
+
   it('offers download links on the name the app was opened by', async () => {
     // The server names itself localhost (no PUBLIC_URL); the analyst came by 127.0.0.1.
     const other = `http://127.0.0.1:${server.running.port}`;

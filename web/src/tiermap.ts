@@ -265,7 +265,7 @@ export async function tierMapView(main: HTMLElement, vid: string, url: URL): Pro
       group: 'nodes' as const,
       data: {
         id: n.vid,
-        label: n.hidden > 0 ? `${short(n.name)} (+${n.hidden})` : short(n.name),
+        label: n.hidden > 0 ? `${short(n.name)} (+${n.hidden.toLocaleString()})` : short(n.name),
         colour: TIER_COLOURS[n.tier] ?? '#6b7280',
         size: 14 + Math.min(46, Math.sqrt(n.count_suppliers + n.count_customers) * 4),
       },
@@ -335,9 +335,14 @@ export async function tierMapView(main: HTMLElement, vid: string, url: URL): Pro
   const showTip = (html: HTMLElement[], x: number, y: number) => {
     replace(tip, html);
     const box = canvas.getBoundingClientRect();
-    tip.style.left = `${box.left + window.scrollX + x + 14}px`;
-    tip.style.top = `${box.top + window.scrollY + y + 14}px`;
     tip.hidden = false;
+    // Beside the pointer, but inside the window: on a phone, or near the right edge, a tip placed
+    // right of the pointer would leave the page wider than the screen.
+    const margin = 8;
+    const viewport = document.documentElement.clientWidth;
+    const left = Math.max(margin, Math.min(box.left + x + 14, viewport - tip.offsetWidth - margin));
+    tip.style.left = `${left + window.scrollX}px`;
+    tip.style.top = `${box.top + window.scrollY + y + 14}px`;
   };
   cy.on('mouseover', 'node', (e) => {
     const n = byVid.get(target(e).id())!;
