@@ -476,6 +476,28 @@ describeWithBrowser('the web app when things go wrong', () => {
     expect(await page.evaluate('document.activeElement.textContent')).toBe(count > 20 ? 'Next' : 'Previous');
   });
 
+  it('comes back to the list page and the place it was left at, after Back and after a reload', async () => {
+    const { vid, count_customers: count } = await bigSupplier();
+    await open(`/companies/${vid}`);
+    const customers = page.getByRole('region', { name: /Customers/ });
+    await customers.getByRole('button', { name: 'Next' }).click();
+    const second = customers.getByText(`11–${Math.min(20, count)} of ${count.toLocaleString('en-US')}`);
+    await second.waitFor();
+    const name = await customers.getByRole('row').nth(1).getByRole('link').first().textContent();
+    await page.evaluate('window.scrollTo(0, document.documentElement.scrollHeight)');
+    const left = (await page.evaluate('window.scrollY')) as number;
+    expect(left).toBeGreaterThan(200);
+    await customers.getByRole('row').nth(1).getByRole('link').first().click();
+    await page.waitForURL((url) => !url.pathname.endsWith(vid));
+    await page.getByRole('heading', { level: 1, name: name! }).waitFor();
+    await page.goBack();
+    await second.waitFor();
+    await page.waitForFunction(`window.scrollY === ${left}`);
+    await page.reload();
+    await second.waitFor();
+    await page.waitForFunction(`window.scrollY === ${left}`);
+  });
+
   it('says the list is filtered, and of how many in all, once filters are applied', async () => {
     const { vid, count_customers: count } = await bigSupplier();
     await open(`/companies/${vid}`);

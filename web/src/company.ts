@@ -218,6 +218,30 @@ export async function companyView(main: HTMLElement, vid: string, _url: URL): Pr
   );
 }
 
+interface ListState {
+  offset: number;
+  c: number;
+  date: string | null;
+}
+
+/** A list's page and filters as kept in the current history entry's state, or the first page unfiltered. */
+function keptList(side: string): ListState {
+  const s = (history.state as { lists?: Record<string, Partial<ListState>> } | null)?.lists?.[side];
+  const offset = Number(s?.offset);
+  const c = Number(s?.c);
+  return {
+    offset: Number.isInteger(offset) && offset >= 0 ? offset : 0,
+    c: Number.isFinite(c) && c >= 0 && c <= 1 ? c : 0,
+    date: typeof s?.date === 'string' && /^\d{4}-\d{2}-\d{2}$/.test(s.date) ? s.date : null,
+  };
+}
+
+/** Keeps a list's page and filters in the current history entry's state (the router's key stays). */
+function keepList(side: string, list: ListState): void {
+  const state = (history.state ?? {}) as { lists?: Record<string, ListState> };
+  history.replaceState({ ...state, lists: { ...state.lists, [side]: list } }, '');
+}
+
 function relationships(c: Profile, side: 'suppliers' | 'customers', evidence: HTMLElement): HTMLElement {
   const key = side === 'suppliers' ? 'supplier' : 'customer';
   const total = side === 'suppliers' ? c.count_suppliers : c.count_customers;
@@ -235,9 +259,14 @@ function relationships(c: Profile, side: 'suppliers' | 'customers', evidence: HT
   });
   const since = h('input', { type: 'date', id: `${side}-date` });
   const body = h('div', {});
-  let offset = 0;
+  // The page and filters the list was left at in this history entry: Back, Forward and reload
+  // come back to them rather than to the first page.
+  const kept = keptList(side);
+  let offset = kept.offset;
   // The filters as last applied (Filter): paging keeps to them, whatever is typed meanwhile.
-  let applied: { c: number; date: string | null } = { c: 0, date: null };
+  let applied: { c: number; date: string | null } = { c: kept.c, date: kept.date };
+  minC.value = String(applied.c);
+  since.value = applied.date ?? '';
   // Only the answer to the latest request is drawn: an earlier one that comes late is dropped.
   let asked = 0;
 
@@ -249,7 +278,10 @@ function relationships(c: Profile, side: 'suppliers' | 'customers', evidence: HT
       applied.date ? `evidence after ${applied.date}` : null,
     ].filter(Boolean);
     filtered.hidden = parts.length === 0;
-    filtered.textContent = `Only those with ${parts.join(' and ')}, of ${total.toLocaleString()} in all.`;
+    filtered.textContent =
+      parts.length === 0
+        ? ''
+        : `Only those with ${parts.join(' and ')}, of ${total.toLocaleString()} in all.`;
   };
 
   const load = async (mine: number): Promise<boolean> => {
@@ -330,7 +362,14 @@ function relationships(c: Profile, side: 'suppliers' | 'customers', evidence: HT
         offset > 0
           ? h('button', { type: 'button', onclick: () => go(Math.max(0, offset - PAGE)) }, 'Previous')
           : null,
-        rows.length > 0 ? h('span', { class: 'muted' }, `${offset + 1}–${offset + rows.length}`) : null,
+        rows.length > 0
+          ? h(
+              'span',
+              { class: 'muted' },
+              // Of how many only when no filter applies: the count of a filtered list is not known.
+              `${offset + 1}–${offset + rows.length}${applied.c > 0 || applied.date ? '' : ` of ${total.toLocaleString()}`}`,
+            )
+          : null,
         data.page.has_more ? h('button', { type: 'button', onclick: () => go(offset + PAGE) }, 'Next') : null,
       ),
     );
@@ -341,6 +380,7 @@ function relationships(c: Profile, side: 'suppliers' | 'customers', evidence: HT
     const active = document.activeElement;
     const pager = active instanceof HTMLButtonElement && body.contains(active) ? active.textContent : null;
     offset = to;
+    keepList(side, { offset, ...applied });
     const mine = ++asked;
     load(mine).then(
       (drawn) => {
@@ -370,7 +410,8 @@ function relationships(c: Profile, side: 'suppliers' | 'customers', evidence: HT
     since,
     h('button', { type: 'submit', class: 'small' }, 'Filter'),
   );
-  go(0);
+  sayFiltered();
+  go(offset);
   return h(
     'section',
     { class: 'card', 'aria-labelledby': id },

@@ -42,8 +42,36 @@ function draw(force: boolean, moved = false): void {
   const done = render(url);
   if (y !== undefined)
     void Promise.resolve(done).then(() => {
-      if (drawn === page) window.scrollTo(0, y);
+      if (drawn === page) scrollOnceTall(page, y);
     });
+}
+
+/** Longest wait for the parts a page draws after it (lists, clusters) to make it tall enough. */
+const TALL_WAIT_MS = 5000;
+
+/**
+ * Scrolls to `y`; when the page is still too short (its lists come after it is drawn), scrolls again as
+ * it grows, until it reaches `y`, the analyst scrolls or types, another page is drawn, or a few seconds
+ * pass.
+ */
+function scrollOnceTall(page: string, y: number): void {
+  const tall = () => document.documentElement.scrollHeight - window.innerHeight >= y;
+  window.scrollTo(0, y);
+  if (tall()) return;
+  const inputs = ['wheel', 'touchstart', 'keydown', 'mousedown'] as const;
+  const stop = () => {
+    observer.disconnect();
+    clearTimeout(timer);
+    for (const type of inputs) window.removeEventListener(type, stop);
+  };
+  const observer = new ResizeObserver(() => {
+    if (drawn !== page) return stop();
+    window.scrollTo(0, y);
+    if (tall()) stop();
+  });
+  observer.observe(document.body);
+  const timer = setTimeout(stop, TALL_WAIT_MS);
+  for (const type of inputs) window.addEventListener(type, stop, { passive: true });
 }
 
 export function startRouter(r: Render): void {
