@@ -301,6 +301,42 @@ describeWithBrowser('the web app when things go wrong', () => {
     expect(await customers.getByLabel('Evidence after', { exact: true }).count()).toBe(1);
   });
 
+  it('follows an export through a passing outage, and cancels it', async () => {
+    let polls = 0;
+    let cancelled = false;
+    const running = { life_cycle_state: 'RUNNING', state_message: 'tier 1 of 2' };
+    const ended = {
+      life_cycle_state: 'TERMINATED',
+      result_state: 'CANCELED',
+      state_message: 'Cancelled by the user.',
+    };
+    await page.route('**/v1/tierviewjob/', (route) =>
+      route.fulfill({ status: 200, contentType: 'application/json', body: '{"run_id":"77"}' }),
+    );
+    await page.route('**/v1/jobs/77/cancel', (route) => {
+      cancelled = true;
+      return route.fulfill({ status: 200, contentType: 'application/json', body: '{}' });
+    });
+    await page.route('**/v1/jobs/77/', (route) =>
+      // The first poll meets a server that is down for a moment.
+      ++polls === 1
+        ? route.abort('connectionrefused')
+        : route.fulfill({
+            status: 200,
+            contentType: 'application/json',
+            body: JSON.stringify({ run_id: '77', state: cancelled ? ended : running, output: null }),
+          }),
+    );
+    await open(`/companies/${hub.vid}`);
+    const panel = page.getByRole('region', { name: 'Export tier view' });
+    await panel.getByRole('button', { name: 'Start export' }).click();
+    await panel.getByText('Run 77: the server cannot be reached. Asking again in 2 s.').waitFor();
+    await panel.getByText('Run 77: running · tier 1 of 2').waitFor();
+    await panel.getByRole('button', { name: 'Cancel run' }).click();
+    await panel.getByText('Run 77 ended CANCELED: Cancelled by the user.').waitFor();
+    expect(cancelled).toBe(true);
+  });
+
   it('finds an export again after the analyst went elsewhere', async () => {
     await open(`/companies/${hub.vid}`);
     const panel = page.getByRole('region', { name: 'Export tier view' });

@@ -56,20 +56,59 @@ export function exportPanel(vid: string, name: string): HTMLElement {
   let following = 0;
   const follow = async (runId: string) => {
     const mine = ++following;
+    const path = `/v1/jobs/${encodeURIComponent(runId)}/`;
+    // Polls that failed in a row: a server restarting or a network that drops for a moment is waited
+    // out (the run goes on without the page), with a longer wait after each failure.
+    let failed = 0;
+    let shown = '';
+    const say = (text: string, spinner: boolean, cancel: boolean) => {
+      // Drawn again only when it changed, so that a screen reader does not repeat it every poll.
+      if (text === shown) return;
+      shown = text;
+      replace(
+        status,
+        h('p', {}, spinner ? h('span', { class: 'spinner', 'aria-hidden': 'true' }) : null, text),
+        cancel
+          ? h(
+              'button',
+              {
+                type: 'button',
+                class: 'small',
+                onclick: (e: Event) => {
+                  (e.currentTarget as HTMLButtonElement).disabled = true;
+                  rest<Job>(`${path}cancel`, { method: 'POST' }).catch((err: Error) =>
+                    status.append(h('p', { class: 'error', role: 'alert' }, err.message)),
+                  );
+                },
+              },
+              'Cancel run',
+            )
+          : null,
+      );
+    };
     for (;;) {
-      const job = await rest<Job>(`/v1/jobs/${encodeURIComponent(runId)}/`);
+      let job: Job;
+      try {
+        job = await rest<Job>(path);
+        failed = 0;
+      } catch (err) {
+        const passing = err instanceof ApiError && [0, 429, 502, 503, 504].includes(err.status);
+        if (!passing || mine !== following) throw err;
+        failed++;
+        const waitS = Math.min(30, err.retryAfterS ?? 2 ** Math.min(failed, 5));
+        const why = err.status === 0 ? 'the server cannot be reached.' : err.message;
+        say(`Run ${runId}: ${why} Asking again in ${waitS} s.`, false, false);
+        await new Promise((r) => setTimeout(r, waitS * 1000));
+        if (!status.isConnected || mine !== following) return;
+        continue;
+      }
       if (mine !== following) return;
       const s = job.state;
       if (s.life_cycle_state === 'PENDING' || s.life_cycle_state === 'RUNNING') {
-        replace(
-          status,
-          h(
-            'p',
-            {},
-            h('span', { class: 'spinner', 'aria-hidden': 'true' }),
-            `Run ${runId}: ${s.life_cycle_state.toLowerCase()}`,
-            s.state_message ? ` · ${s.state_message}` : '',
-          ),
+        say(
+          `Run ${runId}: ${s.life_cycle_state.toLowerCase()}${s.state_message ? ` · ${s.state_message}` : ''}`,
+          true,
+          true,
         );
         await new Promise((r) => setTimeout(r, 700));
         // Left for another page: no more polls (the page finds the run again on return).
