@@ -244,7 +244,7 @@ describeWithBrowser('the web app when things go wrong', () => {
     for (let x = box.x + box.width - 4; x > box.x && !found; x -= 6)
       for (let y = box.y + 4; y < box.y + box.height && !found; y += 8) {
         await page.mouse.move(x, y);
-        found = (await page.evaluate(tipShown)) as boolean;
+        found = await page.evaluate<boolean>(tipShown);
       }
     expect(found).toBe(true);
     const tip = (await page.locator('.tip').boundingBox())!;
@@ -521,7 +521,7 @@ describeWithBrowser('the web app when things go wrong', () => {
     await second.waitFor();
     const name = await customers.getByRole('row').nth(1).getByRole('link').first().textContent();
     await page.evaluate('window.scrollTo(0, document.documentElement.scrollHeight)');
-    const left = (await page.evaluate('window.scrollY')) as number;
+    const left = await page.evaluate<number>('window.scrollY');
     expect(left).toBeGreaterThan(200);
     await customers.getByRole('row').nth(1).getByRole('link').first().click();
     await page.waitForURL((url) => !url.pathname.endsWith(vid));
