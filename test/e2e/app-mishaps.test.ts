@@ -163,8 +163,9 @@ describeWithBrowser('the web app when things go wrong', () => {
     await page.waitForURL(/date=2024-01-02/);
     await figure.and(page.locator('[data-nodes]')).waitFor();
 
-    const confidence = page.getByLabel('Min. confidence');
-    await confidence.fill('0.93');
+    // Typed as the percentage the map shows; the address keeps the API's fraction.
+    const confidence = page.getByLabel('Min. confidence (%)');
+    await confidence.fill('93');
     await confidence.press('Enter');
     await page.waitForURL(/confidence=0\.93/);
     await figure.and(page.locator('[data-nodes]')).waitFor();
@@ -176,6 +177,9 @@ describeWithBrowser('the web app when things go wrong', () => {
     await figure.and(page.locator('[data-nodes]')).waitFor();
     expect(await page.getByLabel('Strongest per company').inputValue()).toBe('7');
     expect(await page.getByLabel('Companies at most').inputValue()).toBe('20');
+    await page.goto(`${base}/companies/${hub.vid}/map?confidence=0.07`);
+    await figure.and(page.locator('[data-nodes]')).waitFor();
+    expect(await page.getByLabel('Min. confidence (%)').inputValue()).toBe('7');
   });
 
   it('moves through suggestions by keyboard, closes them on a click elsewhere, and starts results at the content', async () => {
@@ -541,11 +545,11 @@ describeWithBrowser('the web app when things go wrong', () => {
     await customers.getByRole('button', { name: 'Next' }).waitFor();
     const note = customers.getByText(/^Only those with /);
     expect(await note.count()).toBe(0);
-    await customers.getByLabel('Min. confidence').fill('0.5');
+    await customers.getByLabel('Min. confidence (%)').fill('50');
     await customers.getByLabel('Evidence after').fill('2020-01-01');
     await customers.getByRole('button', { name: 'Filter' }).click();
     expect(await note.textContent()).toBe(
-      `Only those with confidence at least 0.5 and evidence after 2020-01-01, of ${count.toLocaleString('en-US')} in all.`,
+      `Only those with confidence at least 50% and evidence after 2020-01-01, of ${count.toLocaleString('en-US')} in all.`,
     );
     // Back to no filter: the line goes.
     await customers.getByLabel('Min. confidence').fill('0');

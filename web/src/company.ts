@@ -1,5 +1,5 @@
 import { gql } from './api';
-import { day, h, pct, replace, setTitle } from './dom';
+import { confidenceOf, day, h, pct, percentOf, replace, setTitle } from './dom';
 import { exportPanel } from './export';
 
 interface Profile {
@@ -247,11 +247,11 @@ function relationships(c: Profile, side: 'suppliers' | 'customers', evidence: HT
   const total = side === 'suppliers' ? c.count_suppliers : c.count_customers;
   const title = side === 'suppliers' ? 'Suppliers' : 'Customers';
   const id = `${side}-h`;
+  // Typed as a percentage, as the lists show confidence (a step would make the browser refuse 93.5).
   const minC = h('input', {
     type: 'number',
     min: 0,
-    max: 1,
-    // Any confidence from 0 to 1 (a step would make the browser refuse 0.93).
+    max: 100,
     step: 'any',
     value: 0,
     id: `${side}-c`,
@@ -265,7 +265,7 @@ function relationships(c: Profile, side: 'suppliers' | 'customers', evidence: HT
   let offset = kept.offset;
   // The filters as last applied (Filter): paging keeps to them, whatever is typed meanwhile.
   let applied: { c: number; date: string | null } = { c: kept.c, date: kept.date };
-  minC.value = String(applied.c);
+  minC.value = percentOf(applied.c);
   since.value = applied.date ?? '';
   // Only the answer to the latest request is drawn: an earlier one that comes late is dropped.
   let asked = 0;
@@ -274,7 +274,7 @@ function relationships(c: Profile, side: 'suppliers' | 'customers', evidence: HT
   const filtered = h('p', { class: 'muted small', hidden: true });
   const sayFiltered = () => {
     const parts = [
-      applied.c > 0 ? `confidence at least ${applied.c}` : null,
+      applied.c > 0 ? `confidence at least ${percentOf(applied.c)}%` : null,
       applied.date ? `evidence after ${applied.date}` : null,
     ].filter(Boolean);
     filtered.hidden = parts.length === 0;
@@ -399,12 +399,12 @@ function relationships(c: Profile, side: 'suppliers' | 'customers', evidence: HT
       class: 'filters',
       onsubmit: (e: Event) => {
         e.preventDefault();
-        applied = { c: Number(minC.value) || 0, date: since.value || null };
+        applied = { c: confidenceOf(minC.value), date: since.value || null };
         sayFiltered();
         go(0);
       },
     },
-    h('label', { for: minC.id }, 'Min. confidence'),
+    h('label', { for: minC.id }, 'Min. confidence (%)'),
     minC,
     h('label', { for: since.id }, 'Evidence after'),
     since,

@@ -42,6 +42,20 @@ export function day(iso: string | null | undefined): string {
   return iso ? iso.slice(0, 10) : '—';
 }
 
+/**
+ * A confidence as the percentage an analyst types into a filter: 0.93 as "93", 0.125 as "12.5"
+ * (rounded past the float's noise, so 0.07 is not "7.000000000000001").
+ */
+export function percentOf(c: number): string {
+  return String(Number((c * 100).toFixed(6)));
+}
+
+/** A percentage typed into a filter as the confidence the API takes (0 for none or nonsense), 0 to 1. */
+export function confidenceOf(typed: string): number {
+  const v = Number(typed);
+  return Number.isFinite(v) && v > 0 ? Math.min(v, 100) / 100 : 0;
+}
+
 export function pct(x: number | null | undefined): string {
   return x === null || x === undefined ? '—' : `${Math.round(x * 100)}%`;
 }

@@ -1,7 +1,7 @@
 import cytoscape from 'cytoscape';
 import type { Core, ElementDefinition, EventObject, SingularElementReturnValue } from 'cytoscape';
 import { gql } from './api';
-import { day, h, pct, replace, setTitle } from './dom';
+import { confidenceOf, day, h, pct, percentOf, replace, setTitle } from './dom';
 import { navigate } from './router';
 
 interface MapNode {
@@ -117,14 +117,15 @@ export async function tierMapView(main: HTMLElement, vid: string, url: URL): Pro
     ['2', '2'],
     ['3', '3'],
   ]);
+  // Typed as a percentage, as the map and lists show confidence; any value from 0 to 100 (a step would
+  // make the browser refuse 93.5, and the other filters with it). The address keeps the API's 0 to 1.
   const minC = h('input', {
     id: 'map-confidence',
     type: 'number',
     min: 0,
-    max: 1,
-    // Any confidence from 0 to 1: a step would make the browser refuse 0.93, and the other filters with it.
+    max: 100,
     step: 'any',
-    value: o.c,
+    value: percentOf(o.c),
     class: 'short',
   });
   const since = h('input', { id: 'map-date', type: 'date', value: o.date });
@@ -183,7 +184,7 @@ export async function tierMapView(main: HTMLElement, vid: string, url: URL): Pro
           mapUrl(vid, {
             direction: direction.value === 'customer' ? 'customer' : 'supplier',
             tiers: Number(tiers.value),
-            c: Number(minC.value) || 0,
+            c: confidenceOf(minC.value),
             date: since.value,
             per: Number(per.value),
             max: Number(max.value),
@@ -196,7 +197,7 @@ export async function tierMapView(main: HTMLElement, vid: string, url: URL): Pro
     direction,
     h('label', { for: tiers.id }, 'Tiers'),
     tiers,
-    h('label', { for: minC.id }, 'Min. confidence'),
+    h('label', { for: minC.id }, 'Min. confidence (%)'),
     minC,
     h('label', { for: since.id }, 'Evidence after'),
     since,
