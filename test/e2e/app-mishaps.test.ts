@@ -632,6 +632,29 @@ describeWithBrowser('the web app when things go wrong', () => {
     await page.getByText('Companies of this country, the most connected first.').waitFor();
   });
 
+  it('says what a search found in a status line rather than reading the table out, and names a country that matched nothing', async () => {
+    await open('/?country=China');
+    const results = page.getByRole('region', { name: 'Results' });
+    await results.getByRole('row').nth(1).waitFor();
+    expect(await results.getAttribute('aria-live')).toBeNull();
+    const rows = (await results.getByRole('row').count()) - 1;
+    const said = await page
+      .getByRole('status')
+      .filter({ hasText: /^Results / })
+      .textContent();
+    expect(said).toMatch(new RegExp(`^Results 1 to ${rows}(\\.|, more on the next page\\.)$`));
+    // "Korea" is no name ISO 3166 or the server knows the country by.
+    await page.goto(`${base}/?q=${encodeURIComponent('Precision')}&country=Korea`);
+    await results.getByText('No company matches in “Korea”.', { exact: false }).waitFor();
+    expect(await results.textContent()).toMatch(/“Korea, Republic of” or “South Korea”/);
+    expect(
+      await page
+        .getByRole('status')
+        .filter({ hasText: /^No company/ })
+        .textContent(),
+    ).toBe('No company matches.');
+  });
+
   it('asks for a key, not the server, when only spaces were typed', async () => {
     let asked = 0;
     page.on('request', (r) => {

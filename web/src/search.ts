@@ -129,7 +129,10 @@ export async function searchView(main: HTMLElement, url: URL): Promise<void> {
         ? ''
         : `${count} ${count === 1 ? 'suggestion' : 'suggestions'}: press the down arrow to reach ${count === 1 ? 'it' : 'them'}, Escape to close.`;
   };
-  const results = h('section', { class: 'results', 'aria-label': 'Results', 'aria-live': 'polite' });
+  // Not a live region: a screen reader would read the whole table out at every search. A status line
+  // says what came of it instead.
+  const results = h('section', { class: 'results', 'aria-label': 'Results' });
+  const resultsStatus = h('p', { class: 'sr-only', role: 'status' });
   const searchbar = h(
     'div',
     { class: 'searchbar' },
@@ -235,7 +238,7 @@ export async function searchView(main: HTMLElement, url: URL): Promise<void> {
       h('label', { class: 'check' }, subsBox, ' Include subsidiaries'),
     ),
   );
-  replace(main, form, results);
+  replace(main, form, resultsStatus, results);
   if (!q && !country) {
     box.focus();
     replace(
@@ -304,8 +307,21 @@ export async function searchView(main: HTMLElement, url: URL): Promise<void> {
     if (page.results.length > 0)
       return h('p', { class: 'muted' }, 'Companies of this country, the most connected first.');
     if (offset > 0) return h('p', {}, 'No more results. ', pageLink(0, 'Back to the first page'));
+    // A country the server does not know matches nothing, which looks like no company at all.
+    if (country)
+      return h(
+        'p',
+        {},
+        `No company matches in “${country}”. Try fewer letters or include subsidiaries; a country is matched by its ISO 3166 code or English name (KR, KOR, “Korea, Republic of” or “South Korea”).`,
+      );
     return h('p', {}, 'No company matches. Try fewer letters, another country, or include subsidiaries.');
   };
+  resultsStatus.textContent =
+    page.results.length === 0
+      ? offset > 0
+        ? 'No more results.'
+        : 'No company matches.'
+      : `Results ${offset + 1} to ${offset + page.results.length}${page.has_more ? ', more on the next page' : ''}.`;
   replace(
     results,
     lead(),
