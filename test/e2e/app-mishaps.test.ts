@@ -148,6 +148,37 @@ describeWithBrowser('the web app when things go wrong', () => {
     expect(await page.evaluate(FOCUSED_LABEL)).toBe(label);
   });
 
+  it('closes the evidence on Escape, back to the button that opened it', async () => {
+    await open(`/companies/${hub.vid}`);
+    const suppliers = page.getByRole('region', { name: /Suppliers/ });
+    const opener = suppliers.getByRole('button', { name: /^Evidence: / }).first();
+    await opener.click();
+    const evidence = page.getByRole('region', { name: 'Evidence' });
+    await evidence.getByRole('listitem').first().waitFor();
+    await page.keyboard.press('Escape');
+    await evidence.waitFor({ state: 'hidden' });
+    expect(await page.evaluate(FOCUSED_LABEL)).toBe(await opener.getAttribute('aria-label'));
+  });
+
+  it('shows the profile fields the API gives: domains, evidence counts, cluster id', async () => {
+    const res = await server.get(`/v1/companies/${hub.vid}/`);
+    const p = (await res.json()) as {
+      domains: string[];
+      count_supplier_evidence: number;
+      count_customer_evidence: number;
+      cid_id: string;
+    };
+    await open(`/companies/${hub.vid}`);
+    const profile = page.getByRole('region', { name: 'Profile' });
+    const field = (name: string) => profile.locator(`dt:text-is("${name}") + dd`).textContent();
+    expect(p.domains.length).toBeGreaterThan(0);
+    expect(await field('Domains')).toBe(p.domains.join(', '));
+    expect(await field('Evidence')).toBe(
+      `${p.count_supplier_evidence.toLocaleString('en-US')} items on its suppliers, ${p.count_customer_evidence.toLocaleString('en-US')} on its customers`,
+    );
+    expect(await field('Cluster id')).toBe(p.cid_id);
+  });
+
   it('applies a typed date on Enter, not at its first digit, and takes any confidence', async () => {
     await open(`/companies/${hub.vid}/map`);
     const figure = page.getByRole('figure', { name: 'Tier map' });

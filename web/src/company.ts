@@ -136,7 +136,13 @@ export async function companyView(main: HTMLElement, vid: string, _url: URL): Pr
     ['Public', yesNo(c.is_public)],
     ['Freight forwarder', yesNo(c.is_freight_forwarder)],
     ['Phone', c.hq_phone_number],
+    ['Domains', c.domains.length > 0 ? c.domains.join(', ') : null],
+    [
+      'Evidence',
+      `${c.count_supplier_evidence.toLocaleString()} items on its suppliers, ${c.count_customer_evidence.toLocaleString()} on its customers`,
+    ],
     ['vid', c.vid],
+    ['Cluster id', c.cid_id],
   ];
   // A company with customers only (a raw-material producer, say) opens on the side that has a network.
   const customersOnly = c.count_suppliers === 0 && c.count_customers > 0;
@@ -524,6 +530,13 @@ async function showEvidence(
       ),
     );
   panel.hidden = false;
+  // Escape closes it as the Close button does, wherever in the panel focus is.
+  panel.onkeydown = (e: KeyboardEvent) => {
+    if (e.key !== 'Escape') return;
+    e.preventDefault();
+    panel.hidden = true;
+    opener?.focus();
+  };
   replace(panel, head(), h('p', { class: 'muted' }, 'Loading…'));
   panel.scrollIntoView({ block: 'start' });
   // The relationship asked for last is the one shown, however the answers arrive.
