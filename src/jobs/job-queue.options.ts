@@ -16,6 +16,7 @@ export type JobQueueConfig = Pick<
   Config,
   | 'dataDir'
   | 'JOBS_WORKER'
+  | 'JOBS_BACKEND'
   | 'JOBS_CONCURRENCY'
   | 'JOBS_MAX_QUEUED_PER_KEY'
   | 'JOB_TIMEOUT_S'
@@ -60,6 +61,7 @@ export function jobQueueOptions(config: JobQueueConfig, parts: JobQueueParts): J
     log: parts.log,
     limits: parts.limits,
     worker: config.JOBS_WORKER,
+    shared: config.JOBS_BACKEND !== 'embedded',
     concurrency: config.JOBS_CONCURRENCY,
     maxActivePerKey: config.JOBS_MAX_QUEUED_PER_KEY,
     timeoutS: config.JOB_TIMEOUT_S,

@@ -70,6 +70,12 @@ export interface JobQueueOptions {
   limits?: Limits;
   /** Run jobs in this process (false: only queue them). */
   worker: boolean;
+  /**
+   * Whether other processes can take runs from this queue (false for the embedded engine's file, which
+   * is this process's own): without a worker here, runs of an unshared queue never start, which
+   * starting and each pending run then say.
+   */
+  shared?: boolean;
   concurrency: number;
   timeoutS: number;
   lockS: number;
@@ -191,6 +197,10 @@ export class JobQueue {
       await this.agenda.ready;
     }
     this.started = true;
+    if (this.unworked())
+      this.o.log.warn(
+        'JOBS_WORKER=false on a queue no other process takes runs from (JOBS_BACKEND=embedded): export runs are accepted but never start',
+      );
     if (this.o.worker) {
       await this.queueOwedCallbacks(OWED_CALLBACK_AGE_MS);
       this.owedCallbacksTimer = setInterval(
@@ -353,6 +363,11 @@ export class JobQueue {
     return this.toView(flagged ?? (await this.o.runs.get(runId)) ?? run, origin);
   }
 
+  /** Whether runs here can never start: no worker in this process, and none elsewhere can reach the queue. */
+  private unworked(): boolean {
+    return !this.o.worker && this.o.shared === false;
+  }
+
   private async toView(run: RunRecord, origin?: string): Promise<JobView> {
     const state: JobView['state'] = {
       life_cycle_state: run.lifeCycleState,
@@ -367,9 +382,10 @@ export class JobQueue {
       const ahead = await this.o.runs.countPendingBefore(run.runId);
       const limit = `up to ${this.o.concurrency} ${this.o.concurrency === 1 ? 'run' : 'runs'} at once`;
       state.state_message =
-        ahead === 0
+        (ahead === 0
           ? `queued: next to start (${limit})`
-          : `queued: ${fmt(ahead)} ${ahead === 1 ? 'run' : 'runs'} ahead (${limit})`;
+          : `queued: ${fmt(ahead)} ${ahead === 1 ? 'run' : 'runs'} ahead (${limit})`) +
+        (this.unworked() ? '; but no worker takes runs from this queue (JOBS_WORKER=false)' : '');
     } else if (run.lifeCycleState === 'RUNNING') {
       view.output = {};
       if (run.cancelRequested) state.state_message = `cancel requested; stopping (${run.stateMessage})`;

@@ -405,7 +405,9 @@ describe('a queue without a worker', () => {
       run_id: String(ids[2]),
       state: {
         life_cycle_state: 'PENDING',
-        state_message: 'queued: 2 runs ahead (up to 2 runs at once)',
+        // The embedded queue is this process's own: with no worker here, the run would wait for ever.
+        state_message:
+          'queued: 2 runs ahead (up to 2 runs at once); but no worker takes runs from this queue (JOBS_WORKER=false)',
         user_cancelled_or_timedout: false,
       },
       output: null,
@@ -422,7 +424,9 @@ describe('a queue without a worker', () => {
     const viaPost = (await (await t.post(`/v1/jobs/${ids[1]}/cancel`, {})).json()) as JobBody;
     expect(viaPost.state.result_state).toBe('CANCELED');
     const now = (await (await t.get(`/v1/jobs/${ids[2]}`)).json()) as JobBody;
-    expect(now.state.state_message).toBe('queued: next to start (up to 2 runs at once)');
+    expect(now.state.state_message).toBe(
+      'queued: next to start (up to 2 runs at once); but no worker takes runs from this queue (JOBS_WORKER=false)',
+    );
   });
 });
 

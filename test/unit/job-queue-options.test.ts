@@ -45,6 +45,7 @@ describe('jobQueueOptions', () => {
       runs,
       limits,
       worker: false,
+      shared: false,
       concurrency: 3,
       maxActivePerKey: 7,
       timeoutS: 120,
