@@ -11,9 +11,11 @@ import { isJsonObject } from './request-body';
 export function restFieldNames(e: AppError, req: Request): AppError {
   const body: unknown = req.body;
   // A request that sent a JSON object: its fields, those it left out included, are the body's.
-  const inBody = (field: string) => isJsonObject(body) && (field in body || req.method === 'POST');
+  // Own properties only: `constructor` or `__proto__` sent in a body is no path parameter.
+  const inBody = (field: string) =>
+    isJsonObject(body) && (Object.hasOwn(body, field) || req.method === 'POST');
   const where = (field: string) =>
-    field in req.params ? `path.${field}` : inBody(field) ? `body.${field}` : `query.${field}`;
+    Object.hasOwn(req.params, field) ? `path.${field}` : inBody(field) ? `body.${field}` : `query.${field}`;
   return withFieldsRenamed(e, (field) => (field.includes('.') ? field : where(field)));
 }
 

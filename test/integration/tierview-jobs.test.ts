@@ -220,6 +220,14 @@ describe('tier-view jobs over HTTP', () => {
     expect(tooDeep.status).toBe(400);
     const notJson = await t.post('/v1/tierviewjob/', '[1,2]');
     expect(notJson.status).toBe(400);
+    // Fields named like what every object has are the body's too, not the path's.
+    const inherited = await t.post(
+      '/v1/tierviewjob/',
+      '{"root_nodes":"boeing","num_tiers":"1","direction":"supplier","constructor":1,"__proto__":2}',
+    );
+    expect(inherited.status).toBe(400);
+    const named = ((await inherited.json()) as { errors: { field: string }[] }).errors.map((e) => e.field);
+    expect(named.sort()).toEqual(['body.__proto__', 'body.constructor']);
   });
 
   /** Runs a three-table export and reads its tiers file as vid → tier, with the final state message. */
