@@ -5,12 +5,17 @@ import { AppError } from '../domain/errors';
  * ends FAILED with this message instead of filling the disk; its files are removed.
  */
 export class ExportBudgetExceeded extends AppError {
-  constructor(readonly maxBytes: number) {
+  constructor(
+    readonly maxBytes: number,
+    /** Bytes export files took on disk when it was stopped, this one's so far included. */
+    readonly usedBytes?: number,
+  ) {
     super(
       'UNAVAILABLE',
       `The export was stopped: its files would pass the disk budget for exports ` +
-        `(EXPORT_MAX_BYTES, ${maxBytes.toLocaleString('en-US')} bytes in all). ` +
-        'Its files were removed; start it again once older exports have expired, or ask for fewer tiers.',
+        `(EXPORT_MAX_BYTES, ${maxBytes.toLocaleString('en-US')} bytes in all` +
+        (usedBytes === undefined ? '' : `, ${usedBytes.toLocaleString('en-US')} in use`) +
+        '). Its files were removed; start it again once older exports have expired, or ask for fewer tiers.',
     );
   }
 }

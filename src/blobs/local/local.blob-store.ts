@@ -24,7 +24,11 @@ export class LocalBlobStore implements BlobStore {
   private readonly secret: Buffer;
   /** Most bytes all files may take (EXPORT_MAX_BYTES); null: no bound. */
   private maxBytes: number | null = null;
-  /** Bytes of stored files and of files being written, as far as this process knows. */
+  /**
+   * Bytes of stored files and of files being written, as far as this process knows: counted on disk at
+   * start, at each clean-up and before a write is refused, and kept up to date by its own writes and
+   * removals between (files removed by hand are seen at the next count).
+   */
   private usedBytes = 0;
 
   constructor(
@@ -47,9 +51,15 @@ export class LocalBlobStore implements BlobStore {
    */
   limitBytes(maxBytes: number | null): this {
     this.maxBytes = maxBytes;
-    this.usedBytes = 0;
-    this.walk(this.root, (_file, size) => (this.usedBytes += size));
+    this.count();
     return this;
+  }
+
+  /** Counts the bytes the files take on disk, files being written included. */
+  private count(): void {
+    let used = 0;
+    this.walk(this.root, (_file, size) => (used += size));
+    this.usedBytes = used;
   }
 
   /** A quarter of the space free on the volume of the files: the default budget. */
@@ -61,10 +71,20 @@ export class LocalBlobStore implements BlobStore {
   /** Counts bytes as they pass, failing the stream once the budget would be passed. */
   private meter(): { counter: Transform; written: () => number } {
     let written = 0;
+    // Before a write is refused, the files are counted again, once a write: files removed by hand
+    // since the last count are not held against it.
+    let recounted = false;
+    const wouldPass = (bytes: number) => {
+      if (this.maxBytes === null || this.usedBytes + bytes <= this.maxBytes) return false;
+      if (recounted) return true;
+      recounted = true;
+      this.count();
+      return this.usedBytes + bytes > this.maxBytes;
+    };
     const counter = new Transform({
       transform: (chunk: Buffer, _enc, callback) => {
-        if (this.maxBytes !== null && this.usedBytes + chunk.length > this.maxBytes) {
-          callback(new ExportBudgetExceeded(this.maxBytes));
+        if (wouldPass(chunk.length)) {
+          callback(new ExportBudgetExceeded(this.maxBytes!, this.usedBytes));
           return;
         }
         written += chunk.length;
@@ -172,14 +192,17 @@ export class LocalBlobStore implements BlobStore {
 
   deleteOlderThan(before: Date): Promise<number> {
     let removed = 0;
-    this.walk(this.root, (file, _size, mtimeMs) => {
+    let kept = 0;
+    this.walk(this.root, (file, size, mtimeMs) => {
       if (mtimeMs < before.getTime() && this.remove(file)) {
         removed++;
         // Now, not at a later sweep: removing the file made its folders look new.
         this.removeEmptyFolders(path.dirname(file));
-      }
+      } else kept += size;
     });
     this.removeEmptyFoldersUnder(this.root, before.getTime());
+    // The sweep has seen every file: its count replaces what this process kept track of.
+    this.usedBytes = kept;
     return Promise.resolve(removed);
   }
 

@@ -1,0 +1,46 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import { Readable } from 'node:stream';
+import { LocalBlobStore } from '../../src/blobs/local/local.blob-store';
+import { tempDir } from '../support/paths';
+
+const bytes = (n: number) => Readable.from([Buffer.alloc(n, 120)]);
+
+describe('LocalBlobStore disk budget', () => {
+  let dir: string;
+  let blobs: LocalBlobStore;
+  beforeEach(() => {
+    dir = tempDir('local-budget');
+    blobs = new LocalBlobStore(
+      dir,
+      () => 'http://localhost',
+      'a-download-secret-of-32-characters!',
+    ).limitBytes(100);
+  });
+  afterEach(() => fs.rmSync(dir, { recursive: true, force: true }));
+
+  it('refuses a write past the budget, saying how much is in use', async () => {
+    await blobs.put('runs/1/1/a.csv', bytes(80), 'text/csv');
+    await expect(blobs.put('runs/2/1/a.csv', bytes(80), 'text/csv')).rejects.toThrow(
+      /EXPORT_MAX_BYTES, 100 bytes in all, 80 in use\)/,
+    );
+    expect(fs.existsSync(path.join(blobs.root, 'runs', '2', '1', 'a.csv.partial'))).toBe(false);
+  });
+
+  it('does not hold files removed by hand against a new export', async () => {
+    await blobs.put('runs/1/1/a.csv', bytes(80), 'text/csv');
+    fs.rmSync(path.join(blobs.root, 'runs', '1'), { recursive: true });
+    await expect(blobs.put('runs/2/1/a.csv', bytes(80), 'text/csv')).resolves.toEqual({
+      key: 'runs/2/1/a.csv',
+      bytes: 80,
+    });
+  });
+
+  it('takes its count from each clean-up, which sees every file', async () => {
+    await blobs.put('runs/1/1/a.csv', bytes(60), 'text/csv');
+    // Another process (or a hand) put a file beside: the clean-up counts it.
+    fs.writeFileSync(path.join(blobs.root, 'runs', '1', '1', 'b.csv'), Buffer.alloc(30));
+    expect(await blobs.deleteOlderThan(new Date(0))).toBe(0);
+    await expect(blobs.put('runs/2/1/a.csv', bytes(20), 'text/csv')).rejects.toThrow(/90 in use/);
+  });
+});
