@@ -203,6 +203,14 @@ export class TierViewJob {
     this.running.set(runId, controller);
     if (run.cancelRequested) controller.abort(new StopReason('CANCELED'));
     const elapsed = start.getTime() - (run.startedAt ?? start).getTime();
+    // The limit counts from the first start, so an attempt taken up after a crash may find it spent,
+    // or spend it, on time the server was down: the message says so rather than blame the export.
+    const timedOut =
+      run.attempts <= 1
+        ? `stopped after the time limit of ${this.o.timeoutS} s`
+        : elapsed >= this.o.timeoutS * 1000
+          ? `stopped: the time limit of ${this.o.timeoutS} s, counted from its first start, had passed when it was taken up again after an interrupted attempt (the server stopped while it ran); start it again`
+          : `stopped after the time limit of ${this.o.timeoutS} s, counted from its first start (an interrupted attempt included)`;
     const timer = setTimeout(
       () => controller.abort(new StopReason('TIMEDOUT')),
       Math.max(0, this.o.timeoutS * 1000 - elapsed),
@@ -323,10 +331,7 @@ export class TierViewJob {
           lifeCycleState: 'TERMINATED',
           resultState: stop.kind,
           userCancelledOrTimedout: true,
-          stateMessage:
-            stop.kind === 'CANCELED'
-              ? 'canceled by the user'
-              : `stopped after the time limit of ${this.o.timeoutS} s`,
+          stateMessage: stop.kind === 'CANCELED' ? 'canceled by the user' : timedOut,
         });
       } else if (!result) {
         const known = failure instanceof AppError ? failure : null;

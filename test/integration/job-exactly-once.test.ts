@@ -221,6 +221,48 @@ describe('exports take effect exactly once', () => {
       fs.rmSync(budgetDir, { recursive: true, force: true });
     }
   }, 60_000);
+  it('a run taken up after an outage longer than its time limit ends TIMEDOUT, saying the server was interrupted', async () => {
+    const lateDir = tempDir('exactly-once-late');
+    let exporter: CountingExport | undefined;
+    const { queue, engine } = makeQueue(lateDir, store, (b) => (exporter = new CountingExport(store, b, 0)), {
+      lockS: 1,
+      pollMs: 100,
+      timeoutS: 20,
+    });
+    try {
+      // A worker started it a minute ago and died with it (its heartbeat as old): the server was down since.
+      await engine.runs.open();
+      const run = await queue.submit(request);
+      const minuteAgo = new Date(Date.now() - 60_000);
+      await engine.runs.transition(
+        run.runId,
+        ['PENDING'],
+        {
+          lifeCycleState: 'RUNNING',
+          attemptId: 'dead',
+          heartbeatAt: minuteAgo,
+          attempts: 1,
+          startedAt: minuteAgo,
+        },
+        minuteAgo,
+      );
+      await queue.start();
+      const end = await untilEnded(queue, run.runId);
+      expect(end.state).toMatchObject({
+        life_cycle_state: 'TERMINATED',
+        result_state: 'TIMEDOUT',
+        user_cancelled_or_timedout: true,
+        state_message:
+          'stopped: the time limit of 20 s, counted from its first start, had passed when it was taken up again after an interrupted attempt (the server stopped while it ran); start it again',
+      });
+      expect(exporter!.calls.get(run.runId) ?? 0).toBeLessThanOrEqual(1);
+    } finally {
+      await queue.close();
+      await engine.close();
+      fs.rmSync(lateDir, { recursive: true, force: true });
+    }
+  }, 60_000);
+
   it('a start of a run whose holder is alive backs off; once the holder is silent it takes over', async () => {
     const holdDir = tempDir('exactly-once-hold');
     let exporter: CountingExport | undefined;
