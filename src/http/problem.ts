@@ -96,6 +96,14 @@ function toAppError(err: unknown): AppError {
     );
   if (type === 'entity.too.large') return bodyTooLarge((err as { limit?: unknown }).limit);
   if (status === 404) return new AppError('NOT_FOUND', 'Not found.');
+  // JSON is read as UTF-8 only (RFC 8259): a body labelled with another charset is refused for that.
+  if (type === 'charset.unsupported') {
+    const charset = (err as { charset?: unknown }).charset;
+    return new AppError(
+      'UNSUPPORTED_MEDIA_TYPE',
+      `Send the body as application/json in UTF-8${typeof charset === 'string' ? ` (charset "${charset.slice(0, 40)}" is not read)` : ''}.`,
+    );
+  }
   if (status === 415) return new AppError('UNSUPPORTED_MEDIA_TYPE', 'Send the body as application/json.');
   if (typeof status === 'number' && status >= 400 && status < 500) {
     return new AppError('BAD_REQUEST', 'The request could not be read.');

@@ -655,6 +655,12 @@ describe('request bodies', () => {
       expect(body.code).toBe('UNSUPPORTED_MEDIA_TYPE');
       expect(body.detail).toBe('Send the body as application/json.');
     }
+    // JSON in another charset than UTF-8: the charset is what is wrong, and the answer says so.
+    const latin1 = await problem(
+      await send(json, { 'content-type': 'application/json; charset=latin1' }),
+      415,
+    );
+    expect(latin1.detail).toBe('Send the body as application/json in UTF-8 (charset "latin1" is not read).');
     // Bytes: fetch names no media type for them.
     expect((await problem(await send(new TextEncoder().encode(json), {}), 415)).code).toBe(
       'UNSUPPORTED_MEDIA_TYPE',
