@@ -78,11 +78,18 @@ export class TierViewJob {
   constructor(private readonly o: TierViewJobOptions) {}
 
   /** Agenda options: a worker locks no more runs than it runs (see JobQueue). */
-  get defineOptions(): { concurrency: number; lockLimit: number; lockLifetime: number } {
+  get defineOptions(): {
+    concurrency: number;
+    lockLimit: number;
+    lockLifetime: number;
+    removeOnComplete: boolean;
+  } {
     return {
       concurrency: this.o.concurrency,
       lockLimit: this.o.concurrency,
       lockLifetime: this.o.lockS * 1000,
+      // The run store keeps the run; the queue's row of a finished run would only grow its table.
+      removeOnComplete: true,
     };
   }
 

@@ -7,7 +7,8 @@ import type { TierViewRequest } from '../../src/domain/tierview';
 import type { JobView } from '../../src/jobs/job-queue';
 import type { TierViewService } from '../../src/services/tierview.service';
 import type { GraphStore } from '../../src/store/graph-store';
-import { makeQueue } from '../support/job-queue-harness';
+import BetterSqlite3 from 'better-sqlite3';
+import { jobsFile, makeQueue } from '../support/job-queue-harness';
 import { recordingLogger } from '../support/server';
 import { tempDir } from '../support/paths';
 
@@ -64,6 +65,19 @@ const untilAborted = reportingUntilAborted({
   companies: 10,
   rows: 5,
 });
+
+/** Rows of jobs named `name` left in the embedded queue's table, once they have had 5 s to go. */
+async function queueRowsLeft(dir: string, name: string): Promise<number> {
+  const db = new BetterSqlite3(jobsFile(dir), { readonly: true });
+  try {
+    const count = () =>
+      (db.prepare('SELECT count(*) AS n FROM agenda_jobs WHERE name = ?').get(name) as { n: number }).n;
+    for (let i = 0; i < 50 && count() > 0; i++) await new Promise((r) => setTimeout(r, 100));
+    return count();
+  } finally {
+    db.close();
+  }
+}
 
 async function until(
   view: () => Promise<JobView>,
@@ -130,6 +144,8 @@ describe('job queue', () => {
         10_000,
       );
       expect(end.state.result_state).toBe('SUCCESS');
+      // The run store keeps the run; the queue keeps no row for it once it is over.
+      expect(await queueRowsLeft(dir, 'tierview')).toBe(0);
     } finally {
       await queue.close();
       await engine.close();
@@ -253,6 +269,7 @@ describe('job queue', () => {
         run_id: String(run.runId),
         state: { life_cycle_state: 'TERMINATED', result_state: 'TIMEDOUT', user_cancelled_or_timedout: true },
       });
+      expect(await queueRowsLeft(dir, 'callback')).toBe(0);
     } finally {
       await queue.close();
       await engine.close();
