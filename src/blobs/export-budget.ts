@@ -19,3 +19,14 @@ export class ExportBudgetExceeded extends AppError {
     );
   }
 }
+
+/** The disk of the export files is full (or the account's quota spent): the run ends FAILED saying so. */
+export class ExportDiskFull extends AppError {
+  constructor(readonly reason: 'ENOSPC' | 'EDQUOT') {
+    super(
+      'UNAVAILABLE',
+      `The export was stopped: the disk that holds export files is full (${reason}). ` +
+        'Its files were removed; start it again once space has been freed (EXPORT_MAX_BYTES keeps exports within a budget).',
+    );
+  }
+}

@@ -43,4 +43,40 @@ describe('LocalBlobStore disk budget', () => {
     expect(await blobs.deleteOlderThan(new Date(0))).toBe(0);
     await expect(blobs.put('runs/2/1/a.csv', bytes(20), 'text/csv')).rejects.toThrow(/90 in use/);
   });
+
+  it('ends a write on a full disk with a message that says so, and leaves no part of the file', async () => {
+    const full = new Readable({
+      read() {
+        this.destroy(Object.assign(new Error('no space left on device, write'), { code: 'ENOSPC' }));
+      },
+    });
+    await expect(blobs.put('runs/3/1/a.csv', full, 'text/csv')).rejects.toThrow(
+      /^The export was stopped: the disk that holds export files is full \(ENOSPC\)/,
+    );
+    expect(fs.readdirSync(path.join(blobs.root, 'runs', '3', '1'))).toEqual([]);
+  });
+});
+
+describe('LocalBlobStore clean-up', () => {
+  it('leaves a file still being written a day longer than finished ones', async () => {
+    const dir = tempDir('local-cleanup');
+    try {
+      const blobs = new LocalBlobStore(dir, () => 'http://localhost', 'a-download-secret-of-32-characters!');
+      const folder = path.join(blobs.root, 'runs', '5', '1');
+      fs.mkdirSync(folder, { recursive: true });
+      const hoursAgo = (h: number) => new Date(Date.now() - h * 3600_000);
+      const file = (name: string, age: number) => {
+        fs.writeFileSync(path.join(folder, name), 'x');
+        fs.utimesSync(path.join(folder, name), hoursAgo(age), hoursAgo(age));
+      };
+      file('done.csv', 2);
+      // A three-table run's tiers file, not written since the walk moved on to its relationships.
+      file('tiers.csv.partial', 2);
+      file('dead.csv.partial', 30);
+      expect(await blobs.deleteOlderThan(hoursAgo(1))).toBe(2);
+      expect(fs.readdirSync(folder)).toEqual(['tiers.csv.partial']);
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  });
 });

@@ -8,7 +8,10 @@ import { AppError } from '../../domain/errors';
 import type { BlobStore } from '../blob-store';
 import { loadOrCreateSecret } from '../../secrets';
 import { isSafeKey } from '../blob-store';
-import { ExportBudgetExceeded } from '../export-budget';
+import { ExportBudgetExceeded, ExportDiskFull } from '../export-budget';
+
+/** How much longer than finished files the files still being written are kept by clean-ups. */
+export const PARTIAL_GRACE_MS = 24 * 3600 * 1000;
 
 /** Where a signed link stands: a path under the app, an expiry (unix seconds) and a signature. */
 export const DOWNLOAD_PREFIX = '/downloads/';
@@ -132,6 +135,10 @@ export class LocalBlobStore implements BlobStore {
     } catch (e) {
       fs.rmSync(partial, { force: true });
       this.usedBytes = Math.max(0, this.usedBytes - written());
+      // A full disk is no fault of the service's, and trying again at once would not help: the run
+      // ends FAILED saying so, as one stopped by the budget does.
+      const code = (e as NodeJS.ErrnoException).code;
+      if (code === 'ENOSPC' || code === 'EDQUOT') throw new ExportDiskFull(code);
       throw e;
     }
     return { key, bytes: fs.statSync(target).size };
@@ -194,7 +201,11 @@ export class LocalBlobStore implements BlobStore {
     let removed = 0;
     let kept = 0;
     this.walk(this.root, (file, size, mtimeMs) => {
-      if (mtimeMs < before.getTime() && this.remove(file)) {
+      // A file still being written may be one a running export has not written to for a while (a
+      // three-table run writes its tiers and companies files before its relationships): it goes a
+      // day later than finished files, by which time no attempt is still writing it.
+      const cutoff = file.endsWith('.partial') ? before.getTime() - PARTIAL_GRACE_MS : before.getTime();
+      if (mtimeMs < cutoff && this.remove(file)) {
         removed++;
         // Now, not at a later sweep: removing the file made its folders look new.
         this.removeEmptyFolders(path.dirname(file));
