@@ -657,7 +657,7 @@ describeWithBrowser('the web app when things go wrong', () => {
     await page.getByText('Type a name to see suggestions').waitFor();
     // Past the last page: no more results, not "no company matches".
     await page.goto(`${base}/?q=Precision&offset=9990`);
-    await page.getByText('No more results.').waitFor();
+    await page.getByRole('region', { name: 'Results' }).getByText('No more results.').waitFor();
     // Without a name, the order is not a name's relevance.
     await page.goto(`${base}/?country=Germany`);
     await page.getByText('Companies of this country, the most connected first.').waitFor();
