@@ -477,6 +477,32 @@ describeWithBrowser('the web app when things go wrong', () => {
     }
   });
 
+  it('says why a map shows no relationship, and what to do when it stops at the most it draws', async () => {
+    const res = await server.get('/v1/companies/?limit=100');
+    const all = ((await res.json()) as { results: { vid: string; name: string; count_customers: number }[] })
+      .results;
+    const none = all.find((c) => c.count_customers === 0)!;
+    await open(`/companies/${none.vid}/map?direction=customer`);
+    const summary = page.locator('#map-summary');
+    await summary.getByText(`${none.name} has no customers in the data; try the other direction.`).waitFor();
+    // The test graph is too small to fill 500 places: the server's answer says it stopped there.
+    await page.route('**/graphql', async (route) => {
+      if (operationOf(route) !== 'TierMap') return route.continue();
+      const answer = await route.fetch();
+      const body = (await answer.json()) as { data: { tierMap: { truncated: boolean } } };
+      body.data.tierMap.truncated = true;
+      return route.fulfill({ response: answer, json: body });
+    });
+    await page.goto(`${base}/companies/${hub.vid}/map?max=500`);
+    await summary
+      .getByText('The map stopped at 500 companies, the most it draws;', { exact: false })
+      .waitFor();
+    expect(await summary.textContent()).not.toMatch(/raise the limit/);
+    // The listing's headings come under the page's h1.
+    expect(await page.locator('details h3').count()).toBe(0);
+    expect(await page.locator('details h2').count()).toBeGreaterThan(0);
+  });
+
   it('keeps a tier map whose address has an impossible date, without the date', async () => {
     await open(`/companies/${hub.vid}/map?date=2020-13-45`);
     await page.getByRole('figure', { name: 'Tier map' }).waitFor();

@@ -4,6 +4,12 @@ import { gql } from './api';
 import { confidenceOf, day, h, pct, percentOf, replace, setTitle } from './dom';
 import { navigate } from './router';
 
+/** The most companies a map draws (the largest choice of "Companies at most"). */
+const MAX_COMPANIES = 500;
+/** Companies one above the other in a tier's column, and the distance between them in pixels. */
+const ROWS = 22;
+const ROW_H = 44;
+
 interface MapNode {
   vid: string;
   name: string;
@@ -64,7 +70,7 @@ function readOptions(url: URL): Options {
     c: num('confidence', 0, 0, 1),
     date: realDay(p.get('date') ?? '') ? p.get('date')! : '',
     per: Math.round(num('per', 10, 1, 50)),
-    max: Math.round(num('max', 150, 2, 500)),
+    max: Math.round(num('max', 150, 2, MAX_COMPANIES)),
   };
 }
 
@@ -268,7 +274,8 @@ export async function tierMapView(main: HTMLElement, vid: string, url: URL): Pro
         id: n.vid,
         label: n.hidden > 0 ? `${short(n.name)} (+${n.hidden.toLocaleString()})` : short(n.name),
         colour: TIER_COLOURS[n.tier] ?? '#6b7280',
-        size: 14 + Math.min(46, Math.sqrt(n.count_suppliers + n.count_customers) * 4),
+        // At most a row's height (ROW_H), so that companies one above the other do not overlap.
+        size: 14 + Math.min(ROW_H - 18, Math.sqrt(n.count_suppliers + n.count_customers) * 4),
       },
       position: { x, y },
     })),
@@ -423,7 +430,13 @@ export async function tierMapView(main: HTMLElement, vid: string, url: URL): Pro
         : `${m.hidden.toLocaleString()} counterparts are not drawn: each company shows its ${o.per} most confident. `
       : '',
     m.truncated
-      ? `The map stopped at ${o.max} companies; raise the limit or the minimum confidence to see further. `
+      ? o.max >= MAX_COMPANIES
+        ? `The map stopped at ${o.max} companies, the most it draws; raise the minimum confidence, or take fewer of each company, to see further. `
+        : `The map stopped at ${o.max} companies; raise the limit or the minimum confidence to see further. `
+      : '',
+    // A company with no relationship on this side draws as one lone circle: say why, and where to look.
+    m.edges.length === 0 && !o.c && !o.date
+      ? `${root.name} has no ${o.direction === 'supplier' ? 'suppliers' : 'customers'} in the data; try the other direction. `
       : '',
     'For the complete network, export the tier view from the company page.',
   );
@@ -435,7 +448,8 @@ export async function tierMapView(main: HTMLElement, vid: string, url: URL): Pro
       return inTier.length === 0
         ? null
         : [
-            h('h3', {}, `${name} (${inTier.length})`),
+            // Under the page's h1: the listing's own headings are the next level down.
+            h('h2', {}, `${name} (${inTier.length})`),
             h(
               'ul',
               { class: 'columns' },
@@ -490,8 +504,6 @@ function layout(
   nodes: MapNode[],
   direction: 'supplier' | 'customer',
 ): { n: MapNode; x: number; y: number }[] {
-  const ROWS = 22;
-  const ROW_H = 44;
   const SUB_W = 150;
   const sign = direction === 'supplier' ? -1 : 1;
   const out: { n: MapNode; x: number; y: number }[] = [];
