@@ -148,6 +148,44 @@ describeWithBrowser('the web app when things go wrong', () => {
     expect(await page.evaluate(FOCUSED_LABEL)).toBe(label);
   });
 
+  it('titles a company page "Loading" while it loads, and offers to ask again for a list that failed', async () => {
+    await open('/');
+    await page.getByRole('searchbox', { name: 'Search companies' }).waitFor();
+    let release!: () => void;
+    const held = new Promise<void>((resolve) => (release = resolve));
+    let lists = 0;
+    await page.route('**/graphql', async (route) => {
+      const op = operationOf(route);
+      if (op === 'Company') await held;
+      // The first list asked for meets a server that is down for a moment.
+      if (op === 'List' && ++lists === 1) return route.abort('connectionrefused');
+      return route.continue();
+    });
+    await page.evaluate(`document.title = 'the page before'`);
+    await page.goto(`${base}/companies/${hub.vid}`);
+    await page.waitForFunction(`document.title === 'Loading… · tiergraph'`);
+    release();
+    await page.getByRole('heading', { level: 1, name: hub.name }).waitFor();
+    const failed = page.getByRole('button', { name: 'Try again' });
+    await failed.waitFor();
+    expect(await page.getByRole('alert').filter({ hasText: 'cannot be reached' }).count()).toBe(1);
+    await failed.click();
+    await failed.waitFor({ state: 'detached' });
+    expect(await page.getByRole('alert').filter({ hasText: 'cannot be reached' }).count()).toBe(0);
+    expect(
+      await page
+        .getByRole('region', { name: /Suppliers/ })
+        .getByRole('row')
+        .count(),
+    ).toBeGreaterThan(1);
+    expect(
+      await page
+        .getByRole('region', { name: /Customers/ })
+        .getByRole('row')
+        .count(),
+    ).toBeGreaterThan(1);
+  });
+
   it('closes the evidence on Escape, back to the button that opened it', async () => {
     await open(`/companies/${hub.vid}`);
     const suppliers = page.getByRole('region', { name: /Suppliers/ });

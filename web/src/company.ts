@@ -119,6 +119,8 @@ const yesNo = (b: boolean | null) => (b === null ? '—' : b ? 'yes' : 'no');
 
 export async function companyView(main: HTMLElement, vid: string, _url: URL): Promise<void> {
   replace(main, h('p', { class: 'muted' }, 'Loading…'));
+  // Not the page before's title while this one loads.
+  setTitle(main, 'Loading… · tiergraph');
   const { company: c } = await gql<{ company: Profile }>(PROFILE, { vid });
   setTitle(main, `${c.name} · tiergraph`);
 
@@ -395,7 +397,13 @@ function relationships(c: Profile, side: 'suppliers' | 'customers', evidence: HT
         if (drawn && pager !== null && lost) refocus(body, pager);
       },
       (e: Error) => {
-        if (mine === asked) replace(body, h('p', { role: 'alert' }, e.message));
+        // The message, and a way to ask again that keeps the page and filters (and the rest of the page).
+        if (mine === asked)
+          replace(
+            body,
+            h('p', { role: 'alert' }, e.message),
+            h('button', { type: 'button', class: 'small', onclick: () => go(offset) }, 'Try again'),
+          );
       },
     );
   };

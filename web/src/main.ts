@@ -5,7 +5,7 @@ import { h, replace } from './dom';
 import { navigate, startRouter } from './router';
 import { companyView } from './company';
 import { searchView } from './search';
-import { tierMapView } from './tiermap';
+import { releaseMap, tierMapView } from './tiermap';
 
 const main = document.getElementById('main')!;
 const forget = document.getElementById('forget-key')!;
@@ -65,6 +65,8 @@ async function route(url: URL): Promise<void> {
   // Each address is drawn into a container of its own: once another replaces it, whatever the
   // left view still draws (an answer that came late) lands in a detached element, unseen.
   const view = h('div', { class: 'view' });
+  // A map left behind would keep its graph and listeners until the next map.
+  releaseMap();
   replace(main, view);
   // After a move within the app, keyboard and screen-reader users start at the new content, not
   // at the top of the page (a view may move focus on, to its search box say).

@@ -100,10 +100,15 @@ const count = (n: number, one: string, many: string) => `${n.toLocaleString()} $
 /** The id of the filter that applied the filters, to be focused again in the map drawn for them. */
 let refocus: string | null = null;
 
-export async function tierMapView(main: HTMLElement, vid: string, url: URL): Promise<void> {
-  const o = readOptions(url);
+/** Lets go of the map drawn last (its canvas, its listeners, its graph): when another page is drawn. */
+export function releaseMap(): void {
   current?.destroy();
   current = null;
+}
+
+export async function tierMapView(main: HTMLElement, vid: string, url: URL): Promise<void> {
+  const o = readOptions(url);
+  releaseMap();
 
   // An address edited by hand may hold a value the list does not offer: it is shown, as drawn.
   const select = (id: string, value: string, options: [string, string][]) =>
