@@ -633,6 +633,21 @@ describeWithBrowser('the web app when things go wrong', () => {
     await page.waitForFunction(`window.scrollY === ${left}`);
   });
 
+  it('shows as many rows a page as asked for, and keeps that through a reload', async () => {
+    const { vid, count_customers: count } = await bigSupplier();
+    await open(`/companies/${vid}`);
+    const customers = page.getByRole('region', { name: /Customers/ });
+    await customers.getByRole('button', { name: 'Next' }).waitFor();
+    await customers.getByLabel('Per page').selectOption('25');
+    const shown = Math.min(25, count);
+    const pager = customers.getByText(`1–${shown} of ${count.toLocaleString('en-US')}`);
+    await pager.waitFor();
+    expect(await customers.getByRole('row').count()).toBe(shown + 1);
+    await page.reload();
+    await pager.waitFor();
+    expect(await customers.getByLabel('Per page').inputValue()).toBe('25');
+  });
+
   it('says the list is filtered, and of how many in all, once filters are applied', async () => {
     const { vid, count_customers: count } = await bigSupplier();
     await open(`/companies/${vid}`);

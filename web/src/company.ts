@@ -114,7 +114,8 @@ interface Members {
   results: { vid: string; name: string; country: string | null; is_cluster_parent: boolean }[];
 }
 
-const PAGE = 10;
+/** Rows a list page may show; the first is the default. */
+const PAGE_SIZES = [10, 25, 50, 100];
 const yesNo = (b: boolean | null) => (b === null ? '—' : b ? 'yes' : 'no');
 
 export async function companyView(main: HTMLElement, vid: string, _url: URL): Promise<void> {
@@ -228,6 +229,7 @@ export async function companyView(main: HTMLElement, vid: string, _url: URL): Pr
 
 interface ListState {
   offset: number;
+  size: number;
   c: number;
   date: string | null;
 }
@@ -236,9 +238,11 @@ interface ListState {
 function keptList(side: string): ListState {
   const s = (history.state as { lists?: Record<string, Partial<ListState>> } | null)?.lists?.[side];
   const offset = Number(s?.offset);
+  const size = Number(s?.size);
   const c = Number(s?.c);
   return {
     offset: Number.isInteger(offset) && offset >= 0 ? offset : 0,
+    size: PAGE_SIZES.includes(size) ? size : PAGE_SIZES[0]!,
     c: Number.isFinite(c) && c >= 0 && c <= 1 ? c : 0,
     date: typeof s?.date === 'string' && /^\d{4}-\d{2}-\d{2}$/.test(s.date) ? s.date : null,
   };
@@ -271,6 +275,13 @@ function relationships(c: Profile, side: 'suppliers' | 'customers', evidence: HT
   // come back to them rather than to the first page.
   const kept = keptList(side);
   let offset = kept.offset;
+  // A hub's thousand suppliers are read more easily a hundred at a time than ten.
+  let size = kept.size;
+  const sizes = h(
+    'select',
+    { id: `${side}-size`, class: 'short' },
+    PAGE_SIZES.map((n) => h('option', { value: n, selected: n === size }, String(n))),
+  );
   // The filters as last applied (Filter): paging keeps to them, whatever is typed meanwhile.
   let applied: { c: number; date: string | null } = { c: kept.c, date: kept.date };
   minC.value = percentOf(applied.c);
@@ -298,7 +309,7 @@ function relationships(c: Profile, side: 'suppliers' | 'customers', evidence: HT
       vid: c.vid,
       c: applied.c,
       date: applied.date,
-      limit: PAGE,
+      limit: size,
       offset,
     });
     if (mine !== asked) return false;
@@ -368,7 +379,7 @@ function relationships(c: Profile, side: 'suppliers' | 'customers', evidence: HT
         'nav',
         { class: 'pager', 'aria-label': `${title} pages` },
         offset > 0
-          ? h('button', { type: 'button', onclick: () => go(Math.max(0, offset - PAGE)) }, 'Previous')
+          ? h('button', { type: 'button', onclick: () => go(Math.max(0, offset - size)) }, 'Previous')
           : null,
         rows.length > 0
           ? h(
@@ -378,7 +389,7 @@ function relationships(c: Profile, side: 'suppliers' | 'customers', evidence: HT
               `${offset + 1}–${offset + rows.length}${applied.c > 0 || applied.date ? '' : ` of ${total.toLocaleString()}`}`,
             )
           : null,
-        data.page.has_more ? h('button', { type: 'button', onclick: () => go(offset + PAGE) }, 'Next') : null,
+        data.page.has_more ? h('button', { type: 'button', onclick: () => go(offset + size) }, 'Next') : null,
       ),
     );
     return true;
@@ -388,7 +399,7 @@ function relationships(c: Profile, side: 'suppliers' | 'customers', evidence: HT
     const active = document.activeElement;
     const pager = active instanceof HTMLButtonElement && body.contains(active) ? active.textContent : null;
     offset = to;
-    keepList(side, { offset, ...applied });
+    keepList(side, { offset, size, ...applied });
     const mine = ++asked;
     load(mine).then(
       (drawn) => {
@@ -407,6 +418,11 @@ function relationships(c: Profile, side: 'suppliers' | 'customers', evidence: HT
       },
     );
   };
+  // A new page size applies at once, from the page that holds the first row shown.
+  sizes.addEventListener('change', () => {
+    size = Number(sizes.value);
+    go(Math.floor(offset / size) * size);
+  });
   const form = h(
     'form',
     {
@@ -423,6 +439,8 @@ function relationships(c: Profile, side: 'suppliers' | 'customers', evidence: HT
     h('label', { for: since.id }, 'Evidence after'),
     since,
     h('button', { type: 'submit', class: 'small' }, 'Filter'),
+    h('label', { for: sizes.id }, 'Per page'),
+    sizes,
   );
   sayFiltered();
   go(offset);
