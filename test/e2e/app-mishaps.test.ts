@@ -298,10 +298,20 @@ describeWithBrowser('the web app when things go wrong', () => {
       .first()
       .boundingBox();
     expect(button!.x + button!.width).toBeLessThanOrEqual(card!.x + card!.width);
-    // Search results too.
+    // Search results too, every column on the screen rather than behind a sideways scroll.
     await page.goto(`${base}/?q=${encodeURIComponent('Precision Components')}`);
     await page.getByRole('region', { name: 'Results' }).getByRole('row').nth(1).waitFor();
     expect(await page.evaluate('document.documentElement.scrollWidth')).toBeLessThanOrEqual(375);
+    const results = page.getByRole('region', { name: 'Results' });
+    const overflow = await results.evaluate(
+      (e: { scrollWidth: number; clientWidth: number }) => e.scrollWidth - e.clientWidth,
+    );
+    expect(overflow).toBe(0);
+    // The map's heading has the width of the screen, not a column beside the links.
+    await page.goto(`${base}/companies/${hub.vid}/map`);
+    const heading = page.getByRole('heading', { level: 1 });
+    await heading.waitFor();
+    expect((await heading.boundingBox())!.width).toBeGreaterThan(300);
   });
 
   it("keeps the tier map's tip on a phone's screen, for the company nearest its right edge too", async () => {

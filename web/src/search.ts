@@ -329,7 +329,7 @@ export async function searchView(main: HTMLElement, url: URL): Promise<void> {
       ? null
       : h(
           'table',
-          { class: 'list' },
+          { class: 'list hits' },
           h(
             'thead',
             {},
