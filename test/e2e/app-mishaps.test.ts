@@ -420,19 +420,27 @@ describeWithBrowser('the web app when things go wrong', () => {
     expect(cancelled).toBe(true);
   });
 
-  it('finds an export again after the analyst went elsewhere', async () => {
+  it('finds an export again after the analyst went elsewhere, with the options it was started with', async () => {
     await open(`/companies/${hub.vid}`);
     const panel = page.getByRole('region', { name: 'Export tier view' });
     await panel.getByLabel('Tiers').selectOption('1');
+    await panel.getByLabel('Three files').check();
     await panel.getByRole('button', { name: 'Start export' }).click();
-    await panel.getByRole('link', { name: /^Download / }).waitFor({ timeout: 30_000 });
+    await panel
+      .getByRole('link', { name: /^Download / })
+      .first()
+      .waitFor({ timeout: 30_000 });
     await page.getByRole('link', { name: 'Search' }).click();
     await page.getByRole('searchbox', { name: 'Search companies' }).waitFor();
     await page.goBack();
-    await page
-      .getByRole('region', { name: 'Export tier view' })
+    await panel
       .getByRole('link', { name: /^Download / })
+      .first()
       .waitFor();
+    // The panel shows what the files hold, not its defaults.
+    expect(await panel.getByLabel('Tiers').inputValue()).toBe('1');
+    expect(await panel.getByLabel('Three files').isChecked()).toBe(true);
+    expect(await panel.getByRole('link', { name: /^Download / }).count()).toBe(3);
   });
 
   it('refuses a wrong key in the explorer without keeping it', async () => {

@@ -29,6 +29,36 @@ function onThisOrigin(href: string): string {
 /** Where this tab keeps the last run started for a company, so that its panel finds it again. */
 const lastRunKey = (vid: string) => `tiergraph.export.${vid}`;
 
+/** The last run started for a company, with the panel's options it was started with. */
+interface KeptRun {
+  run_id: string;
+  direction: string;
+  tiers: string;
+  since: string;
+  multiple: boolean;
+  excel: boolean;
+}
+
+/** A kept run as stored; a bare run id (as kept before options were) with the defaults. */
+function keptRunOf(stored: string): KeptRun | null {
+  const bare = { direction: 'supplier', tiers: '2', since: '', multiple: false, excel: false };
+  if (/^\d+$/.test(stored)) return { run_id: stored, ...bare };
+  try {
+    const k = JSON.parse(stored) as Partial<KeptRun>;
+    if (typeof k.run_id !== 'string' || !/^\d+$/.test(k.run_id)) return null;
+    return {
+      run_id: k.run_id,
+      direction: k.direction === 'customer' ? 'customer' : 'supplier',
+      tiers: typeof k.tiers === 'string' && /^[1-6]$/.test(k.tiers) ? k.tiers : bare.tiers,
+      since: typeof k.since === 'string' && /^\d{4}-\d{2}-\d{2}$/.test(k.since) ? k.since : '',
+      multiple: k.multiple === true,
+      excel: k.excel === true,
+    };
+  } catch {
+    return null;
+  }
+}
+
 /**
  * Starts a tier-view export with the API's options, follows it, and offers its files. The run is
  * followed while the panel is on screen; coming back to the company follows it again (or offers
@@ -174,7 +204,16 @@ export function exportPanel(vid: string, name: string): HTMLElement {
           },
         })
           .then((r) => {
-            sessionStorage.setItem(lastRunKey(vid), String(r.run_id));
+            // With the options it was started with, which the panel shows again with the run.
+            const kept: KeptRun = {
+              run_id: String(r.run_id),
+              direction: direction.value,
+              tiers: tiers.value,
+              since: since.value,
+              multiple: multiple.checked,
+              excel: excel.checked,
+            };
+            sessionStorage.setItem(lastRunKey(vid), JSON.stringify(kept));
             return follow(String(r.run_id));
           })
           .catch((err: Error) => replace(status, h('p', { class: 'error', role: 'alert' }, err.message)))
@@ -193,15 +232,22 @@ export function exportPanel(vid: string, name: string): HTMLElement {
     h('label', { class: 'check' }, excel, ' For Excel'),
     start,
   );
-  const last = sessionStorage.getItem(lastRunKey(vid));
-  if (last) {
+  const stored = sessionStorage.getItem(lastRunKey(vid));
+  const kept = stored === null ? null : keptRunOf(stored);
+  if (kept) {
+    // The options of the run shown, not the defaults: what its files hold.
+    direction.value = kept.direction;
+    tiers.value = kept.tiers;
+    since.value = kept.since;
+    multiple.checked = kept.multiple;
+    excel.checked = kept.excel;
     // Once the panel is on the page; a run the server no longer has is forgotten.
     setTimeout(() => {
-      follow(last).catch((err: Error) => {
+      follow(kept.run_id).catch((err: Error) => {
         // A run the server no longer has (expired, or another server's) is forgotten; any other
         // failure is told, and the run kept for the next visit.
         if (err instanceof ApiError && err.status === 404) {
-          if (sessionStorage.getItem(lastRunKey(vid)) === last) sessionStorage.removeItem(lastRunKey(vid));
+          if (sessionStorage.getItem(lastRunKey(vid)) === stored) sessionStorage.removeItem(lastRunKey(vid));
           replace(status);
         } else replace(status, h('p', { class: 'error', role: 'alert' }, err.message));
       });
