@@ -186,13 +186,16 @@ describeWithBrowser('the web app when things go wrong', () => {
     ).toBeGreaterThan(1);
   });
 
-  it('closes the evidence on Escape, back to the button that opened it', async () => {
+  it("tells a relationship's status in words, and closes the evidence on Escape, back to the button that opened it", async () => {
     await open(`/companies/${hub.vid}`);
     const suppliers = page.getByRole('region', { name: /Suppliers/ });
     const opener = suppliers.getByRole('button', { name: /^Evidence: / }).first();
     await opener.click();
     const evidence = page.getByRole('region', { name: 'Evidence' });
     await evidence.getByRole('listitem').first().waitFor();
+    // A status in words, not a bare code.
+    expect(await evidence.textContent()).toMatch(/ · (active|ended \(kept for history\))/);
+    expect(await evidence.textContent()).not.toMatch(/status [12]\b/);
     await page.keyboard.press('Escape');
     await evidence.waitFor({ state: 'hidden' });
     expect(await page.evaluate(FOCUSED_LABEL)).toBe(await opener.getAttribute('aria-label'));

@@ -529,6 +529,11 @@ function confidenceBar(x: number): HTMLElement {
 /** How many relationships' evidence each panel was asked for. */
 const evidenceAsked = new WeakMap<HTMLElement, number>();
 
+/** A relationship's status code as words (docs/import-format.md): 1 active, 2 ended; others as given. */
+function statusOf(code: number): string {
+  return code === 1 ? 'active' : code === 2 ? 'ended (kept for history)' : `status ${code}`;
+}
+
 async function showEvidence(
   panel: HTMLElement,
   supplier: string,
@@ -590,7 +595,7 @@ async function showEvidence(
           'p',
           { class: 'muted' },
           `Edge ${e.edge_id} · confidence ${pct(e.confidence_score)} · latest ${day(e.latest_edge_date)}`,
-          e.status_code !== null ? ` · status ${e.status_code}` : '',
+          e.status_code !== null ? ` · ${statusOf(e.status_code)}` : '',
           e.hs_codes.length > 0 ? ` · HS ${e.hs_codes.join(', ')}` : '',
         ),
         h(
