@@ -40,7 +40,12 @@ describe('TierViewJob', () => {
     expect(reads).toEqual([7]);
   });
 
-  it('locks no more jobs than it runs', () => {
-    expect(makeJob([]).defineOptions).toEqual({ concurrency: 3, lockLimit: 3, lockLifetime: 10_000 });
+  it('locks no more jobs than it runs, and leaves no queue row once one is over', () => {
+    expect(makeJob([]).defineOptions).toEqual({
+      concurrency: 3,
+      lockLimit: 3,
+      lockLifetime: 10_000,
+      removeOnComplete: true,
+    });
   });
 });
