@@ -42,7 +42,9 @@ describe('signed download links', () => {
     expect(refused.status).toBe(403);
     // A link takes no key: the problem speaks of the link only.
     const problem = (await refused.json()) as { title: string; detail: string };
-    expect(problem.detail).toBe('This download link is not valid.');
+    expect(problem.detail).toBe(
+      'This download link is not valid (altered, or signed before the server changed its download secret). Ask for the run again (GET /v1/jobs/{run_id}/) for fresh links.',
+    );
     expect(`${problem.title} ${problem.detail}`).not.toMatch(/key/i);
 
     const expired = await t.running.blobs.signedUrl('runs/7/tierview.csv', -1);

@@ -13,6 +13,13 @@ import { ExportBudgetExceeded, ExportDiskFull } from '../export-budget';
 /** How much longer than finished files the files still being written are kept by clean-ups. */
 export const PARTIAL_GRACE_MS = 24 * 3600 * 1000;
 
+/**
+ * Why a link is refused: altered, or signed with a secret the server no longer has (DOWNLOAD_SECRET
+ * changed). Either way a fresh one comes with the next poll of the run.
+ */
+const NOT_VALID =
+  'This download link is not valid (altered, or signed before the server changed its download secret). Ask for the run again (GET /v1/jobs/{run_id}/) for fresh links.';
+
 /** Where a signed link stands: a path under the app, an expiry (unix seconds) and a signature. */
 export const DOWNLOAD_PREFIX = '/downloads/';
 
@@ -167,12 +174,12 @@ export class LocalBlobStore implements BlobStore {
       typeof signature !== 'string' ||
       !/^\d{1,12}$/.test(expires)
     ) {
-      throw new AppError('FORBIDDEN', 'This download link is not valid.');
+      throw new AppError('FORBIDDEN', NOT_VALID);
     }
     const expected = Buffer.from(this.signature(key, Number(expires)), 'hex');
     const given = Buffer.from(/^[0-9a-f]{64}$/.test(signature) ? signature : '', 'hex');
     if (given.length !== expected.length || !crypto.timingSafeEqual(given, expected)) {
-      throw new AppError('FORBIDDEN', 'This download link is not valid.');
+      throw new AppError('FORBIDDEN', NOT_VALID);
     }
     if (Number(expires) * 1000 < this.now()) throw new AppError('GONE', 'This download link has expired.');
     const file = this.file(key);
