@@ -175,7 +175,8 @@ class AddressRefused extends Error {
 /**
  * A fetch for callbacks that reaches only addresses `allowed` accepts: node's HTTP client with a lookup
  * that checks every address a name resolves to, and a check of an address written in the URL. Enough of
- * fetch for {@link CallbackSender.attempt}: a POST with a text body, its status and headers.
+ * fetch for {@link CallbackSender.attempt}: a POST with a text body, and the answer's status and headers
+ * (as a plain object: a Response could not hold a status such as 699, which a receiver may send).
  */
 function checkedFetch(allowed: (ip: string) => boolean): typeof fetch {
   const lookup: LookupFunction = (hostname, options, callback) => {
@@ -201,14 +202,15 @@ function checkedFetch(allowed: (ip: string) => boolean): typeof fetch {
           lookup,
         },
         (response) => {
-          // The body is of no use (see attempt); the status and headers are all that is read.
-          response.resume();
           const headers = new Headers();
           for (const [name, value] of Object.entries(response.headers)) {
             for (const v of Array.isArray(value) ? value : [value])
               if (v !== undefined) headers.append(name, v);
           }
-          resolve(new Response(null, { status: response.statusCode, headers }));
+          // The body is of no use (see attempt): the connection is closed without reading it, so that a
+          // receiver sending one without end holds nothing open.
+          response.destroy();
+          resolve({ status: response.statusCode ?? 0, headers, body: null } as unknown as Response);
         },
       );
       request.on('error', reject);

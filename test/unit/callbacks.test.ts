@@ -1,4 +1,5 @@
 import http from 'node:http';
+import net from 'node:net';
 import type { AddressInfo } from 'node:net';
 import {
   CALLBACK_DELIVERY_HEADER,
@@ -184,6 +185,43 @@ describe.each([
     const ms = dated.kind === 'retry' ? dated.retryAfterMs : null;
     expect(ms).toBeGreaterThan(20_000);
     expect(ms).toBeLessThanOrEqual(30_000);
+  });
+
+  it('takes a status no HTTP status is (699) as a failure worth a retry, without falling over', async () => {
+    const odd = net.createServer((s) =>
+      s.once('data', () => s.end('HTTP/1.1 699 Odd\r\ncontent-length: 0\r\n\r\n')),
+    );
+    await new Promise<void>((r) => odd.listen(0, '127.0.0.1', r));
+    try {
+      const at = new URL(`http://127.0.0.1:${(odd.address() as AddressInfo).port}/hook`);
+      expect(await sender().attempt(at, '{}', ID)).toMatchObject({ kind: 'retry', status: 699 });
+    } finally {
+      await new Promise((r) => odd.close(r));
+    }
+  });
+
+  it('closes an answer whose body never ends once its status is read', async () => {
+    let closed!: () => void;
+    const gone = new Promise<void>((r) => (closed = r));
+    const endless = net.createServer((s) => {
+      s.once('data', () => {
+        s.write('HTTP/1.1 200 OK\r\ntransfer-encoding: chunked\r\n\r\n');
+        const drip = setInterval(() => s.write('1\r\nx\r\n'), 10);
+        s.on('close', () => {
+          clearInterval(drip);
+          closed();
+        });
+        s.on('error', () => undefined);
+      });
+    });
+    await new Promise<void>((r) => endless.listen(0, '127.0.0.1', r));
+    try {
+      const at = new URL(`http://127.0.0.1:${(endless.address() as AddressInfo).port}/hook`);
+      expect(await sender().attempt(at, '{}', ID)).toEqual({ kind: 'delivered', status: 200 });
+      await gone;
+    } finally {
+      endless.close();
+    }
   });
 
   it('does not follow a redirect', async () => {
