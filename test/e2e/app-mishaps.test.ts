@@ -403,20 +403,28 @@ describeWithBrowser('the web app when things go wrong', () => {
       cancelled = true;
       return route.fulfill({ status: 200, contentType: 'application/json', body: '{}' });
     });
-    await page.route('**/v1/jobs/77/', (route) =>
-      // The first poll meets a server that is down for a moment.
-      ++polls === 1
-        ? route.abort('connectionrefused')
-        : route.fulfill({
-            status: 200,
-            contentType: 'application/json',
-            body: JSON.stringify({ run_id: '77', state: cancelled ? ended : running, output: null }),
-          }),
-    );
+    await page.route('**/v1/jobs/77/', (route) => {
+      ++polls;
+      // The first poll meets a server that is down for a moment; the second a proxy's 502 that asks
+      // for no wait at all (the page waits a second anyway).
+      if (polls === 1) return route.abort('connectionrefused');
+      if (polls === 2)
+        return route.fulfill({
+          status: 502,
+          headers: { 'retry-after': '0', 'content-type': 'application/problem+json' },
+          body: JSON.stringify({ status: 502, detail: 'Upstream restarting' }),
+        });
+      return route.fulfill({
+        status: 200,
+        contentType: 'application/json',
+        body: JSON.stringify({ run_id: '77', state: cancelled ? ended : running, output: null }),
+      });
+    });
     await open(`/companies/${hub.vid}`);
     const panel = page.getByRole('region', { name: 'Export tier view' });
     await panel.getByRole('button', { name: 'Start export' }).click();
     await panel.getByText('Run 77: the server cannot be reached. Asking again in 2 s.').waitFor();
+    await panel.getByText('Run 77: Upstream restarting. Asking again in 1 s.').waitFor();
     await panel.getByText('Run 77: running · tier 1 of 2').waitFor();
     await panel.getByRole('button', { name: 'Cancel run' }).click();
     await panel.getByText('Run 77 ended CANCELED: Cancelled by the user.').waitFor();

@@ -123,6 +123,9 @@ export async function companyView(main: HTMLElement, vid: string, _url: URL): Pr
   // Not the page before's title while this one loads.
   setTitle(main, 'Loading… · tiergraph');
   const { company: c } = await gql<{ company: Profile }>(PROFILE, { vid });
+  // Left before its profile came: its lists would ask for pages nobody sees, and keep their state in
+  // the history entry of the page drawn since.
+  if (!main.isConnected) return;
   setTitle(main, `${c.name} · tiergraph`);
 
   const evidence = h('section', { class: 'card evidence', 'aria-label': 'Evidence', hidden: true });
@@ -542,6 +545,10 @@ async function showEvidence(
   /** The button that opened the panel: focus goes back to it when the panel closes. */
   opener?: HTMLElement,
 ): Promise<void> {
+  const close = () => {
+    panel.hidden = true;
+    opener?.focus();
+  };
   const head = () =>
     h(
       'div',
@@ -552,10 +559,7 @@ async function showEvidence(
         {
           type: 'button',
           class: 'small',
-          onclick: () => {
-            panel.hidden = true;
-            opener?.focus();
-          },
+          onclick: close,
         },
         'Close',
       ),
@@ -565,8 +569,7 @@ async function showEvidence(
   panel.onkeydown = (e: KeyboardEvent) => {
     if (e.key !== 'Escape') return;
     e.preventDefault();
-    panel.hidden = true;
-    opener?.focus();
+    close();
   };
   replace(panel, head(), h('p', { class: 'muted' }, 'Loading…'));
   panel.scrollIntoView({ block: 'start' });

@@ -122,11 +122,19 @@ export function exportPanel(vid: string, name: string): HTMLElement {
         job = await rest<Job>(path);
         failed = 0;
       } catch (err) {
+        // A run no longer followed (another was started) tells nothing, failure included.
+        if (mine !== following) return;
         const passing = err instanceof ApiError && [0, 429, 502, 503, 504].includes(err.status);
-        if (!passing || mine !== following) throw err;
+        if (!passing) throw err;
         failed++;
-        const waitS = Math.min(30, err.retryAfterS ?? 2 ** Math.min(failed, 5));
-        const why = err.status === 0 ? 'the server cannot be reached.' : err.message;
+        // At least a second apart, whatever a Retry-After says.
+        const waitS = Math.max(1, Math.min(30, err.retryAfterS ?? 2 ** Math.min(failed, 5)));
+        const why =
+          err.status === 0
+            ? 'the server cannot be reached.'
+            : /[.!?]$/.test(err.message)
+              ? err.message
+              : `${err.message}.`;
         say(`Run ${runId}: ${why} Asking again in ${waitS} s.`, false, false);
         await new Promise((r) => setTimeout(r, waitS * 1000));
         if (!status.isConnected || mine !== following) return;
