@@ -16,6 +16,7 @@ const NOT_PUBLIC_V4: [string, number][] = [
   ['172.16.0.0', 12],
   ['192.0.0.0', 24], // protocol assignments
   ['192.0.2.0', 24], // documentation
+  ['192.88.99.0', 24], // 6to4 relays (withdrawn)
   ['192.168.0.0', 16],
   ['198.18.0.0', 15], // benchmarking
   ['198.51.100.0', 24], // documentation
@@ -30,7 +31,9 @@ const NOT_PUBLIC_V6: [string, number][] = [
   ['2001::', 23], // protocol assignments, Teredo included
   ['2001:db8::', 32], // documentation
   ['2002::', 16], // 6to4, which carries an IPv4 address of any kind
+  ['64:ff9b:1::', 48], // local-use NAT64
   ['fc00::', 7], // unique local
+  ['fec0::', 10], // site-local (withdrawn)
   ['fe80::', 10], // link-local
   ['ff00::', 8], // multicast
 ];

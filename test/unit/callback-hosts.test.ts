@@ -164,6 +164,9 @@ describe('isPublicAddress', () => {
     'fe80::1',
     'ff02::1',
     '2001:db8::1',
+    '192.88.99.1',
+    '64:ff9b:1::a00:1',
+    'fec0::1',
     'not an address',
     'localhost',
   ])('calls %s not public', (address) => expect(isPublicAddress(address)).toBe(false));
