@@ -87,7 +87,10 @@ function nameForms(value: string): string[] {
   return forms;
 }
 
-/** The ISO 3166-1 English short name of an alpha-2 code ("Korea, Republic of"), or null. */
+/**
+ * The ISO 3166-1 English short name of an alpha-2 code ("Korea, Republic of"); for a code the library
+ * knows beyond the standard's (XK, Kosovo), its English name; else null.
+ */
 export function countryName(code: string): string | null {
-  return ISO_COUNTRY_NAMES[code] ?? null;
+  return ISO_COUNTRY_NAMES[code] ?? countries.getName(code, 'en', { select: 'official' }) ?? null;
 }

@@ -69,6 +69,11 @@ describe('countryName', () => {
     expect(codes.filter((code) => countryCode(countryName(code)!) !== code)).toEqual([]);
   });
 
+  it("names a code the library knows beyond the standard by the library's name", () => {
+    expect(countryName('XK')).toBe('Kosovo');
+    expect(countryCode('XK')).toBe('XK');
+  });
+
   it('names no code that is not one', () => {
     expect(countryName('XX')).toBeNull();
     expect(countryName('UK')).toBeNull();
