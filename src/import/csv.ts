@@ -161,8 +161,10 @@ export class CsvParser {
             if (!final) return INCOMPLETE;
             // A quote left open on the last line costs that row; one that swallowed the lines after it
             // would hide them as one rejected row, so it stops the import as an over-long record does.
-            const trailing = s.endsWith('\r\n') ? 2 : s.endsWith('\n') ? 1 : 0;
-            const swallowed = countBreaks(s, i, len - trailing);
+            // Line breaks at the very end (blank lines below the last) are no lines lost.
+            let end = len;
+            while (end > i && (s.charCodeAt(end - 1) === LF || s.charCodeAt(end - 1) === CR)) end--;
+            const swallowed = countBreaks(s, i, end);
             if (swallowed > 0) {
               const line = this.line + countBreaks(s, pos, i);
               throw new CsvFatalError(

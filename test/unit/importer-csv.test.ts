@@ -131,7 +131,7 @@ describe('CsvParser', () => {
   });
 
   it('reports a quote left open on the last line as that row', () => {
-    for (const end of ['', '\n', '\r\n']) {
+    for (const end of ['', '\n', '\r\n', '\n\n', '\r\n\r\n\n']) {
       const g = parse(`a\n"open,${end}`);
       expect(lines(g)).toEqual([[1, ['a']]]);
       expect(g.errors).toEqual([{ line: 2, reason: 'unterminated quoted field' }]);
