@@ -289,8 +289,8 @@ const EXIT_REJECTED = 3;
 function cannotWrite(file: string): string | null {
   const existed = fs.existsSync(file);
   try {
-    fs.mkdirSync(path.dirname(file), { recursive: true });
-    fs.closeSync(fs.openSync(file, 'a'));
+    fs.mkdirSync(path.dirname(file), { recursive: true, mode: 0o700 });
+    fs.closeSync(fs.openSync(file, 'a', 0o600));
     if (!existed) fs.rmSync(file, { force: true });
     return null;
   } catch (e) {
@@ -312,8 +312,8 @@ function reportRejected(
   const header = 'file,line,reason,severity';
   if (rows.length === 0 && warnings.length === 0) {
     if (always) {
-      fs.mkdirSync(path.dirname(file), { recursive: true });
-      fs.writeFileSync(file, `${header}\n`);
+      fs.mkdirSync(path.dirname(file), { recursive: true, mode: 0o700 });
+      fs.writeFileSync(file, `${header}\n`, { mode: 0o600 });
     }
     return;
   }
@@ -329,11 +329,13 @@ function reportRejected(
   }
   const q = (s: string) => `"${s.replace(/"/g, '""')}"`;
   const line = (r: RejectedRow, severity: string) => `${q(r.file)},${r.line},${q(r.reason)},${severity}`;
-  fs.mkdirSync(path.dirname(file), { recursive: true });
+  // The rejected values are the callers' data: for this account only, as export files are.
+  fs.mkdirSync(path.dirname(file), { recursive: true, mode: 0o700 });
   fs.writeFileSync(
     file,
     [header, ...rows.map((r) => line(r, 'rejected')), ...warnings.map((r) => line(r, 'warning'))].join('\n') +
       '\n',
+    { mode: 0o600 },
   );
   process.stderr.write(
     `Every rejected row and warning (file, line, reason, severity)${warningCount > warnings.length ? ` (the first ${warnings.length.toLocaleString('en-US')} warnings)` : ''}: ${file}\n`,

@@ -95,6 +95,9 @@ describe('tiergraph import: safety of a replacing import', () => {
     const named = /Every rejected row and warning \(file, line, reason, severity\): (\S+)/.exec(r.err);
     expect(named).not.toBeNull();
     expect(fs.readFileSync(named![1]!, 'utf8')).toMatch(/^file,line,reason,severity\n"companies.csv",3,/);
+    // The rejected values are the callers' data: for this account only.
+    expect(fs.statSync(named![1]!).mode & 0o777).toBe(0o600);
+    expect(fs.statSync(path.dirname(named![1]!)).mode & 0o777).toBe(0o700);
     expect(r.err).toMatch(/--max-rejected N/);
     expect(await companyCount(dataDir)).toBe(3);
   });
