@@ -312,7 +312,7 @@ export async function searchView(main: HTMLElement, url: URL): Promise<void> {
       return h(
         'p',
         {},
-        `No company matches in “${country}”. Try fewer letters or include subsidiaries; a country is matched by its ISO 3166 code or English name (KR, KOR, “Korea, Republic of” or “South Korea”).`,
+        `No company matches in “${country}”. Try fewer letters or include subsidiaries, and check the country: it is matched by its ISO 3166 code or English name (KR, KOR, “Korea, Republic of” or “South Korea”), and a name it does not know matches no company.`,
       );
     return h('p', {}, 'No company matches. Try fewer letters, another country, or include subsidiaries.');
   };
