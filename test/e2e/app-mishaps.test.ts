@@ -570,6 +570,19 @@ describeWithBrowser('the web app when things go wrong', () => {
     expect(await page.locator('details h2').count()).toBeGreaterThan(0);
   });
 
+  it('gives the tier map the width of a wide screen', async () => {
+    await page.setViewportSize({ width: 2560, height: 1300 });
+    await open(`/companies/${hub.vid}/map`);
+    const figure = page.getByRole('figure', { name: 'Tier map' });
+    await figure.and(page.locator('[data-nodes]')).waitFor();
+    expect((await figure.boundingBox())!.width).toBeGreaterThan(1800);
+    // Other pages keep their reading width.
+    await page.goto(`${base}/companies/${hub.vid}`);
+    const profile = page.getByRole('region', { name: 'Profile' });
+    await profile.waitFor();
+    expect((await page.locator('main').boundingBox())!.width).toBeLessThan(1300);
+  });
+
   it('keeps a tier map whose address has an impossible date, without the date', async () => {
     await open(`/companies/${hub.vid}/map?date=2020-13-45`);
     await page.getByRole('figure', { name: 'Tier map' }).waitFor();
