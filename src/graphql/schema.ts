@@ -7,7 +7,7 @@ import { CompanyFields, CompanySummaryFields, EdgeFields } from './resolvers/com
 import { companies, suggest_companies } from './resolvers/query.companies';
 import { company } from './resolvers/query.company';
 import { edge } from './resolvers/query.edge';
-import { job, jobs } from './resolvers/query.job';
+import { job, jobs, tierViewLimits } from './resolvers/query.job';
 import { tierMap } from './resolvers/query.tiermap';
 import { cluster } from './resolvers/query.cluster';
 import { paths } from './resolvers/query.paths';
@@ -48,6 +48,7 @@ export function buildSchema(): GraphQLSchema {
         cluster_customers,
         job,
         jobs,
+        tierViewLimits,
         tierMap,
         cluster,
         paths,

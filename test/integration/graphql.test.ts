@@ -174,3 +174,23 @@ describe('GraphQL', () => {
     expect(JSON.stringify(body)).not.toMatch(/stacktrace/);
   });
 });
+
+describe('GraphQL on a server with its own limits', () => {
+  let deep: TestServer;
+  beforeAll(async () => {
+    deep = await startTestServer({ MAX_TIERS: '9' });
+  });
+  afterAll(async () => {
+    await deep.stop();
+  });
+
+  it('tells a client the most tiers an export may ask for, as the server is set', async () => {
+    const res = await deep.post('/graphql', { query: '{ tierViewLimits { max_tiers } }' });
+    expect(await res.json()).toEqual({ data: { tierViewLimits: { max_tiers: 9 } } });
+    const started = await deep.post('/graphql', {
+      query:
+        'mutation { startTierView(input: { root_nodes: "boeing", num_tiers: 9, direction: supplier }) { run_id } }',
+    });
+    expect(((await started.json()) as GqlResult).errors).toBeUndefined();
+  });
+});

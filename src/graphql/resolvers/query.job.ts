@@ -10,6 +10,13 @@ export const job: GraphQLFieldResolver<unknown, GraphQLContext, { run_id: string
 ): Promise<JobView> =>
   ctx.services.jobs.view(ctx.services.jobs.parseRunId(run_id), ctx.keyId, ctx.origin?.());
 
+/** Query.tierViewLimits: the bounds a run must keep to on this server. */
+export const tierViewLimits: GraphQLFieldResolver<unknown, GraphQLContext> = (
+  _parent,
+  _args,
+  ctx,
+): { max_tiers: number } => ({ max_tiers: ctx.services.jobs.maxTiers });
+
 /** Query.jobs: the caller's runs, newest first. */
 export const jobs: GraphQLFieldResolver<
   unknown,
