@@ -387,6 +387,30 @@ describeWithBrowser('the web app when things go wrong', () => {
     expect(await customers.getByLabel('Evidence after', { exact: true }).count()).toBe(1);
   });
 
+  it('offers as many export tiers as the server takes', async () => {
+    // A server set to MAX_TIERS=9 says so (the test server keeps the default, 6).
+    await page.route('**/graphql', (route) =>
+      operationOf(route) === 'TierViewLimits'
+        ? route.fulfill({ json: { data: { tierViewLimits: { max_tiers: 9 } } } })
+        : route.continue(),
+    );
+    await open(`/companies/${hub.vid}`);
+    const tiers = page.getByRole('region', { name: 'Export tier view' }).getByLabel('Tiers');
+    await tiers.locator('option[value="9"]').waitFor({ state: 'attached' });
+    expect(await tiers.locator('option').allTextContents()).toEqual([
+      '1',
+      '2',
+      '3',
+      '4',
+      '5',
+      '6',
+      '7',
+      '8',
+      '9',
+    ]);
+    expect(await tiers.inputValue()).toBe('2');
+  });
+
   it('follows an export through a passing outage, and cancels it', async () => {
     let polls = 0;
     let cancelled = false;

@@ -1,4 +1,4 @@
-import { ApiError, rest } from './api';
+import { ApiError, gql, rest } from './api';
 import { h, replace } from './dom';
 
 interface Job {
@@ -49,7 +49,7 @@ function keptRunOf(stored: string): KeptRun | null {
     return {
       run_id: k.run_id,
       direction: k.direction === 'customer' ? 'customer' : 'supplier',
-      tiers: typeof k.tiers === 'string' && /^[1-6]$/.test(k.tiers) ? k.tiers : bare.tiers,
+      tiers: typeof k.tiers === 'string' && /^([1-9]|1\d|20)$/.test(k.tiers) ? k.tiers : bare.tiers,
       since: typeof k.since === 'string' && /^\d{4}-\d{2}-\d{2}$/.test(k.since) ? k.since : '',
       multiple: k.multiple === true,
       excel: k.excel === true,
@@ -71,11 +71,21 @@ export function exportPanel(vid: string, name: string): HTMLElement {
     h('option', { value: 'supplier' }, 'Suppliers'),
     h('option', { value: 'customer' }, 'Customers'),
   );
-  const tiers = h(
-    'select',
-    { id: 'export-tiers' },
-    [1, 2, 3, 4, 5, 6].map((n) => h('option', { value: n, selected: n === 2 }, String(n))),
-  );
+  const tiers = h('select', { id: 'export-tiers' });
+  // As many tiers as this server exports (MAX_TIERS): 1 to 6 until it says, and if it cannot.
+  const offerTiers = (max: number, chosen: string) => {
+    replace(
+      tiers,
+      Array.from({ length: max }, (_, i) => i + 1).map((n) =>
+        h('option', { value: n, selected: String(n) === chosen }, String(n)),
+      ),
+    );
+  };
+  offerTiers(6, '2');
+  void gql<{ tierViewLimits: { max_tiers: number } }>('query TierViewLimits { tierViewLimits { max_tiers } }')
+    // The choice made meanwhile stays; a kept run's deeper than 6 tiers shows once there is its option.
+    .then(({ tierViewLimits: { max_tiers } }) => offerTiers(max_tiers, tiers.value || kept?.tiers || '2'))
+    .catch(() => undefined);
   const since = h('input', { type: 'date', id: 'export-date' });
   const multiple = h('input', { type: 'checkbox', id: 'export-multiple' });
   const excel = h('input', { type: 'checkbox', id: 'export-excel' });
