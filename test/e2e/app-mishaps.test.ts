@@ -118,8 +118,13 @@ describeWithBrowser('the web app when things go wrong', () => {
   });
 
   it('skips to the content without drawing the page again', async () => {
+    // The export panel asks the server's limits as the page is drawn: that answer first, then count.
+    const limits = page.waitForResponse(
+      (r) => r.url().endsWith('/graphql') && /TierViewLimits/.test(r.request().postData() ?? ''),
+    );
     await open(`/companies/${hub.vid}`);
     await page.getByRole('heading', { level: 1, name: hub.name }).waitFor();
+    await limits;
     let asked = 0;
     page.on('request', (r) => {
       if (r.url().endsWith('/graphql')) asked++;
@@ -409,6 +414,42 @@ describeWithBrowser('the web app when things go wrong', () => {
       '9',
     ]);
     expect(await tiers.inputValue()).toBe('2');
+  });
+
+  it('shows a kept run as deep as it went, and keeps a choice within what the server takes', async () => {
+    const keep = (tiers: string) =>
+      context.addInitScript(
+        `sessionStorage.setItem('tiergraph.export.${hub.vid}', ${JSON.stringify(
+          JSON.stringify({
+            run_id: '99999',
+            direction: 'supplier',
+            tiers,
+            since: '',
+            multiple: false,
+            excel: false,
+          }),
+        )})`,
+      );
+    let limits: number | null = null;
+    await page.route('**/graphql', (route) =>
+      operationOf(route) !== 'TierViewLimits'
+        ? route.continue()
+        : limits === null
+          ? route.abort('connectionrefused')
+          : route.fulfill({ json: { data: { tierViewLimits: { max_tiers: limits } } } }),
+    );
+    const tiers = page.getByRole('region', { name: 'Export tier view' }).getByLabel('Tiers');
+    // The server's limits cannot be asked: the kept run's 9 tiers are still shown.
+    await keep('9');
+    await open(`/companies/${hub.vid}`);
+    await tiers.locator('option[value="9"]').waitFor({ state: 'attached' });
+    expect(await tiers.inputValue()).toBe('9');
+    // A server that takes 3: the deepest it takes.
+    limits = 3;
+    await page.reload();
+    await tiers.locator('option[value="4"]').waitFor({ state: 'detached' });
+    expect(await tiers.locator('option').allTextContents()).toEqual(['1', '2', '3']);
+    expect(await tiers.inputValue()).toBe('3');
   });
 
   it('follows an export through a passing outage, and cancels it', async () => {

@@ -71,20 +71,26 @@ export function exportPanel(vid: string, name: string): HTMLElement {
     h('option', { value: 'supplier' }, 'Suppliers'),
     h('option', { value: 'customer' }, 'Customers'),
   );
+  // The last run started here, with its options (shown again below, with its files).
+  const stored = sessionStorage.getItem(lastRunKey(vid));
+  const kept = stored === null ? null : keptRunOf(stored);
   const tiers = h('select', { id: 'export-tiers' });
   // As many tiers as this server exports (MAX_TIERS): 1 to 6 until it says, and if it cannot.
+  // The choice is kept when the options change, or the deepest one offered when it is deeper.
   const offerTiers = (max: number, chosen: string) => {
+    const pick = Math.min(Math.max(1, Number(chosen) || 2), max);
     replace(
       tiers,
       Array.from({ length: max }, (_, i) => i + 1).map((n) =>
-        h('option', { value: n, selected: String(n) === chosen }, String(n)),
+        h('option', { value: n, selected: n === pick }, String(n)),
       ),
     );
   };
-  offerTiers(6, '2');
+  // Until the server says: 1 to 6, or as deep as the kept run went.
+  offerTiers(Math.max(6, Number(kept?.tiers ?? 0)), kept?.tiers ?? '2');
   void gql<{ tierViewLimits: { max_tiers: number } }>('query TierViewLimits { tierViewLimits { max_tiers } }')
-    // The choice made meanwhile stays; a kept run's deeper than 6 tiers shows once there is its option.
-    .then(({ tierViewLimits: { max_tiers } }) => offerTiers(max_tiers, tiers.value || kept?.tiers || '2'))
+    // The choice made meanwhile stays.
+    .then(({ tierViewLimits: { max_tiers } }) => offerTiers(max_tiers, tiers.value))
     .catch(() => undefined);
   const since = h('input', { type: 'date', id: 'export-date' });
   const multiple = h('input', { type: 'checkbox', id: 'export-multiple' });
@@ -250,12 +256,9 @@ export function exportPanel(vid: string, name: string): HTMLElement {
     h('label', { class: 'check' }, excel, ' For Excel'),
     start,
   );
-  const stored = sessionStorage.getItem(lastRunKey(vid));
-  const kept = stored === null ? null : keptRunOf(stored);
   if (kept) {
     // The options of the run shown, not the defaults: what its files hold.
     direction.value = kept.direction;
-    tiers.value = kept.tiers;
     since.value = kept.since;
     multiple.checked = kept.multiple;
     excel.checked = kept.excel;
