@@ -92,5 +92,6 @@ function nameForms(value: string): string[] {
  * knows beyond the standard's (XK, Kosovo), its English name; else null.
  */
 export function countryName(code: string): string | null {
+  if (!/^[A-Z]{2}$/.test(code)) return null;
   return ISO_COUNTRY_NAMES[code] ?? countries.getName(code, 'en', { select: 'official' }) ?? null;
 }

@@ -76,6 +76,10 @@ describe('countryName', () => {
 
   it('names no code that is not one', () => {
     expect(countryName('XX')).toBeNull();
+    // Alpha-2 codes only, as countryCode gives them.
+    expect(countryName('DEU')).toBeNull();
+    expect(countryName('276')).toBeNull();
+    expect(countryName('de')).toBeNull();
     expect(countryName('UK')).toBeNull();
   });
 });
