@@ -298,6 +298,18 @@ function cannotWrite(file: string): string | null {
   }
 }
 
+/**
+ * A report written over one an older version left readable to all is made this account's only too
+ * (a mode given when writing applies to new files only); where the account may not (EPERM), as it is.
+ */
+function keepPrivate(file: string): void {
+  try {
+    fs.chmodSync(file, 0o600);
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code !== 'EPERM') throw e;
+  }
+}
+
 function defaultReportFile(dataDir: string): string {
   const stamp = new Date().toISOString().replace(/[:.]/g, '-');
   return path.join(dataDir, 'reports', `import-${stamp}-rejected.csv`);
@@ -314,6 +326,7 @@ function reportRejected(
     if (always) {
       fs.mkdirSync(path.dirname(file), { recursive: true, mode: 0o700 });
       fs.writeFileSync(file, `${header}\n`, { mode: 0o600 });
+      keepPrivate(file);
     }
     return;
   }
@@ -337,6 +350,7 @@ function reportRejected(
       '\n',
     { mode: 0o600 },
   );
+  keepPrivate(file);
   process.stderr.write(
     `Every rejected row and warning (file, line, reason, severity)${warningCount > warnings.length ? ` (the first ${warnings.length.toLocaleString('en-US')} warnings)` : ''}: ${file}\n`,
   );

@@ -257,7 +257,11 @@ describe('tiergraph import: safety of a replacing import', () => {
 
   it('rewrites a report named with --report even when this run has nothing to report', () => {
     const report = path.join(root, 'again.csv');
+    // One an older version left readable to all: rewritten, it is this account's only.
+    fs.writeFileSync(report, 'old\n', { mode: 0o644 });
+    fs.chmodSync(report, 0o644);
     expect(cli(dataDir, 'import', mostlyBad, '--dry-run', '--report', report).status).toBe(3);
+    expect(fs.statSync(report).mode & 0o777).toBe(0o600);
     expect(fs.readFileSync(report, 'utf8').trim().split('\n')).toHaveLength(7);
     expect(cli(dataDir, 'import', good, '--dry-run', '--report', report).status).toBe(0);
     expect(fs.readFileSync(report, 'utf8')).toBe('file,line,reason,severity\n');
