@@ -19,6 +19,7 @@ import type { GraphStore } from '../store/graph-store';
 import { embeddedStore, neo4jStore, openStore } from '../store/open-store';
 import { ADMIN_ARGS_FILE, writeNeo4jAdminFiles } from '../store/neo4j/neo4j-admin-files';
 import type { AdminFilesResult } from '../store/neo4j/neo4j-admin-files';
+import { writePrivateFile } from '../private-files';
 
 /** Exit status of bad settings: environment variables and command-line arguments alike. */
 const EXIT_BAD_SETTINGS = 2;
@@ -298,18 +299,6 @@ function cannotWrite(file: string): string | null {
   }
 }
 
-/**
- * A report written over one an older version left readable to all is made this account's only too
- * (a mode given when writing applies to new files only); where the account may not (EPERM), as it is.
- */
-function keepPrivate(file: string): void {
-  try {
-    fs.chmodSync(file, 0o600);
-  } catch (e) {
-    if ((e as NodeJS.ErrnoException).code !== 'EPERM') throw e;
-  }
-}
-
 function defaultReportFile(dataDir: string): string {
   const stamp = new Date().toISOString().replace(/[:.]/g, '-');
   return path.join(dataDir, 'reports', `import-${stamp}-rejected.csv`);
@@ -323,11 +312,7 @@ function reportRejected(
 ): void {
   const header = 'file,line,reason,severity';
   if (rows.length === 0 && warnings.length === 0) {
-    if (always) {
-      fs.mkdirSync(path.dirname(file), { recursive: true, mode: 0o700 });
-      fs.writeFileSync(file, `${header}\n`, { mode: 0o600 });
-      keepPrivate(file);
-    }
+    if (always) writePrivateFile(file, `${header}\n`);
     return;
   }
   if (rows.length > 0) {
@@ -343,14 +328,11 @@ function reportRejected(
   const q = (s: string) => `"${s.replace(/"/g, '""')}"`;
   const line = (r: RejectedRow, severity: string) => `${q(r.file)},${r.line},${q(r.reason)},${severity}`;
   // The rejected values are the callers' data: for this account only, as export files are.
-  fs.mkdirSync(path.dirname(file), { recursive: true, mode: 0o700 });
-  fs.writeFileSync(
+  writePrivateFile(
     file,
     [header, ...rows.map((r) => line(r, 'rejected')), ...warnings.map((r) => line(r, 'warning'))].join('\n') +
       '\n',
-    { mode: 0o600 },
   );
-  keepPrivate(file);
   process.stderr.write(
     `Every rejected row and warning (file, line, reason, severity)${warningCount > warnings.length ? ` (the first ${warnings.length.toLocaleString('en-US')} warnings)` : ''}: ${file}\n`,
   );

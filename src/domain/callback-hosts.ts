@@ -6,6 +6,7 @@
  * job submission and again at delivery time.
  */
 
+import { bareHost } from './hosts';
 import { isPublicAddress } from './public-address';
 
 /** Longest callback URL accepted; keeps stored run requests and logs bounded. */
@@ -195,7 +196,7 @@ export function checkCallbackUrl(
       reason: `The callback host ${parsed.host} is not in this server's list of allowed callback hosts.`,
     };
   }
-  if (opts.publicOnly && isIpLiteral(host) && !isPublicAddress(host.replace(/^\[|\]$/g, ''))) {
+  if (opts.publicOnly && isIpLiteral(host) && !isPublicAddress(bareHost(host))) {
     return {
       ok: false,
       reason: `The callback host ${parsed.host} is not a public address, and this server posts callbacks to public addresses only.`,

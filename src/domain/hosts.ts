@@ -3,6 +3,11 @@ export function withoutCredentials(uri: string): string {
   return uri.replace(/\/\/[^@/]*@/, '//');
 }
 
+/** A URL's hostname as an address is written on its own: an IPv6 address without its brackets. */
+export function bareHost(hostname: string): string {
+  return hostname.replace(/^\[|\]$/g, '');
+}
+
 /** Lower-cased hosts of domains and website URLs, without `www.`. */
 export function hostsOf(values: readonly string[]): string[] {
   const out = new Set<string>();

@@ -15,6 +15,7 @@ import dns from 'node:dns';
 import http from 'node:http';
 import https from 'node:https';
 import { isIP, type LookupFunction } from 'node:net';
+import { bareHost } from '../domain/hosts';
 
 /** Request header carrying `t=<unix seconds>,v1=<hex HMAC-SHA256>`. */
 export const CALLBACK_SIGNATURE_HEADER = 'Tiergraph-Signature';
@@ -190,7 +191,7 @@ function checkedFetch(allowed: (ip: string) => boolean): typeof fetch {
   };
   const post = (url: URL, init: RequestInit): Promise<Response> =>
     new Promise((resolve, reject) => {
-      const host = url.hostname.replace(/^\[|\]$/g, '');
+      const host = bareHost(url.hostname);
       if (isIP(host) !== 0 && !allowed(host)) return reject(new AddressRefused(host, host));
       const client = url.protocol === 'https:' ? https : http;
       const request = client.request(

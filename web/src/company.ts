@@ -1,5 +1,5 @@
 import { gql } from './api';
-import { confidenceOf, day, h, pct, percentOf, replace, setTitle } from './dom';
+import { confidenceInput, confidenceOf, day, h, isDay, pct, percentOf, replace, setTitle } from './dom';
 import { exportPanel } from './export';
 
 interface Profile {
@@ -247,7 +247,7 @@ function keptList(side: string): ListState {
     offset: Number.isInteger(offset) && offset >= 0 ? offset : 0,
     size: PAGE_SIZES.includes(size) ? size : PAGE_SIZES[0]!,
     c: Number.isFinite(c) && c >= 0 && c <= 1 ? c : 0,
-    date: typeof s?.date === 'string' && /^\d{4}-\d{2}-\d{2}$/.test(s.date) ? s.date : null,
+    date: typeof s?.date === 'string' && isDay(s.date) ? s.date : null,
   };
 }
 
@@ -262,21 +262,12 @@ function relationships(c: Profile, side: 'suppliers' | 'customers', evidence: HT
   const total = side === 'suppliers' ? c.count_suppliers : c.count_customers;
   const title = side === 'suppliers' ? 'Suppliers' : 'Customers';
   const id = `${side}-h`;
-  // Typed as a percentage, as the lists show confidence (a step would make the browser refuse 93.5).
-  const minC = h('input', {
-    type: 'number',
-    min: 0,
-    max: 100,
-    step: 'any',
-    value: 0,
-    id: `${side}-c`,
-    class: 'short',
-  });
-  const since = h('input', { type: 'date', id: `${side}-date` });
-  const body = h('div', {});
   // The page and filters the list was left at in this history entry: Back, Forward and reload
   // come back to them rather than to the first page.
   const kept = keptList(side);
+  const minC = confidenceInput(`${side}-c`, kept.c);
+  const since = h('input', { type: 'date', id: `${side}-date`, value: kept.date ?? '' });
+  const body = h('div', {});
   let offset = kept.offset;
   // A hub's thousand suppliers are read more easily a hundred at a time than ten.
   let size = kept.size;
@@ -287,8 +278,6 @@ function relationships(c: Profile, side: 'suppliers' | 'customers', evidence: HT
   );
   // The filters as last applied (Filter): paging keeps to them, whatever is typed meanwhile.
   let applied: { c: number; date: string | null } = { c: kept.c, date: kept.date };
-  minC.value = percentOf(applied.c);
-  since.value = applied.date ?? '';
   // Only the answer to the latest request is drawn: an earlier one that comes late is dropped.
   let asked = 0;
 

@@ -50,6 +50,29 @@ export function percentOf(c: number): string {
   return String(Number((c * 100).toFixed(6)));
 }
 
+/**
+ * The field a minimum confidence is typed into, as the percentage the lists and the map show: any value
+ * from 0 to 100 (a step would make the browser refuse 93.5, and the form's other filters with it).
+ * `c` is the API's 0 to 1; {@link confidenceOf} reads the field back.
+ */
+export function confidenceInput(id: string, c: number): HTMLInputElement {
+  return h('input', {
+    id,
+    type: 'number',
+    min: 0,
+    max: 100,
+    step: 'any',
+    value: percentOf(c),
+    class: 'short',
+  });
+}
+
+/** Whether `s` is a calendar day written YYYY-MM-DD (2020-13-45 is not). */
+export function isDay(s: string): boolean {
+  const t = /^\d{4}-\d{2}-\d{2}$/.test(s) ? Date.parse(`${s}T00:00:00Z`) : NaN;
+  return !Number.isNaN(t) && new Date(t).toISOString().slice(0, 10) === s;
+}
+
 /** A percentage typed into a filter as the confidence the API takes (0 for none or nonsense), 0 to 1. */
 export function confidenceOf(typed: string): number {
   const v = Number(typed);

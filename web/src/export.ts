@@ -1,5 +1,5 @@
 import { ApiError, gql, rest } from './api';
-import { h, replace } from './dom';
+import { h, isDay, replace } from './dom';
 
 interface Job {
   run_id: string;
@@ -50,7 +50,7 @@ function keptRunOf(stored: string): KeptRun | null {
       run_id: k.run_id,
       direction: k.direction === 'customer' ? 'customer' : 'supplier',
       tiers: typeof k.tiers === 'string' && /^([1-9]|1\d|20)$/.test(k.tiers) ? k.tiers : bare.tiers,
-      since: typeof k.since === 'string' && /^\d{4}-\d{2}-\d{2}$/.test(k.since) ? k.since : '',
+      since: typeof k.since === 'string' && isDay(k.since) ? k.since : '',
       multiple: k.multiple === true,
       excel: k.excel === true,
     };

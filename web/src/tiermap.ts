@@ -1,7 +1,7 @@
 import cytoscape from 'cytoscape';
 import type { Core, ElementDefinition, EventObject, SingularElementReturnValue } from 'cytoscape';
 import { gql } from './api';
-import { confidenceOf, day, h, pct, percentOf, replace, setTitle } from './dom';
+import { confidenceInput, confidenceOf, day, h, isDay, pct, replace, setTitle } from './dom';
 import { navigate } from './router';
 
 /** The most companies a map draws (the largest choice of "Companies at most"). */
@@ -68,16 +68,10 @@ function readOptions(url: URL): Options {
     direction: p.get('direction') === 'customer' ? 'customer' : 'supplier',
     tiers: Math.round(num('tiers', 2, 1, 3)),
     c: num('confidence', 0, 0, 1),
-    date: realDay(p.get('date') ?? '') ? p.get('date')! : '',
+    date: isDay(p.get('date') ?? '') ? p.get('date')! : '',
     per: Math.round(num('per', 10, 1, 50)),
     max: Math.round(num('max', 150, 2, MAX_COMPANIES)),
   };
-}
-
-/** Whether `s` is a calendar day written YYYY-MM-DD (2020-13-45 is not): another is left out. */
-function realDay(s: string): boolean {
-  const t = /^\d{4}-\d{2}-\d{2}$/.test(s) ? Date.parse(`${s}T00:00:00Z`) : NaN;
-  return !Number.isNaN(t) && new Date(t).toISOString().slice(0, 10) === s;
 }
 
 function mapUrl(vid: string, o: Options): string {
@@ -108,7 +102,6 @@ export function releaseMap(): void {
 
 export async function tierMapView(main: HTMLElement, vid: string, url: URL): Promise<void> {
   const o = readOptions(url);
-  releaseMap();
 
   // An address edited by hand may hold a value the list does not offer: it is shown, as drawn.
   const select = (id: string, value: string, options: [string, string][]) =>
@@ -128,17 +121,8 @@ export async function tierMapView(main: HTMLElement, vid: string, url: URL): Pro
     ['2', '2'],
     ['3', '3'],
   ]);
-  // Typed as a percentage, as the map and lists show confidence; any value from 0 to 100 (a step would
-  // make the browser refuse 93.5, and the other filters with it). The address keeps the API's 0 to 1.
-  const minC = h('input', {
-    id: 'map-confidence',
-    type: 'number',
-    min: 0,
-    max: 100,
-    step: 'any',
-    value: percentOf(o.c),
-    class: 'short',
-  });
+  // The address keeps the API's 0 to 1.
+  const minC = confidenceInput('map-confidence', o.c);
   const since = h('input', { id: 'map-date', type: 'date', value: o.date });
   const per = select('map-per', String(o.per), [
     ['5', '5'],

@@ -1,5 +1,6 @@
 import fs from 'node:fs';
 import path from 'node:path';
+import { makePrivate } from '../../../private-files';
 import type { JobsEngine } from '../jobs-engine';
 import { SqliteJobBackend } from './sqlite.agenda-backend';
 import { openSqliteFile } from './sqlite.connection';
@@ -17,21 +18,12 @@ export function openSqliteJobsEngine(dataDir: string): JobsEngine {
   fs.mkdirSync(dir, { recursive: true, mode: 0o700 });
   const file = path.join(dir, 'jobs.sqlite');
   fs.closeSync(fs.openSync(file, 'a', 0o600));
-  privateTo(dir, 0o700);
-  for (const f of [file, `${file}-wal`, `${file}-shm`]) if (fs.existsSync(f)) privateTo(f, 0o600);
+  makePrivate(dir, 0o700);
+  for (const f of [file, `${file}-wal`, `${file}-shm`]) if (fs.existsSync(f)) makePrivate(f, 0o600);
   const db = openSqliteFile(file);
   return {
     agendaBackend: new SqliteJobBackend({ db }),
     runs: new SqliteRunStore({ db }),
     close: () => Promise.resolve(void db.close()),
   };
-}
-
-/** Sets the mode of `file`, unless the account may not (EPERM: not its own): then it stays as it is. */
-function privateTo(file: string, mode: number): void {
-  try {
-    fs.chmodSync(file, mode);
-  } catch (e) {
-    if ((e as NodeJS.ErrnoException).code !== 'EPERM') throw e;
-  }
 }
