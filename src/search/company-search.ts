@@ -13,6 +13,7 @@ import type { CoreRecord } from './core-record';
 import { PackedRecords, PackedRecordsBuilder } from './packed-records';
 import { importanceOf, matchEntry, planQuery, relevanceOf } from './relevance';
 import { WidePrefixes } from './wide-prefixes';
+import { BoundLists, KEY_UNIT, SHORT, bandSimilarityBound } from './bound-lists';
 import type { QueryPlan } from './relevance';
 import { type PreparedQuery, TrigramIndex, TrigramIndexBuilder } from './trigram-index';
 import { SnapshotReader, SnapshotWriter } from '../store/snapshot';
@@ -100,7 +101,7 @@ const SCAN_LIMIT = 50_000;
  */
 const WIDE_KEEP = 256;
 /** Layout of a saved index; a snapshot of another version is rebuilt instead of read. */
-const SNAPSHOT_VERSION = 9;
+const SNAPSHOT_VERSION = 10;
 /** Candidates whose trigram rows are read ahead at once when scoring (see CompanySearchIndex.readAhead). */
 const READ_AHEAD_BLOCK = 8;
 /**
@@ -128,6 +129,14 @@ const SUGGEST_LEAD_BUDGET = 40;
  * many it reads the list of the words before it, for names whose next word it begins.
  */
 const TYPED_WORDS_READ = 16;
+/**
+ * Limits of a one-word search (see CompanySearchIndex.searchOneWord): words a query word may begin, the
+ * bands of the lists it reads, and postings read. Past one, candidates are drawn within budgets. At 1M
+ * companies the bench's one-word terms read 82 postings at the median, 554 at the 99th percentile.
+ */
+const BOUNDED_PREFIX_WORDS = 512;
+const BOUNDED_CURSORS = 4096;
+const BOUNDED_READS = 2000;
 
 /** A candidate of {@link CompanySearchIndex.best} with a bound of its relevance. */
 interface Pending {
@@ -228,8 +237,11 @@ export class CompanySearchIndex {
     /** Each doc's country as the store holds it: 0 for none, else 1 + its place in `places`. */
     private readonly placeOf: Uint32Array,
     private readonly places: string[],
+    /** Word postings in relevance-bound order, for one-word searches (see searchOneWord). */
+    private readonly bounds: BoundLists,
   ) {
     this.docByVid = vidTable(vids);
+    this.highestImportance = (maxDegree > 0 ? 0.8 : 0) + (parent.includes(1) ? 0.2 : 0);
     // The store may stream companies in any order, so doc numbers differ between two builds of the
     // same data; ties are settled by this instead, which only the data decides.
     const n = rank.length;
@@ -240,6 +252,9 @@ export class CompanySearchIndex {
       keep: WIDE_KEEP,
     });
   }
+
+  /** At least the importance of every company (see importanceOf). */
+  private readonly highestImportance: number;
 
   /** The start of every scan for a wide word beginning, read once (see scanByImportance). */
   private readonly widePrefixes: WidePrefixes;
@@ -337,6 +352,7 @@ export class CompanySearchIndex {
     this.words.writeTo(w);
     this.cores.writeTo(w);
     w.array(this.placeOf).json(this.places);
+    this.bounds.writeTo(w);
     return w;
   }
 
@@ -392,6 +408,7 @@ export class CompanySearchIndex {
     const cores = PackedRecords.readFrom(r);
     const placeOf = r.u32();
     const places = r.json<string[]>();
+    const bounds = BoundLists.readFrom(r);
     if (!r.done) throw new Error(`search index snapshot ${file}: sections left unread`);
     return new CompanySearchIndex(
       vids,
@@ -413,6 +430,7 @@ export class CompanySearchIndex {
       cores,
       placeOf,
       places,
+      bounds,
     );
   }
 
@@ -474,6 +492,14 @@ export class CompanySearchIndex {
     const packedCores = cores();
     await turn();
     const words = await wordsStarted.finish(rank);
+    await turn();
+    const parents = Uint8Array.from(b.parents);
+    const bounds = await BoundLists.build(
+      words,
+      (doc) => trigrams.trigramCount(doc),
+      (doc) => importanceOf(degree[doc]!, maxDegree, parents[doc] === 1),
+      turn,
+    );
     const index = new CompanySearchIndex(
       packedVids,
       trigrams,
@@ -488,12 +514,13 @@ export class CompanySearchIndex {
       order,
       words,
       packedNames,
-      Uint8Array.from(b.parents),
+      parents,
       maxDegree,
       rank,
       packedCores,
       Uint32Array.from(b.placeIds),
       [...b.places.keys()],
+      bounds,
     );
     log?.info(
       { companies: vids.length, ms: Date.now() - b.started, coreBytes: index.cores.bytes },
@@ -606,6 +633,10 @@ export class CompanySearchIndex {
     c: SearchCriteria,
   ): { hits: SearchHit[]; hasMore: boolean } {
     const plan = planQuery(name, this.words);
+    if (!docs) {
+      const page = this.searchOneWord(plan, accept, c);
+      if (page) return page;
+    }
     const candidates = new Map<number, number | null>();
     if (docs && docs.length < 5000) {
       for (const doc of docs) if (accept(doc)) candidates.set(doc, null);
@@ -632,6 +663,215 @@ export class CompanySearchIndex {
       }
     }
     return this.rankedPage(plan, candidates, c);
+  }
+
+  /**
+   * A relevance search for a query of one significant word (legal forms aside: "bosch", "Vogel GmbH",
+   * "bore"), with the page that scoring every company gives. It reads the postings of each word the
+   * query's word meets (itself, the words it begins, its typo words) in {@link BoundLists} order, best
+   * bound first across all of them, and stops once no company left unread can enter the page. The
+   * companies it leaves unread altogether are those whose names meet no reading of the word; they
+   * can match only by similarity, and are drawn from the trigram index when the page is low enough
+   * for them (as {@link searchRelevant} draws them). Null where it does not apply (several significant
+   * words, legal forms only, too many readings, or more than BOUNDED_READS postings to read, as a
+   * filter that refuses most companies may need): the caller then draws candidates within budgets.
+   *
+   * Several words are left to the budgets: a name meeting all of them can lie deep in every word's list,
+   * so a bound that holds for it falls only after thousands of postings (bench/README.md).
+   */
+  private searchOneWord(
+    plan: QueryPlan,
+    accept: (doc: number) => boolean,
+    c: SearchCriteria,
+  ): { hits: SearchHit[]; hasMore: boolean } | null {
+    const lists = this.bounds;
+    if (plan.significant.length !== 1 || plan.onlyLegal) return null;
+    const words = this.words;
+    const prepared = this.names.prepare(plan.text);
+    const tq = prepared.q.length;
+    const count = c.offset + c.limit + 1;
+    const threshold = c.minSimilarity;
+    // Each reading's word-match score, as matchEntry gives it: the word itself 1, a word it begins by
+    // the share of its length, else a typo word 0.7. Legal forms are not matched against.
+    const exact = plan.exactIds[0]!;
+    const from = plan.prefixFrom[0]!;
+    const to = plan.prefixTo[0]!;
+    if (to - from > BOUNDED_PREFIX_WORDS) return null;
+    const length = plan.significant[0]!.length;
+    const readings = new Map<number, number>();
+    for (let id = from; id < to; id++)
+      readings.set(id, id === exact ? 1 : 0.5 + (0.5 * length) / words.wordLength(id));
+    if (exact >= 0) readings.set(exact, 1);
+    for (const id of plan.typos[0]!) if (!readings.has(id)) readings.set(id, 0.7);
+
+    // A cursor reads one band of one reading's list from pos to end. Its head bounds the relevance of
+    // every company it has yet to give: the word match, the posting's key, the band's similarity, and
+    // the parts no list orders (word similarity at most 1, legal forms typed that the name may hold).
+    const constant = 0.1 + (plan.legalIds.length > 0 ? 0.025 : 0);
+    const pos: number[] = [];
+    const end: number[] = [];
+    const fixed: number[] = [];
+    const bands = lists.bands;
+    const add = (at: number, stop: number, score: number, band: number) => {
+      pos.push(at);
+      end.push(stop);
+      fixed.push(0.4 * score + 0.1 * bandSimilarityBound(band, tq) + constant);
+    };
+    for (const [id, score] of readings) {
+      if (words.isLegal(id)) continue;
+      const [start, stop] = words.postingRange(id);
+      if (stop - start <= SHORT) {
+        if (stop > start) add(start, stop, score, -1);
+        continue;
+      }
+      for (let at = start; at < stop;) {
+        const band = bands[at]!;
+        let lo = at + 1;
+        let hi = stop;
+        while (lo < hi) {
+          const mid = (lo + hi) >>> 1;
+          if (bands[mid]! === band) lo = mid + 1;
+          else hi = mid;
+        }
+        add(at, lo, score, band);
+        at = lo;
+      }
+    }
+    if (pos.length > BOUNDED_CURSORS) return null;
+    const keys = lists.keys;
+    const head = (cur: number) => keys[pos[cur]!]! * KEY_UNIT + fixed[cur]!;
+    const heap = Array.from(pos.keys()).sort((a, b) => head(b) - head(a));
+    const down = () => {
+      const item = heap[0]!;
+      const value = head(item);
+      let i = 0;
+      for (;;) {
+        let child = 2 * i + 1;
+        if (child >= heap.length) break;
+        if (child + 1 < heap.length && head(heap[child + 1]!) > head(heap[child]!)) child++;
+        if (head(heap[child]!) <= value) break;
+        heap[i] = heap[child]!;
+        i = child;
+      }
+      heap[i] = item;
+    };
+
+    const stamp = this.stamp();
+    const seen = this.seenAt;
+    const top: Scored[] = [];
+    const floor = () => (top.length >= count ? top[count - 1]!.relevance : -Infinity);
+    const offer = (doc: number, knownSim: number | null) => {
+      if (seen[doc] === stamp) return;
+      seen[doc] = stamp;
+      if (!accept(doc)) return;
+      const p = this.pendingOf(plan, doc, knownSim, threshold, tq);
+      if (!p || p.bound < floor()) return;
+      if (!this.tighten(p, prepared, threshold) || p.bound < floor()) return;
+      top.push(this.scored(p, prepared));
+      if (top.length >= count) {
+        this.order(top);
+        top.length = count;
+      }
+    };
+
+    // The names of exactly the query's words (the same-words part, which no list orders by) first: the
+    // names beginning with the word list those with nothing after it first.
+    if (exact >= 0) {
+      const list = words.namesBeginning(plan.exactIds);
+      const ids = this.beginningIds;
+      for (let n = 0; n < list.length; n++) {
+        if (n >= BOUNDED_READS) return null;
+        const entry = list[n]!;
+        if (!words.beginsWith(entry, plan.exactIds)) continue;
+        if (words.significantOf(entry, ids) > 1) break;
+        offer(words.entryDoc[entry]!, null);
+      }
+    }
+
+    const { entries } = lists;
+    const { entryDoc } = words;
+    let reads = 0;
+    while (heap.length > 0) {
+      const cur = heap[0]!;
+      if (top.length >= count && head(cur) < floor()) break;
+      if (++reads > BOUNDED_READS) return null;
+      const entry = entries[pos[cur]!]!;
+      if (++pos[cur]! >= end[cur]!) {
+        heap[0] = heap[heap.length - 1]!;
+        heap.pop();
+      }
+      if (heap.length > 0) down();
+      offer(entryDoc[entry]!, null);
+    }
+
+    // A name meeting no reading has no word match, precision, first word or same words: at most legal
+    // forms, both similarities and the highest importance of any company.
+    const unmet = constant + 0.1 + 0.3 * this.highestImportance;
+    if (!(top.length >= count && unmet < floor())) {
+      const page = c.offset + c.limit;
+      const similar = (min: number, limit: number) =>
+        this.names.search(plan.text, { threshold: min, limit, offset: 0, weights: this.importance, accept })
+          .matches;
+      let matches = similar(Math.max(threshold, TRIGRAM_FLOOR), page + TRIGRAM_EXTRA);
+      if (matches.length <= page && threshold < TRIGRAM_FLOOR) matches = similar(threshold, page + 1);
+      for (const m of matches) offer(m.doc, m.similarity);
+    }
+    this.order(top);
+    return {
+      hits: top.slice(c.offset, c.offset + c.limit).map((s) => this.hitOf(s)),
+      hasMore: top.length > c.offset + c.limit,
+    };
+  }
+
+  private readonly beginningIds: number[] = [];
+
+  /** A candidate of a search with the bound of its relevance before its trigram overlap is read. */
+  private pendingOf(
+    plan: QueryPlan,
+    doc: number,
+    knownSim: number | null,
+    threshold: number,
+    tq: number,
+  ): Pending | null {
+    const [first, end] = this.words.entriesOf(doc);
+    let entry = -1;
+    let match = -1;
+    let coverage = 0;
+    for (let e = first; e < end; e++) {
+      const m = matchEntry(plan, this.words, e);
+      if (m.match > match) {
+        entry = e;
+        match = m.match;
+        coverage = m.coverage;
+      }
+    }
+    if (entry < 0) return null;
+    if (coverage < 0.5 && (threshold <= 0 || (knownSim !== null && knownSim < threshold))) return null;
+    const importance = importanceOf(this.degree[doc]!, this.maxDegree, this.parent[doc] === 1);
+    const n = this.names.trigramCount(doc);
+    const simBound = tq === 0 || n === 0 ? 0 : Math.min(1, Math.min(tq, n) / Math.max(tq, n) + 1e-6);
+    return {
+      doc,
+      sim: knownSim,
+      entry,
+      match,
+      coverage,
+      importance,
+      bound: relevanceOf(match, 1, knownSim ?? simBound, importance),
+      tight: false,
+    };
+  }
+
+  /** Per doc, the number of the search that last read it (see stamp). */
+  private seenAt = new Uint32Array(0);
+  private stampNow = 0;
+
+  private stamp(): number {
+    if (this.seenAt.length !== this.degree.length || this.stampNow === 0xffffffff) {
+      this.seenAt = new Uint32Array(this.degree.length);
+      this.stampNow = 0;
+    }
+    return ++this.stampNow;
   }
 
   /** The page the criteria ask for of the candidates in relevance order. */

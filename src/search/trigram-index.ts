@@ -460,6 +460,13 @@ export class TrigramIndex {
     return { similarity: float4Ratio(common, q.length + n - common), common };
   }
 
+  /** How many distinct trigrams the name of `doc` has. */
+  trigramCount(doc: number): number {
+    const { rowStart, internalOf } = this.a;
+    const i = internalOf[doc]!;
+    return rowStart[i + 1]! - rowStart[i]!;
+  }
+
   /**
    * Touches the rows of docs[0, count), which overlapWith reads, one step for all of them before the
    * next (doc to row, row to its first trigram): their cache misses overlap instead of coming one

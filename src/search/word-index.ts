@@ -301,9 +301,24 @@ export class WordIndex {
 
   private readonly beginning: number[] = [];
 
+  /** Writes the entry's significant word ids into `out` and returns how many there are. */
+  significantOf(entry: number, out: number[]): number {
+    return significantIds(this.wordStart, this.entryWords, this.legal, entry, out);
+  }
+
   /** Number of names containing a word. */
   frequency(id: number): number {
     return this.postStart[id + 1]! - this.postStart[id]!;
+  }
+
+  /** Where a word's postings lie among all postings: [from, to). */
+  postingRange(id: number): [number, number] {
+    return [this.postStart[id]!, this.postStart[id + 1]!];
+  }
+
+  /** Postings of all words. */
+  get postingCount(): number {
+    return this.postings.length;
   }
 
   /** Names containing a word, most important company first. */

@@ -180,6 +180,56 @@ describe('search candidates', () => {
     expect(index.search(c)).toEqual(every);
   });
 
+  it('give the page of scoring every company for one word, however many more important names hold it', async () => {
+    const many: SearchRow[] = [];
+    // 800 long names beginning with the word, all as important as the five short names that hold it
+    // second and rank first by the formula; those five come last in importance order (vid), begin
+    // with another word and are too unlike the query for the similar names (below 0.5).
+    for (let i = 0; i < 800; i++)
+      many.push(buildSearchRow(`a${1000 + i}`, `Vertex Alpha Beta Gamma Delta ${i}`, { degree: 5 }));
+    for (let i = 0; i < 5; i++)
+      many.push(buildSearchRow(`z${i}`, `Kr${'bcdfg'[i]}x Vertex Abc`, { degree: 5, aliases: [`Vtx ${i}`] }));
+    // A subsidiary among them, and a hub holding the word's typo and a word it begins.
+    many.push(buildSearchRow('zsub', 'Krzx Vertex Abd', { degree: 5, searchedByDefault: false }));
+    many.push(buildSearchRow('hub', 'Vortex Vertexes Holdings GmbH', { degree: 400, isClusterParent: true }));
+    const index = await indexOf(many);
+    let compared = 0;
+    for (const name of ['vertex', 'Vertex', 'verte', 'vertx', 'Vertex GmbH', 'vert']) {
+      for (const includeSubsidiaries of [false, true]) {
+        for (const [offset, limit] of [
+          [0, 10],
+          [3, 5],
+          [0, 50],
+        ] as const) {
+          const c = { name, minSimilarity: 0.3, includeSubsidiaries, limit, offset };
+          const every = index.searchExhaustive(c);
+          expect({ name, offset, includeSubsidiaries, ...index.search(c) }).toEqual({
+            name,
+            offset,
+            includeSubsidiaries,
+            ...every,
+          });
+          compared += every.hits.length;
+        }
+      }
+    }
+    expect(compared).toBeGreaterThan(500);
+    const first = index.search({
+      name: 'vertex',
+      minSimilarity: 0.3,
+      includeSubsidiaries: false,
+      limit: 10,
+      offset: 0,
+    });
+    // The five short names come right after the hub, before the long ones.
+    expect(
+      first.hits
+        .slice(0, 6)
+        .map((h) => h.vid)
+        .sort(),
+    ).toEqual(['hub', 'z0', 'z1', 'z2', 'z3', 'z4']);
+  });
+
   it('reach companies by a word beginning that more than a thousand vocabulary words share', async () => {
     const many: SearchRow[] = [];
     // 1,200 words beginning with "q" (more than are merged posting by posting), so a typed "q" is

@@ -1,0 +1,158 @@
+import type { SnapshotReader, SnapshotWriter } from '../store/snapshot';
+import type { WordIndex } from './word-index';
+
+/**
+ * The postings of every word ordered by how high a name holding it can rank, so that a relevance
+ * search reads a word's names best first and stops once no name left can enter its page.
+ *
+ * Relevance (see relevance.ts) has parts that depend on the query and parts that a name holds alone.
+ * Each posting is given the latter as its key:
+ *
+ *   key = 0.3 * importance + 0.05 / (the name's significant words) + 0.025 if the word is its first
+ *
+ * which is the importance part, the precision part for one query word met, and the first-word part.
+ * What is left depends on the query: the word-match part, which the reader knows per word it reads,
+ * and similarity to the company's name, which is at most min(q, n) / max(q, n) for a query of q
+ * trigrams and a name of n. So each list is cut into bands of the name's trigram count (BANDS), each
+ * band in key order: a band's similarity bound is known once the query is, and within it the key
+ * falls as the list is read. Lists of SHORT postings or fewer are one band, in key order.
+ *
+ * Made with the rest of the search index and saved with it (about a second at a million companies,
+ * 5 million postings): 9 bytes per posting.
+ */
+export class BoundLists {
+  private constructor(
+    /** Entries of each word's list, in the word index's posting layout (see WordIndex.postingRange). */
+    readonly entries: Uint32Array,
+    /** Each posting's key in units of KEY_UNIT, rounded up. */
+    readonly keys: Uint32Array,
+    /** Each posting's band (0 in lists of SHORT postings or fewer). */
+    readonly bands: Uint8Array,
+  ) {}
+
+  /**
+   * `turn` is awaited between stretches of the build (about a second in all at a million companies),
+   * so that a rebuild beside serving lets requests run.
+   */
+  static async build(
+    words: WordIndex,
+    /** Trigram count of a company's name. */
+    trigramsOf: (doc: number) => number,
+    /** The importance part of relevance, in [0, 1], of a company. */
+    importanceOf: (doc: number) => number,
+    turn: () => Promise<void> = () => Promise.resolve(),
+  ): Promise<BoundLists> {
+    const { entryDoc, wordStart, entryWords } = words;
+    const entryCount = entryDoc.length;
+    if (entryCount >= ENTRY_LIMIT) throw new RangeError(`too many names for bound lists: ${entryCount}`);
+    // Per entry: the key without the first-word part, and its first significant word.
+    const base = new Float64Array(entryCount);
+    const firstWord = new Int32Array(entryCount).fill(-1);
+    const band = new Uint8Array(entryCount);
+    for (let e = 0; e < entryCount; e++) {
+      if ((e & STRETCH) === 0) await turn();
+      let considered = 0;
+      let first = -1;
+      for (let k = wordStart[e]!; k < wordStart[e + 1]!; k++) {
+        if (words.isLegal(entryWords[k]!)) continue;
+        considered++;
+        if (first < 0) first = entryWords[k]!;
+      }
+      if (considered === 0) {
+        considered = wordStart[e + 1]! - wordStart[e]!;
+        first = considered > 0 ? entryWords[wordStart[e]!]! : -1;
+      }
+      const doc = entryDoc[e]!;
+      base[e] = 0.3 * importanceOf(doc) + (considered > 0 ? 0.05 / considered : 0);
+      firstWord[e] = first;
+      band[e] = bandOf(trigramsOf(doc));
+    }
+    const total = words.postingCount;
+    const entries = new Uint32Array(total);
+    const keys = new Uint32Array(total);
+    const bands = new Uint8Array(total);
+    // Sorted as one number each: band, then key descending, then entry (exact below 2^52).
+    let packed = new Float64Array(64);
+    let sinceTurn = 0;
+    for (let v = 0; v < words.vocabularySize; v++) {
+      const [from, to] = words.postingRange(v);
+      sinceTurn += to - from;
+      if (sinceTurn > STRETCH) {
+        sinceTurn = 0;
+        await turn();
+      }
+      const m = to - from;
+      if (m === 0) continue;
+      if (packed.length < m) packed = new Float64Array(2 * m);
+      const list = words.postingsOf(v);
+      for (let k = 0; k < m; k++) {
+        const e = list[k]!;
+        const key = base[e]! + (firstWord[e] === v ? 0.025 : 0);
+        const units = Math.min(KEY_UNITS - 1, Math.ceil(key * KEY_SCALE));
+        const b = m <= SHORT ? 0 : band[e]!;
+        packed[k] = b * BAND_STEP + (KEY_UNITS - 1 - units) * ENTRY_LIMIT + e;
+      }
+      const sorted = packed.subarray(0, m).sort();
+      for (let k = 0; k < m; k++) {
+        const value = sorted[k]!;
+        const b = Math.floor(value / BAND_STEP);
+        const rest = value - b * BAND_STEP;
+        const units = KEY_UNITS - 1 - Math.floor(rest / ENTRY_LIMIT);
+        entries[from + k] = rest % ENTRY_LIMIT;
+        keys[from + k] = units;
+        bands[from + k] = b;
+      }
+    }
+    return new BoundLists(entries, keys, bands);
+  }
+
+  /** Saves the lists (see {@link BoundLists.readFrom}). */
+  writeTo(w: SnapshotWriter): void {
+    w.array(this.entries).array(this.keys).array(this.bands);
+  }
+
+  /** Lists saved by {@link BoundLists.writeTo}, viewed in place. */
+  static readFrom(r: SnapshotReader): BoundLists {
+    return new BoundLists(r.u32(), r.u32(), r.u8());
+  }
+
+  /** Bytes held. */
+  get byteLength(): number {
+    return this.entries.byteLength + this.keys.byteLength + this.bands.byteLength;
+  }
+}
+
+/** Least trigram count of a name in each band; the last band is open above. */
+export const BANDS: readonly number[] = [0, 8, 11, 14, 17, 21, 26, 32, 40, 50, 64];
+/** Lists this short are one band. */
+export const SHORT = 8;
+
+/** The band of a name of `trigrams` trigrams. */
+export function bandOf(trigrams: number): number {
+  let b = 0;
+  while (b + 1 < BANDS.length && trigrams >= BANDS[b + 1]!) b++;
+  return b;
+}
+
+/**
+ * The highest similarity a query of `q` trigrams can have with a name in band `b` (with a margin for
+ * float4 rounding); `b` -1 for a list of one band.
+ */
+export function bandSimilarityBound(b: number, q: number): number {
+  if (b < 0) return 1;
+  if (q === 0) return 0;
+  const lo = BANDS[b]!;
+  const hi = b + 1 < BANDS.length ? BANDS[b + 1]! - 1 : Infinity;
+  const bound = q < lo ? q / lo : q > hi ? hi / q : 1;
+  return Math.min(1, bound + 1e-6);
+}
+
+/** Entries or postings handled between two turns of a build. */
+const STRETCH = 0x3ffff;
+/** Keys are kept in units of 2^-21 (keys are below 0.5, so below 2^20 units). */
+const KEY_SCALE = 2 ** 21;
+export const KEY_UNIT = 1 / KEY_SCALE;
+const KEY_UNITS = 2 ** 20;
+/** Entries are numbered below 2^28 here; with the key's 20 bits and the band's 4, 52 bits. */
+const ENTRY_LIMIT = 2 ** 28;
+const BAND_STEP = KEY_UNITS * ENTRY_LIMIT;
