@@ -156,3 +156,105 @@ const KEY_UNITS = 2 ** 20;
 /** Entries are numbered below 2^28 here; with the key's 20 bits and the band's 4, 52 bits. */
 const ENTRY_LIMIT = 2 ** 28;
 const BAND_STEP = KEY_UNITS * ENTRY_LIMIT;
+
+/**
+ * Reads the lists of some words together, best bound first: each list is read band by band, and a
+ * heap of the bands' next postings gives the one whose bound is highest. A posting's bound is
+ * `weight * score + key + 0.1 * the band's similarity bound + constant`, where `score` is the word
+ * match the word gives the query (see relevance.ts): the highest relevance its company can have
+ * through that word, as long as `weight` and `constant` cover what the key does not.
+ */
+export class BoundReader {
+  private readonly pos: number[] = [];
+  private readonly end: number[] = [];
+  private readonly fixed: number[] = [];
+  private heap: number[] = [];
+
+  constructor(
+    private readonly lists: BoundLists,
+    private readonly words: WordIndex,
+  ) {}
+
+  /**
+   * Starts a read of the lists of `readings` (word id to word-match score) for a query of `tq`
+   * trigrams; false when they hold more than `maxBands` bands (the read is then not started).
+   */
+  start(
+    readings: Map<number, number>,
+    weight: number,
+    constant: number,
+    tq: number,
+    maxBands: number,
+  ): boolean {
+    const { pos, end, fixed, words } = this;
+    const bands = this.lists.bands;
+    pos.length = end.length = fixed.length = 0;
+    const add = (at: number, stop: number, score: number, band: number) => {
+      pos.push(at);
+      end.push(stop);
+      fixed.push(weight * score + 0.1 * bandSimilarityBound(band, tq) + constant);
+    };
+    for (const [id, score] of readings) {
+      if (words.isLegal(id)) continue;
+      const [start, stop] = words.postingRange(id);
+      if (stop - start <= SHORT) {
+        if (stop > start) add(start, stop, score, -1);
+        continue;
+      }
+      for (let at = start; at < stop;) {
+        const band = bands[at]!;
+        let lo = at + 1;
+        let hi = stop;
+        while (lo < hi) {
+          const mid = (lo + hi) >>> 1;
+          if (bands[mid]! === band) lo = mid + 1;
+          else hi = mid;
+        }
+        add(at, lo, score, band);
+        at = lo;
+      }
+      if (pos.length > maxBands) return false;
+    }
+    this.heap = Array.from(pos.keys()).sort((a, b) => this.head(b) - this.head(a));
+    return true;
+  }
+
+  /** The bound of the next posting; -Infinity once every list is read. */
+  peek(): number {
+    return this.heap.length > 0 ? this.head(this.heap[0]!) : -Infinity;
+  }
+
+  /** The entry of the next posting, read; -1 once every list is read. */
+  next(): number {
+    const heap = this.heap;
+    if (heap.length === 0) return -1;
+    const cur = heap[0]!;
+    const entry = this.lists.entries[this.pos[cur]!]!;
+    if (++this.pos[cur]! >= this.end[cur]!) {
+      heap[0] = heap[heap.length - 1]!;
+      heap.pop();
+    }
+    if (heap.length > 1) this.down();
+    return entry;
+  }
+
+  private head(cur: number): number {
+    return this.lists.keys[this.pos[cur]!]! * KEY_UNIT + this.fixed[cur]!;
+  }
+
+  private down(): void {
+    const heap = this.heap;
+    const item = heap[0]!;
+    const value = this.head(item);
+    let i = 0;
+    for (;;) {
+      let child = 2 * i + 1;
+      if (child >= heap.length) break;
+      if (child + 1 < heap.length && this.head(heap[child + 1]!) > this.head(heap[child]!)) child++;
+      if (this.head(heap[child]!) <= value) break;
+      heap[i] = heap[child]!;
+      i = child;
+    }
+    heap[i] = item;
+  }
+}

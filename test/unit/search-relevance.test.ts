@@ -120,10 +120,10 @@ describe('search candidates', () => {
   const add = (name: string, degree: number, parent = false) => {
     rows.push(buildSearchRow(`c${rows.length}`, name, { degree, isClusterParent: parent }));
   };
-  for (let i = 0; i < 180; i++)
-    add(`Acme ${words[i % 6]!} ${words[(i * 7) % 5]!} No ${i}`, (i * 37) % 101, i % 50 === 0);
-  for (let i = 0; i < 60; i++) add(`Apex ${words[i % 6]!} Group`, (i * 13) % 41);
-  for (let i = 0; i < 40; i++) add(`Zenith ${words[i % 6]!} ${i}`, i);
+  for (let i = 0; i < 48; i++)
+    add(`Acme ${words[i % 6]!} ${words[(i * 7) % 5]!} No ${i}`, (i * 37) % 101, i % 16 === 0);
+  for (let i = 0; i < 30; i++) add(`Apex ${words[i % 6]!} Group`, (i * 13) % 41);
+  for (let i = 0; i < 20; i++) add(`Zenith ${words[i % 6]!} ${i}`, i);
 
   it('are every match where there are fewer than the budgets: the order of scoring every company', async () => {
     const index = await indexOf(rows);
@@ -228,6 +228,31 @@ describe('search candidates', () => {
         .map((h) => h.vid)
         .sort(),
     ).toEqual(['hub', 'z0', 'z1', 'z2', 'z3', 'z4']);
+  });
+
+  it('take the holders of a common word that can rank highest when the query has other words', async () => {
+    const many: SearchRow[] = [];
+    // As above: 800 long names of the word, all as important as five short ones that rank above them
+    // and come last in importance order. The query's other word is in no name, so only the word's
+    // postings can find the five: more than the budget of them, read most important first, would not.
+    for (let i = 0; i < 800; i++)
+      many.push(buildSearchRow(`a${1000 + i}`, `Vertex Alpha Beta Gamma Delta ${i}`, { degree: 5 }));
+    for (let i = 0; i < 5; i++)
+      many.push(buildSearchRow(`z${i}`, `Kr${'bcdfg'[i]}x Vertex Abc`, { degree: 5 }));
+    const index = await indexOf(many);
+    for (const name of ['qqqqq vertex', 'qqqqq vertex gmbh', 'vertex qqqqq']) {
+      const c = { name, minSimilarity: 0.3, includeSubsidiaries: false, limit: 10, offset: 0 };
+      const every = index.searchExhaustive(c);
+      // The five first, unless the query's first word is the one the long names begin with.
+      if (name.startsWith('qqqqq'))
+        expect(
+          every.hits
+            .slice(0, 5)
+            .map((h) => h.vid)
+            .sort(),
+        ).toEqual(['z0', 'z1', 'z2', 'z3', 'z4']);
+      expect({ name, ...index.search(c) }).toEqual({ name, ...every });
+    }
   });
 
   it('reach companies by a word beginning that more than a thousand vocabulary words share', async () => {
