@@ -49,6 +49,8 @@ export class BoundLists {
     const base = new Float64Array(entryCount);
     const firstWord = new Int32Array(entryCount).fill(-1);
     const band = new Uint8Array(entryCount);
+    // Names made only of legal forms, which a query word meets through them (see matchEntry).
+    const legalOnly = new Uint8Array(entryCount);
     for (let e = 0; e < entryCount; e++) {
       if ((e & STRETCH) === 0) await turn();
       let considered = 0;
@@ -59,6 +61,7 @@ export class BoundLists {
         if (first < 0) first = entryWords[k]!;
       }
       if (considered === 0) {
+        legalOnly[e] = 1;
         considered = wordStart[e + 1]! - wordStart[e]!;
         first = considered > 0 ? entryWords[wordStart[e]!]! : -1;
       }
@@ -85,11 +88,13 @@ export class BoundLists {
       if (m === 0) continue;
       if (packed.length < m) packed = new Float64Array(2 * m);
       const list = words.postingsOf(v);
+      const legal = words.isLegal(v);
       for (let k = 0; k < m; k++) {
         const e = list[k]!;
         const key = base[e]! + (firstWord[e] === v ? 0.025 : 0);
-        const units = Math.min(KEY_UNITS - 1, Math.ceil(key * KEY_SCALE));
-        const b = m <= SHORT ? 0 : band[e]!;
+        // Rounded up, with a margin for the sums of a relevance.
+        const units = Math.min(KEY_UNITS - 1, Math.ceil((key + 1e-9) * KEY_SCALE));
+        const b = legal && !legalOnly[e] ? UNREAD : m <= SHORT ? 0 : band[e]!;
         packed[k] = b * BAND_STEP + (KEY_UNITS - 1 - units) * ENTRY_LIMIT + e;
       }
       const sorted = packed.subarray(0, m).sort();
@@ -115,17 +120,17 @@ export class BoundLists {
   static readFrom(r: SnapshotReader): BoundLists {
     return new BoundLists(r.u32(), r.u32(), r.u8());
   }
-
-  /** Bytes held. */
-  get byteLength(): number {
-    return this.entries.byteLength + this.keys.byteLength + this.bands.byteLength;
-  }
 }
 
 /** Least trigram count of a name in each band; the last band is open above. */
 export const BANDS: readonly number[] = [0, 8, 11, 14, 17, 21, 26, 32, 40, 50, 64];
 /** Lists this short are one band. */
-export const SHORT = 8;
+const SHORT = 8;
+/**
+ * The band, last in its list, of a legal form's postings in names that have other words: a query word
+ * meets a legal form only in a name made of nothing else, so these are never read.
+ */
+const UNREAD = BANDS.length;
 
 /** The band of a name of `trigrams` trigrams. */
 export function bandOf(trigrams: number): number {
@@ -151,9 +156,9 @@ export function bandSimilarityBound(b: number, q: number): number {
 const STRETCH = 0x3ffff;
 /** Keys are kept in units of 2^-21 (keys are below 0.5, so below 2^20 units). */
 const KEY_SCALE = 2 ** 21;
-export const KEY_UNIT = 1 / KEY_SCALE;
+const KEY_UNIT = 1 / KEY_SCALE;
 const KEY_UNITS = 2 ** 20;
-/** Entries are numbered below 2^28 here; with the key's 20 bits and the band's 4, 52 bits. */
+/** Entries are numbered below 2^28 here; with the key's 20 bits and the band's 4 (up to UNREAD), 52 bits. */
 const ENTRY_LIMIT = 2 ** 28;
 const BAND_STEP = KEY_UNITS * ENTRY_LIMIT;
 
@@ -195,14 +200,16 @@ export class BoundReader {
       fixed.push(weight * score + 0.1 * bandSimilarityBound(band, tq) + constant);
     };
     for (const [id, score] of readings) {
-      if (words.isLegal(id)) continue;
       const [start, stop] = words.postingRange(id);
       if (stop - start <= SHORT) {
-        if (stop > start) add(start, stop, score, -1);
+        let end = start;
+        while (end < stop && bands[end] !== UNREAD) end++;
+        if (end > start) add(start, end, score, -1);
         continue;
       }
       for (let at = start; at < stop;) {
         const band = bands[at]!;
+        if (band === UNREAD) break;
         let lo = at + 1;
         let hi = stop;
         while (lo < hi) {

@@ -80,7 +80,7 @@ const countryKey = (value: string) => countryCode(value) ?? fold(value);
  * Candidates per query word a search of several words takes from the word postings beyond the page
  * asked for, in the order of the relevance each name can reach (see BoundLists): for a first page of
  * 10, 50 so taken give as many of the formula's pages at 1M companies as 200 taken most important
- * first, for about 13% less time a search (bench/README.md, 2026-11-30).
+ * first, for about a tenth less time a search (bench/README.md, 2026-11-30).
  */
 const SEARCH_BUDGET = 40;
 /** The same for suggestions, which must answer in a few milliseconds. */
@@ -676,14 +676,15 @@ export class CompanySearchIndex {
 
   /**
    * A relevance search for a query of one significant word (legal forms aside: "bosch", "Vogel GmbH",
-   * "bore"), with the page that scoring every company gives. It reads the postings of each word the
-   * query's word meets (itself, the words it begins, its typo words) in {@link BoundLists} order, best
-   * bound first across all of them, and stops once no company left unread can enter the page. The
-   * companies it leaves unread altogether are those whose names meet no reading of the word; they
-   * can match only by similarity, and are drawn from the trigram index when the page is low enough
-   * for them (as {@link searchRelevant} draws them). Null where it does not apply (several significant
-   * words, legal forms only, too many readings, or more than BOUNDED_READS postings to read, as a
-   * filter that refuses most companies may need): the caller then draws candidates within budgets.
+   * "bore"). It reads the postings of each word the query's word meets (itself, the words it begins, its
+   * typo words) in {@link BoundLists} order, best bound first across all of them, and stops once no
+   * company left unread can enter the page: among the companies whose names meet the word, the page
+   * that scoring every company gives. Those whose names do not can match only by similarity; they are
+   * drawn from the trigram index as {@link searchRelevant} draws them (the most similar, so a less
+   * similar but more important one may be missed), and only when the page is low enough for them.
+   * Null where it does not apply (several significant words, legal forms only, too many readings, or
+   * more than BOUNDED_READS postings to read, as a filter that refuses most companies may need): the
+   * caller then draws candidates within budgets.
    *
    * Several words are left to the budgets: a name meeting all of them can lie deep in every word's list,
    * so a bound that holds for it falls only after thousands of postings (bench/README.md).

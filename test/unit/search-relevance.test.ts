@@ -113,8 +113,9 @@ describe('search relevance on the labelled query set', () => {
 });
 
 describe('search candidates', () => {
-  // 180 companies share "acme" and 60 "apex", more than a page and fewer than the candidate budgets,
-  // with relationship counts spread so that importance reorders the names.
+  // 48 companies share "acme" and 30 "apex", more than a page and fewer than the candidate budgets
+  // (a query word's holders: 40 beyond the page), with relationship counts spread so that importance
+  // reorders the names.
   const words = ['Steel', 'Holdings', 'Chemicals', 'Logistics', 'Precision', 'Foods'];
   const rows: SearchRow[] = [];
   const add = (name: string, degree: number, parent = false) => {
@@ -228,6 +229,40 @@ describe('search candidates', () => {
         .map((h) => h.vid)
         .sort(),
     ).toEqual(['hub', 'z0', 'z1', 'z2', 'z3', 'z4']);
+  });
+
+  it('reach a name made only of legal forms, which a word meets through them', async () => {
+    const many: SearchRow[] = [];
+    // "corpo" begins the legal form "corporation", and "sp" the acronym SPA (also a legal form): a name
+    // of nothing else is matched on them, and here ranks first by similarity.
+    many.push(buildSearchRow('corp', 'Corporation', { degree: 0 }));
+    many.push(buildSearchRow('sunpower', 'Sun Power Alliance', { degree: 0 }));
+    for (let i = 0; i < 5; i++) {
+      many.push(buildSearchRow(`co${i}`, `Corporal Xyzzy ${i}`, { degree: 0 }));
+      many.push(buildSearchRow(`sp${i}`, `Spx${'abcde'[i]!}`, { degree: 0 }));
+    }
+    // Names holding the legal forms beside other words, which those words cannot meet.
+    for (let i = 0; i < 20; i++)
+      many.push(buildSearchRow(`l${i}`, `Lumen ${i} Corporation SpA`, { degree: 9 }));
+    const index = await indexOf(many);
+    for (const [name, first] of [
+      ['corpo', 'corp'],
+      ['sp', 'sunpower'],
+    ] as const) {
+      for (const minSimilarity of [0, 0.3]) {
+        for (const limit of [1, 5]) {
+          const c = { name, minSimilarity, includeSubsidiaries: false, limit, offset: 0 };
+          const every = index.searchExhaustive(c);
+          expect(every.hits[0]?.vid).toBe(first);
+          expect({ name, minSimilarity, limit, ...index.search(c) }).toEqual({
+            name,
+            minSimilarity,
+            limit,
+            ...every,
+          });
+        }
+      }
+    }
   });
 
   it('take the holders of a common word that can rank highest when the query has other words', async () => {
