@@ -653,15 +653,8 @@ export class CompanySearchIndex {
     if (docs && docs.length < 5000) {
       for (const doc of docs) if (accept(doc)) candidates.set(doc, null);
     } else {
-      // The most similar names down to the floor, where the trigram index reads few postings; down to
-      // the threshold only when those do not fill the page (a query with typos that words do not catch).
+      for (const m of this.similarNames(name, c, accept)) candidates.set(m.doc, m.similarity);
       const page = c.offset + c.limit;
-      const similar = (threshold: number, limit: number) =>
-        this.names.search(name, { threshold, limit, offset: 0, weights: this.importance, accept }).matches;
-      let matches = similar(Math.max(c.minSimilarity, TRIGRAM_FLOOR), page + TRIGRAM_EXTRA);
-      if (matches.length <= page && c.minSimilarity < TRIGRAM_FLOOR)
-        matches = similar(c.minSimilarity, page + 1);
-      for (const m of matches) candidates.set(m.doc, m.similarity);
       if (plan.significant.length > 0) {
         this.leadCandidates(plan, accept, Math.max(LEAD_BUDGET, page), candidates);
         for (const doc of this.wordCandidates(plan, accept, page + SEARCH_BUDGET, MULTI_WORD_BUDGET, {
@@ -719,7 +712,10 @@ export class CompanySearchIndex {
       if (seen[doc] === stamp) return;
       seen[doc] = stamp;
       if (!accept(doc)) return;
-      const p = this.pendingOf(plan, doc, knownSim, threshold, tq);
+      const [first, end] = words.entriesOf(doc);
+      const n = this.names.trigramCount(doc);
+      const simBound = tq === 0 || n === 0 ? 0 : Math.min(1, Math.min(tq, n) / Math.max(tq, n) + 1e-6);
+      const p = this.pendingOf(plan, doc, first, end, knownSim, threshold, simBound);
       if (!p || p.bound < floor()) return;
       if (!this.tighten(p, prepared, threshold) || p.bound < floor()) return;
       top.push(this.scored(p, prepared));
@@ -755,13 +751,7 @@ export class CompanySearchIndex {
     // forms, both similarities and the highest importance of any company.
     const unmet = constant + 0.1 + 0.3 * this.highestImportance;
     if (!(top.length >= count && unmet < floor())) {
-      const page = c.offset + c.limit;
-      const similar = (min: number, limit: number) =>
-        this.names.search(plan.text, { threshold: min, limit, offset: 0, weights: this.importance, accept })
-          .matches;
-      let matches = similar(Math.max(threshold, TRIGRAM_FLOOR), page + TRIGRAM_EXTRA);
-      if (matches.length <= page && threshold < TRIGRAM_FLOOR) matches = similar(threshold, page + 1);
-      for (const m of matches) offer(m.doc, m.similarity);
+      for (const m of this.similarNames(plan.text, c, accept)) offer(m.doc, m.similarity);
     }
     this.order(top);
     return {
@@ -771,6 +761,24 @@ export class CompanySearchIndex {
   }
 
   private readonly beginningIds: number[] = [];
+
+  /**
+   * A relevance search's names drawn by similarity: the most similar down to the floor, where the
+   * trigram index reads few postings; down to the threshold only when those do not fill the page (a
+   * query with typos that words do not catch).
+   */
+  private similarNames(
+    text: string,
+    c: SearchCriteria,
+    accept: (doc: number) => boolean,
+  ): { doc: number; similarity: number }[] {
+    const page = c.offset + c.limit;
+    const similar = (threshold: number, limit: number) =>
+      this.names.search(text, { threshold, limit, offset: 0, weights: this.importance, accept }).matches;
+    const matches = similar(Math.max(c.minSimilarity, TRIGRAM_FLOOR), page + TRIGRAM_EXTRA);
+    if (matches.length <= page && c.minSimilarity < TRIGRAM_FLOOR) return similar(c.minSimilarity, page + 1);
+    return matches;
+  }
 
   /**
    * The vocabulary words query word `i` meets, with the word-match score each gives as matchEntry does:
@@ -792,15 +800,20 @@ export class CompanySearchIndex {
     return readings;
   }
 
-  /** A candidate of a search with the bound of its relevance before its trigram overlap is read. */
+  /**
+   * A candidate of a search with the bound of its relevance before its trigram overlap is read: its
+   * best-matching name of entries [first, end), and similarity taken as `simBound` where not known.
+   * Null when no name matches enough (see best).
+   */
   private pendingOf(
     plan: QueryPlan,
     doc: number,
+    first: number,
+    end: number,
     knownSim: number | null,
     threshold: number,
-    tq: number,
+    simBound: number,
   ): Pending | null {
-    const [first, end] = this.words.entriesOf(doc);
     let entry = -1;
     let match = -1;
     let coverage = 0;
@@ -815,8 +828,6 @@ export class CompanySearchIndex {
     if (entry < 0) return null;
     if (coverage < 0.5 && (threshold <= 0 || (knownSim !== null && knownSim < threshold))) return null;
     const importance = importanceOf(this.degree[doc]!, this.maxDegree, this.parent[doc] === 1);
-    const n = this.names.trigramCount(doc);
-    const simBound = tq === 0 || n === 0 ? 0 : Math.min(1, Math.min(tq, n) / Math.max(tq, n) + 1e-6);
     return {
       doc,
       sim: knownSim,
@@ -881,33 +892,8 @@ export class CompanySearchIndex {
     const entries = this.prefetchNames(candidates.keys(), candidates.size);
     let k = 0;
     for (const [doc, knownSim] of candidates) {
-      const first = entries.first[k]!;
-      const end = entries.end[k++]!;
-      let entry = -1;
-      let match = -1;
-      let coverage = 0;
-      for (let e = first; e < end; e++) {
-        const m = matchEntry(plan, this.words, e);
-        if (m.match > match) {
-          entry = e;
-          match = m.match;
-          coverage = m.coverage;
-        }
-      }
-      if (entry < 0) continue;
-      // A candidate covering too few words can only match through its similarity.
-      if (coverage < 0.5 && (threshold <= 0 || (knownSim !== null && knownSim < threshold))) continue;
-      const importance = importanceOf(this.degree[doc]!, this.maxDegree, this.parent[doc] === 1);
-      pending.push({
-        doc,
-        sim: knownSim,
-        entry,
-        match,
-        coverage,
-        importance,
-        bound: relevanceOf(match, 1, knownSim ?? 1, importance),
-        tight: false,
-      });
+      const p = this.pendingOf(plan, doc, entries.first[k]!, entries.end[k++]!, knownSim, threshold, 1);
+      if (p) pending.push(p);
     }
     if (!prune) {
       const all: Scored[] = [];
