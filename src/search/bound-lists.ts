@@ -145,11 +145,19 @@ export function bandOf(trigrams: number): number {
  */
 export function bandSimilarityBound(b: number, q: number): number {
   if (b < 0) return 1;
-  if (q === 0) return 0;
   const lo = BANDS[b]!;
   const hi = b + 1 < BANDS.length ? BANDS[b + 1]! - 1 : Infinity;
-  const bound = q < lo ? q / lo : q > hi ? hi / q : 1;
-  return Math.min(1, bound + 1e-6);
+  // Highest for the name of the band nearest the query's size.
+  return similarityBound(q, Math.min(Math.max(q, lo), hi));
+}
+
+/**
+ * The highest similarity a query of `q` trigrams can have with a name of `n` (the overlap is at most
+ * the smaller set), with a margin for float4 rounding.
+ */
+export function similarityBound(q: number, n: number): number {
+  if (q === 0 || n === 0) return 0;
+  return Math.min(1, Math.min(q, n) / Math.max(q, n) + 1e-6);
 }
 
 /** Entries or postings handled between two turns of a build. */

@@ -4,7 +4,7 @@ import { countryCode } from '../domain/countries';
 import { hostsOf } from '../domain/hosts';
 import type { CompanyCore, CompanySummary } from '../domain/model';
 import type { SearchName, SearchRow } from '../domain/search-row';
-import { trigramSet, wordSimilarity, wordSimilarityOf } from '../domain/trigram';
+import { wordSimilarity, wordSimilarityOf } from '../domain/trigram';
 import { PackedStrings } from '../store/packed-strings';
 import { fnv1a } from '../store/string-hash';
 import { KeyedLists, KeyedListsBuilder } from './keyed-lists';
@@ -13,7 +13,7 @@ import type { CoreRecord } from './core-record';
 import { PackedRecords, PackedRecordsBuilder } from './packed-records';
 import { importanceOf, matchEntry, planQuery, relevanceOf } from './relevance';
 import { WidePrefixes } from './wide-prefixes';
-import { BoundLists, BoundReader } from './bound-lists';
+import { BoundLists, BoundReader, similarityBound } from './bound-lists';
 import type { QueryPlan } from './relevance';
 import { type PreparedQuery, TrigramIndex, TrigramIndexBuilder } from './trigram-index';
 import { SnapshotReader, SnapshotWriter } from '../store/snapshot';
@@ -645,8 +645,10 @@ export class CompanySearchIndex {
     c: SearchCriteria,
   ): { hits: SearchHit[]; hasMore: boolean } {
     const plan = planQuery(name, this.words);
+    // The query's trigrams, looked up once for every stage below.
+    const prepared = this.names.prepare(name);
     if (!docs) {
-      const page = this.searchOneWord(plan, accept, c);
+      const page = this.searchOneWord(plan, prepared, accept, c);
       if (page) return page;
     }
     const candidates = new Map<number, number | null>();
@@ -658,13 +660,13 @@ export class CompanySearchIndex {
       if (plan.significant.length > 0) {
         this.leadCandidates(plan, accept, Math.max(LEAD_BUDGET, page), candidates);
         for (const doc of this.wordCandidates(plan, accept, page + SEARCH_BUDGET, MULTI_WORD_BUDGET, {
-          tq: trigramSet(name).length,
+          tq: prepared.q.length,
         })) {
           if (!candidates.has(doc)) candidates.set(doc, null);
         }
       }
     }
-    return this.rankedPage(plan, candidates, c);
+    return this.rankedPage(plan, candidates, c, true, prepared);
   }
 
   /**
@@ -684,12 +686,12 @@ export class CompanySearchIndex {
    */
   private searchOneWord(
     plan: QueryPlan,
+    prepared: PreparedQuery,
     accept: (doc: number) => boolean,
     c: SearchCriteria,
   ): { hits: SearchHit[]; hasMore: boolean } | null {
     if (plan.significant.length !== 1 || plan.onlyLegal) return null;
     const words = this.words;
-    const prepared = this.names.prepare(plan.text);
     const tq = prepared.q.length;
     const count = c.offset + c.limit + 1;
     const threshold = c.minSimilarity;
@@ -713,8 +715,7 @@ export class CompanySearchIndex {
       seen[doc] = stamp;
       if (!accept(doc)) return;
       const [first, end] = words.entriesOf(doc);
-      const n = this.names.trigramCount(doc);
-      const simBound = tq === 0 || n === 0 ? 0 : Math.min(1, Math.min(tq, n) / Math.max(tq, n) + 1e-6);
+      const simBound = similarityBound(tq, this.names.trigramCount(doc));
       const p = this.pendingOf(plan, doc, first, end, knownSim, threshold, simBound);
       if (!p || p.bound < floor()) return;
       if (!this.tighten(p, prepared, threshold) || p.bound < floor()) return;
@@ -858,8 +859,9 @@ export class CompanySearchIndex {
     candidates: Map<number, number | null>,
     c: SearchCriteria,
     prune = true,
+    prepared?: PreparedQuery,
   ): { hits: SearchHit[]; hasMore: boolean } {
-    const ordered = this.best(plan, candidates, c.minSimilarity, c.offset + c.limit + 1, prune);
+    const ordered = this.best(plan, candidates, c.minSimilarity, c.offset + c.limit + 1, prune, prepared);
     return {
       hits: ordered.slice(c.offset, c.offset + c.limit).map((s) => this.hitOf(s)),
       hasMore: ordered.length > c.offset + c.limit,
@@ -885,8 +887,8 @@ export class CompanySearchIndex {
     threshold: number,
     count: number,
     prune = true,
+    prepared: PreparedQuery = this.names.prepare(plan.text),
   ): Scored[] {
-    const prepared = this.names.prepare(plan.text);
     const pending: Pending[] = [];
     // Each candidate's entries, gathered once (in the map's order) while reading ahead.
     const entries = this.prefetchNames(candidates.keys(), candidates.size);
