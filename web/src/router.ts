@@ -46,18 +46,17 @@ function draw(force: boolean, moved = false): void {
     });
 }
 
-/** Longest wait for the parts a page draws after it (lists, clusters) to make it tall enough. */
-const TALL_WAIT_MS = 5000;
+/** How long the parts a page draws after it (lists, clusters) may move it from where it was left. */
+const TALL_WAIT_MS = 10_000;
 
 /**
- * Scrolls to `y`; when the page is still too short (its lists come after it is drawn), scrolls again as
- * it grows, until it reaches `y`, the analyst scrolls or types, another page is drawn, or a few seconds
- * pass.
+ * Scrolls to `y`, and again each time the page changes size while it is elsewhere: its lists come after
+ * it is drawn, and a part that grows then shrinks (a "Loading…" line, a section that turns out empty)
+ * can pull it up after it reached `y`. Until the analyst scrolls or types, another page is drawn, or a
+ * few seconds pass.
  */
 function scrollOnceTall(page: string, y: number): void {
-  const tall = () => document.documentElement.scrollHeight - window.innerHeight >= y;
   window.scrollTo(0, y);
-  if (tall()) return;
   const inputs = ['wheel', 'touchstart', 'keydown', 'mousedown'] as const;
   const stop = () => {
     observer.disconnect();
@@ -66,8 +65,7 @@ function scrollOnceTall(page: string, y: number): void {
   };
   const observer = new ResizeObserver(() => {
     if (drawn !== page) return stop();
-    window.scrollTo(0, y);
-    if (tall()) stop();
+    if (window.scrollY !== y) window.scrollTo(0, y);
   });
   observer.observe(document.body);
   const timer = setTimeout(stop, TALL_WAIT_MS);
