@@ -118,6 +118,15 @@ const READ_AHEAD_BLOCK = 8;
 const TRIGRAM_EXTRA = 30;
 const TRIGRAM_FLOOR = 0.5;
 /**
+ * A search of several words draws names by similarity (similarNames) only when the relevance of the
+ * first match after the page its other candidates give is below this. A name that meets none of the
+ * query's words reaches at most 0.5 + 0.025 (both similarities, the highest importance, legal forms);
+ * one that meets some of them is the word stages' to find. Over the bench's terms at 1M companies
+ * this skips the stage for most searches of a whole name and gives as many of the pages that
+ * scoring every company gives (bench/README.md).
+ */
+const SIMILAR_BELOW = 0.65;
+/**
  * Candidates a search takes among the names that begin with the query's words (each as typed or as a
  * typo word): those named by exactly the query's words first (see LeadLists).
  */
@@ -655,7 +664,6 @@ export class CompanySearchIndex {
     if (docs && docs.length < 5000) {
       for (const doc of docs) if (accept(doc)) candidates.set(doc, null);
     } else {
-      for (const m of this.similarNames(name, c, accept)) candidates.set(m.doc, m.similarity);
       const page = c.offset + c.limit;
       if (plan.significant.length > 0) {
         this.leadCandidates(plan, accept, Math.max(LEAD_BUDGET, page), candidates);
@@ -664,7 +672,12 @@ export class CompanySearchIndex {
         })) {
           if (!candidates.has(doc)) candidates.set(doc, null);
         }
+        // The names drawn by similarity, the costliest stage, are drawn only where the page the words
+        // give is weak enough for them to matter (see SIMILAR_BELOW).
+        const ranked = this.best(plan, candidates, c.minSimilarity, page + 1, true, prepared);
+        if (ranked.length > page && ranked[page]!.relevance >= SIMILAR_BELOW) return this.pageOf(ranked, c);
       }
+      for (const m of this.similarNames(name, c, accept)) candidates.set(m.doc, m.similarity);
     }
     return this.rankedPage(plan, candidates, c, true, prepared);
   }
@@ -861,7 +874,14 @@ export class CompanySearchIndex {
     prune = true,
     prepared?: PreparedQuery,
   ): { hits: SearchHit[]; hasMore: boolean } {
-    const ordered = this.best(plan, candidates, c.minSimilarity, c.offset + c.limit + 1, prune, prepared);
+    return this.pageOf(
+      this.best(plan, candidates, c.minSimilarity, c.offset + c.limit + 1, prune, prepared),
+      c,
+    );
+  }
+
+  /** The page the criteria ask for of matches in relevance order, one more than the page if there are. */
+  private pageOf(ordered: Scored[], c: SearchCriteria): { hits: SearchHit[]; hasMore: boolean } {
     return {
       hits: ordered.slice(c.offset, c.offset + c.limit).map((s) => this.hitOf(s)),
       hasMore: ordered.length > c.offset + c.limit,
@@ -1162,8 +1182,14 @@ export class CompanySearchIndex {
       }
       const ids = plan.exactIds[i]! >= 0 ? [plan.exactIds[i]!] : [];
       for (const id of plan.typos[i]!) ids.push(id);
-      // A word that no name has, nor a typo of one: no name begins with the query's words.
-      if (ids.length === 0) return;
+      // A word that no name has, nor a typo of one: no name begins with all the query's words. A search
+      // then reads the names that begin with the words before it ("Crown Castings Co., rtd.", whose
+      // typo falls on a legal form, as "crown castings"); a suggestion, or a first word, reads none.
+      if (ids.length === 0) {
+        if (typing || i === 0) return;
+        n = i;
+        break;
+      }
       choices.push(ids);
     }
     // Legal forms typed ("Prime Packaging SE"): in each list the names holding them first, where dozens

@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parse } from 'csv-parse/sync';
 import { CompanySearchIndex } from '../../src/search/company-search';
+import { TrigramIndex } from '../../src/search/trigram-index';
 import type { SearchSort } from '../../src/search/company-search';
 import type { SearchRow } from '../../src/domain/search-row';
 import { buildSearchRow } from '../support/factories';
@@ -307,5 +308,58 @@ describe('search candidates', () => {
     for (const s of found) expect(Object.keys(s).sort()).toEqual(SUGGESTION_KEYS);
     // After it, the most important of the rest (40 relationships less one).
     for (const s of found.slice(1)) expect(Number(s.vid.slice(1)) % 40).toBe(39);
+  });
+
+  it('read the names beginning with the words before one that no name has', async () => {
+    const many: SearchRow[] = [];
+    // 200 names holding both known words, each more important than the target, fill the budgets of
+    // the word stages; a threshold above the target's similarity keeps the similar names from it.
+    many.push(buildSearchRow('hub', 'Borealis Logistics', { degree: 10_000 }));
+    for (let i = 0; i < 200; i++)
+      many.push(buildSearchRow(`d${i}`, `Crown Castings Foundry ${i}`, { degree: 2 }));
+    many.push(buildSearchRow('target', 'Crown Castings', { degree: 0 }));
+    const index = await indexOf(many);
+    // "rtd" is no word of any name, nor a typo of one (legal forms such as "ltd" are not typo words).
+    const c = {
+      name: 'Crown Castings rtd',
+      minSimilarity: 0.9,
+      includeSubsidiaries: false,
+      limit: 10,
+      offset: 0,
+    };
+    const every = index.searchExhaustive(c);
+    expect(every.hits[0]?.vid).toBe('target');
+    expect(every.hits[0]!.similarity).toBeLessThan(0.9);
+    expect(index.search(c)).toEqual(every);
+  });
+
+  it('draw no names by similarity where the words give a page no such name can enter', async () => {
+    const many: SearchRow[] = [];
+    many.push(buildSearchRow('hub', 'Borealis Logistics', { degree: 500 }));
+    for (let i = 0; i < 15; i++) many.push(buildSearchRow(`a${i}`, 'Acme Widgets', { degree: 10 + i }));
+    for (let i = 0; i < 40; i++) many.push(buildSearchRow(`w${i}`, `Acme Widgetz ${i}`, { degree: 20 }));
+    const index = await indexOf(many);
+    const similar = jest.spyOn(TrigramIndex.prototype, 'search');
+    try {
+      const strong = {
+        name: 'acme widgets',
+        minSimilarity: 0.3,
+        includeSubsidiaries: false,
+        limit: 10,
+        offset: 0,
+      };
+      const page = index.search(strong);
+      expect(similar).not.toHaveBeenCalled();
+      expect(page.hits.map((h) => h.vid).every((vid) => vid.startsWith('a'))).toBe(true);
+      expect(page).toEqual(index.searchExhaustive(strong));
+      // A word with two typos is met by no word of a name: the page is weak and similar names fill it.
+      const weak = { ...strong, name: 'acme wigdetzz' };
+      const found = index.search(weak);
+      expect(similar).toHaveBeenCalled();
+      expect(found.hits).toHaveLength(10);
+      expect(found).toEqual(index.searchExhaustive(weak));
+    } finally {
+      similar.mockRestore();
+    }
   });
 });
