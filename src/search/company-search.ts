@@ -676,6 +676,11 @@ export class CompanySearchIndex {
         // give is weak enough for them to matter (see SIMILAR_BELOW).
         const ranked = this.best(plan, candidates, c.minSimilarity, page + 1, true, prepared);
         if (ranked.length > page && ranked[page]!.relevance >= SIMILAR_BELOW) return this.pageOf(ranked, c);
+        // best() gives the order of scoring every one of its candidates, so the page of them all and
+        // the similar names is the page of the best of them and the similar names: the others are not
+        // ranked again.
+        candidates.clear();
+        for (const s of ranked) candidates.set(s.doc, null);
       }
       for (const m of this.similarNames(name, c, accept)) candidates.set(m.doc, m.similarity);
     }
