@@ -122,8 +122,8 @@ const TRIGRAM_FLOOR = 0.5;
  * first match after the page its other candidates give is below this. A name that meets none of the
  * query's words reaches at most 0.5 + 0.025 (both similarities, the highest importance, legal forms);
  * one that meets some of them is the word stages' to find. Over the bench's terms at 1M companies
- * this skips the stage for most searches of a whole name and gives as many of the pages that
- * scoring every company gives (bench/README.md).
+ * this skips the stage for three searches of several words in five and gives as many of the pages
+ * that scoring every company gives (bench/README.md).
  */
 const SIMILAR_BELOW = 0.65;
 /**
