@@ -118,7 +118,8 @@ const READ_AHEAD_BLOCK = 8;
 const TRIGRAM_EXTRA = 30;
 const TRIGRAM_FLOOR = 0.5;
 /**
- * A search of several words draws names by similarity (similarNames) only when the relevance of the
+ * A search that draws its candidates within budgets (one of several words, or of one word past the
+ * limits of searchOneWord) draws names by similarity (similarNames) only when the relevance of the
  * first match after the page its other candidates give is below this. A name that meets none of the
  * query's words reaches at most 0.5 + 0.025 (both similarities, the highest importance, legal forms);
  * one that meets some of them is the word stages' to find. Over the bench's terms at 1M companies
