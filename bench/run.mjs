@@ -92,6 +92,7 @@ function readOptions() {
       settle: { type: 'string' },
       'accept-encoding': { type: 'string' },
       'fresh-server': { type: 'boolean' },
+      warmup: { type: 'string' },
       help: { type: 'boolean', short: 'h' },
     },
   });
@@ -101,7 +102,7 @@ function readOptions() {
         `                   [--data-dir DIR] [--cases ${ALL_CASES.join(',')}] [--skip-pg]\n` +
         '                   [--store embedded|neo4j] [--neo4j-uri bolt://HOST:PORT] [--read-cache ENTRIES]\n' +
         '                   [--node-args=--max-old-space-size=1536] [--settle SECONDS] [--accept-encoding "gzip, br"]\n' +
-        '                   [--fresh-server]\n' +
+        '                   [--fresh-server] [--warmup SECONDS]\n' +
         'Each option can also be set as BENCH_<NAME> in the environment (BENCH_DATA_DIR, BENCH_SKIP_PG=1, ...).\n',
     );
     process.exit(0);
@@ -156,6 +157,10 @@ function readOptions() {
     // A new server process for every run set: the same build runs at two speeds, drawn per process and
     // kept for its life (bench/README.md), so one process would decide every run of a median.
     freshServer: flag('fresh-server'),
+    // Seconds of each case's requests sent before its measured ones, and not counted: a fresh process
+    // optimises its code during its first seconds of a case, which the figures of a long-running
+    // server do not pay.
+    warmup: int('warmup', 0, 0, 600),
   };
 }
 
@@ -801,24 +806,13 @@ async function preflight(server, name, paths) {
 }
 
 async function runCannon(server, paths, opts) {
+  // The measured requests go on where the warm-up's stopped in the list of paths.
   let next = 0;
-  const latencies = new LatencyRecorder();
-  // The largest RSS seen during this case, and over the server's life (server.rssMax).
-  let caseRssMax = null;
-  const sampleRss = () => {
-    const rss = rssBytes(server.child.pid);
-    if (rss === null) return null;
-    caseRssMax = Math.max(caseRssMax ?? 0, rss);
-    server.rssMax = Math.max(server.rssMax ?? 0, rss);
-    return rss;
-  };
-  const rssTimer = setInterval(sampleRss, 500);
-  const cpuBefore = cpuSeconds(server.child.pid);
-  try {
-    const instance = autocannon({
+  const cannon = (duration) =>
+    autocannon({
       url: server.base,
       connections: opts.connections,
-      duration: opts.duration,
+      duration,
       timeout: REQUEST_TIMEOUT_S,
       headers: {
         [KEY_HEADER]: BENCH_KEY,
@@ -834,6 +828,27 @@ async function runCannon(server, paths, opts) {
         },
       ],
     });
+  if (opts.warmup > 0) {
+    const warm = cannon(opts.warmup);
+    currentCannon = warm;
+    await warm;
+    currentCannon = null;
+    if (interrupted) throw new Error('interrupted');
+  }
+  const latencies = new LatencyRecorder();
+  // The largest RSS seen during this case, and over the server's life (server.rssMax).
+  let caseRssMax = null;
+  const sampleRss = () => {
+    const rss = rssBytes(server.child.pid);
+    if (rss === null) return null;
+    caseRssMax = Math.max(caseRssMax ?? 0, rss);
+    server.rssMax = Math.max(server.rssMax ?? 0, rss);
+    return rss;
+  };
+  const rssTimer = setInterval(sampleRss, 500);
+  const cpuBefore = cpuSeconds(server.child.pid);
+  try {
+    const instance = cannon(opts.duration);
     currentCannon = instance;
     instance.on('response', (_client, _status, _bytes, ms) => latencies.add(ms));
     const r = await instance;
@@ -1141,7 +1156,9 @@ function report(results) {
     '',
     `Machine: ${machine.cpu_model} x ${machine.cpus}, ${fmtBytes(machine.total_memory_bytes)} RAM, Node ${machine.node}, ${machine.platform}`,
     `Options: ${results.options.companies.toLocaleString('en-US')} companies, seed ${results.options.seed}, ` +
-      `${results.options.duration} s x ${results.options.runs} run(s) per case, ${results.options.connections} connections, ` +
+      `${results.options.duration} s x ${results.options.runs} run(s) per case` +
+      (results.options.warmup > 0 ? ` after ${results.options.warmup} s of warm-up` : '') +
+      `, ${results.options.connections} connections, ` +
       `store ${results.options.store}${results.options.neo4jUri ? ` (${results.options.neo4jUri})` : ''}, ` +
       `read cache ${results.options.readCache ?? 'server default'}` +
       (results.options.acceptEncoding ? `, Accept-Encoding: ${results.options.acceptEncoding}` : '') +
