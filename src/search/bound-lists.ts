@@ -201,7 +201,8 @@ export class BoundReader {
   ): boolean {
     const { pos, end, fixed, words } = this;
     const bands = this.lists.bands;
-    pos.length = end.length = fixed.length = 0;
+    // A read not started leaves nothing of the last one to give.
+    pos.length = end.length = fixed.length = this.heap.length = 0;
     const add = (at: number, stop: number, score: number, band: number) => {
       pos.push(at);
       end.push(stop);
