@@ -67,7 +67,7 @@ function run(command, argv, opts = {}) {
 /** The CLI's summary line: rows, and its two phases. */
 function parseImport(out) {
   const m =
-    /(?:Imported|Wrote bulk-load files of) ([\d,]+) rows in [\d.]+ s \(([\d,]+) rows\/s; validate\+derive ([\d.]+) s, load ([\d.]+) s\)/.exec(
+    /(?:Imported|Wrote bulk-load files of) ([\d,]+) rows? from \d+ files?(?: \([\d,]+ rejected\))? in [\d.]+ s \(([\d,]+) rows\/s; validate\+derive ([\d.]+) s, load ([\d.]+) s\)/.exec(
       out,
     );
   if (!m) throw new Error(`unexpected import output: ${out}`);
@@ -209,7 +209,7 @@ process.stdout.write(
     `store: ${store}, dataset: ${dataset}`,
     `| what | median of ${runs} |`,
     '|---|---:|',
-    `| rows (companies, edges, relationships, cluster edges, evidence, identifiers, addresses) | ${rows.toLocaleString('en-US')} |`,
+    `| rows of the dataset's files | ${rows.toLocaleString('en-US')} |`,
     `| validate, derive, stage | ${summary.median_stage_seconds.toFixed(1)} s |`,
     ...(store === 'neo4j-admin'
       ? [

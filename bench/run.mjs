@@ -500,7 +500,10 @@ async function importDataset(datasetDir, env) {
     env,
     timeoutMs: IMPORT_TIMEOUT_MS,
   });
-  const m = /Imported ([\d,]+) rows in [\d.]+ s \(([\d,]+) rows\/s/.exec(r.stdout);
+  const m =
+    /Imported ([\d,]+) rows? from \d+ files?(?: \([\d,]+ rejected\))? in [\d.]+ s \(([\d,]+) rows\/s/.exec(
+      r.stdout,
+    );
   const num = (s) => (s === undefined ? null : Number(s.replace(/,/g, '')));
   return {
     import_s: r.seconds,

@@ -11,6 +11,7 @@ import { startServer } from '../server';
 import { ApiKeyStore } from '../http/api-keys';
 import { generateDataset } from '../demo/generate';
 import { importDirectory, stagingRoot } from '../import/import-directory';
+import { importSummary } from './import-summary';
 import { DEFAULT_MAX_REJECTED, ImportAbortedError } from '../import/stage-result';
 import { ImportBusyError } from '../import/import-lock';
 import type { RejectedRow } from '../import/stage-result';
@@ -219,17 +220,7 @@ program
         },
       });
       bar.stop();
-      const { evidence, identifiers, addresses } = outcome.items;
-      const rows =
-        Object.values(outcome.counts).reduce((a, b) => a + b, 0) + evidence + identifiers + addresses;
-      const ms = Date.now() - started;
-      const verb = !outcome.applied ? 'Dry run: validated' : admin ? 'Wrote bulk-load files of' : 'Imported';
-      process.stdout.write(
-        `${verb} ${rows.toLocaleString('en-US')} rows in ${(ms / 1000).toFixed(1)} s (${rate(rows, ms)} rows/s; validate+derive ${(outcome.stageMs / 1000).toFixed(1)} s${outcome.applied ? `, load ${(outcome.loadMs / 1000).toFixed(1)} s` : ''}).\n`,
-      );
-      const lines: Record<string, number> = { ...outcome.counts, evidence, identifiers, addresses };
-      for (const [what, n] of Object.entries(lines))
-        process.stdout.write(`  ${what}: ${n.toLocaleString('en-US')}\n`);
+      process.stdout.write(importSummary(outcome, Date.now() - started, admin !== undefined));
       reportRejected(outcome.rejected, report, outcome.warnings, outcome.warningCount);
       if (admin && adminDir) reportAdminFiles(admin, adminDir);
       if (!outcome.applied) {

@@ -17,6 +17,8 @@ export interface ImportOutcome {
   rejected: RejectedRow[];
   warnings: StageResult['warnings'];
   warningCount: number;
+  /** Data rows read per input file (header excluded), by file name, rejected rows included. */
+  inputRows: Record<string, number>;
   stageMs: number;
   loadMs: number;
   /** False for a dry run: the files were validated and staged, the store left alone. */
@@ -134,6 +136,7 @@ async function stageAndLoad(
       rejected: staged.rejected,
       warnings: staged.warnings,
       warningCount: staged.warningCount,
+      inputRows: staged.inputRows,
       stageMs: t1 - t0,
       loadMs: Date.now() - t1,
       applied: !opts.dryRun,

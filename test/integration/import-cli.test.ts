@@ -28,6 +28,18 @@ async function companyCount(dataDir: string): Promise<number> {
   }
 }
 
+/** Data rows (the lines after the header, blank ones aside) of each CSV file of an import directory. */
+function dataRows(dir: string): Record<string, number> {
+  const rows: Record<string, number> = {};
+  for (const f of fs.readdirSync(dir).filter((name) => name.endsWith('.csv')))
+    rows[f] = fs
+      .readFileSync(path.join(dir, f), 'utf8')
+      .split('\n')
+      .slice(1)
+      .filter((l) => l.trim() !== '').length;
+  return rows;
+}
+
 /** The saved search indexes in a data directory's graph directory. */
 function searchIndexFiles(dataDir: string): string[] {
   return fs.readdirSync(path.join(dataDir, 'graph')).filter((f) => f.endsWith('.search-index'));
@@ -70,7 +82,14 @@ describe('tiergraph import: safety of a replacing import', () => {
     const r = cli(dataDir, 'import', good);
     expect(r.err).not.toMatch(/rejected/);
     expect(r.status).toBe(0);
-    expect(r.out).toMatch(/^Imported /);
+    // The rows it says it imported are the files' rows, each file's given, and the store's tables apart:
+    // a relationship is two rows there, and evidence lives inside them.
+    const rows = dataRows(good);
+    const total = Object.values(rows).reduce((a, b) => a + b, 0);
+    expect(total).toBeGreaterThanOrEqual(4);
+    expect(r.out).toMatch(new RegExp(`^Imported ${total} rows from ${Object.keys(rows).length} files in `));
+    for (const [file, n] of Object.entries(rows)) expect(r.out).toContain(`\n  ${file}: ${n} rows read\n`);
+    expect(r.out).toContain('\nThe store holds:\n  Company: 3\n  Edge: 1\n  SUPPLIES: 1\n');
     // The progress bar's first line is a step's first report, not a phase no step has with nothing done.
     const progress = r.err.split('\n').filter((l) => l.includes('|'));
     expect(progress[0]).toMatch(/^ read \|.*\| \d+ rows \|.*companies\.csv/);
@@ -106,7 +125,8 @@ describe('tiergraph import: safety of a replacing import', () => {
     const report = path.join(root, 'dry.csv');
     const r = cli(dataDir, 'import', mostlyBad, '--dry-run', '--report', report);
     expect(r.status).toBe(3);
-    expect(r.out).toMatch(/Dry run: validated/);
+    expect(r.out).toMatch(/^Dry run: validated 7 rows from \d+ files \(6 rejected\) in /);
+    expect(r.out).toContain('\nThe store would hold:\n  Company: 1\n');
     expect(r.out).toMatch(/an import would abort \(6 rejected rows, more than --max-rejected 0\)/);
     expect(fs.readFileSync(report, 'utf8').trim().split('\n')).toHaveLength(7);
     expect(await companyCount(dataDir)).toBe(3);
@@ -115,7 +135,8 @@ describe('tiergraph import: safety of a replacing import', () => {
   it('imports the rest when told to tolerate the rejected rows, with a non-zero exit status', async () => {
     const r = cli(dataDir, 'import', mostlyBad, '--max-rejected', '6');
     expect(r.status).toBe(3);
-    expect(r.out).toMatch(/^Imported /);
+    expect(r.out).toMatch(/^Imported 1 row from \d+ files \(6 rejected\) in /);
+    expect(r.out).toContain('\n  companies.csv: 7 rows read\n');
     expect(r.err).toMatch(/6 row\(s\) rejected/);
     expect(await companyCount(dataDir)).toBe(1);
   });
