@@ -21,7 +21,8 @@ import type { WordIndex } from './word-index';
  * 5 million postings): 9 bytes per posting.
  */
 export class BoundLists {
-  private constructor(
+  /** Lists laid out as {@link BoundLists.build} lays them out (see orderPostings); PairLists makes its own. */
+  constructor(
     /** Entries of each word's list, in the word index's posting layout (see WordIndex.postingRange). */
     readonly entries: Uint32Array,
     /** Each posting's key in units of KEY_UNIT, rounded up. */
@@ -91,22 +92,10 @@ export class BoundLists {
       const legal = words.isLegal(v);
       for (let k = 0; k < m; k++) {
         const e = list[k]!;
-        const key = base[e]! + (firstWord[e] === v ? 0.025 : 0);
-        // Rounded up, with a margin for the sums of a relevance.
-        const units = Math.min(KEY_UNITS - 1, Math.ceil((key + 1e-9) * KEY_SCALE));
         const b = legal && !legalOnly[e] ? UNREAD : m <= SHORT ? 0 : band[e]!;
-        packed[k] = b * BAND_STEP + (KEY_UNITS - 1 - units) * ENTRY_LIMIT + e;
+        packed[k] = packPosting(b, base[e]! + (firstWord[e] === v ? 0.025 : 0), e);
       }
-      const sorted = packed.subarray(0, m).sort();
-      for (let k = 0; k < m; k++) {
-        const value = sorted[k]!;
-        const b = Math.floor(value / BAND_STEP);
-        const rest = value - b * BAND_STEP;
-        const units = KEY_UNITS - 1 - Math.floor(rest / ENTRY_LIMIT);
-        entries[from + k] = rest % ENTRY_LIMIT;
-        keys[from + k] = units;
-        bands[from + k] = b;
-      }
+      unpackPostings(packed.subarray(0, m).sort(), from, entries, keys, bands);
     }
     return new BoundLists(entries, keys, bands);
   }
@@ -124,8 +113,6 @@ export class BoundLists {
 
 /** Least trigram count of a name in each band; the last band is open above. */
 export const BANDS: readonly number[] = [0, 8, 11, 14, 17, 21, 26, 32, 40, 50, 64];
-/** Lists this short are one band. */
-const SHORT = 8;
 /**
  * The band, last in its list, of a legal form's postings in names that have other words: a query word
  * meets a legal form only in a name made of nothing else, so these are never read.
@@ -160,6 +147,38 @@ export function similarityBound(q: number, n: number): number {
   return Math.min(1, Math.min(q, n) / Math.max(q, n) + 1e-6);
 }
 
+/**
+ * One posting of a list as a number that sorts in the lists' order: band, then key descending, then
+ * entry. The key is rounded up to KEY_UNIT, with a margin for the sums of a relevance; `band` is the
+ * posting's band, 0 in a list of SHORT postings or fewer.
+ */
+export function packPosting(band: number, key: number, entry: number): number {
+  if (entry >= ENTRY_LIMIT) throw new RangeError(`too many names for bound lists: entry ${entry}`);
+  const units = Math.min(KEY_UNITS - 1, Math.ceil((key + 1e-9) * KEY_SCALE));
+  return band * BAND_STEP + (KEY_UNITS - 1 - units) * ENTRY_LIMIT + entry;
+}
+
+/** Writes the sorted packed postings of one list into the lists' arrays from `at` on. */
+export function unpackPostings(
+  sorted: Float64Array,
+  at: number,
+  entries: Uint32Array,
+  keys: Uint32Array,
+  bands: Uint8Array,
+): void {
+  for (let k = 0; k < sorted.length; k++) {
+    const value = sorted[k]!;
+    const b = Math.floor(value / BAND_STEP);
+    const rest = value - b * BAND_STEP;
+    entries[at + k] = rest % ENTRY_LIMIT;
+    keys[at + k] = KEY_UNITS - 1 - Math.floor(rest / ENTRY_LIMIT);
+    bands[at + k] = b;
+  }
+}
+
+/** Lists this short are one band. */
+export const SHORT = 8;
+
 /** Entries or postings handled between two turns of a build. */
 const STRETCH = 0x3ffff;
 /** Keys are kept in units of 2^-21 (keys are below 0.5, so below 2^20 units). */
@@ -183,13 +202,14 @@ export class BoundReader {
   private readonly fixed: number[] = [];
   private heap: number[] = [];
 
+  /** `rangeOf(id)`: where the list of `id` (a word, or a pair of them) lies in `lists`. */
   constructor(
     private readonly lists: BoundLists,
-    private readonly words: WordIndex,
+    private readonly rangeOf: (id: number) => readonly [number, number],
   ) {}
 
   /**
-   * Starts a read of the lists of `readings` (word id to word-match score) for a query of `tq`
+   * Starts a read of the lists of `readings` (list id to word-match score) for a query of `tq`
    * trigrams; false when they hold more than `maxBands` bands (the read is then not started).
    */
   start(
@@ -199,7 +219,7 @@ export class BoundReader {
     tq: number,
     maxBands: number,
   ): boolean {
-    const { pos, end, fixed, words } = this;
+    const { pos, end, fixed } = this;
     const bands = this.lists.bands;
     // A read not started leaves nothing of the last one to give.
     pos.length = end.length = fixed.length = this.heap.length = 0;
@@ -209,7 +229,7 @@ export class BoundReader {
       fixed.push(weight * score + 0.1 * bandSimilarityBound(band, tq) + constant);
     };
     for (const [id, score] of readings) {
-      const [start, stop] = words.postingRange(id);
+      const [start, stop] = this.rangeOf(id);
       if (stop - start <= SHORT) {
         let end = start;
         while (end < stop && bands[end] !== UNREAD) end++;

@@ -14,6 +14,7 @@ import { PackedRecords, PackedRecordsBuilder } from './packed-records';
 import { importanceOf, matchEntry, planQuery, relevanceOf } from './relevance';
 import { WidePrefixes } from './wide-prefixes';
 import { BoundLists, BoundReader, similarityBound } from './bound-lists';
+import { PairLists } from './pair-lists';
 import type { QueryPlan } from './relevance';
 import { type PreparedQuery, TrigramIndex, TrigramIndexBuilder } from './trigram-index';
 import { SnapshotReader, SnapshotWriter } from '../store/snapshot';
@@ -106,7 +107,7 @@ const SCAN_LIMIT = 50_000;
  */
 const WIDE_KEEP = 256;
 /** Layout of a saved index; a snapshot of another version is rebuilt instead of read. */
-const SNAPSHOT_VERSION = 10;
+const SNAPSHOT_VERSION = 11;
 /** Candidates whose trigram rows are read ahead at once when scoring (see CompanySearchIndex.readAhead). */
 const READ_AHEAD_BLOCK = 8;
 /**
@@ -152,6 +153,14 @@ const TYPED_WORDS_READ = 16;
 const BOUNDED_PREFIX_WORDS = 512;
 const BOUNDED_CURSORS = 4096;
 const BOUNDED_READS = 2000;
+/**
+ * Limits of a two-word search (see CompanySearchIndex.searchTwoWords): pairs of readings looked up,
+ * and postings read. A search past the reads falls back to the budgets, having spent them: at 1M
+ * companies 500 leaves 55 of the bench's 674 two-word terms to the budgets and costs least in all
+ * (300: 78 left; 1,000: 46, a tenth more time; 2,000: 40, a quarter more).
+ */
+const BOUNDED_PAIR_LOOKUPS = 4096;
+const BOUNDED_PAIR_READS = 500;
 
 /** A candidate of {@link CompanySearchIndex.best} with a bound of its relevance. */
 interface Pending {
@@ -254,6 +263,8 @@ export class CompanySearchIndex {
     private readonly places: string[],
     /** Word postings in relevance-bound order, for one-word searches (see searchOneWord). */
     private readonly bounds: BoundLists,
+    /** The names holding two words, in the same order, for two-word searches (see searchTwoWords). */
+    private readonly pairs: PairLists,
   ) {
     this.docByVid = vidTable(vids);
     this.highestImportance = (maxDegree > 0 ? 0.8 : 0) + (parent.includes(1) ? 0.2 : 0);
@@ -270,10 +281,17 @@ export class CompanySearchIndex {
 
   /** Reads the bound lists for one search at a time (searches run one at a time). */
   private get reader(): BoundReader {
-    return (this.reader_ ??= new BoundReader(this.bounds, this.words));
+    return (this.reader_ ??= new BoundReader(this.bounds, (id) => this.words.postingRange(id)));
   }
 
   private reader_: BoundReader | null = null;
+
+  /** Reads the pair lists, beside {@link reader}, for a two-word search. */
+  private get pairReader(): BoundReader {
+    return (this.pairReader_ ??= new BoundReader(this.pairs.lists, (k) => this.pairs.rangeOf(k)));
+  }
+
+  private pairReader_: BoundReader | null = null;
 
   /** At least the importance of every company (see importanceOf). */
   private readonly highestImportance: number;
@@ -375,6 +393,7 @@ export class CompanySearchIndex {
     this.cores.writeTo(w);
     w.array(this.placeOf).json(this.places);
     this.bounds.writeTo(w);
+    this.pairs.writeTo(w);
     return w;
   }
 
@@ -431,6 +450,7 @@ export class CompanySearchIndex {
     const placeOf = r.u32();
     const places = r.json<string[]>();
     const bounds = BoundLists.readFrom(r);
+    const pairs = PairLists.readFrom(r);
     if (!r.done) throw new Error(`search index snapshot ${file}: sections left unread`);
     return new CompanySearchIndex(
       vids,
@@ -453,6 +473,7 @@ export class CompanySearchIndex {
       placeOf,
       places,
       bounds,
+      pairs,
     );
   }
 
@@ -516,12 +537,11 @@ export class CompanySearchIndex {
     const words = await wordsStarted.finish(rank);
     await turn();
     const parents = Uint8Array.from(b.parents);
-    const bounds = await BoundLists.build(
-      words,
-      (doc) => trigrams.trigramCount(doc),
-      (doc) => importanceOf(degree[doc]!, maxDegree, parents[doc] === 1),
-      turn,
-    );
+    const trigramsOf = (doc: number) => trigrams.trigramCount(doc);
+    const importance = (doc: number) => importanceOf(degree[doc]!, maxDegree, parents[doc] === 1);
+    const bounds = await BoundLists.build(words, trigramsOf, importance, turn);
+    await turn();
+    const pairs = await PairLists.build(words, trigramsOf, importance, turn);
     const index = new CompanySearchIndex(
       packedVids,
       trigrams,
@@ -543,6 +563,7 @@ export class CompanySearchIndex {
       Uint32Array.from(b.placeIds),
       [...b.places.keys()],
       bounds,
+      pairs,
     );
     log?.info(
       { companies: vids.length, ms: Date.now() - b.started, coreBytes: index.cores.bytes },
@@ -658,7 +679,8 @@ export class CompanySearchIndex {
     // The query's trigrams, looked up once for every stage below.
     const prepared = this.names.prepare(name);
     if (!docs) {
-      const page = this.searchOneWord(plan, prepared, accept, c);
+      const page =
+        this.searchOneWord(plan, prepared, accept, c) ?? this.searchTwoWords(plan, prepared, accept, c);
       if (page) return page;
     }
     const candidates = new Map<number, number | null>();
@@ -699,9 +721,6 @@ export class CompanySearchIndex {
    * Null where it does not apply (several significant words, legal forms only, too many readings, or
    * more than BOUNDED_READS postings to read, as a filter that refuses most companies may need): the
    * caller then draws candidates within budgets.
-   *
-   * Several words are left to the budgets: a name meeting all of them can lie deep in every word's list,
-   * so a bound that holds for it falls only after thousands of postings (bench/README.md).
    */
   private searchOneWord(
     plan: QueryPlan,
@@ -710,20 +729,80 @@ export class CompanySearchIndex {
     c: SearchCriteria,
   ): { hits: SearchHit[]; hasMore: boolean } | null {
     if (plan.significant.length !== 1 || plan.onlyLegal) return null;
+    const readings = this.readingsOf(plan, 0, true);
+    if (!readings) return null;
+    // The reader's bound of a posting is the most relevance its company can reach: the word match, the
+    // posting's key, the band's similarity, and the parts no list orders (word similarity at most 1,
+    // legal forms typed that the name may hold).
+    const constant = 0.1 + (plan.legalIds.length > 0 ? 0.025 : 0);
+    if (!this.reader.start(readings, 0.4, constant, prepared.q.length, BOUNDED_CURSORS)) return null;
+    return this.boundedPage(plan, prepared, accept, c, [this.reader], constant, BOUNDED_READS);
+  }
+
+  /**
+   * A relevance search for a query of two significant words ("Borealis Cables", "Vogel Logistik AG",
+   * "Fuchs Plasjics"), read as {@link searchOneWord} reads one: the names holding a reading of each
+   * word from {@link PairLists} (every reading of the first with every reading of the second), the
+   * names meeting one of them from the words' own lists, whose bound then holds half the word match,
+   * best bound first across all of them, until no company left unread can enter the page. A name's
+   * best reading of each word is a pair it is listed under, with the first-word part when that reading
+   * is its first word, so every bound holds. Null where it does not apply (as for one word, and where
+   * a word of the name could stand for both query words, or the pairs to look up are too many).
+   */
+  private searchTwoWords(
+    plan: QueryPlan,
+    prepared: PreparedQuery,
+    accept: (doc: number) => boolean,
+    c: SearchCriteria,
+  ): { hits: SearchHit[]; hasMore: boolean } | null {
+    if (plan.significant.length !== 2 || plan.onlyLegal) return null;
+    const first = this.readingsOf(plan, 0, true);
+    const second = this.readingsOf(plan, 1, true);
+    if (!first || !second || first.size * second.size > BOUNDED_PAIR_LOOKUPS) return null;
+    for (const id of first.keys()) if (second.has(id)) return null;
+    const pairs = new Map<number, number>();
+    for (const [a, s] of first)
+      for (const [b, t] of second) {
+        const k = this.pairs.indexOf(a, b);
+        if (k >= 0) pairs.set(k, (s + t) / 2);
+      }
+    const one = new Map(first);
+    for (const [id, score] of second) one.set(id, score);
+    const constant = 0.1 + (plan.legalIds.length > 0 ? 0.025 : 0);
+    const tq = prepared.q.length;
+    if (!this.pairReader.start(pairs, 0.4, constant, tq, BOUNDED_CURSORS)) return null;
+    // Coverage is the mean over both words: one met gives at most half its word match.
+    if (!this.reader.start(one, 0.2, constant, tq, BOUNDED_CURSORS)) return null;
+    return this.boundedPage(
+      plan,
+      prepared,
+      accept,
+      c,
+      [this.pairReader, this.reader],
+      constant,
+      BOUNDED_PAIR_READS,
+    );
+  }
+
+  /**
+   * The page of a search whose candidates come from `readers` (started), best bound first across
+   * them, after the names of exactly the query's words (the same-words part, which no list orders by),
+   * and from the similar names where the page is low enough for them. `constant` is what the readers'
+   * bounds add for the parts no list orders. Null past `maxReads` postings.
+   */
+  private boundedPage(
+    plan: QueryPlan,
+    prepared: PreparedQuery,
+    accept: (doc: number) => boolean,
+    c: SearchCriteria,
+    readers: BoundReader[],
+    constant: number,
+    maxReads: number,
+  ): { hits: SearchHit[]; hasMore: boolean } | null {
     const words = this.words;
     const tq = prepared.q.length;
     const count = c.offset + c.limit + 1;
     const threshold = c.minSimilarity;
-    const exact = plan.exactIds[0]!;
-    const readings = this.readingsOf(plan, 0, true);
-    if (!readings) return null;
-
-    // The reader's bound of a posting is the most relevance its company can reach: the word match, the
-    // posting's key, the band's similarity, and the parts no list orders (word similarity at most 1,
-    // legal forms typed that the name may hold). Names of exactly the query's words are read first.
-    const constant = 0.1 + (plan.legalIds.length > 0 ? 0.025 : 0);
-    const reader = this.reader;
-    if (!reader.start(readings, 0.4, constant, tq, BOUNDED_CURSORS)) return null;
 
     const stamp = this.stamp();
     const seen = this.seenAt;
@@ -745,26 +824,36 @@ export class CompanySearchIndex {
       }
     };
 
-    // The names of exactly the query's words (the same-words part, which no list orders by) first: the
-    // names beginning with the word list those with nothing after it first.
-    if (exact >= 0) {
+    // The names of exactly the query's words first: the names beginning with the words list those with
+    // nothing after them first.
+    const n = plan.significant.length;
+    if (plan.exactIds.every((id) => id >= 0)) {
       const list = words.namesBeginning(plan.exactIds);
       const ids = this.beginningIds;
-      for (let n = 0; n < list.length; n++) {
-        if (n >= BOUNDED_READS) return null;
-        const entry = list[n]!;
+      for (let k = 0; k < list.length; k++) {
+        if (k >= maxReads) return null;
+        const entry = list[k]!;
         if (!words.beginsWith(entry, plan.exactIds)) continue;
-        if (words.significantOf(entry, ids) > 1) break;
+        if (words.significantOf(entry, ids) > n) break;
         offer(words.entryDoc[entry]!, null);
       }
     }
 
     const { entryDoc } = words;
     let reads = 0;
-    while (reader.peek() !== -Infinity) {
-      if (top.length >= count && reader.peek() < floor()) break;
-      if (++reads > BOUNDED_READS) return null;
-      offer(entryDoc[reader.next()]!, null);
+    for (;;) {
+      let next: BoundReader | null = null;
+      let head = -Infinity;
+      for (const r of readers) {
+        const h = r.peek();
+        if (h > head) {
+          head = h;
+          next = r;
+        }
+      }
+      if (!next || (top.length >= count && head < floor())) break;
+      if (++reads > maxReads) return null;
+      offer(entryDoc[next.next()]!, null);
     }
 
     // A name meeting no reading has no word match, precision, first word or same words: at most legal

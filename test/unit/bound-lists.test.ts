@@ -38,7 +38,7 @@ describe('bound lists', () => {
     const delta = words.idOf('delta');
     const deltas = words.idOf('deltas');
     const corporation = words.idOf('corporation');
-    const reader = new BoundReader(lists, words);
+    const reader = new BoundReader(lists, (id) => words.postingRange(id));
     const readings = new Map([
       [delta, 1],
       [deltas, 0.9],

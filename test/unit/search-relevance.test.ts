@@ -232,6 +232,44 @@ describe('search candidates', () => {
     ).toEqual(['hub', 'z0', 'z1', 'z2', 'z3', 'z4']);
   });
 
+  it('give the page of scoring every company for two words, where names holding both outnumber the budgets', async () => {
+    const many: SearchRow[] = [];
+    const row = (vid: string, name: string, degree: number) => buildSearchRow(vid, name, { degree });
+    many.push(row('hub', 'Omega Hub', 1000));
+    // Important names holding one word each: the best bounds of each word's own list.
+    for (let i = 0; i < 60; i++) many.push(row(`z${100 + i}`, `Alpha Zeta${i}`, 900));
+    for (let i = 0; i < 60; i++) many.push(row(`e${100 + i}`, `Beta Eta${i}`, 900));
+    // 150 long names beginning with both words, more important than one the formula ranks first.
+    for (let i = 0; i < 150; i++) many.push(row(`l${1000 + i}`, `Alpha Beta Kappa Lambda Mu Nu${i}`, 19));
+    // Those: both words, not at the beginning, shorter, a little less important.
+    for (let i = 0; i < 8; i++) many.push(row(`t${i}`, `Alpha Gam${'bcdfghjk'[i]}a Beta`, 12));
+    const index = await indexOf(many);
+    let compared = 0;
+    for (const name of ['alpha beta', 'Alpha Beta GmbH', 'alpha bet', 'alpha betta', 'beta alpha']) {
+      for (const [offset, limit] of [
+        [0, 10],
+        [4, 5],
+        [0, 30],
+      ] as const) {
+        const c = { name, minSimilarity: 0.3, includeSubsidiaries: false, limit, offset };
+        const every = index.searchExhaustive(c);
+        expect({ name, offset, ...index.search(c) }).toEqual({ name, offset, ...every });
+        compared += every.hits.length;
+      }
+    }
+    expect(compared).toBeGreaterThan(200);
+    // One of those comes first, where neither the names beginning with the words, nor the most
+    // important holders of both, nor the best bounds of each word's list reach it.
+    const first = index.search({
+      name: 'alpha beta',
+      minSimilarity: 0.3,
+      includeSubsidiaries: false,
+      limit: 10,
+      offset: 0,
+    });
+    expect(first.hits[0]!.vid).toMatch(/^t/);
+  });
+
   it('reach a name made only of legal forms, which a word meets through them', async () => {
     const many: SearchRow[] = [];
     // "corpo" begins the legal form "corporation", and "sp" the acronym SPA (also a legal form): a name
@@ -335,15 +373,17 @@ describe('search candidates', () => {
   });
 
   it('draw no names by similarity where the words give a page no such name can enter', async () => {
+    // Three words: a search of one or two words reads its names by bound instead of within budgets.
     const many: SearchRow[] = [];
     many.push(buildSearchRow('hub', 'Borealis Logistics', { degree: 500 }));
-    for (let i = 0; i < 15; i++) many.push(buildSearchRow(`a${i}`, 'Acme Widgets', { degree: 10 + i }));
-    for (let i = 0; i < 40; i++) many.push(buildSearchRow(`w${i}`, `Acme Widgetz ${i}`, { degree: 20 }));
+    for (let i = 0; i < 15; i++) many.push(buildSearchRow(`a${i}`, 'Acme Widgets Group', { degree: 10 + i }));
+    for (let i = 0; i < 40; i++)
+      many.push(buildSearchRow(`w${i}`, `Acme Widgetz Group ${i}`, { degree: 20 }));
     const index = await indexOf(many);
     const similar = jest.spyOn(TrigramIndex.prototype, 'search');
     try {
       const strong = {
-        name: 'acme widgets',
+        name: 'acme widgets group',
         minSimilarity: 0.3,
         includeSubsidiaries: false,
         limit: 10,
@@ -356,11 +396,16 @@ describe('search candidates', () => {
       // A word with two typos is met by no word of a name: the names meet half the query, the page is
       // weak, and the similar names are drawn too (a search of the whole query's text; a word outside
       // the vocabulary also searches the vocabulary's trigrams for its typos).
-      const weak = { ...strong, name: 'acme wigdetzz' };
+      const weak = { ...strong, name: 'acme wigdetzz group' };
       const found = index.search(weak);
-      expect(similar.mock.calls.some(([text]) => text === 'acme wigdetzz')).toBe(true);
+      expect(similar.mock.calls.some(([text]) => text === 'acme wigdetzz group')).toBe(true);
       expect(found.hits).toHaveLength(10);
       expect(found).toEqual(index.searchExhaustive(weak));
+      // Two words read by bound: the similar names only where one could enter the page.
+      for (const name of ['acme widgets', 'acme wigdetzz']) {
+        const two = { ...strong, name };
+        expect(index.search(two)).toEqual(index.searchExhaustive(two));
+      }
     } finally {
       similar.mockRestore();
     }
