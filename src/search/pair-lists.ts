@@ -56,32 +56,42 @@ export class PairLists {
           else each(b, a);
         }
     };
-    // The pairs, numbered in (first, second) order.
-    const seen = new Set<number>();
+    // Every posting's pair as one number (first * vocabulary + second), in the order the entries give
+    // them; the distinct ones, sorted, number the pairs. Typed arrays rather than a Set or Map, whose
+    // size V8 caps at 2^24: the names of real companies hold distinct pairs by the million.
+    let total = 0;
     for (let e = 0; e < entryCount; e++) {
       if ((e & STRETCH) === 0) await turn();
-      pairsOf(e, (a, b) => seen.add(a * vocabulary + b));
+      pairsOf(e, () => total++);
     }
-    const sortedKeys = Float64Array.from(seen).sort();
-    seen.clear();
-    const indexOf = new Map<number, number>();
+    const pairOf = new Float64Array(total);
+    let at = 0;
+    for (let e = 0; e < entryCount; e++) {
+      if ((e & STRETCH) === 0) await turn();
+      pairsOf(e, (a, b) => (pairOf[at++] = a * vocabulary + b));
+    }
+    const sortedKeys = distinctSorted(pairOf);
+    await turn();
     const first = new Uint32Array(sortedKeys.length);
     const second = new Uint32Array(sortedKeys.length);
     for (let k = 0; k < sortedKeys.length; k++) {
-      const key = sortedKeys[k]!;
-      indexOf.set(key, k);
-      first[k] = Math.floor(key / vocabulary);
-      second[k] = key - first[k]! * vocabulary;
+      first[k] = Math.floor(sortedKeys[k]! / vocabulary);
+      second[k] = sortedKeys[k]! - first[k]! * vocabulary;
     }
+    // Each posting's pair, numbered.
+    const pairIndex = new Uint32Array(total);
     const start = new Uint32Array(sortedKeys.length + 1);
-    for (let e = 0; e < entryCount; e++) {
-      if ((e & STRETCH) === 0) await turn();
-      pairsOf(e, (a, b) => start[indexOf.get(a * vocabulary + b)! + 1]!++);
+    for (let i = 0; i < total; i++) {
+      if ((i & STRETCH) === 0) await turn();
+      const k = lowerBound(sortedKeys, pairOf[i]!);
+      pairIndex[i] = k;
+      start[k + 1]!++;
     }
     for (let k = 0; k < sortedKeys.length; k++) start[k + 1]! += start[k]!;
-    const total = start[sortedKeys.length]!;
-    const packed = new Float64Array(total);
+    // The postings, packed as BoundLists sorts them, into the pair keys' array (no longer needed).
+    const packed = pairOf;
     const filled = start.slice(0, sortedKeys.length);
+    at = 0;
     for (let e = 0; e < entryCount; e++) {
       if ((e & STRETCH) === 0) await turn();
       const doc = entryDoc[e]!;
@@ -90,7 +100,7 @@ export class PairLists {
       const base = 0.3 * importanceOf(doc) + (m > 0 ? 0.1 / m : 0);
       const band = bandOf(trigramsOf(doc));
       pairsOf(e, (a, b) => {
-        const k = indexOf.get(a * vocabulary + b)!;
+        const k = pairIndex[at++]!;
         const key = base + (a === firstWord || b === firstWord ? 0.025 : 0);
         const short = start[k + 1]! - start[k]! <= SHORT;
         packed[filled[k]!++] = packPosting(short ? 0 : band, key, e);
@@ -148,5 +158,26 @@ export class PairLists {
   }
 }
 
-/** Entries handled between two turns of a build. */
+/** The distinct values of `values`, ascending (`values` is left as it was). */
+function distinctSorted(values: Float64Array): Float64Array {
+  const sorted = values.slice().sort();
+  let n = 0;
+  for (let i = 0; i < sorted.length; i++)
+    if (n === 0 || sorted[i] !== sorted[n - 1]) sorted[n++] = sorted[i]!;
+  return sorted.slice(0, n);
+}
+
+/** The position of `value` in the ascending `sorted`, which holds it. */
+function lowerBound(sorted: Float64Array, value: number): number {
+  let lo = 0;
+  let hi = sorted.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    if (sorted[mid]! < value) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
+}
+
+/** Entries or postings handled between two turns of a build. */
 const STRETCH = 0x3ffff;
