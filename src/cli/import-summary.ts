@@ -1,14 +1,15 @@
 import type { ImportOutcome } from '../import/import-directory';
 
-const rate = (rows: number, ms: number) =>
+/** Rows a second, as the import's progress and summary print them. */
+export const rate = (rows: number, ms: number) =>
   Math.round(rows / Math.max(ms / 1000, 0.001)).toLocaleString('en-US');
 
 /**
  * What an import read and what the store holds after it. The rows counted as imported are the input
  * files' data rows less those rejected, the rate is of the rows read: what a user can check against
- * the files. The store's rows
- * differ (each relationship is an Edge row and a SUPPLIES row, evidence, identifiers and addresses
- * live inside other rows, cluster relationships are derived), so they are listed apart.
+ * the files. The store's rows differ (each relationship is an Edge row and a SUPPLIES row, evidence,
+ * identifiers and addresses live inside other rows, cluster relationships are derived), so they are
+ * listed apart.
  */
 export function importSummary(outcome: ImportOutcome, ms: number, bulkFiles: boolean): string {
   const read = Object.values(outcome.inputRows).reduce((a, b) => a + b, 0);

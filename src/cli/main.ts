@@ -11,7 +11,7 @@ import { startServer } from '../server';
 import { ApiKeyStore } from '../http/api-keys';
 import { generateDataset } from '../demo/generate';
 import { importDirectory, stagingRoot } from '../import/import-directory';
-import { importSummary } from './import-summary';
+import { importSummary, rate } from './import-summary';
 import { DEFAULT_MAX_REJECTED, ImportAbortedError } from '../import/stage-result';
 import { ImportBusyError } from '../import/import-lock';
 import type { RejectedRow } from '../import/stage-result';
@@ -42,9 +42,6 @@ const positiveInt = (v: string) => {
   if (!Number.isSafeInteger(n) || n < 0) throw new InvalidArgumentError('must be a whole number');
   return n;
 };
-
-const rate = (rows: number, ms: number) =>
-  Math.round(rows / Math.max(ms / 1000, 0.001)).toLocaleString('en-US');
 
 /** The version of the installed package (package.json sits above src/ and dist/src/ alike). */
 const version = (

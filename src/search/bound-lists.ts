@@ -21,7 +21,7 @@ import type { WordIndex } from './word-index';
  * 5 million postings): 9 bytes per posting.
  */
 export class BoundLists {
-  /** Lists laid out as {@link BoundLists.build} lays them out (see orderPostings); PairLists makes its own. */
+  /** Lists laid out as {@link BoundLists.build} lays them out (see packPosting and unpackPostings); PairLists makes its own. */
   constructor(
     /** Entries of each word's list, in the word index's posting layout (see WordIndex.postingRange). */
     readonly entries: Uint32Array,

@@ -162,6 +162,14 @@ const BOUNDED_READS = 2000;
 const BOUNDED_PAIR_LOOKUPS = 4096;
 const BOUNDED_PAIR_READS = 500;
 
+/**
+ * What a bounded read adds to every posting's bound for the parts of relevance no list orders: word
+ * similarity at most 1, and the legal forms typed, which the name may hold.
+ */
+function boundConstant(plan: QueryPlan): number {
+  return 0.1 + (plan.legalIds.length > 0 ? 0.025 : 0);
+}
+
 /** A candidate of {@link CompanySearchIndex.best} with a bound of its relevance. */
 interface Pending {
   doc: number;
@@ -732,9 +740,8 @@ export class CompanySearchIndex {
     const readings = this.readingsOf(plan, 0, true);
     if (!readings) return null;
     // The reader's bound of a posting is the most relevance its company can reach: the word match, the
-    // posting's key, the band's similarity, and the parts no list orders (word similarity at most 1,
-    // legal forms typed that the name may hold).
-    const constant = 0.1 + (plan.legalIds.length > 0 ? 0.025 : 0);
+    // posting's key, the band's similarity, and the parts no list orders (boundConstant).
+    const constant = boundConstant(plan);
     if (!this.reader.start(readings, 0.4, constant, prepared.q.length, BOUNDED_CURSORS)) return null;
     return this.boundedPage(plan, prepared, accept, c, [this.reader], constant, BOUNDED_READS);
   }
@@ -768,7 +775,7 @@ export class CompanySearchIndex {
       }
     const one = new Map(first);
     for (const [id, score] of second) one.set(id, score);
-    const constant = 0.1 + (plan.legalIds.length > 0 ? 0.025 : 0);
+    const constant = boundConstant(plan);
     const tq = prepared.q.length;
     if (!this.pairReader.start(pairs, 0.4, constant, tq, BOUNDED_CURSORS)) return null;
     // Coverage is the mean over both words: one met gives at most half its word match.
@@ -862,11 +869,7 @@ export class CompanySearchIndex {
     if (!(top.length >= count && unmet < floor())) {
       for (const m of this.similarNames(plan.text, c, accept)) offer(m.doc, m.similarity);
     }
-    this.order(top);
-    return {
-      hits: top.slice(c.offset, c.offset + c.limit).map((s) => this.hitOf(s)),
-      hasMore: top.length > c.offset + c.limit,
-    };
+    return this.pageOf(this.order(top), c);
   }
 
   private readonly beginningIds: number[] = [];

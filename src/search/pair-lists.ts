@@ -1,3 +1,4 @@
+import { lowerBound } from '../store/bisect';
 import type { SnapshotReader, SnapshotWriter } from '../store/snapshot';
 import { BoundLists, SHORT, bandOf, packPosting, unpackPostings } from './bound-lists';
 import type { WordIndex } from './word-index';
@@ -165,18 +166,6 @@ function distinctSorted(values: Float64Array): Float64Array {
   for (let i = 0; i < sorted.length; i++)
     if (n === 0 || sorted[i] !== sorted[n - 1]) sorted[n++] = sorted[i]!;
   return sorted.slice(0, n);
-}
-
-/** The position of `value` in the ascending `sorted`, which holds it. */
-function lowerBound(sorted: Float64Array, value: number): number {
-  let lo = 0;
-  let hi = sorted.length;
-  while (lo < hi) {
-    const mid = (lo + hi) >>> 1;
-    if (sorted[mid]! < value) lo = mid + 1;
-    else hi = mid;
-  }
-  return lo;
 }
 
 /** Entries or postings handled between two turns of a build. */
