@@ -33,5 +33,7 @@ VOLUME ["/data"]
 EXPOSE 8080
 HEALTHCHECK --interval=10s --timeout=3s --start-period=60s --retries=3 \
   CMD node -e "fetch('http://127.0.0.1:'+(process.env.PORT||8080)+'/healthz').then(r=>process.exit(r.ok?0:1),()=>process.exit(1))"
-ENTRYPOINT ["tiergraph"]
+# The server's node flags (SERVE_NODE_FLAGS in src/heap-settings.ts): given here, since V8 takes
+# them only at start, and NODE_OPTIONS is left to the operator.
+ENTRYPOINT ["node", "--max-semi-space-size=32", "/app/dist/src/cli/main.js"]
 CMD ["serve"]

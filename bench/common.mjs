@@ -14,6 +14,18 @@ import { fileURLToPath } from 'node:url';
 export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 export const CLI = path.join(ROOT, 'dist', 'src', 'cli', 'main.js');
 
+/**
+ * Node's arguments for `tiergraph serve` from the built CLI `cli`, with the flags `npm start` and the
+ * image give the server (SERVE_NODE_FLAGS in src/heap-settings.ts), so that what is measured is
+ * what is run; `extra` comes after them and so wins.
+ */
+export function serveArgs(cli = CLI, extra = []) {
+  const require = createRequire(import.meta.url);
+  const { SERVE_NODE_FLAGS } = require(path.join(path.dirname(cli), '..', 'heap-settings.js'));
+  // A build from before the flags were named has none.
+  return [...(SERVE_NODE_FLAGS ?? []), ...extra, cli, 'serve'];
+}
+
 /** `--name value` pairs of the command line, by name (values are strings). */
 export function parseArgs(argv = process.argv.slice(2)) {
   return Object.fromEntries(
@@ -118,7 +130,7 @@ export async function serveUntilSettled({ cli, dataDir, datasetDir, settleS }) {
   const base = `http://127.0.0.1:${port}`;
   const started = performance.now();
   const at = () => Math.round(performance.now() - started) / 1000;
-  const child = spawn(process.execPath, [cli, 'serve'], {
+  const child = spawn(process.execPath, serveArgs(cli), {
     env: {
       ...process.env,
       DATA_DIR: dataDir,

@@ -11,7 +11,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import readline from 'node:readline';
-import { CLI, ROOT, freePort, parseArgs, profileReads, sleep } from './common.mjs';
+import { CLI, ROOT, freePort, parseArgs, profileReads, serveArgs, sleep } from './common.mjs';
 
 const KEY = 'tiergraph-bench-key-000000000000';
 const args = parseArgs();
@@ -58,7 +58,7 @@ async function main() {
   }
   const port = await freePort();
   const base = `http://127.0.0.1:${port}`;
-  const server = spawn(process.execPath, [cli, 'serve'], {
+  const server = spawn(process.execPath, serveArgs(cli), {
     env: {
       ...process.env,
       PORT: String(port),

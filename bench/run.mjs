@@ -13,7 +13,7 @@ import autocannon from 'autocannon';
 import neo4j from 'neo4j-driver';
 import { parse as parseCsv } from 'csv-parse';
 import pg from 'pg';
-import { freePort, rssBytes, settle, sleep } from './common.mjs';
+import { freePort, rssBytes, serveArgs, settle, sleep } from './common.mjs';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const CLI = path.join(ROOT, 'dist', 'src', 'cli', 'main.js');
@@ -616,7 +616,7 @@ async function startServer(opts) {
   const started = performance.now();
   // Its own process group: a Ctrl-C in the terminal must not reach it besides the SIGTERM sent by cleanup,
   // since a second signal would cut its graceful shutdown short.
-  const child = spawn(process.execPath, [...opts.nodeArgs, CLI, 'serve'], {
+  const child = spawn(process.execPath, serveArgs(CLI, opts.nodeArgs), {
     cwd: ROOT,
     env,
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -1165,7 +1165,9 @@ function report(results) {
       `store ${results.options.store}${results.options.neo4jUri ? ` (${results.options.neo4jUri})` : ''}, ` +
       `read cache ${results.options.readCache ?? 'server default'}` +
       (results.options.acceptEncoding ? `, Accept-Encoding: ${results.options.acceptEncoding}` : '') +
-      (results.options.nodeArgs.length > 0 ? `, node ${results.options.nodeArgs.join(' ')}` : ''),
+      ((results.options.serveNodeArgs ?? results.options.nodeArgs).length > 0
+        ? `, node ${(results.options.serveNodeArgs ?? results.options.nodeArgs).join(' ')}`
+        : ''),
     '',
     '| case | req/s (median) | p50 ms | p99 ms | ratio to healthz | server CPU µs/request | non-2xx / errors | target |',
     '|---|---:|---:|---:|---:|---:|---:|---|',
@@ -1233,7 +1235,8 @@ async function main() {
       node: process.version,
       platform: `${os.platform()} ${os.release()} ${os.arch()}`,
     },
-    options: { ...opts },
+    // What the server was started with: the flags npm start gives it, then --node-args.
+    options: { ...opts, serveNodeArgs: serveArgs(CLI, opts.nodeArgs).slice(0, -2) },
     targets: TARGETS,
     dataset: null,
     inputs: null,

@@ -9,7 +9,17 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import readline from 'node:readline';
-import { CLI, ROOT, freePort, median, parseArgs, profileReads, rssBytes, settle, sleep } from './common.mjs';
+import {
+  ROOT,
+  freePort,
+  median,
+  parseArgs,
+  profileReads,
+  rssBytes,
+  serveArgs,
+  settle,
+  sleep,
+} from './common.mjs';
 
 const KEY = 'tiergraph-bench-key-000000000000';
 
@@ -78,7 +88,7 @@ async function main() {
   const base = `http://127.0.0.1:${port}`;
   const roots = await topRoots(Math.max(batch, 1));
   log(`root with the most suppliers: ${roots[0].vid} (${roots[0].suppliers} suppliers)`);
-  const server = spawn(process.execPath, [CLI, 'serve'], {
+  const server = spawn(process.execPath, serveArgs(), {
     env: {
       ...process.env,
       PORT: String(port),

@@ -3,7 +3,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import type { Server } from 'node:http';
 import type { Config } from './config/env';
-import { turnPretenuringOff } from './heap-settings';
+import { missingServeFlags, turnPretenuringOff } from './heap-settings';
 import type { Logger } from './logger';
 import { buildSchema } from './graphql/schema';
 import { buildApp } from './http/app';
@@ -234,6 +234,12 @@ export async function startServer(config: Config, log: Logger): Promise<RunningS
     const address = server.address();
     const port = typeof address === 'object' && address ? address.port : config.PORT;
     listeningPort = port;
+    const missing = missingServeFlags();
+    if (missing.length > 0)
+      log.info(
+        { missing },
+        `node was started without ${missing.join(' ')}, which npm start and the image give the server: reads take more CPU (README, Production)`,
+      );
     log.info(
       { port },
       `tiergraph listening on http://localhost:${port} (REST /v1, GraphQL /graphql, explorer /explorer, docs /docs)`,
