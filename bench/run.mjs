@@ -7,16 +7,13 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import autocannon from 'autocannon';
 import neo4j from 'neo4j-driver';
 import { parse as parseCsv } from 'csv-parse';
 import pg from 'pg';
-import { freePort, rssBytes, serveArgs, settle, sleep } from './common.mjs';
+import { CLI, ROOT, freePort, rssBytes, serveArgs, settle, sleep } from './common.mjs';
 
-const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
-const CLI = path.join(ROOT, 'dist', 'src', 'cli', 'main.js');
 const RESULTS_DIR = path.join(ROOT, 'bench', 'results');
 const BENCH_KEY = 'tiergraph-bench-key-000000000000';
 const KEY_HEADER = 'X-SERVICE-KEY';
@@ -1155,6 +1152,8 @@ function targetVerdict(name, m, cases) {
 function report(results) {
   const lines = [];
   const { machine, dataset, server, cases, pg: pgResult } = results;
+  // What the server ran with; results of a run before serveNodeArgs was recorded have --node-args only.
+  const nodeArgs = results.options.serveNodeArgs ?? results.options.nodeArgs;
   lines.push(
     '',
     `Machine: ${machine.cpu_model} x ${machine.cpus}, ${fmtBytes(machine.total_memory_bytes)} RAM, Node ${machine.node}, ${machine.platform}`,
@@ -1165,9 +1164,7 @@ function report(results) {
       `store ${results.options.store}${results.options.neo4jUri ? ` (${results.options.neo4jUri})` : ''}, ` +
       `read cache ${results.options.readCache ?? 'server default'}` +
       (results.options.acceptEncoding ? `, Accept-Encoding: ${results.options.acceptEncoding}` : '') +
-      ((results.options.serveNodeArgs ?? results.options.nodeArgs).length > 0
-        ? `, node ${(results.options.serveNodeArgs ?? results.options.nodeArgs).join(' ')}`
-        : ''),
+      (nodeArgs.length > 0 ? `, node ${nodeArgs.join(' ')}` : ''),
     '',
     '| case | req/s (median) | p50 ms | p99 ms | ratio to healthz | server CPU µs/request | non-2xx / errors | target |',
     '|---|---:|---:|---:|---:|---:|---:|---|',

@@ -63,6 +63,27 @@ function indexOf(rows: SearchRow[]): Promise<CompanySearchIndex> {
   return CompanySearchIndex.build(store);
 }
 
+/**
+ * Holds `index.search` to `searchExhaustive` for every name at every [offset, limit], with the default
+ * similarity threshold; gives how many hits were compared, for a test to check it compared enough.
+ */
+function hitsComparedWithExhaustive(
+  index: CompanySearchIndex,
+  names: readonly string[],
+  pages: readonly (readonly [number, number])[],
+): number {
+  let compared = 0;
+  for (const name of names) {
+    for (const [offset, limit] of pages) {
+      const c = { name, minSimilarity: 0.3, includeSubsidiaries: false, limit, offset };
+      const every = index.searchExhaustive(c);
+      expect({ name, offset, ...index.search(c) }).toEqual({ name, offset, ...every });
+      compared += every.hits.length;
+    }
+  }
+  return compared;
+}
+
 function topOne(index: CompanySearchIndex, q: Labelled, sort: SearchSort): string | undefined {
   const { hits } = index.search({
     name: q.query,
@@ -129,8 +150,7 @@ describe('search candidates', () => {
 
   it('are every match where there are fewer than the budgets: the order of scoring every company', async () => {
     const index = await indexOf(rows);
-    let compared = 0;
-    for (const name of [
+    const names = [
       'acme',
       'acme steel',
       'acme stel',
@@ -139,18 +159,12 @@ describe('search candidates', () => {
       'apex',
       'zenith foods',
       'acme no 7',
-    ]) {
-      for (const [offset, limit] of [
-        [0, 10],
-        [10, 10],
-        [0, 50],
-      ] as const) {
-        const c = { name, minSimilarity: 0.3, includeSubsidiaries: false, limit, offset };
-        const every = index.searchExhaustive(c);
-        expect({ name, offset, ...index.search(c) }).toEqual({ name, offset, ...every });
-        compared += every.hits.length;
-      }
-    }
+    ];
+    const compared = hitsComparedWithExhaustive(index, names, [
+      [0, 10],
+      [10, 10],
+      [0, 50],
+    ]);
     expect(compared).toBeGreaterThan(400);
   });
 
@@ -244,19 +258,12 @@ describe('search candidates', () => {
     // Those: both words, not at the beginning, shorter, a little less important.
     for (let i = 0; i < 8; i++) many.push(row(`t${i}`, `Alpha Gam${'bcdfghjk'[i]}a Beta`, 12));
     const index = await indexOf(many);
-    let compared = 0;
-    for (const name of ['alpha beta', 'Alpha Beta GmbH', 'alpha bet', 'alpha betta', 'beta alpha']) {
-      for (const [offset, limit] of [
-        [0, 10],
-        [4, 5],
-        [0, 30],
-      ] as const) {
-        const c = { name, minSimilarity: 0.3, includeSubsidiaries: false, limit, offset };
-        const every = index.searchExhaustive(c);
-        expect({ name, offset, ...index.search(c) }).toEqual({ name, offset, ...every });
-        compared += every.hits.length;
-      }
-    }
+    const names = ['alpha beta', 'Alpha Beta GmbH', 'alpha bet', 'alpha betta', 'beta alpha'];
+    const compared = hitsComparedWithExhaustive(index, names, [
+      [0, 10],
+      [4, 5],
+      [0, 30],
+    ]);
     expect(compared).toBeGreaterThan(200);
     // One of those comes first, where neither the names beginning with the words, nor the most
     // important holders of both, nor the best bounds of each word's list reach it.
