@@ -15,6 +15,7 @@ export const ERROR_CODES = {
   HEADERS_TOO_LARGE: { status: 431, title: 'Request headers too large' },
   QUERY_TOO_COMPLEX: { status: 400, title: 'Query too complex' },
   PATHS_TOO_BROAD: { status: 422, title: 'Too many connections to search' },
+  IDEMPOTENCY_KEY_REUSED: { status: 422, title: 'Idempotency key used for another request' },
   RATE_LIMITED: { status: 429, title: 'Too many requests' },
   TOO_MANY_RUNS: { status: 429, title: 'Too many runs pending or running' },
   INTERNAL: { status: 500, title: 'Internal error' },

@@ -15,14 +15,14 @@ export function cors(origins: readonly string[], keyHeader: string): RequestHand
     res.setHeader('Access-Control-Allow-Origin', origin);
     res.setHeader(
       'Access-Control-Expose-Headers',
-      'ETag, X-Request-Id, Retry-After, RateLimit, RateLimit-Policy, Location',
+      'ETag, X-Request-Id, Retry-After, RateLimit, RateLimit-Policy, Location, Idempotent-Replayed',
     );
     if (req.method === 'OPTIONS' && req.headers['access-control-request-method']) {
       res.setHeader('Access-Control-Allow-Methods', 'GET, POST, DELETE');
       // Apollo's two headers, which some GraphQL clients send on every request.
       res.setHeader(
         'Access-Control-Allow-Headers',
-        `Content-Type, If-None-Match, ${keyHeader}, Apollo-Require-Preflight, X-Apollo-Operation-Name`,
+        `Content-Type, If-None-Match, Idempotency-Key, ${keyHeader}, Apollo-Require-Preflight, X-Apollo-Operation-Name`,
       );
       res.setHeader('Access-Control-Max-Age', '600');
       res.status(204).end();

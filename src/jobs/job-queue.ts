@@ -13,9 +13,10 @@ import type { TierViewService } from '../services/tierview.service';
 import type { GraphStore } from '../store/graph-store';
 import type { HostRule } from '../domain/callback-hosts';
 import { checkCallbackUrl } from '../domain/callback-hosts';
+import { canonicalJson } from '../domain/idempotency-key';
 import { CALLBACK_CONCURRENCY, CallbackJob } from './callback.job';
 import type { CallbackSender } from './callbacks';
-import { ENDED_STATES, RunQuotaExceeded } from './run-store';
+import { ENDED_STATES, RunKeyTaken, RunQuotaExceeded } from './run-store';
 import { withSettledUnlocks } from './settled-unlocks';
 import type { LifeCycleState, RunRecord, RunStore } from './run-store';
 import { TIERVIEW_JOB, TierViewJob } from './tierview.job';
@@ -248,6 +249,21 @@ export class JobQueue {
    * exists and its callback host is allowed; the id is durable and never reused.
    */
   async submit(request: TierViewRequest, caller: Caller = undefined): Promise<RunRecord> {
+    return (await this.submitOnce(request, caller, null)).run;
+  }
+
+  /**
+   * {@link submit} under the client's name for the request (its `Idempotency-Key`, checked by
+   * {@link checkIdempotencyKey}): where the caller already started a run under that key, that run is
+   * the answer (`replayed`), queued once, whatever its state now and whatever the quota; the same key
+   * with another request is refused (IDEMPOTENCY_KEY_REUSED). A key names its run for as long as the
+   * run is stored. Null: no key, a new run every time.
+   */
+  async submitOnce(
+    request: TierViewRequest,
+    caller: Caller,
+    idempotencyKey: string | null,
+  ): Promise<{ run: RunRecord; replayed: boolean }> {
     if (request.callback_url !== null) {
       const check = checkCallbackUrl(request.callback_url, this.o.callbacks.rules, {
         allowHttp: this.o.callbacks.allowHttp,
@@ -266,11 +282,22 @@ export class JobQueue {
     try {
       run = await this.o.runs.create(request, this.now(), {
         ownerKeyId: owner,
+        idempotencyKey,
         ...(caller !== undefined && this.o.maxActivePerKey !== undefined
           ? { maxActive: this.o.maxActivePerKey }
           : {}),
       });
     } catch (e) {
+      if (e instanceof RunKeyTaken) {
+        if (canonicalJson(e.run.request) !== canonicalJson(request)) {
+          throw new AppError(
+            'IDEMPOTENCY_KEY_REUSED',
+            `The Idempotency-Key ${JSON.stringify(idempotencyKey)} started run ${e.run.runId} with another ` +
+              'request; a new request needs a new key (GET /v1/jobs/ lists the runs started).',
+          );
+        }
+        return { run: e.run, replayed: true };
+      }
       if (e instanceof RunQuotaExceeded) {
         throw new AppError(
           'TOO_MANY_RUNS',
@@ -298,7 +325,7 @@ export class JobQueue {
       );
       throw e;
     }
-    return run;
+    return { run, replayed: false };
   }
 
   /** The run if the caller may see it: another key's run is answered as unknown (404), not forbidden. */

@@ -23,6 +23,11 @@ export interface RunRecord {
    * sees the run. Null for runs created before runs had owners: no key sees them.
    */
   ownerKeyId: string | null;
+  /**
+   * The client's name for the request that created the run (the `Idempotency-Key` of
+   * its start), unique among its owner's runs; null when none was given.
+   */
+  idempotencyKey: string | null;
   lifeCycleState: LifeCycleState;
   /** Set once the run is TERMINATED (or INTERNAL_ERROR). */
   resultState: ResultState | null;
@@ -58,6 +63,18 @@ export interface CreateOptions {
   ownerKeyId?: string | null;
   /** Most runs the owner may have PENDING or RUNNING, this one included. */
   maxActive?: number;
+  /**
+   * The client's name for this request: when the owner already has a run created under it,
+   * create throws RunKeyTaken with that run and stores nothing (before any quota check).
+   */
+  idempotencyKey?: string | null;
+}
+
+/** The owner already has a run created under the idempotency key given: `run`. */
+export class RunKeyTaken extends Error {
+  constructor(readonly run: RunRecord) {
+    super(`run ${run.runId} was created under this idempotency key`);
+  }
 }
 
 /** The owner already has `maxActive` runs PENDING or RUNNING. */
@@ -103,7 +120,10 @@ export interface RunStore {
    * Allocates the next run id and stores a PENDING record for `request` owned by
    * `ownerKeyId`; with `maxActive`, only while the owner has fewer runs PENDING or
    * RUNNING than that (checked and written atomically), else it throws
-   * RunQuotaExceeded and stores nothing.
+   * RunQuotaExceeded and stores nothing. With `idempotencyKey`, a run of the owner
+   * already created under that key makes it throw RunKeyTaken with that run instead
+   * (checked and written atomically with the insert, so two creates racing under one
+   * key store one run).
    */
   create(request: TierViewRequest, now: Date, options?: CreateOptions): Promise<RunRecord>;
   get(runId: number): Promise<RunRecord | null>;
@@ -154,11 +174,13 @@ export function newRunRecord(
   request: TierViewRequest,
   now: Date,
   ownerKeyId: string | null = null,
+  idempotencyKey: string | null = null,
 ): RunRecord {
   return {
     runId,
     request,
     ownerKeyId,
+    idempotencyKey,
     lifeCycleState: 'PENDING',
     resultState: null,
     stateMessage: '',
@@ -195,6 +217,7 @@ export function fromRunDocument(d: RunDocument): RunRecord {
   return {
     ...d,
     ownerKeyId: d.ownerKeyId ?? null,
+    idempotencyKey: d.idempotencyKey ?? null,
     attemptId: d.attemptId ?? null,
     callbackDue: d.callbackDue ?? false,
     createdAt: new Date(d.createdAt),

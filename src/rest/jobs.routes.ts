@@ -1,4 +1,5 @@
 import type { Request, Response } from 'express';
+import { idempotencyKeyHeader } from '../domain/idempotency-key';
 import { PAGE_DEFAULTS } from '../domain/params';
 import { parseTierViewRequest } from '../domain/tierview';
 import { pageLinks } from './links';
@@ -26,6 +27,7 @@ export function jobsRoutes(deps: RestDeps, maxTiers: () => number): RouteTable {
     const body = jsonObjectBody(req);
     parseQuery(req.query, {});
     const request = await withRestFieldNames(req, () => parseTierViewRequest(body, maxTiers()));
+    const key = idempotencyKeyHeader(req.headers['idempotency-key'], 'header.Idempotency-Key');
     const data = await deps.run(
       OPERATIONS.startTierView,
       {
@@ -41,10 +43,13 @@ export function jobsRoutes(deps: RestDeps, maxTiers: () => number): RouteTable {
           max_companies_per_tier: request.max_companies_per_tier,
           csv_bom: request.csv_bom,
         },
+        idempotency_key: key ?? null,
       },
       req,
     );
-    const started = data.startTierView as { run_id: number };
+    const started = data.startTierView as { run_id: number; replayed: boolean };
+    // The answer is the same either way; the header tells a client that retried that the run was there.
+    if (started.replayed) res.setHeader('Idempotent-Replayed', 'true');
     sendJson(res, { run_id: started.run_id });
   };
   // The route table matches these with and without a trailing slash.

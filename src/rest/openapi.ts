@@ -6,6 +6,7 @@ import { PATH_SEARCH_BUDGET } from '../services/path-search';
 import { COMPANY_COLUMNS, RELATIONSHIP_COLUMNS, TIER_COLUMNS, TIERVIEW_COLUMNS } from '../domain/tierview';
 import { MAX_COMPANIES_PER_TIER, MAX_COUNTRIES } from '../domain/tierview';
 import { MAX_CALLBACK_URL_LENGTH } from '../domain/callback-hosts';
+import { MAX_IDEMPOTENCY_KEY_LENGTH } from '../domain/idempotency-key';
 import { CALLBACK_DELIVERY_HEADER, CALLBACK_SIGNATURE_HEADER } from '../jobs/callbacks';
 import { PAGE_DEFAULTS } from '../domain/params';
 import { LIST_SEPARATOR } from '../domain/lists';
@@ -396,8 +397,8 @@ export function openApiDocument(keyHeader: string, f: ApiFacts): Json {
         'Caching: reads of companies, edges and clusters answer with an ETag (weak; it changes with every import and server restart); send it back in If-None-Match and an unchanged answer is 304 Not Modified, without a body. ' +
         'Compression: JSON and CSV answers are gzip or br compressed when Accept-Encoding asks for it. ' +
         'Cross-origin use: pages from the origins listed in the server setting CORS_ORIGINS (none by default) may call /v1 and /graphql from a browser. ' +
-        'Their requests get Access-Control-Allow-Origin (that origin), Access-Control-Expose-Headers (ETag, X-Request-Id, Retry-After, RateLimit, RateLimit-Policy, Location) and Vary: Origin; ' +
-        `their preflights (OPTIONS with Access-Control-Request-Method) answer 204, without a key, with Access-Control-Allow-Methods (GET, POST, DELETE), Access-Control-Allow-Headers (Content-Type, If-None-Match, ${keyHeader}) and Access-Control-Max-Age (600). ` +
+        'Their requests get Access-Control-Allow-Origin (that origin), Access-Control-Expose-Headers (ETag, X-Request-Id, Retry-After, RateLimit, RateLimit-Policy, Location, Idempotent-Replayed) and Vary: Origin; ' +
+        `their preflights (OPTIONS with Access-Control-Request-Method) answer 204, without a key, with Access-Control-Allow-Methods (GET, POST, DELETE), Access-Control-Allow-Headers (Content-Type, If-None-Match, Idempotency-Key, ${keyHeader}) and Access-Control-Max-Age (600). ` +
         'Other origins get no Access-Control headers, so browsers keep their pages from reading answers. Every answer carries X-Request-Id.',
     },
     servers: [{ url: '/' }],
@@ -614,8 +615,21 @@ export function openApiDocument(keyHeader: string, f: ApiFacts): Json {
             'poll GET /v1/jobs/{run_id}/ for its state and download links. Up to JOBS_CONCURRENCY runs per worker go at once; later ones wait in the queue, in order, ' +
             `and state_message gives their place. One API key may have JOBS_MAX_QUEUED_PER_KEY runs (${f.JOBS_MAX_QUEUED_PER_KEY} here) pending or running at once; ` +
             'beyond that a start answers 429 with code TOO_MANY_RUNS. A run still going after JOB_TIMEOUT_S ends TIMEDOUT. A run cut off by a crash is taken up again, from its start, once its lock lapses (JOB_LOCK_S). ' +
+            'With an Idempotency-Key header a start can be retried safely: a key the API key has started a run under answers with that run (200, the same body, ' +
+            'Idempotent-Replayed: true) and queues nothing; the same key with another body answers 422 with code IDEMPOTENCY_KEY_REUSED. ' +
             `${csvLayout} ${callbackDoc(f)}`,
           tags: ['jobs'],
+          parameters: [
+            {
+              name: 'Idempotency-Key',
+              in: 'header',
+              required: false,
+              schema: { ...str, minLength: 1, maxLength: MAX_IDEMPOTENCY_KEY_LENGTH, pattern: '^[!-~]+$' },
+              description:
+                "The client's name for this request (a UUID, say; in double quotes or not), so that a retry after a lost answer starts no second run. " +
+                'It names the run started under it for as long as the run is kept, for this API key only.',
+            },
+          ],
           requestBody: {
             required: true,
             content: {
@@ -632,15 +646,28 @@ export function openApiDocument(keyHeader: string, f: ApiFacts): Json {
             },
           },
           responses: {
-            '200': ok(
-              {
-                type: 'object',
-                required: ['run_id'],
-                properties: { run_id: { ...int, description: 'Id of the queued run.' } },
+            '200': {
+              ...ok(
+                {
+                  type: 'object',
+                  required: ['run_id'],
+                  properties: { run_id: { ...int, description: 'Id of the queued run.' } },
+                },
+                'Queued (or, under an Idempotency-Key started before, the run started then)',
+              ),
+              headers: {
+                'Idempotent-Replayed': {
+                  schema: { ...str, enum: ['true'] },
+                  description:
+                    'Present when the Idempotency-Key named a run started before: run_id is that run.',
+                },
               },
-              'Queued',
-            ),
+            },
             ...problems(400, 401, 403, 404, 413, 415, 429),
+            '422': {
+              ...problems(422)['422'],
+              description: ERROR_CODES.IDEMPOTENCY_KEY_REUSED.title,
+            },
           },
           callbacks: {
             runEnded: {

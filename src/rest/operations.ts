@@ -85,8 +85,8 @@ export const OPERATIONS = {
       }
     }
   }`),
-  startTierView: parse(`mutation ($input: TierViewInput!) {
-    startTierView(input: $input) { run_id }
+  startTierView: parse(`mutation ($input: TierViewInput!, $idempotency_key: String) {
+    startTierView(input: $input, idempotency_key: $idempotency_key) { run_id replayed }
   }`),
   cluster: parse(`query ($cid_id: ID!, $limit: Int, $offset: Int) {
     cluster(cid_id: $cid_id, limit: $limit, offset: $offset) {

@@ -26,6 +26,9 @@ describe('CORS', () => {
     expect(res.headers.get('access-control-allow-origin')).toBe('https://app.example.com');
     expect(res.headers.get('access-control-allow-headers')).toContain('X-SERVICE-KEY');
     expect(res.headers.get('access-control-allow-headers')).toContain('Apollo-Require-Preflight');
+    // A page may start an export under a key of its own, and learn that a retry found its run.
+    expect(res.headers.get('access-control-allow-headers')).toContain('Idempotency-Key');
+    expect(res.headers.get('access-control-expose-headers')).toContain('Idempotent-Replayed');
   });
 
   it("answers a GraphQL GET that carries the key, with none of Apollo's headers beside it", async () => {

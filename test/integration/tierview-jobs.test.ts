@@ -527,3 +527,101 @@ describe('runs belong to the key that started them', () => {
     expect((await startRun(asOther)).status).toBe(200);
   });
 });
+
+describe('a start under an Idempotency-Key', () => {
+  const OTHER = 'other-key-fedcba9876543210';
+  let t: TestServer;
+  beforeAll(async () => {
+    // No worker: runs stay PENDING, so the quota of 2 holds while the test goes on.
+    t = await startTestServer({
+      JOBS_WORKER: 'false',
+      API_KEYS: `${TEST_KEY},${OTHER}`,
+      JOBS_MAX_QUEUED_PER_KEY: '2',
+    });
+  });
+  afterAll(async () => {
+    await t.stop();
+  });
+  const body = { root_nodes: 'boeing', num_tiers: '1', direction: 'supplier' };
+  const start = (key: string, b: object = body, headers: Record<string, string> = {}) =>
+    t.post('/v1/tierviewjob/', b, { 'Idempotency-Key': key, ...headers });
+  const runIdOf = async (res: Response) => ((await res.json()) as { run_id: number }).run_id;
+  const problemOf = async (res: Response) =>
+    (await res.json()) as { code: string; detail: string; errors?: { field: string; reason: string }[] };
+
+  it('starts one run per key: a retry gets that run back, marked, whatever the quota', async () => {
+    const first = await start('retry-1');
+    expect(first.status).toBe(200);
+    expect(first.headers.get('idempotent-replayed')).toBeNull();
+    const runId = await runIdOf(first);
+    // The same request written otherwise (key order, a number for the string), and the key quoted as a
+    // structured-field string: one request, one key.
+    const again = await start('"retry-1"', { direction: 'supplier', num_tiers: 1, root_nodes: 'boeing' });
+    expect(again.status).toBe(200);
+    expect(again.headers.get('idempotent-replayed')).toBe('true');
+    expect(await runIdOf(again)).toBe(runId);
+    const listed = (await (await t.get('/v1/jobs/')).json()) as { results: JobBody[] };
+    expect(listed.results.map((r) => Number(r.run_id))).toEqual([runId]);
+
+    // A second key fills the quota of 2; a third is refused, while both retries are still answered.
+    const second = await runIdOf(await start('retry-2'));
+    expect((await start('retry-3')).status).toBe(429);
+    expect(await runIdOf(await start('retry-1'))).toBe(runId);
+    expect(await runIdOf(await start('retry-2'))).toBe(second);
+    // A start without a key is a new run, as always (refused here only by the quota).
+    expect((await t.post('/v1/tierviewjob/', body)).status).toBe(429);
+  });
+
+  it('refuses the key with another request, and keys are per API key', async () => {
+    const runId = await runIdOf(await start('shared-name', body, { 'X-SERVICE-KEY': OTHER }));
+    const reused = await start('shared-name', { ...body, num_tiers: '2' }, { 'X-SERVICE-KEY': OTHER });
+    expect(reused.status).toBe(422);
+    expect(reused.headers.get('content-type')).toContain('application/problem+json');
+    const problem = await problemOf(reused);
+    expect(problem.code).toBe('IDEMPOTENCY_KEY_REUSED');
+    expect(problem.detail).toContain(`run ${runId}`);
+    // The test key's runs are its own: the other key's name means nothing to it (its quota refuses
+    // the start, which would be a new run).
+    expect((await start('shared-name')).status).toBe(429);
+    const mine = (await (await t.get('/v1/jobs/')).json()) as { results: JobBody[] };
+    expect(mine.results.map((r) => Number(r.run_id))).not.toContain(runId);
+  });
+
+  it('answers 400 for a key that is not 1 to 255 visible ASCII characters', async () => {
+    for (const bad of ['with space', 'x'.repeat(256), 'ümlaut', '""']) {
+      const res = await start(bad);
+      expect(res.status).toBe(400);
+      const problem = await problemOf(res);
+      expect(problem.errors).toHaveLength(1);
+      expect(problem.errors![0]!.field).toBe('header.Idempotency-Key');
+      expect(problem.errors![0]!.reason).toContain('1 to 255 visible ASCII');
+    }
+    expect((await start('x'.repeat(255), body, { 'X-SERVICE-KEY': OTHER })).status).toBe(200);
+  });
+
+  it('works the same through GraphQL, where replayed says so', async () => {
+    const mutation = `mutation ($key: String, $tiers: Int!) {
+      startTierView(input: { root_nodes: "boeing", num_tiers: $tiers, direction: supplier }, idempotency_key: $key) {
+        run_id replayed
+      }
+    }`;
+    const run = async (key: string, tiers = 1) =>
+      (await (
+        await t.post('/graphql', { query: mutation, variables: { key, tiers } }, { 'X-SERVICE-KEY': OTHER })
+      ).json()) as {
+        data: { startTierView: { run_id: number; replayed: boolean } } | null;
+        errors?: { extensions: { code: string } }[];
+      };
+    // The key the REST start of the test above used, and its request: the same run.
+    const rest = (await (await t.get('/v1/jobs/', { 'X-SERVICE-KEY': OTHER })).json()) as {
+      results: JobBody[];
+    };
+    const named = await run('shared-name');
+    expect(named.data?.startTierView).toEqual({
+      run_id: Number(rest.results.at(-1)!.run_id),
+      replayed: true,
+    });
+    expect((await run('shared-name', 2)).errors?.[0]?.extensions.code).toBe('IDEMPOTENCY_KEY_REUSED');
+    expect((await run('with space')).errors?.[0]?.extensions.code).toBe('BAD_REQUEST');
+  });
+});

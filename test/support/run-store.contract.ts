@@ -1,5 +1,5 @@
 import type { TierViewRequest } from '../../src/domain/tierview';
-import { RunQuotaExceeded } from '../../src/jobs/run-store';
+import { RunKeyTaken, RunQuotaExceeded } from '../../src/jobs/run-store';
 import type { RunStore } from '../../src/jobs/run-store';
 
 /** A request told apart by its root. */
@@ -47,6 +47,7 @@ export function runStoreContract(
         runId: a.runId,
         request: req(1),
         ownerKeyId: null,
+        idempotencyKey: null,
         lifeCycleState: 'PENDING',
         resultState: null,
         stateMessage: '',
@@ -300,6 +301,57 @@ export function runStoreContract(
       await expect(create(10)).resolves.toBeTruthy();
       await expect(create(11)).rejects.toBeInstanceOf(RunQuotaExceeded);
       expect(await store.listByOwner('key-q', 10, 0)).toHaveLength(4);
+    });
+
+    test('an idempotency key names one run of its owner, also when creates race and after a reopen', async () => {
+      const keyed = (owner: string | null, key: string, root = 1) =>
+        store.create(req(root), t0, { ownerKeyId: owner, idempotencyKey: key, maxActive: 2 });
+      const taken = async (p: Promise<unknown>) => {
+        const err = await p.then(
+          () => null,
+          (e: unknown) => e,
+        );
+        expect(err).toBeInstanceOf(RunKeyTaken);
+        return (err as RunKeyTaken).run;
+      };
+      // Five creates under one key at once: one run, and the other four are given it.
+      const results = await Promise.allSettled([1, 2, 3, 4, 5].map(() => keyed('key-i', 'k-1')));
+      const made = results.flatMap((r) => (r.status === 'fulfilled' ? [r.value] : []));
+      expect(made).toHaveLength(1);
+      expect(made[0]).toMatchObject({
+        ownerKeyId: 'key-i',
+        idempotencyKey: 'k-1',
+        lifeCycleState: 'PENDING',
+      });
+      for (const r of results) {
+        if (r.status === 'rejected') {
+          expect(r.reason).toBeInstanceOf(RunKeyTaken);
+          expect((r.reason as RunKeyTaken).run).toEqual(made[0]);
+        }
+      }
+      expect(await store.get(made[0]!.runId)).toEqual(made[0]);
+      // The key is the owner's: another owner, or none, may use it; another key is another run.
+      const other = await keyed('key-j', 'k-1');
+      const unowned = await store.create(req(1), t0, { idempotencyKey: 'k-1' });
+      const second = await keyed('key-i', 'k-2');
+      expect(new Set([made[0]!.runId, other.runId, unowned.runId, second.runId]).size).toBe(4);
+      expect((await taken(store.create(req(1), t0, { idempotencyKey: 'k-1' }))).runId).toBe(unowned.runId);
+      // The key is looked up before the quota (key-i has two runs pending, its most), and whatever the
+      // run's state or the request now: comparing requests is the caller's part.
+      await store.transition(second.runId, ['PENDING'], { lifeCycleState: 'TERMINATED' }, later(1));
+      const again = await taken(keyed('key-i', 'k-2', 7));
+      expect(again).toMatchObject({ runId: second.runId, lifeCycleState: 'TERMINATED', request: req(1) });
+      await expect(keyed('key-i', 'k-3')).resolves.toMatchObject({ idempotencyKey: 'k-3' });
+      await expect(keyed('key-i', 'k-4')).rejects.toBeInstanceOf(RunQuotaExceeded);
+      // Keys are compared exactly, and runs without one never match.
+      await expect(keyed('key-j', 'K-1')).resolves.toMatchObject({ idempotencyKey: 'K-1' });
+      expect(await store.create(req(1), t0, { ownerKeyId: 'key-k' })).toMatchObject({ idempotencyKey: null });
+      // A restarted process sees the keys.
+      const reopened = await reopen();
+      opened.push(reopened);
+      await reopened.open();
+      const seen = await taken(reopened.create(req(1), t0, { ownerKeyId: 'key-i', idempotencyKey: 'k-1' }));
+      expect(seen).toEqual(made[0]);
     });
 
     test('ended runs marked as owing a callback are listed until the mark is cleared', async () => {

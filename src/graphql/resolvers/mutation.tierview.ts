@@ -1,4 +1,5 @@
 import type { GraphQLFieldResolver } from 'graphql';
+import { checkIdempotencyKey } from '../../domain/idempotency-key';
 import { parseTierViewRequest } from '../../domain/tierview';
 import type { JobView } from '../../jobs/job-queue';
 import type { GraphQLContext } from '../context';
@@ -16,15 +17,22 @@ interface TierViewInput {
   csv_bom?: boolean | null;
 }
 
-/** Mutation.startTierView: the same checks as POST /v1/tierviewjob/, then the run is queued. */
-export const startTierView: GraphQLFieldResolver<unknown, GraphQLContext, { input: TierViewInput }> = async (
-  _parent,
-  { input },
-  ctx,
-): Promise<{ run_id: number }> => {
+/**
+ * Mutation.startTierView: the same checks as POST /v1/tierviewjob/, then the run is queued, once per
+ * `idempotency_key` of the caller's (see JobQueue.submitOnce).
+ */
+export const startTierView: GraphQLFieldResolver<
+  unknown,
+  GraphQLContext,
+  { input: TierViewInput; idempotency_key?: string | null }
+> = async (_parent, { input, idempotency_key }, ctx): Promise<{ run_id: number; replayed: boolean }> => {
   const request = parseTierViewRequest(input, ctx.services.jobs.maxTiers);
-  const run = await ctx.services.jobs.submit(request, ctx.keyId);
-  return { run_id: run.runId };
+  const key =
+    idempotency_key === undefined || idempotency_key === null
+      ? null
+      : checkIdempotencyKey(idempotency_key, 'idempotency_key');
+  const { run, replayed } = await ctx.services.jobs.submitOnce(request, ctx.keyId, key);
+  return { run_id: run.runId, replayed };
 };
 
 /** Mutation.cancelJob: only the key that started the run may cancel it (another key gets NOT_FOUND). */

@@ -5,6 +5,7 @@ import type { Collection, Db, Filter } from 'mongodb';
 import type { TierViewRequest } from '../../../domain/tierview';
 import {
   ENDED_STATES,
+  RunKeyTaken,
   RunQuotaExceeded,
   fromRunDocument,
   newRunRecord,
@@ -93,6 +94,12 @@ export class MongoRunStore implements RunStore {
     await this.runs.createIndex({ lifeCycleState: 1, _id: 1 }, { name: 'life_cycle_state_run_id' });
     await this.runs.createIndex({ ownerKeyId: 1, _id: -1 }, { name: 'owner_key_id_run_id' });
     await this.runs.createIndex({ callbackDue: 1, _id: 1 }, { name: 'callback_due_run_id' });
+    // Not unique: keyed creates of one owner take turns under its lock (see create), which also
+    // serves servers without partial indexes.
+    await this.runs.createIndex(
+      { ownerKeyId: 1, idempotencyKey: 1 },
+      { name: 'owner_key_id_idempotency_key' },
+    );
     // The counter exists before the first create, so concurrent first creates all
     // increment one document instead of racing to insert it. Two stores opening at
     // once may both try the insert; the loser's duplicate-key error means it exists.
@@ -112,19 +119,26 @@ export class MongoRunStore implements RunStore {
    * needs a replica set), so creates of one owner under a quota take turns: each
    * holds a lock document (its primary key makes the insert of it atomic, on
    * MongoDB and on the wire-compatible servers alike) while it counts and inserts.
-   * A lock left by a crashed process lapses after LOCK_LEASE_MS.
+   * A lock left by a crashed process lapses after LOCK_LEASE_MS. Creates under an
+   * idempotency key take the same turns, so the key's lookup and the insert are one step.
    */
   async create(request: TierViewRequest, now: Date, options: CreateOptions = {}): Promise<RunRecord> {
     const owner = options.ownerKeyId ?? null;
+    const key = options.idempotencyKey ?? null;
     const max = options.maxActive;
-    if (max === undefined) return this.insertNew(request, now, owner);
+    if (max === undefined && key === null) return this.insertNew(request, now, owner, null);
     const active: Filter<StoredRun> = {
       ownerKeyId: owner,
       lifeCycleState: { $in: ['PENDING', 'RUNNING'] satisfies LifeCycleState[] },
     };
     return this.withOwnerLock(owner, async () => {
-      if ((await this.runs.countDocuments(active)) >= max) throw new RunQuotaExceeded(max);
-      return this.insertNew(request, now, owner);
+      if (key !== null) {
+        const taken = await this.runs.findOne({ ownerKeyId: owner, idempotencyKey: key });
+        if (taken) throw new RunKeyTaken(fromStored(taken));
+      }
+      if (max !== undefined && (await this.runs.countDocuments(active)) >= max)
+        throw new RunQuotaExceeded(max);
+      return this.insertNew(request, now, owner, key);
     });
   }
 
@@ -159,7 +173,12 @@ export class MongoRunStore implements RunStore {
    * callers can then get one id; the run's primary key refuses the second insert,
    * and that caller draws again.
    */
-  private async insertNew(request: TierViewRequest, now: Date, owner: string | null): Promise<RunRecord> {
+  private async insertNew(
+    request: TierViewRequest,
+    now: Date,
+    owner: string | null,
+    key: string | null,
+  ): Promise<RunRecord> {
     for (let attempt = 1; ; attempt++) {
       const counter = await this.counters.findOneAndUpdate(
         { _id: COUNTER_ID },
@@ -167,7 +186,7 @@ export class MongoRunStore implements RunStore {
         { upsert: true, returnDocument: 'after' },
       );
       if (!counter) throw new Error('run id counter upsert returned no document');
-      const record = newRunRecord(counter.seq, request, now, owner);
+      const record = newRunRecord(counter.seq, request, now, owner, key);
       try {
         await this.runs.insertOne({ _id: record.runId, ...toRunDocument(record) });
         return record;

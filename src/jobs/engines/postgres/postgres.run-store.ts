@@ -3,6 +3,7 @@ import type { PoolClient } from 'pg';
 import type { TierViewRequest } from '../../../domain/tierview';
 import {
   ENDED_STATES,
+  RunKeyTaken,
   LIFE_CYCLE_STATES,
   RESULT_STATES,
   RunQuotaExceeded,
@@ -28,6 +29,8 @@ interface RunRow {
   run_id: string;
   request: TierViewRequest;
   owner_key_id: string | null;
+  /** Absent from rows of a table read before open() added the column. */
+  idempotency_key?: string | null;
   life_cycle_state: LifeCycleState;
   result_state: ResultState | null;
   state_message: string;
@@ -69,6 +72,7 @@ function fromRow(row: RunRow): RunRecord {
     runId: Number(row.run_id),
     request: row.request,
     ownerKeyId: row.owner_key_id,
+    idempotencyKey: row.idempotency_key ?? null,
     lifeCycleState: row.life_cycle_state,
     resultState: row.result_state,
     stateMessage: row.state_message,
@@ -159,7 +163,8 @@ export class PostgresRunStore implements RunStore {
         ADD COLUMN IF NOT EXISTS owner_key_id text,
         ADD COLUMN IF NOT EXISTS attempt_id text,
         ADD COLUMN IF NOT EXISTS heartbeat_at timestamptz,
-        ADD COLUMN IF NOT EXISTS callback_due boolean NOT NULL DEFAULT false`);
+        ADD COLUMN IF NOT EXISTS callback_due boolean NOT NULL DEFAULT false,
+        ADD COLUMN IF NOT EXISTS idempotency_key text`);
     // Serves both counts: runs in a state, and PENDING runs below an id.
     await client.query(
       `CREATE INDEX IF NOT EXISTS "${this.tableName}_state_idx" ON ${this.table} (life_cycle_state, run_id)`,
@@ -170,6 +175,10 @@ export class PostgresRunStore implements RunStore {
     await client.query(
       `CREATE INDEX IF NOT EXISTS "${this.tableName}_callback_due_idx" ON ${this.table} (run_id) WHERE callback_due`,
     );
+    await client.query(
+      `CREATE UNIQUE INDEX IF NOT EXISTS "${this.tableName}_idempotency_key_idx"
+         ON ${this.table} (owner_key_id, idempotency_key) WHERE idempotency_key IS NOT NULL`,
+    );
   }
 
   async close(): Promise<void> {
@@ -177,16 +186,25 @@ export class PostgresRunStore implements RunStore {
   }
 
   async create(request: TierViewRequest, now: Date, options: CreateOptions = {}): Promise<RunRecord> {
-    const r = newRunRecord(0, request, now, options.ownerKeyId ?? null);
+    const r = newRunRecord(0, request, now, options.ownerKeyId ?? null, options.idempotencyKey ?? null);
     const client = await this.pool.connect();
     try {
       await client.query('BEGIN');
-      if (options.maxActive !== undefined) {
-        // Two creates of one owner would both count below the quota and both insert;
-        // a lock per owner, held to the commit, makes the second count after the first insert.
+      if (options.maxActive !== undefined || r.idempotencyKey !== null) {
+        // Two creates of one owner would both count below the quota (or both miss the key) and both
+        // insert; a lock per owner, held to the commit, makes the second look after the first insert.
         await client.query('SELECT pg_advisory_xact_lock(hashtext($1))', [
           `tiergraph-run-quota:${this.tableName}:${r.ownerKeyId ?? ''}`,
         ]);
+      }
+      if (r.idempotencyKey !== null) {
+        const { rows } = await client.query<RunRow>(
+          `SELECT * FROM ${this.table} WHERE owner_key_id IS NOT DISTINCT FROM $1 AND idempotency_key = $2`,
+          [r.ownerKeyId, r.idempotencyKey],
+        );
+        if (rows[0]) throw new RunKeyTaken(fromRow(rows[0]));
+      }
+      if (options.maxActive !== undefined) {
         const { rows } = await client.query<{ n: number }>(
           `SELECT count(*)::int AS n FROM ${this.table}
            WHERE owner_key_id IS NOT DISTINCT FROM $1 AND life_cycle_state IN ('PENDING', 'RUNNING')`,
@@ -200,8 +218,8 @@ export class PostgresRunStore implements RunStore {
         `INSERT INTO ${this.table}
            (request, owner_key_id, life_cycle_state, result_state, state_message, user_cancelled_or_timedout,
             cancel_requested, files, attempts, attempt_id, heartbeat_at, created_at, started_at, ended_at,
-            updated_at)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15)
+            updated_at, idempotency_key)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16)
          RETURNING *`,
         [
           JSON.stringify(r.request),
@@ -219,6 +237,7 @@ export class PostgresRunStore implements RunStore {
           r.startedAt,
           r.endedAt,
           r.updatedAt,
+          r.idempotencyKey,
         ],
       );
       await client.query('COMMIT');

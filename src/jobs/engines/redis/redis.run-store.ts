@@ -3,6 +3,7 @@ import type { TierViewRequest } from '../../../domain/tierview';
 import {
   ENDED_STATES,
   LIFE_CYCLE_STATES,
+  RunKeyTaken,
   RunQuotaExceeded,
   fromRunDocument,
   newRunRecord,
@@ -75,18 +76,26 @@ return redis.call('HGETALL', KEYS[1])
 `;
 
 /**
- * Allocates an id and stores a PENDING run, only while its owner has fewer than
- * the quota of runs pending or running: the count and the write are one step.
+ * Allocates an id and stores a PENDING run, only while its owner has no run under
+ * the idempotency key given and fewer than the quota of runs pending or running:
+ * the lookup, the count and the write are one step.
  *
- * KEYS: the id counter, the owner's sorted set of runs, the PENDING and RUNNING sets.
+ * KEYS: the id counter, the owner's sorted set of runs, the PENDING and RUNNING
+ * sets, the owner's hash of idempotency keys (key -> run id).
  * ARGV: the quota ('' for none), the key prefix of run hashes, the fields of the
- * record without its id (JSON object of field -> encoded value).
- * Returns the new id, or -1 when the quota is reached.
+ * record without its id (JSON object of field -> encoded value), the idempotency
+ * key ('' for none).
+ * Returns {0, new id}, {1, 0} when the quota is reached, or {2, id} when the key
+ * names run `id` already.
  */
 const CREATE_LUA = `
+if ARGV[4] ~= '' then
+  local taken = redis.call('HGET', KEYS[5], ARGV[4])
+  if taken then return {2, tonumber(taken)} end
+end
 if ARGV[1] ~= '' then
   local active = redis.call('ZINTERCARD', 2, KEYS[2], KEYS[3]) + redis.call('ZINTERCARD', 2, KEYS[2], KEYS[4])
-  if active >= tonumber(ARGV[1]) then return -1 end
+  if active >= tonumber(ARGV[1]) then return {1, 0} end
 end
 local id = redis.call('INCR', KEYS[1])
 local args = {'runId', tostring(id)}
@@ -97,10 +106,11 @@ end
 redis.call('HSET', ARGV[2] .. id, unpack(args))
 redis.call('ZADD', KEYS[3], id, tostring(id))
 redis.call('ZADD', KEYS[2], id, tostring(id))
-return id
+if ARGV[4] ~= '' then redis.call('HSET', KEYS[5], ARGV[4], tostring(id)) end
+return {0, id}
 `;
 
-type CreateCommand = (...keysAndArgs: string[]) => Promise<number>;
+type CreateCommand = (...keysAndArgs: string[]) => Promise<[number, number]>;
 
 type TransitionCommand = (...keysAndArgs: string[]) => Promise<string[] | null>;
 
@@ -162,6 +172,11 @@ export class RedisRunStore implements RunStore {
     return ownerKeyId === null ? `${this.prefix}unowned` : `${this.prefix}owner:${ownerKeyId}`;
   }
 
+  /** The hash of an owner's idempotency keys, each naming the run created under it. */
+  private idempotencyKey(ownerKeyId: string | null): string {
+    return `${this.ownerKey(ownerKeyId)}:idempotency-keys`;
+  }
+
   private command<T>(name: string): T {
     // defineCommand adds the method at run time; the type system cannot see it.
     return (this.client as unknown as Record<string, T>)[name]!;
@@ -178,7 +193,7 @@ export class RedisRunStore implements RunStore {
       });
     }
     if (!(CREATE_COMMAND in this.client)) {
-      this.client.defineCommand(CREATE_COMMAND, { numberOfKeys: 4, lua: CREATE_LUA });
+      this.client.defineCommand(CREATE_COMMAND, { numberOfKeys: 5, lua: CREATE_LUA });
     }
     await this.client.ping();
   }
@@ -192,19 +207,27 @@ export class RedisRunStore implements RunStore {
 
   async create(request: TierViewRequest, now: Date, options: CreateOptions = {}): Promise<RunRecord> {
     const owner = options.ownerKeyId ?? null;
-    const { runId: _allocated, ...fields } = toRunDocument(newRunRecord(0, request, now, owner));
-    const runId = await this.command<CreateCommand>(CREATE_COMMAND).call(
+    const key = options.idempotencyKey ?? null;
+    const { runId: _allocated, ...fields } = toRunDocument(newRunRecord(0, request, now, owner, key));
+    const [outcome, runId] = await this.command<CreateCommand>(CREATE_COMMAND).call(
       this.client,
       `${this.prefix}seq`,
       this.ownerKey(owner),
       this.stateKey('PENDING'),
       this.stateKey('RUNNING'),
+      this.idempotencyKey(owner),
       options.maxActive === undefined ? '' : String(options.maxActive),
       `${this.prefix}run:`,
       JSON.stringify(encodeFields(fields)),
+      key ?? '',
     );
-    if (runId < 0) throw new RunQuotaExceeded(options.maxActive!);
-    return newRunRecord(runId, request, now, owner);
+    if (outcome === 1) throw new RunQuotaExceeded(options.maxActive!);
+    if (outcome === 2) {
+      const taken = await this.get(runId);
+      if (!taken) throw new Error(`idempotency key names run ${runId}, which is not stored`);
+      throw new RunKeyTaken(taken);
+    }
+    return newRunRecord(runId, request, now, owner, key);
   }
 
   async get(runId: number): Promise<RunRecord | null> {

@@ -4,6 +4,7 @@ import type { SqliteConnectionOptions } from './sqlite.connection';
 import type { TierViewRequest } from '../../../domain/tierview';
 import {
   ENDED_STATES,
+  RunKeyTaken,
   RunQuotaExceeded,
   applyRunPatch,
   fromRunDocument,
@@ -30,6 +31,7 @@ export type SqliteRunStoreOptions = SqliteConnectionOptions & {
 /** The owner as an expression over the document, so tables made before owners existed need no new column. */
 const OWNER = `json_extract(document, '$.ownerKeyId')`;
 const CALLBACK_DUE = `json_extract(document, '$.callbackDue')`;
+const IDEMPOTENCY_KEY = `json_extract(document, '$.idempotencyKey')`;
 
 const parseRecord = (document: string): RunRecord => fromRunDocument(JSON.parse(document) as RunDocument);
 
@@ -64,6 +66,8 @@ export class SqliteRunStore implements RunStore {
         CREATE INDEX IF NOT EXISTS "${t}_state_idx" ON "${t}" (life_cycle_state, run_id);
         CREATE INDEX IF NOT EXISTS "${t}_owner_idx" ON "${t}" (${OWNER}, run_id);
         CREATE INDEX IF NOT EXISTS "${t}_callback_due_idx" ON "${t}" (run_id) WHERE ${CALLBACK_DUE} = 1;
+        CREATE UNIQUE INDEX IF NOT EXISTS "${t}_idempotency_key_idx" ON "${t}" (${OWNER}, ${IDEMPOTENCY_KEY})
+          WHERE ${IDEMPOTENCY_KEY} IS NOT NULL;
       `);
     });
   }
@@ -84,10 +88,19 @@ export class SqliteRunStore implements RunStore {
       const db = this.connection();
       const t = this.tableName;
       const owner = options.ownerKeyId ?? null;
+      const key = options.idempotencyKey ?? null;
       // The document holds its own id, which is only known after the insert: both writes in one
-      // transaction, which also holds the write lock from the quota count on.
+      // transaction, which also holds the write lock from the key's lookup and the quota count on.
       const stored = db
         .transaction((): string => {
+          if (key !== null) {
+            const taken = db
+              .prepare<[string | null, string], { document: string }>(
+                `SELECT document FROM "${t}" WHERE ${OWNER} IS ? AND ${IDEMPOTENCY_KEY} = ?`,
+              )
+              .get(owner, key);
+            if (taken) throw new RunKeyTaken(parseRecord(taken.document));
+          }
           if (options.maxActive !== undefined) {
             const active = db
               .prepare<[string | null], { n: number }>(
@@ -101,7 +114,7 @@ export class SqliteRunStore implements RunStore {
             .prepare(`INSERT INTO "${t}" (life_cycle_state, document) VALUES ('PENDING', '{}')`)
             .run();
           const runId = Number(inserted.lastInsertRowid);
-          const document = JSON.stringify(toRunDocument(newRunRecord(runId, request, now, owner)));
+          const document = JSON.stringify(toRunDocument(newRunRecord(runId, request, now, owner, key)));
           db.prepare(`UPDATE "${t}" SET document = ? WHERE run_id = ?`).run(document, runId);
           return document;
         })
