@@ -235,6 +235,8 @@ interface ListState {
   size: number;
   c: number;
   date: string | null;
+  /** The whole cluster's list, grouped by counterpart cluster (cluster_suppliers, cluster_customers). */
+  cluster: boolean;
 }
 
 /** A list's page and filters as kept in the current history entry's state, or the first page unfiltered. */
@@ -248,6 +250,7 @@ function keptList(side: string): ListState {
     size: PAGE_SIZES.includes(size) ? size : PAGE_SIZES[0]!,
     c: Number.isFinite(c) && c >= 0 && c <= 1 ? c : 0,
     date: typeof s?.date === 'string' && isDay(s.date) ? s.date : null,
+    cluster: s?.cluster === true,
   };
 }
 
@@ -265,6 +268,14 @@ function relationships(c: Profile, side: 'suppliers' | 'customers', evidence: HT
   // The page and filters the list was left at in this history entry: Back, Forward and reload
   // come back to them rather than to the first page.
   const kept = keptList(side);
+  // A company in a cluster of several also shows the cluster's list: every member's counterparts,
+  // grouped by their clusters (each named by its parent), with the relationships' edges together.
+  const clustered = c.is_cluster_parent || c.cluster_parent.vid !== c.vid;
+  const wholeCluster = h('input', {
+    type: 'checkbox',
+    id: `${side}-cluster`,
+    checked: clustered && kept.cluster,
+  });
   const minC = confidenceInput(`${side}-c`, kept.c);
   const since = h('input', { type: 'date', id: `${side}-date`, value: kept.date ?? '' });
   const body = h('div', {});
@@ -277,7 +288,11 @@ function relationships(c: Profile, side: 'suppliers' | 'customers', evidence: HT
     PAGE_SIZES.map((n) => h('option', { value: n, selected: n === size }, String(n))),
   );
   // The filters as last applied (Filter): paging keeps to them, whatever is typed meanwhile.
-  let applied: { c: number; date: string | null } = { c: kept.c, date: kept.date };
+  let applied: { c: number; date: string | null; cluster: boolean } = {
+    c: kept.c,
+    date: kept.date,
+    cluster: wholeCluster.checked,
+  };
   // Only the answer to the latest request is drawn: an earlier one that comes late is dropped.
   let asked = 0;
 
@@ -288,16 +303,21 @@ function relationships(c: Profile, side: 'suppliers' | 'customers', evidence: HT
       applied.c > 0 ? `confidence at least ${percentOf(applied.c)}%` : null,
       applied.date ? `evidence after ${applied.date}` : null,
     ].filter(Boolean);
-    filtered.hidden = parts.length === 0;
-    filtered.textContent =
-      parts.length === 0
+    const scope = applied.cluster
+      ? `The ${side} of every company of ${c.cluster_parent.name}'s cluster, by their clusters, each named by its parent`
+      : '';
+    filtered.hidden = parts.length === 0 && !applied.cluster;
+    filtered.textContent = applied.cluster
+      ? `${scope}${parts.length === 0 ? '' : `: only those with ${parts.join(' and ')}`}.`
+      : parts.length === 0
         ? ''
         : `Only those with ${parts.join(' and ')}, of ${total.toLocaleString()} in all.`;
   };
 
   const load = async (mine: number): Promise<boolean> => {
     replace(body, h('p', { class: 'muted' }, 'Loading…'));
-    const data = await gql<{ page: { has_more: boolean; results: ListItem[] } }>(list(side, key), {
+    const field = applied.cluster ? `cluster_${side}` : side;
+    const data = await gql<{ page: { has_more: boolean; results: ListItem[] } }>(list(field, key), {
       vid: c.vid,
       c: applied.c,
       date: applied.date,
@@ -330,7 +350,11 @@ function relationships(c: Profile, side: 'suppliers' | 'customers', evidence: HT
               {},
               rows.map((r) => {
                 const other = r[key]!;
-                const [s, cu] = side === 'suppliers' ? [other.name, c.name] : [c.name, other.name];
+                // In the cluster's list both sides are clusters, named by their parents.
+                const [own, theirs] = applied.cluster
+                  ? [`${c.cluster_parent.name}'s cluster`, `${other.name}'s cluster`]
+                  : [c.name, other.name];
+                const [s, cu] = side === 'suppliers' ? [theirs, own] : [own, theirs];
                 return h(
                   'tr',
                   {},
@@ -377,8 +401,9 @@ function relationships(c: Profile, side: 'suppliers' | 'customers', evidence: HT
           ? h(
               'span',
               { class: 'muted' },
-              // Of how many only when no filter applies: the count of a filtered list is not known.
-              `${offset + 1}–${offset + rows.length}${applied.c > 0 || applied.date ? '' : ` of ${total.toLocaleString()}`}`,
+              // Of how many only when no filter applies: the count of a filtered list, or of the
+              // cluster's counterpart clusters, is not known.
+              `${offset + 1}–${offset + rows.length}${applied.c > 0 || applied.date || applied.cluster ? '' : ` of ${total.toLocaleString()}`}`,
             )
           : null,
         data.page.has_more ? h('button', { type: 'button', onclick: () => go(offset + size) }, 'Next') : null,
@@ -415,17 +440,24 @@ function relationships(c: Profile, side: 'suppliers' | 'customers', evidence: HT
     size = Number(sizes.value);
     go(Math.floor(offset / size) * size);
   });
+  wholeCluster.addEventListener('change', () => {
+    applied = { ...applied, cluster: wholeCluster.checked };
+    sayFiltered();
+    go(0);
+  });
   const form = h(
     'form',
     {
       class: 'filters',
       onsubmit: (e: Event) => {
         e.preventDefault();
-        applied = { c: confidenceOf(minC.value), date: since.value || null };
+        applied = { c: confidenceOf(minC.value), date: since.value || null, cluster: wholeCluster.checked };
         sayFiltered();
         go(0);
       },
     },
+    // Like the page size, the scope applies at once (with the filters as last applied).
+    clustered ? h('label', { class: 'check' }, wholeCluster, ' Whole cluster') : null,
     h('label', { for: minC.id }, 'Min. confidence (%)'),
     minC,
     h('label', { for: since.id }, 'Evidence after'),

@@ -1,0 +1,94 @@
+import type { Browser, BrowserContext, Page } from 'playwright-core';
+import { describeWithBrowser, launchChromium, requireBrowser } from '../support/browser';
+import { startTestServer, TEST_KEY } from '../support/server';
+import type { TestServer } from '../support/server';
+import { buildWebApp } from '../support/web-build';
+
+/**
+ * A company's lists for its whole cluster: the small test graph, whose cluster K1 (Acme Aerospace
+ * Holdings and two subsidiaries) has relationships its members do not have alone.
+ */
+describeWithBrowser('the web app: lists of a whole cluster', () => {
+  let server: TestServer;
+  let browser: Browser;
+  let context: BrowserContext;
+  let page: Page;
+  let base = '';
+
+  beforeAll(async () => {
+    requireBrowser();
+    buildWebApp();
+    server = await startTestServer();
+    base = `http://localhost:${server.running.port}`;
+    browser = await launchChromium();
+    context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
+    await context.addInitScript(`localStorage.setItem('tiergraph.apiKey', ${JSON.stringify(TEST_KEY)})`);
+    page = await context.newPage();
+    page.setDefaultTimeout(15_000);
+  });
+
+  afterAll(async () => {
+    await browser?.close();
+    await server?.stop();
+  });
+
+  /** The counterparts' names in the list of `side`, as the API gives them at `path`. */
+  const apiNames = async (path: string, side: 'supplier' | 'customer') =>
+    ((await (await server.get(path)).json()) as { results: Record<string, { name: string }>[] }).results.map(
+      (r) => r[side]!.name,
+    );
+
+  /** Waits until the list of `side` shows `names`, in that order (evaluated in the page). */
+  const listing = (side: 'suppliers' | 'customers', names: string[]) =>
+    page.waitForFunction(
+      `JSON.stringify([...document.querySelectorAll('[aria-labelledby="${side}-h"] tbody tr td:first-child a')]
+        .map((a) => a.textContent)) === ${JSON.stringify(JSON.stringify(names))}`,
+    );
+
+  it("switches a parent's lists to its cluster's, grouped by cluster, and keeps the choice", async () => {
+    const own = await apiNames('/v1/companies/acme-hold/suppliers/', 'supplier');
+    const clustered = await apiNames('/v1/companies/acme-hold/cluster_suppliers/', 'supplier');
+    expect(clustered.length).toBeGreaterThan(0);
+    expect(clustered).not.toEqual(own);
+    await page.goto(`${base}/companies/acme-hold`);
+    const suppliers = page.getByRole('region', { name: /Suppliers/ });
+    await listing('suppliers', own);
+    await suppliers.getByLabel('Whole cluster').check();
+    await listing('suppliers', clustered);
+    await suppliers
+      .getByText("The suppliers of every company of Acme Aerospace Holdings's cluster")
+      .waitFor();
+    // Both sides of a row are clusters, each named by its parent.
+    expect(
+      await suppliers
+        .getByRole('button', {
+          name: `Evidence: ${clustered[0]}'s cluster supplies Acme Aerospace Holdings's cluster`,
+        })
+        .count(),
+    ).toBe(1);
+    // The pager does not claim the company's own count.
+    expect(await suppliers.getByRole('navigation').textContent()).not.toContain(' of ');
+
+    // Kept in the page's history entry, as the page and the filters are: a reload comes back to it,
+    // while the other list keeps its own scope.
+    await page.reload();
+    const again = page.getByRole('region', { name: /Suppliers/ });
+    await listing('suppliers', clustered);
+    expect(await again.getByLabel('Whole cluster').isChecked()).toBe(true);
+    const customers = page.getByRole('region', { name: /Customers/ });
+    expect(await customers.getByLabel('Whole cluster').isChecked()).toBe(false);
+    await again.getByLabel('Whole cluster').uncheck();
+    await listing('suppliers', own);
+  });
+
+  it('offers no cluster list for a company in no cluster', async () => {
+    await page.goto(`${base}/companies/bolt`);
+    await page.getByRole('heading', { level: 1, name: 'Bolt Castings Ltd' }).waitFor();
+    await page
+      .getByRole('region', { name: /Customers/ })
+      .getByRole('row')
+      .nth(1)
+      .waitFor();
+    expect(await page.getByLabel('Whole cluster').count()).toBe(0);
+  });
+});
