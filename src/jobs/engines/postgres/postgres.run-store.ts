@@ -198,10 +198,17 @@ export class PostgresRunStore implements RunStore {
         ]);
       }
       if (r.idempotencyKey !== null) {
-        const { rows } = await client.query<RunRow>(
-          `SELECT * FROM ${this.table} WHERE owner_key_id IS NOT DISTINCT FROM $1 AND idempotency_key = $2`,
-          [r.ownerKeyId, r.idempotencyKey],
-        );
+        // Equality (or IS NULL) rather than IS NOT DISTINCT FROM, which no index serves.
+        const { rows } =
+          r.ownerKeyId === null
+            ? await client.query<RunRow>(
+                `SELECT * FROM ${this.table} WHERE owner_key_id IS NULL AND idempotency_key = $1`,
+                [r.idempotencyKey],
+              )
+            : await client.query<RunRow>(
+                `SELECT * FROM ${this.table} WHERE owner_key_id = $1 AND idempotency_key = $2`,
+                [r.ownerKeyId, r.idempotencyKey],
+              );
         if (rows[0]) throw new RunKeyTaken(fromRow(rows[0]));
       }
       if (options.maxActive !== undefined) {
