@@ -31,7 +31,8 @@ function concrete(path: string): string {
 
 describe('client mistakes are 4xx problems, never internal errors', () => {
   let t: TestServer;
-  const recorded = recordingLogger();
+  // From info up, so that the server's own start shows the recording reaches it (see the last test).
+  const recorded = recordingLogger('info');
   let doc: OpenApi;
   beforeAll(async () => {
     t = await startTestServer({}, 'test-small.cypher', recorded.log);
@@ -180,8 +181,10 @@ describe('client mistakes are 4xx problems, never internal errors', () => {
   });
 
   it('logged none of it as an error', () => {
-    // The recording caught the warnings of the mistakes above; an empty one would hide errors too.
-    expect(recorded.lines.length).toBeGreaterThan(0);
+    // The server logs into the recording (its start says where it listens): an empty one would hide
+    // errors too. Its warnings were incidental (a point-read file left unwritten as the test graph was
+    // seeded over it, or not), so the check no longer leans on them.
+    expect(recorded.lines.some((l) => l.msg?.startsWith('tiergraph listening on'))).toBe(true);
     expect(recorded.lines.filter((l) => l.level >= ERROR_LEVEL)).toEqual([]);
   });
 });

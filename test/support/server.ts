@@ -77,12 +77,12 @@ export async function startTestServer(
 }
 
 /** A logger that keeps every line at `warn` and above, to check what a request logged. */
-export function recordingLogger(): { log: Logger; lines: { level: number; msg?: string }[] } {
+export function recordingLogger(level: 'info' | 'warn' = 'warn'): {
+  log: Logger;
+  lines: { level: number; msg?: string }[];
+} {
   const lines: { level: number; msg?: string }[] = [];
-  const log = pino(
-    { level: 'warn' },
-    { write: (line: string) => lines.push(JSON.parse(line) as { level: number }) },
-  );
+  const log = pino({ level }, { write: (line: string) => lines.push(JSON.parse(line) as { level: number }) });
   return { log, lines };
 }
 
