@@ -288,7 +288,7 @@ function relationships(c: Profile, side: 'suppliers' | 'customers', evidence: HT
     PAGE_SIZES.map((n) => h('option', { value: n, selected: n === size }, String(n))),
   );
   // The filters as last applied (Filter): paging keeps to them, whatever is typed meanwhile.
-  let applied: { c: number; date: string | null; cluster: boolean } = {
+  let applied: Pick<ListState, 'c' | 'date' | 'cluster'> = {
     c: kept.c,
     date: kept.date,
     cluster: wholeCluster.checked,
@@ -303,12 +303,10 @@ function relationships(c: Profile, side: 'suppliers' | 'customers', evidence: HT
       applied.c > 0 ? `confidence at least ${percentOf(applied.c)}%` : null,
       applied.date ? `evidence after ${applied.date}` : null,
     ].filter(Boolean);
-    const scope = applied.cluster
-      ? `The ${side} of every company of ${c.cluster_parent.name}'s cluster, by their clusters, each named by its parent`
-      : '';
     filtered.hidden = parts.length === 0 && !applied.cluster;
     filtered.textContent = applied.cluster
-      ? `${scope}${parts.length === 0 ? '' : `: only those with ${parts.join(' and ')}`}.`
+      ? `The ${side} of every company of ${c.cluster_parent.name}'s cluster, by their clusters, each named by its parent` +
+        `${parts.length === 0 ? '' : `: only those with ${parts.join(' and ')}`}.`
       : parts.length === 0
         ? ''
         : `Only those with ${parts.join(' and ')}, of ${total.toLocaleString()} in all.`;
