@@ -491,6 +491,50 @@ describeWithBrowser('the web app when things go wrong', () => {
     expect(cancelled).toBe(true);
   });
 
+  it('starts an export once when its answer was lost and the analyst starts it again', async () => {
+    await open(`/companies/${hub.vid}`);
+    const panel = page.getByRole('region', { name: 'Export tier view' });
+    await panel.getByLabel('Tiers').selectOption('1');
+    const startButton = panel.getByRole('button', { name: 'Start export' });
+    // The server starts the run, and the answer is lost on the way back.
+    let lost: { key: string | undefined; runId: number } | null = null;
+    await page.route('**/v1/tierviewjob/', async (route) => {
+      const answer = await route.fetch();
+      lost = {
+        key: route.request().headers()['idempotency-key'],
+        runId: ((await answer.json()) as { run_id: number }).run_id,
+      };
+      await route.abort('connectionreset');
+    });
+    await startButton.click();
+    await panel.getByRole('alert').waitFor();
+    await page.unroute('**/v1/tierviewjob/');
+    expect(lost).not.toBeNull();
+    const first = lost as unknown as { key: string | undefined; runId: number };
+    expect(first.key).toMatch(/^[0-9a-f]{32}$/);
+
+    const again = page.waitForResponse((r) => r.url().endsWith('/v1/tierviewjob/'));
+    await startButton.click();
+    const replayed = await again;
+    expect(replayed.request().headers()['idempotency-key']).toBe(first.key);
+    expect(replayed.status()).toBe(200);
+    expect(replayed.headers()['idempotent-replayed']).toBe('true');
+    expect(((await replayed.json()) as { run_id: number }).run_id).toBe(first.runId);
+    await panel
+      .getByRole('link', { name: /^Download / })
+      .first()
+      .waitFor({ timeout: 30_000 });
+    expect(await panel.textContent()).toContain(`Run ${first.runId} finished`);
+
+    // Answered once, the same options start a new run.
+    const next = page.waitForResponse((r) => r.url().endsWith('/v1/tierviewjob/'));
+    await startButton.click();
+    const started = await next;
+    expect(started.request().headers()['idempotency-key']).not.toBe(first.key);
+    expect(started.headers()['idempotent-replayed']).toBeUndefined();
+    expect(((await started.json()) as { run_id: number }).run_id).not.toBe(first.runId);
+  });
+
   it('finds an export again after the analyst went elsewhere, with the options it was started with', async () => {
     await open(`/companies/${hub.vid}`);
     const panel = page.getByRole('region', { name: 'Export tier view' });

@@ -89,10 +89,16 @@ async function failure(res: Response): Promise<ApiError> {
   return new Kind(detail, res.status, code, retryAfterOf(res));
 }
 
-export async function rest<T>(path: string, init: { method?: string; body?: unknown } = {}): Promise<T> {
+export async function rest<T>(
+  path: string,
+  init: { method?: string; body?: unknown; headers?: Record<string, string> } = {},
+): Promise<T> {
   const res = await send(path, {
     method: init.method ?? 'GET',
-    headers: headers(init.body === undefined ? {} : { 'content-type': 'application/json' }),
+    headers: headers({
+      ...(init.body === undefined ? {} : { 'content-type': 'application/json' }),
+      ...init.headers,
+    }),
     body: init.body === undefined ? undefined : JSON.stringify(init.body),
   });
   if (!res.ok) throw await storedKeyFailure(res);

@@ -26,6 +26,15 @@ function onThisOrigin(href: string): string {
   return `${location.origin}${url.pathname}${url.search}`;
 }
 
+/**
+ * A fresh Idempotency-Key: 32 hex digits from the browser's random source (crypto.randomUUID is
+ * missing where the app is served over plain HTTP by another name than localhost).
+ */
+function newIdempotencyKey(): string {
+  const bytes = crypto.getRandomValues(new Uint8Array(16));
+  return Array.from(bytes, (b) => b.toString(16).padStart(2, '0')).join('');
+}
+
 /** Where this tab keeps the last run started for a company, so that its panel finds it again. */
 const lastRunKey = (vid: string) => `tiergraph.export.${vid}`;
 
@@ -208,6 +217,10 @@ export function exportPanel(vid: string, name: string): HTMLElement {
     }
   };
 
+  // A start whose answer never came (the connection dropped, a proxy timed out) may have started the
+  // run all the same: starting again with the same options sends the same key, so the server answers
+  // with that run instead of starting a second. Other options, or a start answered, take a new key.
+  let unanswered: { key: string; body: string } | null = null;
   const form = h(
     'form',
     {
@@ -216,18 +229,23 @@ export function exportPanel(vid: string, name: string): HTMLElement {
         e.preventDefault();
         start.disabled = true;
         replace(status, h('p', {}, 'Starting…'));
+        const body = {
+          root_nodes: vid,
+          num_tiers: Number(tiers.value),
+          direction: direction.value,
+          ...(since.value ? { min_evid_date: since.value } : {}),
+          output_multiple_tables: multiple.checked,
+          ...(excel.checked ? { csv_bom: true } : {}),
+        };
+        const text = JSON.stringify(body);
+        if (unanswered?.body !== text) unanswered = { key: newIdempotencyKey(), body: text };
         rest<{ run_id: number }>('/v1/tierviewjob/', {
           method: 'POST',
-          body: {
-            root_nodes: vid,
-            num_tiers: Number(tiers.value),
-            direction: direction.value,
-            ...(since.value ? { min_evid_date: since.value } : {}),
-            output_multiple_tables: multiple.checked,
-            ...(excel.checked ? { csv_bom: true } : {}),
-          },
+          body,
+          headers: { 'Idempotency-Key': unanswered.key },
         })
           .then((r) => {
+            unanswered = null;
             // With the options it was started with, which the panel shows again with the run.
             const kept: KeptRun = {
               run_id: String(r.run_id),
