@@ -257,6 +257,40 @@ if (neo4jAvailability() === null) {
         }
       });
 
+      it('reads and writes through a routing driver (neo4j://), as a cluster is reached', async () => {
+        // A single server answers the routing protocol with itself in every role: what a cluster's
+        // routing table adds is which member each session goes to, not another code path of ours.
+        const routed = { ...target, uri: target.uri.replace(/^bolt(\+s|\+ssc)?:/, 'neo4j$1:') };
+        expect(routed.uri).toMatch(/^neo4j(\+s|\+ssc)?:\/\//);
+        // Opening migrates: write sessions, routed to the writer.
+        const other = await openNeo4jStore(routed);
+        const marker = `routed-${process.pid}-${Date.now()}`;
+        try {
+          const [hub] = (
+            await run(
+              'MATCH (:Company)-[:SUPPLIES]->(c:Company) RETURN c.vid AS vid, count(*) AS n ORDER BY n DESC, vid LIMIT 1',
+            )
+          ).records.map((r) => r.get('vid') as string);
+          const list = { minConfidence: 0, evidenceFrom: null, offset: 0, limit: 50 };
+          const page = await other.listRelationships(hub!, 'suppliers', 'company', list);
+          expect(page.items.length).toBeGreaterThan(0);
+          expect(page).toEqual(await store.listRelationships(hub!, 'suppliers', 'company', list));
+          expect(await other.getCompany(hub!)).toEqual(await store.getCompany(hub!));
+          const edgeId = page.items[0]!.relationship.edge_ids[0]!;
+          expect(await other.getEdge(edgeId)).toEqual(await store.getEdge(edgeId));
+          expect(await other.stats()).toEqual(await store.stats());
+          // A script's write goes to the writer too, and the bolt:// store reads it back.
+          expect(await other.runScript([`CREATE (:TiergraphRoutedProbe {marker: '${marker}'})`])).toBe(1);
+          const found = await run('MATCH (p:TiergraphRoutedProbe {marker: $m}) RETURN count(p) AS n', {
+            m: marker,
+          });
+          expect(found.records[0]!.get('n')).toBe(1);
+        } finally {
+          await run('MATCH (p:TiergraphRoutedProbe) DELETE p');
+          await other.close();
+        }
+      });
+
       it('writes every confidence score as a FLOAT, as imports do', async () => {
         const res = await run(
           `CALL () { MATCH ()-[r:SUPPLIES|CLUSTER_SUPPLIES]->() RETURN r.confidence_score AS v
