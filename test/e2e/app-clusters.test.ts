@@ -53,8 +53,12 @@ describeWithBrowser('the web app: lists of a whole cluster', () => {
     await page.goto(`${base}/companies/acme-hold`);
     const suppliers = page.getByRole('region', { name: /Suppliers/ });
     await listing('suppliers', own);
+    const heading = suppliers.getByRole('heading', { level: 2 });
+    expect(await heading.innerText()).toBe(`Suppliers ${own.length}`);
     await suppliers.getByLabel('Whole cluster').check();
     await listing('suppliers', clustered);
+    // The heading no longer gives the company's own count above the cluster's list.
+    expect(await heading.innerText()).toBe('Suppliers of the whole cluster');
     await suppliers
       .getByText("The suppliers of every company of Acme Aerospace Holdings's cluster")
       .waitFor();
@@ -79,6 +83,27 @@ describeWithBrowser('the web app: lists of a whole cluster', () => {
     expect(await customers.getByLabel('Whole cluster').isChecked()).toBe(false);
     await again.getByLabel('Whole cluster').uncheck();
     await listing('suppliers', own);
+    expect(await again.getByRole('heading', { level: 2 }).innerText()).toBe(`Suppliers ${own.length}`);
+  });
+
+  it('says a list is empty because none are recorded, not because of filters that are not there', async () => {
+    expect(await apiNames('/v1/companies/acme-hold/customers/', 'customer')).toEqual([]);
+    const clustered = await apiNames('/v1/companies/acme-hold/cluster_customers/', 'customer');
+    expect(clustered.length).toBeGreaterThan(0);
+    await page.goto(`${base}/companies/acme-hold`);
+    const customers = page.getByRole('region', { name: /Customers/ });
+    await customers.getByText('No customers recorded.').waitFor();
+    await customers.getByLabel('Whole cluster').check();
+    await listing('customers', clustered);
+    // With a filter that keeps none, the filter is named as the reason.
+    await customers.getByLabel('Min. confidence (%)').fill('100');
+    await customers.getByRole('button', { name: 'Filter' }).click();
+    await customers.getByText('No customers match these filters.').waitFor();
+    await customers.getByLabel('Whole cluster').uncheck();
+    await customers.getByText('No customers match these filters.').waitFor();
+    await customers.getByLabel('Min. confidence (%)').fill('0');
+    await customers.getByRole('button', { name: 'Filter' }).click();
+    await customers.getByText('No customers recorded.').waitFor();
   });
 
   it('offers no cluster list for a company in no cluster', async () => {

@@ -297,8 +297,14 @@ function relationships(c: Profile, side: 'suppliers' | 'customers', evidence: HT
   let asked = 0;
 
   // The count in the heading is of all of them; with filters applied, a line says the list is fewer.
+  // The cluster's list is another list, of counterpart clusters, whose number is not known: the
+  // heading then says whose list it is instead.
+  const count = h('span', { class: 'count' }, total.toLocaleString());
+  const scope = h('span', {}, '');
   const filtered = h('p', { class: 'muted small', hidden: true });
   const sayFiltered = () => {
+    count.hidden = applied.cluster;
+    scope.textContent = applied.cluster ? 'of the whole cluster' : '';
     const parts = [
       applied.c > 0 ? `confidence at least ${percentOf(applied.c)}%` : null,
       applied.date ? `evidence after ${applied.date}` : null,
@@ -327,7 +333,15 @@ function relationships(c: Profile, side: 'suppliers' | 'customers', evidence: HT
     replace(
       body,
       rows.length === 0
-        ? h('p', { class: 'muted' }, offset === 0 ? `No ${side} match these filters.` : 'No more.')
+        ? h(
+            'p',
+            { class: 'muted' },
+            offset > 0
+              ? 'No more.'
+              : applied.c > 0 || applied.date
+                ? `No ${side} match these filters.`
+                : `No ${side} recorded${applied.cluster ? ' for the cluster' : ''}.`,
+          )
         : h(
             'table',
             { class: 'list' },
@@ -469,7 +483,7 @@ function relationships(c: Profile, side: 'suppliers' | 'customers', evidence: HT
   return h(
     'section',
     { class: 'card', 'aria-labelledby': id },
-    h('h2', { id }, `${title} `, h('span', { class: 'count' }, total.toLocaleString())),
+    h('h2', { id }, `${title} `, count, scope),
     form,
     filtered,
     body,
