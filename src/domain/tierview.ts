@@ -143,6 +143,17 @@ export function parseTierViewRequest(body: unknown, maxTiers: number): TierViewR
   };
 }
 
+/**
+ * The request as it walks and writes: a filter sent with the value that changes nothing (a
+ * `min_confidence` of 0, `csv_bom` false) left out, as if not sent. Two requests with the same
+ * effective request give the same files, so a retry under one Idempotency-Key may spell a default
+ * out or leave it out.
+ */
+export function effectiveRequest(r: TierViewRequest): TierViewRequest {
+  const { min_confidence, csv_bom, ...rest } = r;
+  return { ...rest, ...(min_confidence ? { min_confidence } : {}), ...(csv_bom ? { csv_bom } : {}) };
+}
+
 /** A number sent as a JSON number or, like the spec's fields, as its text. */
 function numberOf(v: unknown): number | null {
   if (typeof v === 'number') return Number.isFinite(v) ? v : null;

@@ -6,6 +6,7 @@ import { DEFAULT_LIMITS } from '../config/env';
 import { AppError, badRequest, notFound } from '../domain/errors';
 import { check, pageWithDefaults } from '../domain/params';
 import type { Limits } from '../domain/params';
+import { effectiveRequest } from '../domain/tierview';
 import type { TierViewRequest } from '../domain/tierview';
 import { atMostEvery } from '../logger';
 import type { Logger } from '../logger';
@@ -289,7 +290,7 @@ export class JobQueue {
       });
     } catch (e) {
       if (e instanceof RunKeyTaken) {
-        if (canonicalJson(e.run.request) !== canonicalJson(request)) {
+        if (canonicalJson(effectiveRequest(e.run.request)) !== canonicalJson(effectiveRequest(request))) {
           throw new AppError(
             'IDEMPOTENCY_KEY_REUSED',
             `The Idempotency-Key ${JSON.stringify(idempotencyKey)} started run ${e.run.runId} with another ` +

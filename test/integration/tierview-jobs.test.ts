@@ -530,12 +530,13 @@ describe('runs belong to the key that started them', () => {
 
 describe('a start under an Idempotency-Key', () => {
   const OTHER = 'other-key-fedcba9876543210';
+  const THIRD = 'third-key-0123456789fedcba';
   let t: TestServer;
   beforeAll(async () => {
     // No worker: runs stay PENDING, so the quota of 2 holds while the test goes on.
     t = await startTestServer({
       JOBS_WORKER: 'false',
-      API_KEYS: `${TEST_KEY},${OTHER}`,
+      API_KEYS: `${TEST_KEY},${OTHER},${THIRD}`,
       JOBS_MAX_QUEUED_PER_KEY: '2',
     });
   });
@@ -585,6 +586,29 @@ describe('a start under an Idempotency-Key', () => {
     expect((await start('shared-name')).status).toBe(429);
     const mine = (await (await t.get('/v1/jobs/')).json()) as { results: JobBody[] };
     expect(mine.results.map((r) => Number(r.run_id))).not.toContain(runId);
+  });
+
+  it('takes a default spelt out and the same default left out for one request', async () => {
+    const as = { 'X-SERVICE-KEY': THIRD };
+    const spelt = {
+      ...body,
+      output_multiple_tables: 'no',
+      min_evid_date: null,
+      csv_bom: 'no',
+      min_confidence: 0,
+    };
+    const first = await runIdOf(await start('defaults-1', spelt, as));
+    const plain = await start('defaults-1', body, as);
+    expect([plain.status, plain.headers.get('idempotent-replayed')]).toEqual([200, 'true']);
+    expect(await runIdOf(plain)).toBe(first);
+    // And the other way round.
+    const second = await runIdOf(await start('defaults-2', body, as));
+    const again = await start('defaults-2', { ...spelt, csv_bom: false, min_confidence: '0' }, as);
+    expect([again.status, again.headers.get('idempotent-replayed')]).toEqual([200, 'true']);
+    expect(await runIdOf(again)).toBe(second);
+    // A value that changes the files is another request.
+    for (const changed of [{ min_confidence: 0.5 }, { csv_bom: 'yes' }, { output_multiple_tables: 'yes' }])
+      expect((await start('defaults-1', { ...body, ...changed }, as)).status).toBe(422);
   });
 
   it('answers 400 for a key that is not 1 to 255 visible ASCII characters', async () => {
