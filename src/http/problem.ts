@@ -42,6 +42,8 @@ export function problemOf(e: AppError, req?: Request): Problem {
 export function sendProblem(res: Response, e: AppError, req?: Request): void {
   // A failure is no version of the resource: the validator a data read set on its way in goes.
   res.removeHeader('ETag');
+  // Nor is it the file a download would have saved under its name.
+  res.removeHeader('Content-Disposition');
   if (e.retryAfterS !== undefined) res.setHeader('Retry-After', String(e.retryAfterS));
   res
     .status(e.status)
@@ -105,6 +107,17 @@ function toAppError(err: unknown): AppError {
     );
   }
   if (status === 415) return new AppError('UNSUPPORTED_MEDIA_TYPE', 'Send the body as application/json.');
+  // A download asked for with conditions or a range (served by express's file sender).
+  if (status === 412)
+    return new AppError(
+      'PRECONDITION_FAILED',
+      'The file does not meet the If-Match or If-Unmodified-Since condition sent with the request.',
+    );
+  if (status === 416)
+    return new AppError(
+      'RANGE_NOT_SATISFIABLE',
+      'The range asked for lies outside the file; Content-Range gives its length.',
+    );
   if (typeof status === 'number' && status >= 400 && status < 500) {
     return new AppError('BAD_REQUEST', 'The request could not be read.');
   }

@@ -60,6 +60,26 @@ describe('signed download links', () => {
     );
   });
 
+  it('answer a range past the end 416 and a failed condition 412, as problems, not as the file', async () => {
+    const url = local(await t.running.blobs.signedUrl('runs/7/tierview.csv', 3600));
+    const part = await fetch(url, { headers: { range: 'bytes=4-' } });
+    expect([part.status, await part.text()]).toEqual([206, '1,2\n']);
+    const cases: [Record<string, string>, number, string][] = [
+      [{ range: 'bytes=999999-' }, 416, 'RANGE_NOT_SATISFIABLE'],
+      [{ 'if-match': '"not-this-file"' }, 412, 'PRECONDITION_FAILED'],
+      [{ 'if-unmodified-since': 'Mon, 01 Jan 2001 00:00:00 GMT' }, 412, 'PRECONDITION_FAILED'],
+    ];
+    for (const [headers, status, code] of cases) {
+      const res = await fetch(url, { headers });
+      expect(res.status).toBe(status);
+      expect(res.headers.get('content-type')).toContain('application/problem+json');
+      // A browser would save a problem sent with the file's attachment header as the file.
+      expect(res.headers.get('content-disposition')).toBeNull();
+      expect(((await res.json()) as { code: string }).code).toBe(code);
+      if (status === 416) expect(res.headers.get('content-range')).toBe('bytes */8');
+    }
+  });
+
   it('refuse keys that leave the store', async () => {
     await expect(t.running.blobs.signedUrl('../api-keys.json', 60)).rejects.toThrow(/unsafe/);
     expect(
