@@ -284,6 +284,36 @@ describeWithBrowser('the web app when things go wrong', () => {
     expect(await page.evaluate('document.activeElement && document.activeElement.id')).toBe('main');
   });
 
+  it('closes the suggestions when Tab takes focus past them, so they cover no field', async () => {
+    await open('/');
+    const box = page.getByRole('searchbox', { name: 'Search companies' });
+    const typed = hub.name.split(' ')[0]!.slice(0, 5);
+    await box.pressSequentially(typed, { delay: 30 });
+    await page.locator('#suggestions:not([hidden]) a').first().waitFor();
+    // Down into the list, then Tab through it and out of it.
+    await box.press('ArrowDown');
+    const count = await page.locator('#suggestions a').count();
+    for (let i = 0; i < count; i++) await page.keyboard.press('Tab');
+    await page.locator('#suggestions[hidden]').waitFor({ state: 'attached' });
+    // The field focus went to is the one on top where it is drawn.
+    const onTop = `(() => {
+      const a = document.activeElement;
+      const r = a.getBoundingClientRect();
+      const at = document.elementFromPoint(r.left + r.width / 2, r.top + r.height / 2);
+      return a !== document.body && (at === a || a.contains(at));
+    })()`;
+    expect(await page.evaluate(onTop)).toBe(true);
+    // From the box itself too, and suggestions still on their way are not shown afterwards.
+    await box.fill('');
+    await box.pressSequentially(typed, { delay: 30 });
+    await page.locator('#suggestions:not([hidden]) a').first().waitFor();
+    await box.press('Backspace');
+    await box.press('Tab');
+    await page.waitForTimeout(1000);
+    expect(await page.locator('#suggestions').isHidden()).toBe(true);
+    expect(await page.evaluate(onTop)).toBe(true);
+  });
+
   it('fits a phone: nothing wider than the screen', async () => {
     await page.setViewportSize({ width: 375, height: 700 });
     await open(`/companies/${hub.vid}`);

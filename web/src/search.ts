@@ -207,6 +207,19 @@ export async function searchView(main: HTMLElement, url: URL): Promise<void> {
       box.focus();
     }
   });
+  // Focus leaving for another field (Tab onwards from the box or from the last suggestion) closes
+  // them, as a combobox's list closes: open, they would cover the fields below. Focus going nowhere
+  // (a click on the page, or on a link a browser does not focus) is left to the click.
+  const focusLeft = (e: FocusEvent) => {
+    const to = e.relatedTarget;
+    if (!(to instanceof Node) || to === box || suggestions.contains(to)) return;
+    // Suggestions asked for and not yet answered are not shown either.
+    window.clearTimeout(timer);
+    asked++;
+    showSuggestions(0);
+  };
+  box.addEventListener('focusout', focusLeft);
+  suggestions.addEventListener('focusout', focusLeft);
   // A click elsewhere closes them.
   const outside = (e: MouseEvent) => {
     if (!suggestions.isConnected) return document.removeEventListener('click', outside);
