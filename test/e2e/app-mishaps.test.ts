@@ -153,6 +153,26 @@ describeWithBrowser('the web app when things go wrong', () => {
     expect(await page.evaluate(FOCUSED_LABEL)).toBe(label);
   });
 
+  it('keeps the search form and its query when a search cannot reach the server, and asks again', async () => {
+    const word = hub.name.split(' ')[0]!;
+    let down = true;
+    await page.route('**/graphql', (route) =>
+      down && operationOf(route) === 'Search' ? route.abort('connectionrefused') : route.continue(),
+    );
+    await open('/');
+    const box = page.getByRole('searchbox', { name: 'Search companies' });
+    await box.fill(word);
+    await box.press('Enter');
+    const results = page.getByRole('region', { name: 'Results' });
+    await results.getByRole('alert').filter({ hasText: 'cannot be reached' }).waitFor();
+    // The form is still there, with what was typed; the page is no error page.
+    expect(await box.inputValue()).toBe(word);
+    expect(await page.getByRole('heading', { level: 1 }).textContent()).toBe('Find a company');
+    down = false;
+    await results.getByRole('button', { name: 'Try again' }).click();
+    await results.getByRole('link', { name: hub.name, exact: true }).waitFor();
+  });
+
   it('titles a company page "Loading" while it loads, and offers to ask again for a list that failed', async () => {
     await open('/');
     await page.getByRole('searchbox', { name: 'Search companies' }).waitFor();

@@ -1,4 +1,4 @@
-import { ApiError, gql, rest } from './api';
+import { ApiError, gql, KeyRefused, rest } from './api';
 import { h, replace, setTitle } from './dom';
 import { navigate } from './router';
 
@@ -265,122 +265,139 @@ export async function searchView(main: HTMLElement, url: URL): Promise<void> {
     return;
   }
 
-  replace(results, h('p', { class: 'muted' }, 'Searching…'));
-  const ask = () =>
-    gql<{ companies: { has_more: boolean; results: SearchHit[] } }>(SEARCH, {
-      name: q || null,
-      country: country || null,
-      subs,
-      limit: PAGE,
-      offset,
-    });
-  let data: Awaited<ReturnType<typeof ask>>;
-  for (;;) {
-    try {
-      data = await ask();
-      break;
-    } catch (e) {
-      // Criteria the server refuses (an offset past its limit, say) are told under the form, which
-      // stays to correct them; a refused key and the unforeseen go to the page.
-      if (e instanceof ApiError && e.status === 400) {
-        replace(results, h('p', { role: 'alert', class: 'error' }, e.message));
-        return;
-      }
-      // A server that has just started answers searches once its search index is built, and says when
-      // to ask again: the page says so and asks again then, while it is still on screen.
-      if (!(e instanceof ApiError) || e.status !== 503 || e.retryAfterS === null) throw e;
-      replace(
-        results,
-        h(
-          'p',
-          { role: 'status', class: 'muted' },
-          `The server has just started and is still building its search index. This page searches again in ${e.retryAfterS} s.`,
-        ),
-      );
-      // At least a second apart, whatever the header says.
-      await new Promise((resolve) => window.setTimeout(resolve, Math.max(1, e.retryAfterS!) * 1000));
-      if (!results.isConnected) return;
-    }
-  }
-  const page = data.companies;
-  const pageLink = (to: number, label: string) => {
-    const p = new URLSearchParams(url.searchParams);
-    p.set('offset', String(to));
-    return h('a', { href: `/?${p}`, class: 'button' }, label);
-  };
-  /** The line above the results: what they are ranked by, or why there are none. */
-  const lead = (): HTMLElement => {
-    if (page.results.length > 0 && q)
-      return h(
-        'p',
-        { class: 'muted' },
-        'Ranked by relevance: how well the words of a name match, and how connected the company is. ',
-        'Similarity is the trigram similarity of the name alone.',
-      );
-    if (page.results.length > 0)
-      return h('p', { class: 'muted' }, 'Companies of this country, the most connected first.');
-    if (offset > 0) return h('p', {}, 'No more results. ', pageLink(0, 'Back to the first page'));
-    // A country the server does not know matches nothing, which looks like no company at all.
-    if (country)
-      return h(
-        'p',
-        {},
-        `No company matches in “${country}”. Try fewer letters or include subsidiaries, and check the country: it is matched by its ISO 3166 code or English name (KR, KOR, “Korea, Republic of” or “South Korea”), and a name it does not know matches no company.`,
-      );
-    return h('p', {}, 'No company matches. Try fewer letters, another country, or include subsidiaries.');
-  };
-  resultsStatus.textContent =
-    page.results.length === 0
-      ? offset > 0
-        ? 'No more results.'
-        : 'No company matches.'
-      : `Results ${offset + 1} to ${offset + page.results.length}${page.has_more ? ', more on the next page' : ''}.`;
-  replace(
-    results,
-    lead(),
-    page.results.length === 0
-      ? null
-      : h(
-          'table',
-          { class: 'list hits' },
+  const show = async (): Promise<void> => {
+    replace(results, h('p', { class: 'muted' }, 'Searching…'));
+    const ask = () =>
+      gql<{ companies: { has_more: boolean; results: SearchHit[] } }>(SEARCH, {
+        name: q || null,
+        country: country || null,
+        subs,
+        limit: PAGE,
+        offset,
+      });
+    let data: Awaited<ReturnType<typeof ask>>;
+    for (;;) {
+      try {
+        data = await ask();
+        break;
+      } catch (e) {
+        // Criteria the server refuses (an offset past its limit, say) are told under the form, which
+        // stays to correct them; a refused key and the unforeseen go to the page.
+        if (e instanceof ApiError && e.status === 400) {
+          replace(results, h('p', { role: 'alert', class: 'error' }, e.message));
+          return;
+        }
+        if (e instanceof KeyRefused || !(e instanceof ApiError)) throw e;
+        // The server out of reach or failing: said under the form, which stays as typed, with a way
+        // to ask again.
+        if (e.status !== 503 || e.retryAfterS === null) {
+          const again = () =>
+            show().catch((err: Error) =>
+              replace(results, h('p', { role: 'alert', class: 'error' }, err.message)),
+            );
+          replace(
+            results,
+            h('p', { role: 'alert', class: 'error' }, e.message),
+            h('button', { type: 'button', class: 'small', onclick: () => void again() }, 'Try again'),
+          );
+          return;
+        }
+        // A server that has just started answers searches once its search index is built, and says when
+        // to ask again: the page says so and asks again then, while it is still on screen.
+        replace(
+          results,
           h(
-            'thead',
-            {},
-            h(
-              'tr',
-              {},
-              h('th', { scope: 'col' }, 'Company'),
-              h('th', { scope: 'col' }, 'Country'),
-              h('th', { scope: 'col', class: 'num' }, 'Similarity'),
-              h('th', { scope: 'col', class: 'num' }, 'Suppliers'),
-              h('th', { scope: 'col', class: 'num' }, 'Customers'),
-            ),
+            'p',
+            { role: 'status', class: 'muted' },
+            `The server has just started and is still building its search index. This page searches again in ${e.retryAfterS} s.`,
           ),
-          h(
-            'tbody',
-            {},
-            page.results.map((c) =>
+        );
+        // At least a second apart, whatever the header says.
+        await new Promise((resolve) => window.setTimeout(resolve, Math.max(1, e.retryAfterS!) * 1000));
+        if (!results.isConnected) return;
+      }
+    }
+    const page = data.companies;
+    const pageLink = (to: number, label: string) => {
+      const p = new URLSearchParams(url.searchParams);
+      p.set('offset', String(to));
+      return h('a', { href: `/?${p}`, class: 'button' }, label);
+    };
+    /** The line above the results: what they are ranked by, or why there are none. */
+    const lead = (): HTMLElement => {
+      if (page.results.length > 0 && q)
+        return h(
+          'p',
+          { class: 'muted' },
+          'Ranked by relevance: how well the words of a name match, and how connected the company is. ',
+          'Similarity is the trigram similarity of the name alone.',
+        );
+      if (page.results.length > 0)
+        return h('p', { class: 'muted' }, 'Companies of this country, the most connected first.');
+      if (offset > 0) return h('p', {}, 'No more results. ', pageLink(0, 'Back to the first page'));
+      // A country the server does not know matches nothing, which looks like no company at all.
+      if (country)
+        return h(
+          'p',
+          {},
+          `No company matches in “${country}”. Try fewer letters or include subsidiaries, and check the country: it is matched by its ISO 3166 code or English name (KR, KOR, “Korea, Republic of” or “South Korea”), and a name it does not know matches no company.`,
+        );
+      return h('p', {}, 'No company matches. Try fewer letters, another country, or include subsidiaries.');
+    };
+    resultsStatus.textContent =
+      page.results.length === 0
+        ? offset > 0
+          ? 'No more results.'
+          : 'No company matches.'
+        : `Results ${offset + 1} to ${offset + page.results.length}${page.has_more ? ', more on the next page' : ''}.`;
+    replace(
+      results,
+      lead(),
+      page.results.length === 0
+        ? null
+        : h(
+            'table',
+            { class: 'list hits' },
+            h(
+              'thead',
+              {},
               h(
                 'tr',
                 {},
-                h('td', {}, h('a', { href: `/companies/${encodeURIComponent(c.vid)}` }, c.name)),
-                h('td', {}, c.domiciled_country ?? '—'),
+                h('th', { scope: 'col' }, 'Company'),
+                h('th', { scope: 'col' }, 'Country'),
+                h('th', { scope: 'col', class: 'num' }, 'Similarity'),
+                h('th', { scope: 'col', class: 'num' }, 'Suppliers'),
+                h('th', { scope: 'col', class: 'num' }, 'Customers'),
+              ),
+            ),
+            h(
+              'tbody',
+              {},
+              page.results.map((c) =>
                 h(
-                  'td',
-                  { class: 'num' },
-                  c.search_similarity === null ? '—' : c.search_similarity.toFixed(2),
+                  'tr',
+                  {},
+                  h('td', {}, h('a', { href: `/companies/${encodeURIComponent(c.vid)}` }, c.name)),
+                  h('td', {}, c.domiciled_country ?? '—'),
+                  h(
+                    'td',
+                    { class: 'num' },
+                    c.search_similarity === null ? '—' : c.search_similarity.toFixed(2),
+                  ),
+                  h('td', { class: 'num' }, c.count_suppliers.toLocaleString()),
+                  h('td', { class: 'num' }, c.count_customers.toLocaleString()),
                 ),
-                h('td', { class: 'num' }, c.count_suppliers.toLocaleString()),
-                h('td', { class: 'num' }, c.count_customers.toLocaleString()),
               ),
             ),
           ),
-        ),
-    h(
-      'nav',
-      { class: 'pager', 'aria-label': 'Result pages' },
-      offset > 0 ? pageLink(Math.max(0, offset - PAGE), 'Previous') : null,
-      page.has_more ? pageLink(offset + PAGE, 'Next') : null,
-    ),
-  );
+      h(
+        'nav',
+        { class: 'pager', 'aria-label': 'Result pages' },
+        offset > 0 ? pageLink(Math.max(0, offset - PAGE), 'Previous') : null,
+        page.has_more ? pageLink(offset + PAGE, 'Next') : null,
+      ),
+    );
+  };
+  await show();
 }
