@@ -334,6 +334,39 @@ describeWithBrowser('the web app when things go wrong', () => {
     expect(await page.evaluate(onTop)).toBe(true);
   });
 
+  it('draws the keyboard focus in a colour that stands out from the cards and the page (3:1 at least)', async () => {
+    await open(`/companies/${hub.vid}`);
+    const button = page
+      .getByRole('region', { name: /Suppliers/ })
+      .getByRole('button', { name: /^Evidence: / });
+    await button.first().waitFor();
+    await button.first().focus();
+    // Contrast as WCAG defines it, of the outline against the card it is drawn on and the page.
+    const ratios = await page.evaluate(`(() => {
+      const rgb = (c) => c.match(/\\d+(\\.\\d+)?/g).slice(0, 3).map(Number);
+      const lum = (c) => {
+        const [r, g, b] = rgb(c).map((v) => {
+          const s = v / 255;
+          return s <= 0.03928 ? s / 12.92 : ((s + 0.055) / 1.055) ** 2.4;
+        });
+        return 0.2126 * r + 0.7152 * g + 0.0722 * b;
+      };
+      const ratio = (a, b) => {
+        const [x, y] = [lum(a), lum(b)].sort((p, q) => q - p);
+        return (x + 0.05) / (y + 0.05);
+      };
+      const focused = document.activeElement;
+      const outline = getComputedStyle(focused).outlineColor;
+      const card = getComputedStyle(focused.closest('.card')).backgroundColor;
+      const body = getComputedStyle(document.documentElement).backgroundColor;
+      return [getComputedStyle(focused).outlineStyle, ratio(outline, card), ratio(outline, body)];
+    })()`);
+    const [style, onCard, onPage] = ratios as [string, number, number];
+    expect(style).toBe('solid');
+    expect(onCard).toBeGreaterThanOrEqual(3);
+    expect(onPage).toBeGreaterThanOrEqual(3);
+  });
+
   it('fits a phone: nothing wider than the screen', async () => {
     await page.setViewportSize({ width: 375, height: 700 });
     await open(`/companies/${hub.vid}`);
