@@ -384,6 +384,22 @@ describeWithBrowser('the web app when things go wrong', () => {
       .first()
       .boundingBox();
     expect(button!.x + button!.width).toBeLessThanOrEqual(card!.x + card!.width);
+    // So in every list of the companies with the most relationships: no card scrolls sideways.
+    const listed = (await (await server.get('/v1/companies/?limit=8')).json()) as {
+      results: { vid: string }[];
+    };
+    for (const { vid } of listed.results) {
+      await page.goto(`${base}/companies/${vid}`);
+      await page.getByRole('heading', { level: 1 }).waitFor();
+      for (const side of ['Suppliers', 'Customers']) {
+        const region = page.getByRole('region', { name: new RegExp(`^${side}`) });
+        await region.locator('table, p.muted:not(.small)').first().waitFor();
+        const sideways = await region.evaluate(
+          (e: { scrollWidth: number; clientWidth: number }) => e.scrollWidth - e.clientWidth,
+        );
+        expect(`${vid} ${side} ${sideways}`).toBe(`${vid} ${side} 0`);
+      }
+    }
     // Search results too, every column on the screen rather than behind a sideways scroll.
     await page.goto(`${base}/?q=${encodeURIComponent('Precision Components')}`);
     await page.getByRole('region', { name: 'Results' }).getByRole('row').nth(1).waitFor();

@@ -352,7 +352,13 @@ function relationships(c: Profile, side: 'suppliers' | 'customers', evidence: HT
                 'tr',
                 {},
                 h('th', { scope: 'col' }, 'Company'),
-                h('th', { scope: 'col', class: 'num' }, 'Confidence'),
+                // "Conf." on a phone, where the column's heading would otherwise set its width.
+                h(
+                  'th',
+                  { scope: 'col', class: 'num' },
+                  h('span', { class: 'wide-label' }, 'Confidence'),
+                  h('span', { class: 'narrow-label', 'aria-hidden': 'true' }, 'Conf.'),
+                ),
                 h('th', { scope: 'col' }, 'Latest evidence'),
                 h('th', { scope: 'col' }, h('span', { class: 'sr-only' }, 'Evidence')),
               ),
