@@ -809,6 +809,31 @@ describeWithBrowser('the web app when things go wrong', () => {
     expect(await page.getByText('The server returned no data').count()).toBe(0);
   });
 
+  it('says the key was forgotten, not refused, when another tab forgot it', async () => {
+    await open(`/companies/${hub.vid}`);
+    const suppliers = page.getByRole('region', { name: /Suppliers/ });
+    await suppliers.getByRole('row').nth(1).waitFor();
+    // What "Forget API key" in another tab of the site leaves in this one's storage.
+    await page.evaluate("localStorage.removeItem('tiergraph.apiKey')");
+    await suppliers
+      .getByRole('button', { name: /^Evidence: / })
+      .first()
+      .click();
+    const alert = page.getByRole('alert').filter({ hasText: 'forgotten' });
+    await alert.waitFor();
+    expect(await alert.textContent()).toBe(
+      'The API key was forgotten in this browser (in another tab, perhaps). Enter it again to go on.',
+    );
+    // And the page comes back once it is entered.
+    await page.getByLabel('API key').fill(TEST_KEY);
+    await page.getByRole('button', { name: 'Save key' }).click();
+    await page
+      .getByRole('region', { name: /Suppliers/ })
+      .getByRole('row')
+      .nth(1)
+      .waitFor();
+  });
+
   it('asks for another key when one part of a page finds the stored key revoked', async () => {
     await open(`/companies/${hub.vid}`);
     const suppliers = page.getByRole('region', { name: /Suppliers/ });

@@ -31,10 +31,19 @@ function keyForm(message?: string): HTMLElement {
 
 /** The stored key was refused (by any request of the page): forgotten, and another asked for. */
 function askForAnotherKey(e: KeyRefused): void {
+  // No key to refuse: it was forgotten since the page was drawn, in this tab or another of this site.
+  const forgotten = storedKey() === null;
   forgetKey();
   forget.hidden = true;
   document.title = 'API key · tiergraph';
-  replace(main, keyForm(`The server refused the stored key (${e.message}). Enter another one.`));
+  replace(
+    main,
+    keyForm(
+      forgotten
+        ? 'The API key was forgotten in this browser (in another tab, perhaps). Enter it again to go on.'
+        : `The server refused the stored key (${e.message}). Enter another one.`,
+    ),
+  );
   main.querySelector('input')?.focus();
 }
 whenKeyRefused(askForAnotherKey);
