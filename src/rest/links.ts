@@ -1,4 +1,5 @@
 import type { Request } from 'express';
+import { badRequest } from '../domain/errors';
 import type { RestDeps } from './rest-deps';
 
 /**
@@ -6,8 +7,17 @@ import type { RestDeps } from './rest-deps';
  * TRUST_PROXY's proxies): what links name when no public URL is set.
  */
 export function requestOrigin(req: Request): string {
-  return `${req.protocol}://${req.get('host') ?? 'localhost'}`;
+  const host = req.get('host') ?? 'localhost';
+  // A link names only a host: a Host header that is none (`a/b?c`) would send the client elsewhere.
+  if (!HOST.test(host))
+    throw badRequest([
+      { field: 'header.Host', reason: 'must be a host name or address, with an optional port' },
+    ]);
+  return `${req.protocol}://${host}`;
 }
+
+/** A host name, an IPv4 or a bracketed IPv6 address, and an optional port. */
+const HOST = /^(?:\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9._~-]+)(?::\d{1,5})?$/;
 
 /**
  * Absolute `next` and `previous` links of a paged response: the request's own

@@ -1,3 +1,4 @@
+import { rawRequest } from '../support/raw-http';
 import { startTestServer, TEST_KEY } from '../support/server';
 import type { TestServer } from '../support/server';
 
@@ -55,6 +56,34 @@ describe('download links without PUBLIC_URL', () => {
     ).json()) as { data: { job: { output: { result: string } } } };
     const files = JSON.parse(viaGraphql.data.job.output.result) as Record<string, string>;
     expect(new URL(files.tierview_file!).origin).toBe(`http://localhost:${t.running.port}`);
+  });
+});
+
+describe('links without PUBLIC_URL, to a Host header that names no host', () => {
+  let t: TestServer;
+  beforeAll(async () => {
+    t = await startTestServer();
+  });
+  afterAll(async () => {
+    await t.stop();
+  });
+
+  it('are not made: the request is refused', async () => {
+    const url = `${t.base}/v1/companies/?limit=1`;
+    const ok = await rawRequest(url, {
+      'X-SERVICE-KEY': TEST_KEY,
+      host: `Other-Host.example:${t.running.port}`,
+    });
+    expect(ok.status).toBe(200);
+    expect((JSON.parse(ok.body.toString()) as { next: string }).next).toMatch(
+      /^http:\/\/Other-Host\.example:\d+\//,
+    );
+    for (const host of ['a/b?c', 'evil.example/path', 'x@y', 'a b']) {
+      const res = await rawRequest(url, { 'X-SERVICE-KEY': TEST_KEY, host });
+      expect(`${host} ${res.status}`).toBe(`${host} 400`);
+      const problem = JSON.parse(res.body.toString()) as { errors: { field: string }[] };
+      expect(problem.errors[0]!.field).toBe('header.Host');
+    }
   });
 });
 
