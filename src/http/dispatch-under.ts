@@ -1,4 +1,5 @@
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
+import { badRequest } from '../domain/errors';
 import type { RouteTable } from '../rest/route-table';
 import { sendMethodNotAllowed } from './method-not-allowed';
 import { sendNoRoute } from './problem';
@@ -64,10 +65,36 @@ function answer(req: Request, res: Response, table: RouteTable, fail: (err: unkn
   const q = req.url.indexOf('?');
   const found = table.find(req.method, q < 0 ? req.url : req.url.slice(0, q));
   if (found.handler) {
+    // Parsed leniently by express (`%E0%A4%A` becomes U+FFFD and `%A`): refused as a path is.
+    const wrong = q < 0 ? null : misencodedParameter(req.url.slice(q + 1));
+    if (wrong !== null) {
+      fail(badRequest([{ field: `query.${wrong}`, reason: 'not valid percent-encoding' }]));
+      return;
+    }
     req.params = found.params;
     settle(found.handler(req as unknown as Request<Record<string, string>>, res), fail);
     return;
   }
   if (found.allowed.length === 0) sendNoRoute(res, req);
   else sendMethodNotAllowed(res, req, found.allowed);
+}
+
+/** The name of the first query parameter whose name or value is not valid percent-encoded UTF-8, or null. */
+export function misencodedParameter(query: string): string | null {
+  if (!query.includes('%')) return null;
+  for (const pair of query.split('&')) {
+    if (!pair.includes('%')) continue;
+    const eq = pair.indexOf('=');
+    const name = eq < 0 ? pair : pair.slice(0, eq);
+    try {
+      decodeURIComponent(pair.replace(/\+/g, ' '));
+    } catch {
+      try {
+        return decodeURIComponent(name.replace(/\+/g, ' '));
+      } catch {
+        return name;
+      }
+    }
+  }
+  return null;
 }

@@ -602,6 +602,24 @@ describe('errors', () => {
     }
   });
 
+  it('refuses a query parameter that is not valid percent-encoding, as it refuses such a path', async () => {
+    for (const [query, field] of [
+      ['name=%E0%A4%A', 'query.name'],
+      ['name=%E0%A4', 'query.name'],
+      ['limit=5&name=a%zz', 'query.name'],
+      ['na%FFme=x', 'query.na%FFme'],
+    ]) {
+      const res = await t.get(`/v1/companies/?${query}`);
+      expect([query, res.status]).toEqual([query, 400]);
+      const problem = (await res.json()) as { errors: { field: string; reason: string }[] };
+      expect(problem.errors).toEqual([{ field, reason: 'not valid percent-encoding' }]);
+    }
+    // Valid escapes and a + for a space are read as before.
+    const ok = await t.get('/v1/companies/?name=%42oeing+Co&limit=%31');
+    expect(ok.status).toBe(200);
+    expect(((await ok.json()) as { results: { vid: string }[] }).results[0]!.vid).toBe('boeing');
+  });
+
   it('carries a request id on every response', async () => {
     const res = await t.get('/v1/companies/nope/');
     const body = (await res.json()) as { request_id: string };
