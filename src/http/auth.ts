@@ -22,6 +22,7 @@ export function requireApiKey(
 ): RequestHandler {
   const name = header.toLowerCase();
   const failurePolicy = `"${failures.max}-failures-in-${durationName(failures.windowS)}"`;
+  const challenge = `ApiKey header="${header}"`;
   // Synchronous while nothing is wrong: the failure counters answer at once unless they are shared.
   const decide = (
     req: Request,
@@ -49,10 +50,11 @@ export function requireApiKey(
       next();
       return;
     }
-    return refuse(req, next, result.reason);
+    return refuse(req, res, next, result.reason);
   };
   const refuse = async (
     req: Request,
+    res: Response,
     next: NextFunction,
     reason: Extract<KeyCheck, { ok: false }>['reason'],
   ) => {
@@ -61,6 +63,8 @@ export function requireApiKey(
     // counted, they would lock whole offices behind one address out.
     if (reason !== 'missing') await failures.recordFailure(req);
     if (reason === 'missing') {
+      // A 401 names the way to authenticate (RFC 9110, 11.6.1): here, a key in this header.
+      res.setHeader('WWW-Authenticate', challenge);
       next(new AppError('UNAUTHENTICATED', `Send an API key in the ${header} header.`));
     } else {
       next(

@@ -31,8 +31,11 @@ describe('authentication', () => {
   it('answers 401 without a key and 403 with an unknown key', async () => {
     const missing = await fetch(`${t.base}/v1/companies/`);
     expect((await problem(missing, 401)).code).toBe('UNAUTHENTICATED');
+    // A 401 says how to authenticate (RFC 9110): a key in the service's header.
+    expect(missing.headers.get('www-authenticate')).toBe('ApiKey header="X-SERVICE-KEY"');
     const unknown = await t.get('/v1/companies/', { 'X-SERVICE-KEY': 'not-a-key-not-a-key' });
     expect((await problem(unknown, 403)).code).toBe('FORBIDDEN');
+    expect(unknown.headers.get('www-authenticate')).toBeNull();
   });
 
   it('protects GraphQL too', async () => {
@@ -42,6 +45,7 @@ describe('authentication', () => {
       body: JSON.stringify({ query: '{ edge(edge_id: "e1") { edge_id } }' }),
     });
     await problem(res, 401);
+    expect(res.headers.get('www-authenticate')).toBe('ApiKey header="X-SERVICE-KEY"');
   });
 
   it('says on /readyz where each thing the server derives from the graph stands', async () => {
