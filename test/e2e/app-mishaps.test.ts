@@ -634,6 +634,45 @@ describeWithBrowser('the web app when things go wrong', () => {
     expect(((await started.json()) as { run_id: number }).run_id).not.toBe(first.runId);
   });
 
+  it("says until when a finished run's links work, from the links themselves", async () => {
+    // Its own clock and language, so that the time it shows is known.
+    const utc = await browser.newContext({
+      locale: 'en-GB',
+      timezoneId: 'UTC',
+      viewport: { width: 1280, height: 900 },
+    });
+    try {
+      await utc.addInitScript(`localStorage.setItem('tiergraph.apiKey', ${JSON.stringify(TEST_KEY)})`);
+      const tab = await utc.newPage();
+      tab.setDefaultTimeout(15_000);
+      // Cloud Storage's signed links: signed at 14:00 on 2 January 2030, for an hour.
+      const gcs =
+        'https://storage.googleapis.com/b/runs/88/tierview.csv?X-Goog-Algorithm=GOOG4-RSA-SHA256&X-Goog-Date=20300102T140000Z&X-Goog-Expires=3600&X-Goog-Signature=ab';
+      await tab.route('**/v1/tierviewjob/', (route) =>
+        route.fulfill({ status: 200, contentType: 'application/json', body: '{"run_id":88}' }),
+      );
+      await tab.route('**/v1/jobs/88/', (route) =>
+        route.fulfill({
+          status: 200,
+          contentType: 'application/json',
+          body: JSON.stringify({
+            run_id: '88',
+            state: { life_cycle_state: 'TERMINATED', result_state: 'SUCCESS', state_message: '' },
+            output: { result: JSON.stringify({ tierview_file: gcs }), truncated: false },
+          }),
+        }),
+      );
+      await tab.goto(`${base}/companies/${hub.vid}`);
+      const panel = tab.getByRole('region', { name: 'Export tier view' });
+      await panel.getByRole('button', { name: 'Start export' }).click();
+      await panel
+        .getByText('Run 88 finished. The links work until 2 Jan, 15:00; download before then:')
+        .waitFor();
+    } finally {
+      await utc.close();
+    }
+  });
+
   it('finds an export again after the analyst went elsewhere, with the options it was started with', async () => {
     await open(`/companies/${hub.vid}`);
     const panel = page.getByRole('region', { name: 'Export tier view' });
@@ -644,6 +683,10 @@ describeWithBrowser('the web app when things go wrong', () => {
       .getByRole('link', { name: /^Download / })
       .first()
       .waitFor({ timeout: 30_000 });
+    // This server's own links say when they expire too.
+    expect(await panel.textContent()).toMatch(
+      /The links work until [^;]*\d{2}:\d{2}[^;]*; download before then:/,
+    );
     await page.getByRole('link', { name: 'Search' }).click();
     await page.getByRole('searchbox', { name: 'Search companies' }).waitFor();
     await page.goBack();

@@ -35,6 +35,35 @@ function newIdempotencyKey(): string {
   return Array.from(bytes, (b) => b.toString(16).padStart(2, '0')).join('');
 }
 
+/**
+ * When a run's links stop working, as they say it: `expires` (seconds since 1970) on this server's
+ * own links, X-Goog-Date and X-Goog-Expires on Cloud Storage's. Null when a link says neither.
+ */
+function expiryOf(href: string): Date | null {
+  const p = new URL(href, location.href).searchParams;
+  const at = Number(p.get('expires') ?? NaN);
+  if (Number.isFinite(at) && at > 0) return new Date(at * 1000);
+  const signed = /^(\d{4})(\d{2})(\d{2})T(\d{2})(\d{2})(\d{2})Z$/.exec(p.get('X-Goog-Date') ?? '');
+  const lasts = Number(p.get('X-Goog-Expires') ?? NaN);
+  if (!signed || !Number.isFinite(lasts)) return null;
+  const [y = 0, mo = 1, d = 1, h = 0, mi = 0, sec = 0] = signed.slice(1).map(Number);
+  return new Date(Date.UTC(y, mo - 1, d, h, mi, sec) + lasts * 1000);
+}
+
+/** The line above a run's downloads: until when its links work (the first to expire), where they say. */
+function expiryLine(hrefs: string[]): string {
+  const times = hrefs.map(expiryOf).filter((d): d is Date => d !== null);
+  if (times.length === 0) return 'Links expire; download now:';
+  const first = new Date(Math.min(...times.map((d) => d.getTime())));
+  const sameDay = first.toDateString() === new Date().toDateString();
+  const when = first.toLocaleString(undefined, {
+    ...(sameDay ? {} : { month: 'short', day: 'numeric' }),
+    hour: '2-digit',
+    minute: '2-digit',
+  });
+  return `The links work until ${when}; download before then:`;
+}
+
 /** Where this tab keeps the last run started for a company, so that its panel finds it again. */
 const lastRunKey = (vid: string) => `tiergraph.export.${vid}`;
 
@@ -195,7 +224,7 @@ export function exportPanel(vid: string, name: string): HTMLElement {
         h(
           'p',
           {},
-          `Run ${runId} finished${job.output?.truncated ? ' (truncated at the row limit)' : ''}. Links expire; download now:`,
+          `Run ${runId} finished${job.output?.truncated ? ' (truncated at the row limit)' : ''}. ${expiryLine(Object.values(files))}`,
         ),
         h(
           'ul',
