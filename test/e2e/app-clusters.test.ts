@@ -115,5 +115,18 @@ describeWithBrowser('the web app: lists of a whole cluster', () => {
       .nth(1)
       .waitFor();
     expect(await page.getByLabel('Whole cluster').count()).toBe(0);
+    // Its cluster is itself: said once, without a list of one member.
+    await page.getByText('This company is not part of a larger cluster.').waitFor();
+    expect(await page.getByRole('list', { name: 'Cluster members' }).count()).toBe(0);
+  });
+
+  it("lists a subsidiary's cluster members, itself among them, under its parent's name", async () => {
+    await page.goto(`${base}/companies/acme-gmbh`);
+    const members = page.getByRole('list', { name: 'Cluster members' });
+    await members.getByRole('listitem').nth(2).waitFor();
+    expect(await members.getByRole('listitem').count()).toBe(3);
+    expect(
+      await page.getByRole('link', { name: 'Acme Aerospace Holdings', exact: true }).count(),
+    ).toBeGreaterThan(0);
   });
 });

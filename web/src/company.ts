@@ -505,6 +505,10 @@ function refocus(body: HTMLElement, label: string): void {
 
 /** The company's cluster: its parent and its members, a page at a time. */
 function clusterPanel(c: Profile): HTMLElement {
+  const parent = c.cluster_parent;
+  // Alone in its cluster: the sentence says all, a list of its one member would only repeat it.
+  if (!c.is_cluster_parent && parent.vid === c.vid)
+    return h('div', {}, h('p', {}, 'This company is not part of a larger cluster.'));
   const list = h('ul', { class: 'plain', 'aria-label': 'Cluster members' });
   const more = h('button', { type: 'button', class: 'small', hidden: true }, 'More members');
   let offset = 0;
@@ -537,7 +541,6 @@ function clusterPanel(c: Profile): HTMLElement {
   const failed = (e: Error) => list.append(h('li', { role: 'alert' }, e.message));
   more.addEventListener('click', () => void load().catch(failed));
   void load().catch(failed);
-  const parent = c.cluster_parent;
   return h(
     'div',
     {},
@@ -546,9 +549,7 @@ function clusterPanel(c: Profile): HTMLElement {
       {},
       c.is_cluster_parent
         ? 'This company is the parent of its cluster.'
-        : parent.vid === c.vid
-          ? 'This company is not part of a larger cluster.'
-          : ['Parent: ', h('a', { href: `/companies/${encodeURIComponent(parent.vid)}` }, parent.name)],
+        : ['Parent: ', h('a', { href: `/companies/${encodeURIComponent(parent.vid)}` }, parent.name)],
     ),
     list,
     more,
