@@ -829,6 +829,39 @@ describeWithBrowser('the web app when things go wrong', () => {
     expect((await page.locator('main').boundingBox())!.width).toBeLessThan(1300);
   });
 
+  it('scrolls the page with the wheel over the map, and zooms the map with Ctrl and the wheel', async () => {
+    await page.setViewportSize({ width: 1280, height: 500 });
+    await open(`/companies/${hub.vid}/map`);
+    const figure = page.getByRole('figure', { name: 'Tier map' });
+    await figure.and(page.locator('[data-nodes]')).waitFor();
+    const overMap = async () => {
+      const box = (await figure.boundingBox())!;
+      const top = Math.max(box.y, 0);
+      const bottom = Math.min(box.y + box.height, 500);
+      expect(bottom - top).toBeGreaterThan(40);
+      await page.mouse.move(box.x + box.width / 2, (top + bottom) / 2);
+    };
+    await overMap();
+    const before = await page.evaluate<number>('window.scrollY');
+    await page.mouse.wheel(0, 200);
+    await page.waitForFunction(`window.scrollY > ${before}`);
+    // With Ctrl the map takes the wheel, and the page stays where it is (once the scroll has settled).
+    let at = -1;
+    for (let now = 0; now !== at; await page.waitForTimeout(250)) {
+      at = now;
+      now = await page.evaluate<number>('window.scrollY');
+    }
+    await overMap();
+    await page.keyboard.down('Control');
+    await page.mouse.wheel(0, 200);
+    await page.keyboard.up('Control');
+    await page.waitForTimeout(300);
+    expect(await page.evaluate('window.scrollY')).toBe(at);
+    expect(await page.getByRole('complementary', { name: 'Selected company' }).textContent()).toContain(
+      'Ctrl and the wheel zoom',
+    );
+  });
+
   it('keeps a tier map whose address has an impossible date, without the date', async () => {
     await open(`/companies/${hub.vid}/map?date=2020-13-45`);
     await page.getByRole('figure', { name: 'Tier map' }).waitFor();

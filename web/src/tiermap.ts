@@ -150,6 +150,15 @@ export async function tierMapView(main: HTMLElement, vid: string, url: URL): Pro
     },
     canvas,
   );
+  // The wheel scrolls the page over the map as elsewhere; with Ctrl (or ⌘), as a trackpad's pinch
+  // sends it, it zooms the map. Stopped on its way down, before the map's own handler sees it.
+  figure.addEventListener(
+    'wheel',
+    (e) => {
+      if (!e.ctrlKey && !e.metaKey) e.stopPropagation();
+    },
+    { capture: true },
+  );
   const tip = h('div', { class: 'tip', role: 'tooltip', hidden: true });
   const details = h(
     'aside',
@@ -157,7 +166,9 @@ export async function tierMapView(main: HTMLElement, vid: string, url: URL): Pro
     h(
       'p',
       { class: 'muted' },
-      'Hover over a company or relationship for its name and evidence date; click a company for its details.',
+      matchMedia('(hover: none)').matches
+        ? 'Tap a company for its details. Pinch to zoom.'
+        : 'Hover over a company or relationship for its name and evidence date; click a company for its details. Ctrl and the wheel zoom.',
     ),
   );
   const listing = h('details', { class: 'card' });
