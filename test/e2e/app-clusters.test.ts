@@ -72,6 +72,30 @@ describeWithBrowser('the web app: lists of a whole cluster', () => {
     ).toBe(1);
     // The pager does not claim the company's own count.
     expect(await suppliers.getByRole('navigation').textContent()).not.toContain(' of ');
+    // The evidence of a relationship between clusters names the two companies each edge joins.
+    const edges = (
+      (await (await server.get('/v1/companies/acme-hold/cluster_suppliers/')).json()) as {
+        results: { relationship: { edge_ids: string[] } }[];
+      }
+    ).results[0]!.relationship.edge_ids;
+    await suppliers
+      .getByRole('button', {
+        name: `Evidence: ${clustered[0]}'s cluster supplies Acme Aerospace Holdings's cluster`,
+      })
+      .click();
+    const evidence = page.getByRole('region', { name: 'Evidence' });
+    for (const id of edges) {
+      const edge = (await (await server.get(`/v1/edges/${id}/`)).json()) as {
+        supplier_id: string;
+        customer_id: string;
+      };
+      const name = async (vid: string) =>
+        ((await (await server.get(`/v1/companies/${vid}/`)).json()) as { name: string }).name;
+      await evidence
+        .getByText(`${await name(edge.supplier_id)} → ${await name(edge.customer_id)} · Edge ${id}`)
+        .waitFor();
+    }
+    await evidence.getByRole('button', { name: 'Close' }).click();
 
     // Kept in the page's history entry, as the page and the filters are: a reload comes back to it,
     // while the other list keeps its own scope.

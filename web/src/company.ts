@@ -83,6 +83,10 @@ const list = (
 
 interface EdgeDetail {
   edge_id: string;
+  supplier_id: string;
+  customer_id: string;
+  supplier: { name: string } | null;
+  customer: { name: string } | null;
   status_code: number | null;
   confidence_score: number;
   latest_edge_date: string | null;
@@ -98,7 +102,8 @@ interface EdgeDetail {
 
 const EDGE = `query Edge($id: ID!) {
   edge(edge_id: $id) {
-    edge_id status_code confidence_score latest_edge_date hs_codes
+    edge_id supplier_id customer_id status_code confidence_score latest_edge_date hs_codes
+    supplier { name } customer { name }
     evidences { id date type url domain }
   }
 }`;
@@ -400,6 +405,7 @@ function relationships(c: Profile, side: 'suppliers' | 'customers', evidence: HT
                             cu,
                             r.relationship.edge_ids,
                             e.currentTarget as HTMLElement,
+                            applied.cluster,
                           ),
                       },
                       'Evidence',
@@ -584,6 +590,8 @@ async function showEvidence(
   edgeIds: string[],
   /** The button that opened the panel: focus goes back to it when the panel closes. */
   opener?: HTMLElement,
+  /** Between two clusters: each edge then names the two member companies it joins. */
+  clusters = false,
 ): Promise<void> {
   const close = () => {
     panel.hidden = true;
@@ -637,6 +645,10 @@ async function showEvidence(
         h(
           'p',
           { class: 'muted' },
+          clusters
+            ? h('strong', {}, `${e.supplier?.name ?? e.supplier_id} → ${e.customer?.name ?? e.customer_id}`)
+            : null,
+          clusters ? ' · ' : null,
           `Edge ${e.edge_id} · confidence ${pct(e.confidence_score)} · latest ${day(e.latest_edge_date)}`,
           e.status_code !== null ? ` · ${statusOf(e.status_code)}` : '',
           e.hs_codes.length > 0 ? ` · HS ${e.hs_codes.join(', ')}` : '',
