@@ -414,6 +414,24 @@ describeWithBrowser('the web app when things go wrong', () => {
     const heading = page.getByRole('heading', { level: 1 });
     await heading.waitFor();
     expect((await heading.boundingBox())!.width).toBeGreaterThan(300);
+    // Where a form wraps, each label stays on the line of its field.
+    const apart = `[...document.querySelectorAll('.filters label[for]')]
+      .filter((l) => l.offsetParent !== null)
+      .filter((l) => {
+        const a = l.getBoundingClientRect();
+        const b = document.getElementById(l.htmlFor).getBoundingClientRect();
+        return Math.abs(a.top + a.bottom - b.top - b.bottom) / 2 > Math.max(a.height, b.height) / 2;
+      })
+      .map((l) => l.textContent)`;
+    await page.locator('.map-filters').waitFor();
+    expect(await page.evaluate(apart)).toEqual([]);
+    await page.goto(`${base}/companies/${hub.vid}`);
+    await page
+      .getByRole('region', { name: /Suppliers/ })
+      .getByRole('row')
+      .nth(1)
+      .waitFor();
+    expect(await page.evaluate(apart)).toEqual([]);
   });
 
   it("keeps the tier map's tip on a phone's screen, for the company nearest its right edge too", async () => {

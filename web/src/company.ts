@@ -1,5 +1,16 @@
 import { gql } from './api';
-import { confidenceInput, confidenceOf, day, h, isDay, pct, percentOf, replace, setTitle } from './dom';
+import {
+  confidenceInput,
+  confidenceOf,
+  day,
+  field,
+  h,
+  isDay,
+  pct,
+  percentOf,
+  replace,
+  setTitle,
+} from './dom';
 import { exportPanel } from './export';
 
 interface Profile {
@@ -482,13 +493,10 @@ function relationships(c: Profile, side: 'suppliers' | 'customers', evidence: HT
     },
     // Like the page size, the scope applies at once (with the filters as last applied).
     clustered ? h('label', { class: 'check' }, wholeCluster, ' Whole cluster') : null,
-    h('label', { for: minC.id }, 'Min. confidence (%)'),
-    minC,
-    h('label', { for: since.id }, 'Evidence after'),
-    since,
+    field(h('label', { for: minC.id }, 'Min. confidence (%)'), minC),
+    field(h('label', { for: since.id }, 'Evidence after'), since),
     h('button', { type: 'submit', class: 'small' }, 'Filter'),
-    h('label', { for: sizes.id }, 'Per page'),
-    sizes,
+    field(h('label', { for: sizes.id }, 'Per page'), sizes),
   );
   sayFiltered();
   go(offset);

@@ -1,5 +1,5 @@
 import { ApiError, gql, rest } from './api';
-import { h, isDay, replace } from './dom';
+import { field, h, isDay, replace } from './dom';
 
 interface Job {
   run_id: string;
@@ -291,14 +291,11 @@ export function exportPanel(vid: string, name: string): HTMLElement {
           .finally(() => (start.disabled = false));
       },
     },
-    h('label', { for: direction.id }, 'Direction'),
-    direction,
-    h('label', { for: tiers.id }, 'Tiers'),
-    tiers,
+    field(h('label', { for: direction.id }, 'Direction'), direction),
+    field(h('label', { for: tiers.id }, 'Tiers'), tiers),
     // An export walks relationships with evidence on or after the day, where lists and the map keep
     // those with evidence after it (the interface defines the two so): the labels say which.
-    h('label', { for: since.id }, 'Evidence on or after'),
-    since,
+    field(h('label', { for: since.id }, 'Evidence on or after'), since),
     h('label', { class: 'check' }, multiple, ' Three files'),
     h('label', { class: 'check' }, excel, ' For Excel'),
     start,

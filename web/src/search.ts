@@ -1,5 +1,5 @@
 import { ApiError, gql, KeyRefused, rest } from './api';
-import { h, replace, setTitle } from './dom';
+import { field, h, replace, setTitle } from './dom';
 import { navigate } from './router';
 
 interface Suggestion {
@@ -246,8 +246,7 @@ export async function searchView(main: HTMLElement, url: URL): Promise<void> {
     h(
       'div',
       { class: 'filters' },
-      h('label', { for: 'country' }, 'Country'),
-      countryBox,
+      field(h('label', { for: 'country' }, 'Country'), countryBox),
       h('label', { class: 'check' }, subsBox, ' Include subsidiaries'),
     ),
   );

@@ -1,7 +1,7 @@
 import cytoscape from 'cytoscape';
 import type { Core, ElementDefinition, EventObject, SingularElementReturnValue } from 'cytoscape';
 import { gql } from './api';
-import { confidenceInput, confidenceOf, day, h, isDay, pct, replace, setTitle } from './dom';
+import { confidenceInput, confidenceOf, day, field, h, isDay, pct, replace, setTitle } from './dom';
 import { navigate } from './router';
 
 /** The most companies a map draws (the largest choice of "Companies at most"). */
@@ -199,18 +199,12 @@ export async function tierMapView(main: HTMLElement, vid: string, url: URL): Pro
         );
       },
     },
-    h('label', { for: direction.id }, 'Direction'),
-    direction,
-    h('label', { for: tiers.id }, 'Tiers'),
-    tiers,
-    h('label', { for: minC.id }, 'Min. confidence (%)'),
-    minC,
-    h('label', { for: since.id }, 'Evidence after'),
-    since,
-    h('label', { for: per.id }, 'Strongest per company'),
-    per,
-    h('label', { for: max.id }, 'Companies at most'),
-    max,
+    field(h('label', { for: direction.id }, 'Direction'), direction),
+    field(h('label', { for: tiers.id }, 'Tiers'), tiers),
+    field(h('label', { for: minC.id }, 'Min. confidence (%)'), minC),
+    field(h('label', { for: since.id }, 'Evidence after'), since),
+    field(h('label', { for: per.id }, 'Strongest per company'), per),
+    field(h('label', { for: max.id }, 'Companies at most'), max),
     h('button', { type: 'submit', id: 'map-apply' }, 'Apply'),
   );
   const legend = h(
