@@ -1085,6 +1085,9 @@ describeWithBrowser('the web app when things go wrong', () => {
     // Five companies are named Precision, one of them German.
     expect(await shown.allTextContents()).toEqual(['Bianchi Precision Components · Germany']);
     expect(suggestRoute).toEqual([]);
+    // The whole row leads to the company, the country as well as the name.
+    await shown.first().getByText(' · Germany').click();
+    await page.getByRole('heading', { level: 1, name: 'Bianchi Precision Components' }).waitFor();
     // A country typed after the name puts away the suggestions made without it.
     await open('/');
     const box = page.getByRole('searchbox', { name: 'Search companies' });

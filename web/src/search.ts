@@ -163,8 +163,13 @@ export async function searchView(main: HTMLElement, url: URL): Promise<void> {
               h(
                 'li',
                 {},
-                h('a', { href: `/companies/${encodeURIComponent(s.vid)}` }, s.name),
-                s.country ? h('span', { class: 'muted' }, ` · ${s.country}`) : null,
+                // The whole row leads to the company, its country too.
+                h(
+                  'a',
+                  { href: `/companies/${encodeURIComponent(s.vid)}` },
+                  s.name,
+                  s.country ? h('span', { class: 'muted' }, ` · ${s.country}`) : null,
+                ),
               ),
             ),
           );
