@@ -716,6 +716,15 @@ describeWithBrowser('the web app when things go wrong', () => {
     expect(await panel.getByLabel('Tiers').inputValue()).toBe('1');
     expect(await panel.getByLabel('Three files').isChecked()).toBe(true);
     expect(await panel.getByRole('link', { name: /^Download / }).count()).toBe(3);
+    // Options changed since: the files are said to be of the run's own options, until they are back.
+    const note = panel.getByText(/^The files below are of run \d+, started with other options/);
+    expect(await note.isVisible()).toBe(false);
+    await panel.getByLabel('Tiers').selectOption('2');
+    await note.waitFor();
+    await panel.getByLabel('Tiers').selectOption('1');
+    await note.waitFor({ state: 'hidden' });
+    await panel.getByLabel('Three files').uncheck();
+    await note.waitFor();
   });
 
   it('refuses a wrong key in the explorer without keeping it', async () => {

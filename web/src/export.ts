@@ -136,6 +136,26 @@ export function exportPanel(vid: string, name: string): HTMLElement {
   const status = h('div', { role: 'status', class: 'job' });
   const start = h('button', { type: 'submit' }, 'Start export');
 
+  // The options of the run whose files are shown (null: none shown, or not known), and a line that
+  // says so when the options above have been changed since: the files are not of those.
+  let filesOf: (Omit<KeptRun, 'run_id'> & { run_id: string }) | null = null;
+  const optionsNow = () => ({
+    direction: direction.value,
+    tiers: tiers.value,
+    since: since.value,
+    multiple: multiple.checked,
+    excel: excel.checked,
+  });
+  const otherOptions = h('p', { class: 'muted small', hidden: true });
+  const sayOtherOptions = () => {
+    const now = optionsNow();
+    const changed =
+      filesOf !== null && (Object.keys(now) as (keyof typeof now)[]).some((k) => now[k] !== filesOf![k]);
+    otherOptions.hidden = !changed;
+    otherOptions.textContent = changed
+      ? `The files below are of run ${filesOf!.run_id}, started with other options; Start export for the ones chosen.`
+      : '';
+  };
   // The run this panel follows: starting another stops following the one before.
   let following = 0;
   const follow = async (runId: string) => {
@@ -219,6 +239,9 @@ export function exportPanel(vid: string, name: string): HTMLElement {
         return;
       }
       const files = JSON.parse(job.output?.result ?? '{}') as Record<string, string>;
+      const started = keptRunOf(sessionStorage.getItem(lastRunKey(vid)) ?? '');
+      filesOf = started?.run_id === runId ? started : null;
+      sayOtherOptions();
       replace(
         status,
         h(
@@ -257,6 +280,8 @@ export function exportPanel(vid: string, name: string): HTMLElement {
       onsubmit: (e: Event) => {
         e.preventDefault();
         start.disabled = true;
+        filesOf = null;
+        sayOtherOptions();
         replace(status, h('p', {}, 'Starting…'));
         const body = {
           root_nodes: vid,
@@ -300,6 +325,8 @@ export function exportPanel(vid: string, name: string): HTMLElement {
     h('label', { class: 'check' }, excel, ' For Excel'),
     start,
   );
+  form.addEventListener('input', sayOtherOptions);
+  form.addEventListener('change', sayOtherOptions);
   if (kept) {
     // The options of the run shown, not the defaults: what its files hold.
     direction.value = kept.direction;
@@ -328,6 +355,7 @@ export function exportPanel(vid: string, name: string): HTMLElement {
       `Every supplier or customer of ${name}, tier by tier, as CSV. Large networks take a while; this page follows the run.`,
     ),
     form,
+    otherOptions,
     status,
   );
 }
