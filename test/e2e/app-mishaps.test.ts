@@ -984,6 +984,41 @@ describeWithBrowser('the web app when things go wrong', () => {
     expect(await page.evaluate('document.activeElement.textContent')).toBe(count > 20 ? 'Next' : 'Previous');
   });
 
+  it("keeps a list's page and filters in the address, so that a copied link opens the list as shown", async () => {
+    const { vid } = await bigSupplier();
+    await open(`/companies/${vid}`);
+    const names = (p: Page) =>
+      p
+        .getByRole('region', { name: /Customers/ })
+        .locator('tbody tr td:first-child a')
+        .allTextContents();
+    const customers = page.getByRole('region', { name: /Customers/ });
+    await customers.getByRole('button', { name: 'Next' }).waitFor();
+    // The first page unfiltered adds nothing to the address.
+    expect(new URL(page.url()).search).toBe('');
+    await customers.getByLabel('Min. confidence (%)').fill('1');
+    await customers.getByRole('button', { name: 'Filter' }).click();
+    await page.waitForURL(/customers_c=0\.01/);
+    await customers.getByRole('button', { name: 'Next' }).click();
+    await page.waitForURL(/customers_offset=10/);
+    await customers.getByText(/^11–/).waitFor();
+    const shown = await names(page);
+    expect(shown.length).toBeGreaterThan(0);
+
+    // Another tab, with no history of its own: the same page, the same filter.
+    const other = await context.newPage();
+    await other.goto(page.url());
+    const there = other.getByRole('region', { name: /Customers/ });
+    await there.getByText(/^11–/).waitFor();
+    expect(await names(other)).toEqual(shown);
+    expect(await there.getByLabel('Min. confidence (%)').inputValue()).toBe('1');
+    // Back to the first page unfiltered: the address drops what it no longer needs.
+    await there.getByLabel('Min. confidence (%)').fill('0');
+    await there.getByRole('button', { name: 'Filter' }).click();
+    await other.waitForURL((u) => u.search === '');
+    await other.close();
+  });
+
   it('comes back to the list page and the place it was left at, after Back and after a reload', async () => {
     const { vid, count_customers: count } = await bigSupplier();
     await open(`/companies/${vid}`);

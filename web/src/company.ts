@@ -255,25 +255,53 @@ interface ListState {
   cluster: boolean;
 }
 
-/** A list's page and filters as kept in the current history entry's state, or the first page unfiltered. */
+/**
+ * A list's page and filters as kept in the current history entry's state, else as the address gives
+ * them (a link shared or bookmarked: `?suppliers_offset=20&suppliers_c=0.5`), else the first page
+ * unfiltered.
+ */
 function keptList(side: string): ListState {
-  const s = (history.state as { lists?: Record<string, Partial<ListState>> } | null)?.lists?.[side];
-  const offset = Number(s?.offset);
-  const size = Number(s?.size);
-  const c = Number(s?.c);
+  const kept = (history.state as { lists?: Record<string, Partial<ListState>> } | null)?.lists?.[side];
+  const q = new URLSearchParams(location.search);
+  const s: Partial<Record<keyof ListState, unknown>> = kept ?? {
+    offset: q.get(`${side}_offset`),
+    size: q.get(`${side}_size`),
+    c: q.get(`${side}_c`),
+    date: q.get(`${side}_date`),
+    cluster: q.get(`${side}_cluster`) === '1',
+  };
+  const offset = Number(s.offset ?? 0);
+  const size = Number(s.size ?? PAGE_SIZES[0]);
+  const c = Number(s.c ?? 0);
   return {
     offset: Number.isInteger(offset) && offset >= 0 ? offset : 0,
     size: PAGE_SIZES.includes(size) ? size : PAGE_SIZES[0]!,
     c: Number.isFinite(c) && c >= 0 && c <= 1 ? c : 0,
-    date: typeof s?.date === 'string' && isDay(s.date) ? s.date : null,
-    cluster: s?.cluster === true,
+    date: typeof s.date === 'string' && isDay(s.date) ? s.date : null,
+    cluster: s.cluster === true,
   };
 }
 
-/** Keeps a list's page and filters in the current history entry's state (the router's key stays). */
+/**
+ * Keeps a list's page and filters in the current history entry's state (the router's key stays) and
+ * in its address, where they differ from the first page unfiltered, so that a link copied from the
+ * address bar opens the list as it is shown.
+ */
 function keepList(side: string, list: ListState): void {
   const state = (history.state ?? {}) as { lists?: Record<string, ListState> };
-  history.replaceState({ ...state, lists: { ...state.lists, [side]: list } }, '');
+  const url = new URL(location.href);
+  const shown: Record<string, string | null> = {
+    offset: list.offset > 0 ? String(list.offset) : null,
+    size: list.size !== PAGE_SIZES[0] ? String(list.size) : null,
+    c: list.c > 0 ? String(list.c) : null,
+    date: list.date,
+    cluster: list.cluster ? '1' : null,
+  };
+  for (const [k, v] of Object.entries(shown)) {
+    if (v === null) url.searchParams.delete(`${side}_${k}`);
+    else url.searchParams.set(`${side}_${k}`, v);
+  }
+  history.replaceState({ ...state, lists: { ...state.lists, [side]: list } }, '', url);
 }
 
 function relationships(c: Profile, side: 'suppliers' | 'customers', evidence: HTMLElement): HTMLElement {
