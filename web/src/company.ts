@@ -521,10 +521,10 @@ function relationships(c: Profile, side: 'suppliers' | 'customers', evidence: HT
     },
     // Like the page size, the scope applies at once (with the filters as last applied).
     clustered ? h('label', { class: 'check' }, wholeCluster, ' Whole cluster') : null,
-    field(h('label', { for: minC.id }, 'Min. confidence (%)'), minC),
-    field(h('label', { for: since.id }, 'Evidence after'), since),
+    field('Min. confidence (%)', minC),
+    field('Evidence after', since),
     h('button', { type: 'submit', class: 'small' }, 'Filter'),
-    field(h('label', { for: sizes.id }, 'Per page'), sizes),
+    field('Per page', sizes),
   );
   sayFiltered();
   go(offset);

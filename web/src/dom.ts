@@ -83,7 +83,10 @@ export function pct(x: number | null | undefined): string {
   return x === null || x === undefined ? '—' : `${Math.round(x * 100)}%`;
 }
 
-/** A label and its control kept on one line: a form that wraps does so between fields, not inside one. */
-export function field(label: HTMLElement, control: HTMLElement): HTMLElement {
-  return h('span', { class: 'field' }, label, control);
+/**
+ * A control with its label (for the control's id), kept on one line: a form that wraps does so
+ * between fields, not inside one.
+ */
+export function field(label: string, control: HTMLElement): HTMLElement {
+  return h('span', { class: 'field' }, h('label', { for: control.id }, label), control);
 }

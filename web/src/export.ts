@@ -138,8 +138,8 @@ export function exportPanel(vid: string, name: string): HTMLElement {
 
   // The options of the run whose files are shown (null: none shown, or not known), and a line that
   // says so when the options above have been changed since: the files are not of those.
-  let filesOf: (Omit<KeptRun, 'run_id'> & { run_id: string }) | null = null;
-  const optionsNow = () => ({
+  let filesOf: KeptRun | null = null;
+  const optionsNow = (): Omit<KeptRun, 'run_id'> => ({
     direction: direction.value,
     tiers: tiers.value,
     since: since.value,
@@ -301,14 +301,7 @@ export function exportPanel(vid: string, name: string): HTMLElement {
           .then((r) => {
             unanswered = null;
             // With the options it was started with, which the panel shows again with the run.
-            const kept: KeptRun = {
-              run_id: String(r.run_id),
-              direction: direction.value,
-              tiers: tiers.value,
-              since: since.value,
-              multiple: multiple.checked,
-              excel: excel.checked,
-            };
+            const kept: KeptRun = { run_id: String(r.run_id), ...optionsNow() };
             sessionStorage.setItem(lastRunKey(vid), JSON.stringify(kept));
             return follow(String(r.run_id));
           })
@@ -316,11 +309,11 @@ export function exportPanel(vid: string, name: string): HTMLElement {
           .finally(() => (start.disabled = false));
       },
     },
-    field(h('label', { for: direction.id }, 'Direction'), direction),
-    field(h('label', { for: tiers.id }, 'Tiers'), tiers),
+    field('Direction', direction),
+    field('Tiers', tiers),
     // An export walks relationships with evidence on or after the day, where lists and the map keep
     // those with evidence after it (the interface defines the two so): the labels say which.
-    field(h('label', { for: since.id }, 'Evidence on or after'), since),
+    field('Evidence on or after', since),
     h('label', { class: 'check' }, multiple, ' Three files'),
     h('label', { class: 'check' }, excel, ' For Excel'),
     start,

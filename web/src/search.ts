@@ -181,15 +181,15 @@ export async function searchView(main: HTMLElement, url: URL): Promise<void> {
       );
     }, 150);
   });
-  // Suggestions made for other filters are put away (and any still on their way dropped); typing in
-  // the name box again asks with the new ones.
-  const filtersChanged = () => {
+  // Suggestions put away, and any still on their way dropped: for other filters (typing in the name
+  // box again asks with the new ones), or when focus leaves them (below).
+  const putAway = () => {
     window.clearTimeout(timer);
     asked++;
     showSuggestions(0);
   };
-  countryBox.addEventListener('input', filtersChanged);
-  subsBox.addEventListener('change', filtersChanged);
+  countryBox.addEventListener('input', putAway);
+  subsBox.addEventListener('change', putAway);
   // The keyboard moves from the box into the suggestions and between them; Escape goes back.
   const links = () => [...suggestions.querySelectorAll('a')];
   box.addEventListener('keydown', (e) => {
@@ -217,11 +217,7 @@ export async function searchView(main: HTMLElement, url: URL): Promise<void> {
   // (a click on the page, or on a link a browser does not focus) is left to the click.
   const focusLeft = (e: FocusEvent) => {
     const to = e.relatedTarget;
-    if (!(to instanceof Node) || to === box || suggestions.contains(to)) return;
-    // Suggestions asked for and not yet answered are not shown either.
-    window.clearTimeout(timer);
-    asked++;
-    showSuggestions(0);
+    if (to instanceof Node && to !== box && !suggestions.contains(to)) putAway();
   };
   box.addEventListener('focusout', focusLeft);
   suggestions.addEventListener('focusout', focusLeft);
@@ -251,7 +247,7 @@ export async function searchView(main: HTMLElement, url: URL): Promise<void> {
     h(
       'div',
       { class: 'filters' },
-      field(h('label', { for: 'country' }, 'Country'), countryBox),
+      field('Country', countryBox),
       h('label', { class: 'check' }, subsBox, ' Include subsidiaries'),
     ),
   );

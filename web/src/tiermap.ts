@@ -199,12 +199,12 @@ export async function tierMapView(main: HTMLElement, vid: string, url: URL): Pro
         );
       },
     },
-    field(h('label', { for: direction.id }, 'Direction'), direction),
-    field(h('label', { for: tiers.id }, 'Tiers'), tiers),
-    field(h('label', { for: minC.id }, 'Min. confidence (%)'), minC),
-    field(h('label', { for: since.id }, 'Evidence after'), since),
-    field(h('label', { for: per.id }, 'Strongest per company'), per),
-    field(h('label', { for: max.id }, 'Companies at most'), max),
+    field('Direction', direction),
+    field('Tiers', tiers),
+    field('Min. confidence (%)', minC),
+    field('Evidence after', since),
+    field('Strongest per company', per),
+    field('Companies at most', max),
     h('button', { type: 'submit', id: 'map-apply' }, 'Apply'),
   );
   const legend = h(
