@@ -400,7 +400,8 @@ function relationships(c: Profile, side: 'suppliers' | 'customers', evidence: HT
                 h(
                   'th',
                   { scope: 'col', class: 'num' },
-                  h('span', { class: 'wide-label' }, 'Confidence'),
+                  h('span', { class: 'sr-only' }, 'Confidence'),
+                  h('span', { class: 'wide-label', 'aria-hidden': 'true' }, 'Confidence'),
                   h('span', { class: 'narrow-label', 'aria-hidden': 'true' }, 'Conf.'),
                 ),
                 h('th', { scope: 'col' }, 'Latest evidence'),
