@@ -1043,6 +1043,10 @@ export function openApiDocument(keyHeader: string, f: ApiFacts): Json {
             latest_finalized_edge_date: d(dt, 'Latest date of finalized evidence; null when none.'),
             last_modified_on: d(dt, 'When the edge was last changed.'),
             confidence_score: d(num, 'Confidence of the relationship, 0 to 1.'),
+            hs_codes: d(
+              { type: 'array', items: str },
+              'Extension. Harmonized System codes of the goods supplied, as in the import and the tier-view files; empty when none are recorded.',
+            ),
             evidences: d({ type: 'array', items: ref('Evidence') }, 'The evidence items, newest first.'),
           },
         },

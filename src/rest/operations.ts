@@ -79,7 +79,7 @@ export const OPERATIONS = {
   edge: parse(`query ($edge_id: ID!) {
     edge(edge_id: $edge_id) {
       edge_id supplier_id customer_id label status_code
-      latest_edge_date latest_finalized_edge_date last_modified_on confidence_score
+      latest_edge_date latest_finalized_edge_date last_modified_on confidence_score hs_codes
       evidences {
         id date type url domain status_id provided_by_customer metadata finalised_on created_on last_modified_on
       }

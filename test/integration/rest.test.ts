@@ -552,6 +552,7 @@ describe('GET /v1/edges/{edge_id}/', () => {
       'latest_finalized_edge_date',
       'last_modified_on',
       'confidence_score',
+      'hs_codes',
       'evidences',
     ]);
     expect(body).toMatchObject({
@@ -560,6 +561,7 @@ describe('GET /v1/edges/{edge_id}/', () => {
       customer_id: 'boeing',
       label: 'supply',
       status_code: 1,
+      hs_codes: ['7326'],
     });
     expect(body.evidences.map((e) => e.id)).toEqual(['ev2', 'ev1']);
     expect(Object.keys(body.evidences[0]!)).toEqual([
