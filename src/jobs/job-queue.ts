@@ -237,10 +237,16 @@ export class JobQueue {
     return this.o.maxTiers;
   }
 
-  /** A run id from a path or a GraphQL argument: a positive integer. */
+  /**
+   * A run id from a path or a GraphQL argument: a positive integer as the service writes it, so
+   * that a run has one address (`01` is refused, not read as run 1).
+   */
   parseRunId(text: string): number {
     if (!/^[1-9]\d{0,15}$/.test(text) || !Number.isSafeInteger(Number(text))) {
-      throw badRequest([{ field: 'run_id', reason: 'must be a positive integer' }]);
+      const reason = /^0+[1-9]\d*$/.test(text)
+        ? 'must be a positive integer without leading zeros'
+        : 'must be a positive integer';
+      throw badRequest([{ field: 'run_id', reason }]);
     }
     return Number(text);
   }

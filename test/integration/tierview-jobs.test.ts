@@ -298,6 +298,11 @@ describe('tier-view jobs over HTTP', () => {
     ).toBe(404);
     expect((await t.get('/v1/jobs/987654')).status).toBe(404);
     expect((await t.get('/v1/jobs/abc')).status).toBe(400);
+    // One run, one address: a leading zero is refused, and the reason says so rather than "not an integer".
+    const zero = await t.get('/v1/jobs/01/');
+    expect(zero.status).toBe(400);
+    const reasons = ((await zero.json()) as { errors: { reason: string }[] }).errors.map((e) => e.reason);
+    expect(reasons).toEqual(['must be a positive integer without leading zeros']);
     expect((await fetch(`${t.base}/v1/jobs/1`)).status).toBe(401);
   });
 
