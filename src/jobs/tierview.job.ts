@@ -6,7 +6,7 @@ import { AppError } from '../domain/errors';
 import type { TierViewRequest } from '../domain/tierview';
 import { walkDirection } from '../domain/tierview';
 import type { Logger } from '../logger';
-import { droppedMessage, exportKeys } from '../services/tierview.service';
+import { exportKeys, successMessage } from '../services/tierview.service';
 import type { ExportProgress, ExportResult, TierViewService } from '../services/tierview.service';
 import type { RunPatch, RunRecord, RunStore, TransitionGuard } from './run-store';
 
@@ -304,7 +304,7 @@ export class TierViewJob {
           {
             lifeCycleState: 'TERMINATED',
             resultState: 'SUCCESS',
-            stateMessage: droppedMessage(result.dropped),
+            stateMessage: successMessage(result),
             files: result.files,
           },
           { ...guard, uncanceled: true },

@@ -1101,7 +1101,7 @@ export function openApiDocument(keyHeader: string, f: ApiFacts): Json {
             state_message: {
               ...str,
               description:
-                'PENDING: place in the queue; RUNNING: progress; SUCCESS: empty; otherwise why the run ended.',
+                'PENDING: place in the queue; RUNNING: progress; SUCCESS: empty, unless companies were left out by max_companies_per_tier (how many, per tier) or no relationship matched (the files then hold no relationship rows); otherwise why the run ended.',
             },
             user_cancelled_or_timedout: {
               type: 'boolean',

@@ -42,6 +42,20 @@ export interface ExportResult {
  * tier lost to `max_companies_per_tier`, so that nothing is left out silently.
  * Empty when nothing was left out.
  */
+/**
+ * The state_message of a run that made its files: empty, as the interface shows a success, unless
+ * the files need a word: companies that max_companies_per_tier left out, or no relationship at all
+ * (files of headers only, or the root's row alone, look like a failed download otherwise).
+ */
+export function successMessage(result: { rows: number; dropped: Record<number, number> }): string {
+  if (result.rows === 0) return NO_RELATIONSHIPS;
+  return droppedMessage(result.dropped);
+}
+
+/** What an export without a relationship row says in its final state. */
+export const NO_RELATIONSHIPS =
+  'no relationship matched the request (the root, tiers, dates and filters), so the files hold no relationship rows';
+
 export function droppedMessage(dropped: Record<number, number>): string {
   const tiers = Object.keys(dropped)
     .map(Number)

@@ -691,6 +691,32 @@ describeWithBrowser('the web app when things go wrong', () => {
     }
   });
 
+  it("shows what a finished run's state says of its files, such as that nothing matched", async () => {
+    const message = 'no relationship matched the request';
+    await page.route('**/v1/tierviewjob/', (route) =>
+      route.fulfill({ status: 200, contentType: 'application/json', body: '{"run_id":89}' }),
+    );
+    await page.route('**/v1/jobs/89/', (route) =>
+      route.fulfill({
+        status: 200,
+        contentType: 'application/json',
+        body: JSON.stringify({
+          run_id: '89',
+          state: { life_cycle_state: 'TERMINATED', result_state: 'SUCCESS', state_message: message },
+          output: { result: JSON.stringify({ tierview_file: `${base}/downloads/x.csv` }), truncated: false },
+        }),
+      }),
+    );
+    try {
+      await open(`/companies/${hub.vid}`);
+      const panel = page.getByRole('region', { name: 'Export tier view' });
+      await panel.getByRole('button', { name: 'Start export' }).click();
+      await panel.getByText(`Run 89 finished: ${message}.`).waitFor();
+    } finally {
+      await page.unrouteAll();
+    }
+  });
+
   it('finds an export again after the analyst went elsewhere, with the options it was started with', async () => {
     await open(`/companies/${hub.vid}`);
     const panel = page.getByRole('region', { name: 'Export tier view' });

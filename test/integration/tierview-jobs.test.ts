@@ -2,6 +2,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { parse } from 'csv-parse/sync';
 import { checkHsCode, checkToken, normList, normWebsite } from '../../src/import/format';
+import { NO_RELATIONSHIPS } from '../../src/services/tierview.service';
 import { ROOT } from '../support/paths';
 import { inCi } from '../support/services';
 import { startTestServer } from '../support/server';
@@ -173,8 +174,12 @@ describe('tier-view jobs over HTTP', () => {
     expect(plain.tierview_file!.toString('utf8').startsWith('root_node_name,')).toBe(true);
   });
 
-  it('names the root in a single-file export even when it has no relationships', async () => {
-    const { tierview_file } = await files({ root_nodes: 'lonely', num_tiers: '2', direction: 'customer' });
+  it('names the root in a single-file export even when it has no relationships, and says why', async () => {
+    const runId = await start({ root_nodes: 'lonely', num_tiers: '2', direction: 'customer' });
+    const body = await waitFor(t, runId, terminated);
+    expect(body.state).toMatchObject({ result_state: 'SUCCESS', state_message: NO_RELATIONSHIPS });
+    const link = (JSON.parse(body.output!.result!) as Record<string, string>).tierview_file!;
+    const tierview_file = Buffer.from(await (await fetch(link)).arrayBuffer());
     const lines = tierview_file!.toString('utf8').split('\r\n');
     expect(lines).toEqual([
       expect.stringMatching(/^root_node_name,/),

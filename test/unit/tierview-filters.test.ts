@@ -1,5 +1,5 @@
 import { parseTierViewRequest } from '../../src/domain/tierview';
-import { droppedMessage } from '../../src/services/tierview.service';
+import { droppedMessage, NO_RELATIONSHIPS, successMessage } from '../../src/services/tierview.service';
 
 const base = { root_nodes: 'boeing', num_tiers: '2', direction: 'supplier' };
 
@@ -73,6 +73,12 @@ describe('tier-view filters beyond the spec', () => {
       'max_companies_per_tier left out 3 companies (tier 1: 2, tier 2: 1)',
     );
     expect(droppedMessage({ 1: 1 })).toBe('max_companies_per_tier left out 1 company (tier 1: 1)');
+  });
+
+  it('says nothing of a run with rows and nothing left out, and names a run without a relationship', () => {
+    expect(successMessage({ rows: 12, dropped: {} })).toBe('');
+    expect(successMessage({ rows: 12, dropped: { 1: 2 } })).toBe(droppedMessage({ 1: 2 }));
+    expect(successMessage({ rows: 0, dropped: {} })).toBe(NO_RELATIONSHIPS);
   });
 });
 

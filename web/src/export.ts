@@ -247,7 +247,9 @@ export function exportPanel(vid: string, name: string): HTMLElement {
         h(
           'p',
           {},
-          `Run ${runId} finished${job.output?.truncated ? ' (truncated at the row limit)' : ''}. ${expiryLine(Object.values(files))}`,
+          `Run ${runId} finished${job.output?.truncated ? ' (truncated at the row limit)' : ''}` +
+            // What the files need said: no relationship matched, or companies left out per tier.
+            `${s.state_message ? `: ${s.state_message}` : ''}. ${expiryLine(Object.values(files))}`,
         ),
         h(
           'ul',
