@@ -164,6 +164,15 @@ export type IdentifierType = (typeof IDENTIFIER_TYPES)[number];
 /** A value that breaks a rule; the message is the rejection reason. */
 export class ValueError extends Error {}
 
+/**
+ * Why a row is refused whose id an earlier row of the file held, though that row was rejected: ids
+ * are unique in a file whatever became of their rows, so a later row never stands in for a rejected
+ * one (nor receives what referred to it).
+ */
+export function duplicateOfRejected(what: string, id: string, line: number): string {
+  return `duplicate ${what} "${id}" (first at line ${line}, which was rejected)`;
+}
+
 function fail(reason: string): never {
   throw new ValueError(reason);
 }

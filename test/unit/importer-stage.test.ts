@@ -331,6 +331,42 @@ const BAD: [string, number, string][] = [
   ['evidence.csv', 11, 'malformed CSV: unexpected character after a closing quote'],
 ];
 
+describe('stageImport on an id whose first row was rejected', () => {
+  it('refuses a later row with that id, and what refers to the id', async () => {
+    const dir = join(work, 'reused-ids');
+    await mkdir(dir, { recursive: true });
+    await writeFile(join(dir, 'companies.csv'), 'vid,name\nc1,One\nc2,\nc3,Three\nc2,Two again\n');
+    await writeFile(
+      join(dir, 'relationships.csv'),
+      'edge_id,supplier_id,customer_id,confidence_score\ne1,c3,c1,1.85\ne2,c3,c1,1\ne1,c1,c3,0.5\ne3,c2,c1,1\n',
+    );
+    await writeFile(
+      join(dir, 'evidence.csv'),
+      'id,edge_id,date\nv1,e1,2022-01-05\nv2,e2,2023-03-04\nv1,e2,2021-01-01\nv3,e2,20x\nv3,e2,2020-01-01\n',
+    );
+    const out = join(work, 'reused-ids-staging');
+    const r = await stageImport(dir, out, { maxRejected: 100 });
+    expect(r.rejected.map((x) => [x.file, x.line, x.reason])).toEqual([
+      ['companies.csv', 3, 'column "name": missing value'],
+      ['companies.csv', 5, 'duplicate vid "c2" (first at line 3, which was rejected)'],
+      ['relationships.csv', 2, 'column "confidence_score": "1.85" is outside (0, 1]'],
+      ['relationships.csv', 4, 'duplicate edge_id "e1" (first at line 2, which was rejected)'],
+      ['relationships.csv', 5, 'column "supplier_id": company "c2" was rejected (companies.csv line 3)'],
+      ['evidence.csv', 2, 'column "edge_id": edge "e1" was rejected (relationships.csv line 2)'],
+      ['evidence.csv', 4, 'duplicate evidence id "v1" (first at line 2, which was rejected)'],
+      ['evidence.csv', 5, 'column "date": "20x" is not a date (YYYY-MM-DD or ISO 8601 with zone)'],
+      ['evidence.csv', 6, 'duplicate evidence id "v3" (first at line 5, which was rejected)'],
+    ]);
+    expect((await staged(out, 'Company')).map((c) => [c.vid, c.name])).toEqual([
+      ['c1', 'One'],
+      ['c3', 'Three'],
+    ]);
+    const edges = await staged(out, 'Edge');
+    expect(edges.map((e) => [e.edge_id, e.supplier_id])).toEqual([['e2', 'c3']]);
+    expect((JSON.parse(edges[0]!.evidences!) as string[][]).map((e) => e[0])).toEqual(['v2']);
+  });
+});
+
 describe('stageImport on a dataset with bad rows', () => {
   let out: string;
   let result: Awaited<ReturnType<typeof stageImport>>;

@@ -7,6 +7,7 @@ import {
   DATE_RANGE,
   OLD_DATE_RANGE,
   ValueError,
+  duplicateOfRejected,
   checkId,
   checkName,
   checkPhone,
@@ -72,6 +73,12 @@ function companyHandler(
       if (first >= 0) {
         h.at = '';
         throw new ValueError(`duplicate vid "${v}" (first at line ${state.companyLine.get(first)})`);
+      }
+      // A rejected first row still holds its id: a second row must not take its place unnoticed.
+      const rejectedAt = state.rejectedCompanies.get(v);
+      if (rejectedAt !== undefined) {
+        h.at = '';
+        throw new ValueError(duplicateOfRejected('vid', v, rejectedAt));
       }
       vid = v;
       h.at = 'name';

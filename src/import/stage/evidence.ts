@@ -12,7 +12,9 @@ import {
   checkId,
   checkText,
   checkUrl,
+  duplicateOfRejected,
   excerpt,
+  isId,
   isoOf,
   normBoolean,
   urlHost,
@@ -65,9 +67,12 @@ function evidenceHandler(state: StageState, ix: (c: string) => number): RowHandl
   let lastEdgeId = '';
   let lastEdge = -1;
   const exact = state.evidenceExact;
+  /** The id of the row being read once its duplicate checks passed, else ''. */
+  let evidenceId = '';
   const h: RowHandler = {
     at: '',
     row: (f, line) => {
+      evidenceId = '';
       h.at = 'id';
       const id = checkId(need(f, cId));
       if (exact) {
@@ -79,6 +84,12 @@ function evidenceHandler(state: StageState, ix: (c: string) => number): RowHandl
           );
         }
       }
+      const rejectedAt = state.rejectedEvidence.get(id);
+      if (rejectedAt !== undefined) {
+        h.at = '';
+        throw new ValueError(duplicateOfRejected('evidence id', id, rejectedAt));
+      }
+      evidenceId = id;
       h.at = 'edge_id';
       const edgeId = need(f, cEdge);
       // Evidence usually comes grouped by edge: skip the lookup when it repeats.
@@ -157,6 +168,16 @@ function evidenceHandler(state: StageState, ix: (c: string) => number): RowHandl
       if (!Number.isNaN(fin) && !(fin <= (E.evMaxFin[e] as number))) E.evMaxFin[e] = fin;
       if (type !== '') addType(state, e, type);
     },
+    onReject: (line) => {
+      if (evidenceId !== '' && !state.rejectedEvidence.has(evidenceId))
+        state.rejectedEvidence.set(evidenceId, line);
+    },
+    onRejectRaw: (f, line) => {
+      // Without the exact pass's ids an accepted one cannot be told apart here; a later row
+      // with this id is then refused as a duplicate either way.
+      const id = val(f, cId);
+      if (isId(id) && !state.rejectedEvidence.has(id)) state.rejectedEvidence.set(id, line);
+    },
   };
   return h;
 }
@@ -183,6 +204,7 @@ async function resetEvidence(state: StageState): Promise<void> {
     if (state.rejected[i]?.file === file) state.rejected.splice(i, 1);
   state.evidenceFp = new Float64Array(0);
   state.evidenceFpCount = 0;
+  state.rejectedEvidence.clear();
 }
 
 function addType(state: StageState, e: number, type: string): void {

@@ -3,6 +3,7 @@ import {
   DATE_RANGE,
   DEFAULT_LABEL,
   ValueError,
+  duplicateOfRejected,
   checkHsCode,
   checkId,
   isId,
@@ -45,6 +46,11 @@ function relationshipHandler(state: StageState, ix: (c: string) => number): RowH
       if (first >= 0) {
         h.at = '';
         throw new ValueError(`duplicate edge_id "${id}" (first at line ${E.line[first]})`);
+      }
+      const rejectedAt = state.rejectedEdges.get(id);
+      if (rejectedAt !== undefined) {
+        h.at = '';
+        throw new ValueError(duplicateOfRejected('edge_id', id, rejectedAt));
       }
       edgeId = id;
       h.at = 'supplier_id';

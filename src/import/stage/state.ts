@@ -120,6 +120,8 @@ export class StageState {
   evidenceLine = new IntList();
   evidenceFp = new Float64Array(1 << 16);
   evidenceFpCount = 0;
+  /** Evidence ids of rejected rows, by the first such line: a later row may not reuse one. */
+  readonly rejectedEvidence = new Map<string, number>();
   /** Evidence types numbered by first sight: the first 30 are bits of EdgeStore.evTypes. */
   readonly typeBits = new StringIndex();
   /** Types past the first 30, per edge. */
