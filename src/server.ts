@@ -122,7 +122,7 @@ export async function startServer(config: Config, log: Logger): Promise<RunningS
         : null;
     await gcs?.check();
     const blobs: BlobStore = gcs ?? local;
-    const jobsEngine = openJobsEngine(config);
+    const jobsEngine = openJobsEngine(config, log.child({ module: 'jobs' }));
     started.push(() => jobsEngine.close());
     await jobsEngine.open?.();
     const jobs = new JobQueue(

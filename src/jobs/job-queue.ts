@@ -1,3 +1,4 @@
+import { EventEmitter } from 'node:events';
 import { Agenda, InMemoryNotificationChannel } from 'agenda';
 import { z } from 'zod';
 import type { AgendaBackend, Job, JobId } from 'agenda';
@@ -126,6 +127,18 @@ export class JobQueue {
       notify: (run) => this.notify(run),
     });
     const channel = o.agendaBackend.notificationChannel ?? new InMemoryNotificationChannel();
+    // The PostgreSQL and Redis channels report a lost connection as an 'error' event and reconnect
+    // by themselves; unheard, the event would end the process while its database is away.
+    if (channel instanceof EventEmitter)
+      channel.on(
+        'error',
+        atMostEvery(60_000, (dropped, e: unknown) =>
+          o.log.warn(
+            { err: e, ...(dropped > 0 ? { dropped } : {}) },
+            'job notifications lost their connection; polling meanwhile',
+          ),
+        ),
+      );
     this.agenda = new Agenda({
       backend: withSettledUnlocks(o.agendaBackend, o.log),
       // A job queued in this process wakes this process's worker at once instead of

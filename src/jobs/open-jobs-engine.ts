@@ -1,4 +1,5 @@
 import type { Config } from '../config/env';
+import type { Logger } from '../logger';
 import type { JobsEngine } from './engines/jobs-engine';
 import { openMongodbJobsEngine } from './engines/mongodb/mongodb.jobs-engine';
 import { openPostgresJobsEngine } from './engines/postgres/postgres.jobs-engine';
@@ -12,14 +13,14 @@ export type JobsEngineConfig = Pick<
 >;
 
 /** The jobs engine JOBS_BACKEND names; config validation guarantees its URL is set. */
-export function openJobsEngine(config: JobsEngineConfig): JobsEngine {
+export function openJobsEngine(config: JobsEngineConfig, log: Logger): JobsEngine {
   switch (config.JOBS_BACKEND) {
     case 'embedded':
       return openSqliteJobsEngine(config.dataDir);
     case 'postgres':
-      return openPostgresJobsEngine(config.POSTGRES_URL!);
+      return openPostgresJobsEngine(config.POSTGRES_URL!, log);
     case 'redis':
-      return openRedisJobsEngine(config.REDIS_URL!);
+      return openRedisJobsEngine(config.REDIS_URL!, log);
     case 'mongodb':
       return openMongodbJobsEngine(config.MONGODB_URI!);
   }

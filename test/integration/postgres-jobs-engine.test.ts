@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import { createLogger } from '../../src/logger';
 import { Agenda } from 'agenda';
 import { Pool } from 'pg';
 import { openPostgresJobsEngine } from '../../src/jobs/engines/postgres/postgres.jobs-engine';
@@ -30,7 +31,7 @@ describeWithService('PostgreSQL jobs engine', testPostgresUrl(), POSTGRES_HINT, 
     // a process fail on the catalog's unique index while creating the jobs table.
     for (let round = 0; round < 3; round++) {
       const target = await emptyDatabaseUrl();
-      const engines = Array.from({ length: 4 }, () => openPostgresJobsEngine(target));
+      const engines = Array.from({ length: 4 }, () => openPostgresJobsEngine(target, createLogger('silent')));
       const started = await Promise.allSettled(
         engines.map(async (e) => {
           const agenda = new Agenda({ backend: e.agendaBackend });

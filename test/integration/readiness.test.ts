@@ -2,7 +2,16 @@ import fs from 'node:fs';
 import net from 'node:net';
 import { Dependencies } from '../../src/http/dependencies';
 import { Neo4jGraphStore } from '../../src/store/neo4j/neo4j.store';
-import { MONGO_HINT, REDIS_HINT, describeWithService, testMongoUrl, testRedisUrl } from '../support/services';
+import { Pool } from 'pg';
+import {
+  MONGO_HINT,
+  POSTGRES_HINT,
+  REDIS_HINT,
+  describeWithService,
+  testMongoUrl,
+  testPostgresUrl,
+  testRedisUrl,
+} from '../support/services';
 import { runCli } from '../support/cli';
 import { tempDir } from '../support/paths';
 import { startTestServer } from '../support/server';
@@ -140,54 +149,135 @@ describe('/readyz and a Neo4j server', () => {
   });
 });
 
-describeWithService('a MongoDB jobs database that stops answering', testMongoUrl(), MONGO_HINT, (url) => {
-  jest.setTimeout(90_000);
-  let relay: Relay;
-  let t: TestServer;
+/**
+ * A jobs database that stops answering under a running server with its worker on: polls and starts
+ * are answered 503 within seconds, the process lives on (the drivers' connection errors are heard),
+ * and polls succeed again once the database is back.
+ */
+function describeStopsAnswering(
+  name: string,
+  url: string | null,
+  hint: string,
+  defaultPort: number,
+  env: (relayPort: number, target: URL) => Promise<Record<string, string>>,
+  cleanUp: () => Promise<void> = async () => undefined,
+): void {
+  describeWithService(`a ${name} jobs database that stops answering`, url, hint, (found) => {
+    jest.setTimeout(90_000);
+    let relay: Relay;
+    let t: TestServer;
 
-  beforeAll(async () => {
-    const target = new URL(url);
-    relay = new Relay(target.hostname, Number(target.port || 27017));
-    await relay.open();
-    const db = `tiergraph_test_unreachable_${process.pid}`;
-    t = await startTestServer({
-      JOBS_BACKEND: 'mongodb',
-      MONGODB_URI: `mongodb://127.0.0.1:${relay.port}/${db}`,
+    beforeAll(async () => {
+      const target = new URL(found);
+      relay = new Relay(target.hostname, Number(target.port || defaultPort));
+      await relay.open();
+      t = await startTestServer(await env(relay.port, target));
     });
-  });
-  afterAll(async () => {
-    await t?.stop();
-    await relay.cut();
-  });
+    afterAll(async () => {
+      await t?.stop();
+      await relay.cut();
+      await cleanUp();
+    });
 
-  it('answers polls and starts with 503 and Retry-After within seconds, not 500 after half a minute', async () => {
-    const started = await t.post('/v1/tierviewjob/', {
-      root_nodes: 'boeing',
-      num_tiers: '1',
-      direction: 'supplier',
-    });
-    expect(started.status).toBe(200);
-    const { run_id } = (await started.json()) as { run_id: number };
-    await relay.cut();
-    for (const ask of [
-      () => t.get(`/v1/jobs/${run_id}/`),
-      () => t.post('/v1/tierviewjob/', { root_nodes: 'boeing', num_tiers: '1', direction: 'supplier' }),
-    ]) {
-      const begun = Date.now();
-      const res = await ask();
-      expect(res.status).toBe(503);
-      expect(res.headers.get('retry-after')).toBe('5');
-      expect(((await res.json()) as { code: string }).code).toBe('UNAVAILABLE');
-      expect(Date.now() - begun).toBeLessThan(15_000);
-    }
-    await relay.open();
-    for (const end = Date.now() + 30_000; ;) {
-      const res = await t.get(`/v1/jobs/${run_id}/`);
-      if (res.status === 200 || Date.now() > end) {
-        expect(res.status).toBe(200);
-        break;
+    it('answers polls and starts with 503 and Retry-After within seconds, and lives on to answer again', async () => {
+      const started = await t.post('/v1/tierviewjob/', {
+        root_nodes: 'boeing',
+        num_tiers: '1',
+        direction: 'supplier',
+      });
+      expect(started.status).toBe(200);
+      const { run_id } = (await started.json()) as { run_id: number };
+      await relay.cut();
+      for (const ask of [
+        () => t.get(`/v1/jobs/${run_id}/`),
+        () => t.post('/v1/tierviewjob/', { root_nodes: 'boeing', num_tiers: '1', direction: 'supplier' }),
+      ]) {
+        const begun = Date.now();
+        const res = await ask();
+        expect(res.status).toBe(503);
+        expect(res.headers.get('retry-after')).toBe('5');
+        expect(((await res.json()) as { code: string }).code).toBe('UNAVAILABLE');
+        expect(Date.now() - begun).toBeLessThan(15_000);
       }
-      await new Promise((r) => setTimeout(r, 250));
+      // Long enough for the drivers to fail reconnecting a few times, as a restart of the database would.
+      await new Promise((r) => setTimeout(r, 3000));
+      expect((await fetch(`${t.base}/healthz`)).status).toBe(200);
+      await relay.open();
+      for (const end = Date.now() + 30_000; ;) {
+        const res = await t.get(`/v1/jobs/${run_id}/`);
+        if (res.status === 200 || Date.now() > end) {
+          expect(res.status).toBe(200);
+          break;
+        }
+        await new Promise((r) => setTimeout(r, 250));
+      }
+    });
+  });
+}
+
+describeStopsAnswering('MongoDB', testMongoUrl(), MONGO_HINT, 27017, async (port) => ({
+  JOBS_BACKEND: 'mongodb',
+  MONGODB_URI: `mongodb://127.0.0.1:${port}/tiergraph_test_unreachable_${process.pid}`,
+}));
+
+const pgSchema = `unreachable_${process.pid}`;
+let pgAdmin: Pool | null = null;
+describeStopsAnswering(
+  'PostgreSQL',
+  testPostgresUrl(),
+  POSTGRES_HINT,
+  5432,
+  async (port, target) => {
+    // Tables of their own, so that no other suite's queue is touched.
+    pgAdmin = new Pool({ connectionString: target.toString(), max: 1 });
+    await pgAdmin.query(`CREATE SCHEMA IF NOT EXISTS "${pgSchema}"`);
+    const through = new URL(target.toString());
+    through.host = `127.0.0.1:${port}`;
+    through.searchParams.set('options', `-c search_path=${pgSchema}`);
+    return { JOBS_BACKEND: 'postgres', POSTGRES_URL: through.toString() };
+  },
+  async () => {
+    await pgAdmin?.query(`DROP SCHEMA IF EXISTS "${pgSchema}" CASCADE`);
+    await pgAdmin?.end();
+  },
+);
+
+// A database of its own (13), so that no other suite's queue is touched.
+describeStopsAnswering('Redis', testRedisUrl(), REDIS_HINT, 6379, async (port) => ({
+  JOBS_BACKEND: 'redis',
+  REDIS_URL: `redis://127.0.0.1:${port}/13`,
+}));
+
+describe.each([
+  [
+    'PostgreSQL',
+    { JOBS_BACKEND: 'postgres', POSTGRES_URL: 'postgres://someone:secret@127.0.0.1:1/tiergraph' },
+    'PostgreSQL (JOBS_BACKEND=postgres) cannot be used at postgres://127.0.0.1:1/tiergraph: connect ECONNREFUSED',
+  ],
+  [
+    'Redis',
+    { JOBS_BACKEND: 'redis', REDIS_URL: 'redis://someone:secret@127.0.0.1:1/3' },
+    'Redis (JOBS_BACKEND=redis) does not answer at redis://127.0.0.1:1/3: connect ECONNREFUSED',
+  ],
+])('a start whose %s jobs database does not answer', (_name, env, message) => {
+  it('stops within seconds with the reason and the URL without its password', () => {
+    const dataDir = tempDir('jobs-db-gone');
+    try {
+      const begun = Date.now();
+      const r = runCli(['serve'], {
+        DATA_DIR: dataDir,
+        PORT: '0',
+        SEED_DEMO: 'false',
+        API_KEYS: 'a-key-long-enough-0123',
+        LOG_LEVEL: 'error',
+        ...env,
+      });
+      expect(r.status).toBe(1);
+      expect(r.err).toContain(message);
+      expect(r.err).not.toContain('secret');
+      expect(Date.now() - begun).toBeLessThan(30_000);
+    } finally {
+      fs.rmSync(dataDir, { recursive: true, force: true });
     }
   });
 });

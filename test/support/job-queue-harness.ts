@@ -17,7 +17,7 @@ export function makeQueue(
   overrides: Partial<JobQueueOptions> = {},
   jobs: Partial<JobsEngineConfig> = {},
 ): { queue: JobQueue; engine: JobsEngine; blobs: LocalBlobStore } {
-  const engine = openJobsEngine({ JOBS_BACKEND: 'embedded', dataDir, ...jobs });
+  const engine = openJobsEngine({ JOBS_BACKEND: 'embedded', dataDir, ...jobs }, createLogger('silent'));
   const blobs = new LocalBlobStore(dataDir, () => 'http://127.0.0.1:1', 'x'.repeat(32));
   const queue = new JobQueue({
     agendaBackend: engine.agendaBackend,

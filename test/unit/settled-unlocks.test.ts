@@ -1,4 +1,5 @@
 import { Agenda } from 'agenda';
+import { createLogger } from '../../src/logger';
 import type { JobParameters } from 'agenda';
 import fs from 'node:fs';
 import { openJobsEngine } from '../../src/jobs/open-jobs-engine';
@@ -16,7 +17,7 @@ describe('releasing a job lock Agenda does not wait for', () => {
   afterEach(() => fs.rmSync(dataDir, { recursive: true, force: true }));
 
   it('fails quietly, with a warning, once the database is gone, instead of ending the process', async () => {
-    const engine = openJobsEngine({ JOBS_BACKEND: 'embedded', dataDir });
+    const engine = openJobsEngine({ JOBS_BACKEND: 'embedded', dataDir }, createLogger('silent'));
     const job = { _id: 'j1', name: 'tierview' } as unknown as JobParameters;
     const { log, lines } = recordingLogger();
     const agenda = new Agenda({ backend: withSettledUnlocks(engine.agendaBackend, log) });
@@ -35,7 +36,7 @@ describe('releasing a job lock Agenda does not wait for', () => {
   });
 
   it('leaves every other part of the backend as it was', async () => {
-    const engine = openJobsEngine({ JOBS_BACKEND: 'embedded', dataDir });
+    const engine = openJobsEngine({ JOBS_BACKEND: 'embedded', dataDir }, createLogger('silent'));
     const { log, lines } = recordingLogger();
     try {
       const backend = withSettledUnlocks(engine.agendaBackend, log);
