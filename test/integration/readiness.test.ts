@@ -159,8 +159,8 @@ function describeStopsAnswering(
   url: string | null,
   hint: string,
   defaultPort: number,
-  env: (relayPort: number, target: URL) => Promise<Record<string, string>>,
-  cleanUp: () => Promise<void> = async () => undefined,
+  env: (relayPort: number, target: URL) => Record<string, string> | Promise<Record<string, string>>,
+  cleanUp: () => void | Promise<void> = () => undefined,
 ): void {
   describeWithService(`a ${name} jobs database that stops answering`, url, hint, (found) => {
     jest.setTimeout(90_000);
@@ -215,7 +215,7 @@ function describeStopsAnswering(
   });
 }
 
-describeStopsAnswering('MongoDB', testMongoUrl(), MONGO_HINT, 27017, async (port) => ({
+describeStopsAnswering('MongoDB', testMongoUrl(), MONGO_HINT, 27017, (port) => ({
   JOBS_BACKEND: 'mongodb',
   MONGODB_URI: `mongodb://127.0.0.1:${port}/tiergraph_test_unreachable_${process.pid}`,
 }));
@@ -243,7 +243,7 @@ describeStopsAnswering(
 );
 
 // A database of its own (13), so that no other suite's queue is touched.
-describeStopsAnswering('Redis', testRedisUrl(), REDIS_HINT, 6379, async (port) => ({
+describeStopsAnswering('Redis', testRedisUrl(), REDIS_HINT, 6379, (port) => ({
   JOBS_BACKEND: 'redis',
   REDIS_URL: `redis://127.0.0.1:${port}/13`,
 }));

@@ -180,7 +180,7 @@ describe('tier-view jobs over HTTP', () => {
     expect(body.state).toMatchObject({ result_state: 'SUCCESS', state_message: NO_RELATIONSHIPS });
     const link = (JSON.parse(body.output!.result!) as Record<string, string>).tierview_file!;
     const tierview_file = Buffer.from(await (await fetch(link)).arrayBuffer());
-    const lines = tierview_file!.toString('utf8').split('\r\n');
+    const lines = tierview_file.toString('utf8').split('\r\n');
     expect(lines).toEqual([
       expect.stringMatching(/^root_node_name,/),
       `Lonely Island Trading,lonely${','.repeat(15)}`,
