@@ -1,6 +1,7 @@
 import type { Request } from 'express';
 import { ipKeyGenerator } from 'express-rate-limit';
 import type { Options, Store } from 'express-rate-limit';
+import { atMostEvery } from '../logger';
 import type { Logger } from '../logger';
 import { FixedWindows } from './fixed-windows';
 
@@ -30,6 +31,10 @@ export class AuthFailureLimiter {
    * a request costs one size check, not a promise and the parsing of its address.
    */
   private readonly local: FixedWindows;
+  /** While the shared counters are out of reach every request fails on them: a line a minute says so. */
+  private readonly unavailable = atMostEvery(60_000, (dropped, err: unknown, msg: string) =>
+    this.log.warn({ err, ...(dropped > 0 ? { dropped } : {}) }, msg),
+  );
 
   constructor(
     private readonly o: AuthFailureLimitOptions,
@@ -72,7 +77,7 @@ export class AuthFailureLimiter {
       return { blocked: true, retryAfterS: Math.max(1, Math.ceil(resetMs / 1000)) };
     } catch (err) {
       // The counters guard against guessing; losing them for a while must not take the API down with them.
-      this.log.warn({ err }, 'failed-authentication counters unavailable; not limiting');
+      this.unavailable(err, 'failed-authentication counters unavailable; not limiting');
       return NOT_BLOCKED;
     }
   }
@@ -85,7 +90,7 @@ export class AuthFailureLimiter {
     try {
       await this.store.increment(addressOf(req));
     } catch (err) {
-      this.log.warn({ err }, 'failed-authentication counters unavailable; not counted');
+      this.unavailable(err, 'failed-authentication counters unavailable; not counted');
     }
   }
 

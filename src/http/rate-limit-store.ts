@@ -3,6 +3,9 @@ import { RedisStore } from 'rate-limit-redis';
 import type { Store } from 'express-rate-limit';
 import type { Logger } from '../logger';
 
+/** The longest a request waits for a counter before it goes on without one. */
+const COMMAND_TIMEOUT_MS = 1000;
+
 /**
  * Rate-limit counters in Redis, shared by every instance that names the same
  * server, so a key's limit holds across a load balancer instead of per process:
@@ -16,9 +19,16 @@ export function redisRateLimitStore(
   authFailures: Store;
   close: () => Promise<void>;
 } {
-  // While Redis is out of reach a command fails at the first failed reconnection instead of waiting
-  // for more: requests then go on unlimited at once (see keyRateLimit), not seconds later.
-  const client = new Redis(url, { maxRetriesPerRequest: 0, enableOfflineQueue: true });
+  // A command sent before the first connection waits for it (or fails at the first failed attempt).
+  // Once connected, a command sent while Redis is out of reach fails at once instead of waiting for
+  // the client's next attempt to reconnect (up to 2 s apart once an outage lasts): requests then go
+  // on unlimited at once (see keyRateLimit), not seconds later. A Redis that holds a connection
+  // without answering costs a request at most COMMAND_TIMEOUT_MS.
+  const client = new Redis(url, { maxRetriesPerRequest: 0, commandTimeout: COMMAND_TIMEOUT_MS });
+  let connectedOnce = false;
+  client.once('ready', () => {
+    connectedOnce = true;
+  });
   // Without a listener ioredis prints every failed reconnection to stderr; one line an outage is enough.
   let down = false;
   client.on('error', (err: Error) => {
@@ -38,7 +48,9 @@ export function redisRateLimitStore(
     new RedisStore({
       prefix,
       sendCommand: (command: string, ...args: string[]) =>
-        client.call(command, ...args) as Promise<number | string | (number | string)[]>,
+        connectedOnce && client.status !== 'ready'
+          ? Promise.reject(new Error('Redis of the shared rate limits is out of reach'))
+          : (client.call(command, ...args) as Promise<number | string | (number | string)[]>),
     });
   return {
     store: storeWith('tiergraph:rl:'),

@@ -1,5 +1,4 @@
 import fs from 'node:fs';
-import net from 'node:net';
 import { Dependencies } from '../../src/http/dependencies';
 import { Neo4jGraphStore } from '../../src/store/neo4j/neo4j.store';
 import { Pool } from 'pg';
@@ -13,43 +12,10 @@ import {
   testRedisUrl,
 } from '../support/services';
 import { runCli } from '../support/cli';
+import { Relay } from '../support/relay';
 import { tempDir } from '../support/paths';
 import { startTestServer } from '../support/server';
 import type { TestServer } from '../support/server';
-
-/** A TCP relay to `host:port` that can be cut (its connections dropped, nothing accepted) and restored. */
-class Relay {
-  private server: net.Server | null = null;
-  private readonly sockets = new Set<net.Socket>();
-  port = 0;
-
-  constructor(
-    private readonly host: string,
-    private readonly target: number,
-  ) {}
-
-  async open(): Promise<void> {
-    const server = net.createServer((client) => {
-      const upstream = net.connect(this.target, this.host);
-      for (const s of [client, upstream]) {
-        this.sockets.add(s);
-        s.on('close', () => this.sockets.delete(s));
-        s.on('error', () => s.destroy());
-      }
-      client.pipe(upstream).pipe(client);
-    });
-    await new Promise<void>((resolve) => server.listen(this.port, '127.0.0.1', resolve));
-    this.port = (server.address() as net.AddressInfo).port;
-    this.server = server;
-  }
-
-  async cut(): Promise<void> {
-    const server = this.server;
-    this.server = null;
-    for (const s of this.sockets) s.destroy();
-    await new Promise<void>((resolve) => server?.close(() => resolve()) ?? resolve());
-  }
-}
 
 interface Ready {
   status: string;

@@ -1,4 +1,5 @@
 import { Redis } from 'ioredis';
+import { Relay } from '../support/relay';
 import { recordingLogger, startTestServer } from '../support/server';
 import type { TestServer } from '../support/server';
 import { REDIS_HINT, describeWithService, testRedisUrl } from '../support/services';
@@ -71,3 +72,55 @@ describe('rate limits shared through a Redis out of reach', () => {
     ).toBeGreaterThan(0);
   });
 });
+
+describeWithService(
+  'rate limits shared through a Redis that goes away',
+  testRedisUrl(),
+  REDIS_HINT,
+  (url) => {
+    jest.setTimeout(30_000);
+    let t: TestServer;
+    let relay: Relay;
+    const { log, lines } = recordingLogger();
+    beforeAll(async () => {
+      const target = new URL(url);
+      relay = new Relay(target.hostname, Number(target.port || 6379));
+      await relay.open();
+      t = await startTestServer(
+        { RATE_LIMIT_MAX: '1000', RATE_LIMIT_REDIS_URL: `redis://127.0.0.1:${relay.port}/12` },
+        'test-small.cypher',
+        log,
+      );
+    });
+    afterAll(async () => {
+      await t?.stop();
+      await relay.cut();
+    });
+
+    it('answers at once, refused keys included, however long Redis has been away, and says so once', async () => {
+      // Counted in Redis while it answers.
+      expect((await t.get('/v1/edges/e1')).headers.get('ratelimit')).toMatch(/^"1000-in-1min"; r=\d+/);
+      await relay.cut();
+      // The client's waits between attempts to reconnect grow with each failure, to seconds: a request
+      // whose counter waited for the next attempt would wait about that long.
+      await new Promise((r) => setTimeout(r, 6000));
+      const begun = Date.now();
+      for (let i = 0; i < 6; i++) {
+        const res =
+          i % 2
+            ? await t.get('/v1/edges/e1')
+            : await fetch(`${t.base}/v1/edges/e1`, {
+                headers: { 'X-SERVICE-KEY': 'not-a-key-of-this-server-0' },
+              });
+        expect(res.status).toBe(i % 2 ? 200 : 403);
+      }
+      // Some 200 ms a counter by now when they waited (minutes into an outage, up to 2 s); a few ms without.
+      expect(Date.now() - begun).toBeLessThan(600);
+      for (const words of [
+        /failed-authentication counters unavailable/,
+        /shared rate-limit counters unavailable/,
+      ])
+        expect(lines.filter((l) => words.test(l.msg ?? '')).length).toBeLessThanOrEqual(1);
+    });
+  },
+);
