@@ -83,13 +83,14 @@ suite('GcsBlobStore on a Cloud Storage emulator', () => {
     expect(Number(metadata.size)).toBe(SIZE);
   });
 
-  it('signs links for the emulator host when given a key', async () => {
+  /** A store of this run's prefix with a throwaway service-account key, which signs links. */
+  function withKey(): GcsBlobStore {
     const { privateKey } = crypto.generateKeyPairSync('rsa', {
       modulusLength: 2048,
       privateKeyEncoding: { type: 'pkcs8', format: 'pem' },
       publicKeyEncoding: { type: 'spki', format: 'pem' },
     });
-    const signer = new GcsBlobStore({
+    return new GcsBlobStore({
       bucket: BUCKET,
       prefix,
       projectId: 'tiergraph-test',
@@ -98,6 +99,10 @@ suite('GcsBlobStore on a Cloud Storage emulator', () => {
         private_key: privateKey,
       },
     });
+  }
+
+  it('signs links for the emulator host when given a key', async () => {
+    const signer = withKey();
     const url = new URL(await signer.signedUrl('runs/1/tierview.csv', 600));
     expect(url.origin).toBe(new URL(emulatorEndpoint(EMULATOR)).origin);
     expect(url.pathname).toBe(`/${BUCKET}/${prefix}runs/1/tierview.csv`);
@@ -123,8 +128,12 @@ suite('GcsBlobStore on a Cloud Storage emulator', () => {
     expect(await store.exists('runs/2/small.csv')).toBe(false);
   });
 
-  it('tells at start whether the bucket is there, naming GCS_BUCKET when not', async () => {
-    await expect(store.check()).resolves.toBeUndefined();
+  it('tells at start whether the bucket is there and links can be signed, naming the setting when not', async () => {
+    await expect(withKey().check()).resolves.toBeUndefined();
+    // The emulator takes requests without credentials; signing a link needs them all the same.
+    await expect(store.check()).rejects.toThrow(
+      /^Cloud Storage download links cannot be signed \(.*\): set GCS_KEY_FILE/,
+    );
     const missing = new GcsBlobStore({
       bucket: `missing-${prefix.slice(0, -1)}`,
       projectId: 'tiergraph-test',

@@ -127,7 +127,8 @@ export class GcsBlobStore implements BlobStore {
 
   /**
    * Fails, naming GCS_BUCKET, when the bucket is missing or its objects cannot be listed (the clean-up
-   * needs that): at start, rather than at the first export. Lists at most one object, which
+   * needs that), and naming GCS_KEY_FILE when no link can be signed: at start, rather than at the
+   * first export or the first poll of a finished run. Lists at most one object, which
    * `roles/storage.objectAdmin` allows where reading the bucket's own metadata would not.
    */
   async check(): Promise<void> {
@@ -140,6 +141,15 @@ export class GcsBlobStore implements BlobStore {
           ? 'does not exist: create it, or set GCS_BUCKET to one that does'
           : `cannot be listed (${(e as Error).message}): the account needs roles/storage.objectAdmin on it`;
       throw new Error(`Cloud Storage bucket "${this.bucket.name}" (GCS_BUCKET) ${why}`, { cause: e });
+    }
+    // Every poll of a finished run signs its links: credentials that cannot sign would fail each one.
+    try {
+      await this.signedUrl('signing-check', 60);
+    } catch (e) {
+      throw new Error(
+        `Cloud Storage download links cannot be signed (${(e as Error).message}): set GCS_KEY_FILE to a service account key, or run with credentials that may sign (roles/iam.serviceAccountTokenCreator)`,
+        { cause: e },
+      );
     }
   }
 
