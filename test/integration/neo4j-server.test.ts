@@ -77,6 +77,12 @@ if (neo4jAvailability() === null) {
       );
     });
 
+    it('refuses a database the server does not have, naming NEO4J_DATABASE', async () => {
+      await expect(openNeo4jStore({ ...target, database: 'nosuchdb' })).rejects.toThrow(
+        `Neo4j at ${target.uri} has no database "nosuchdb": create it, or set NEO4J_DATABASE to one it has`,
+      );
+    });
+
     it('names its data for locally saved derived data: per database, moving on with every seed', async () => {
       const dir = tempDir('neo4j-derived');
       const named = await openNeo4jStore(target, { derivedDir: dir });

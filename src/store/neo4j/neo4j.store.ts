@@ -239,7 +239,11 @@ export class Neo4jGraphStore implements GraphStore {
   async open(): Promise<void> {
     try {
       await this.driver.getServerInfo({ database: this.options.database });
+      // The server answering does not say that it has the database: a query does, with its own code.
+      await this.driver.executeQuery('RETURN 1', {}, { database: this.options.database });
     } catch (e) {
+      // A store that did not open is not used: its connections would keep the process alive.
+      await this.driver.close().catch(() => undefined);
       throw new Error(openFailure(this.options, e), { cause: e });
     }
     if (this.options.migrateOnOpen) await this.migrate();
