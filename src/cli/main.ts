@@ -236,7 +236,7 @@ program
       bar.stop();
       if (e instanceof ImportAbortedError) {
         process.stderr.write(`Import aborted, nothing was changed: ${e.message}\n`);
-        reportRejected(e.rejected, report);
+        reportRejected(e.rejected, report, e.warnings, e.warningCount);
         if (e.rejected.length > 0)
           process.stderr.write(
             `Fix the rows listed in ${reportFile}, or pass --max-rejected N to import the rest without them` +

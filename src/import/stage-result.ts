@@ -101,6 +101,9 @@ export class ImportAbortedError extends Error {
   constructor(
     message: string,
     readonly rejected: RejectedRow[],
+    /** The warnings of the rows loaded before the import stopped (the first of them, see warningCount). */
+    readonly warnings: RejectedRow[] = [],
+    readonly warningCount = warnings.length,
   ) {
     super(message);
     this.name = 'ImportAbortedError';

@@ -52,6 +52,8 @@ export interface StageThreadError {
   message: string;
   stack?: string;
   rejected?: RejectedRow[];
+  warnings?: RejectedRow[];
+  warningCount?: number;
 }
 
 /**
@@ -146,12 +148,16 @@ export function toThreadError(err: unknown): StageThreadError {
     message: err.message,
     stack: err.stack,
     rejected: err instanceof ImportAbortedError ? err.rejected : undefined,
+    warnings: err instanceof ImportAbortedError ? err.warnings : undefined,
+    warningCount: err instanceof ImportAbortedError ? err.warningCount : undefined,
   };
 }
 
 /** The error a staging thread sent, as stageImport would have thrown it. */
 function fromThread(e: StageThreadError): Error {
-  const err = e.rejected ? new ImportAbortedError(e.message, e.rejected) : new Error(e.message);
+  const err = e.rejected
+    ? new ImportAbortedError(e.message, e.rejected, e.warnings, e.warningCount)
+    : new Error(e.message);
   if (e.stack) err.stack = e.stack;
   return err;
 }

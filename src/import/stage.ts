@@ -18,7 +18,7 @@ import { SUCCESS_MARKER, TABLES, stagingFile } from '../store/tables';
 import type { TableName } from '../store/tables';
 import { ChunkWriter, CsvFatalError } from './csv';
 import { bucketFile } from './evidence-buckets';
-import { DEFAULT_MAX_REJECTED, ImportAbortedError } from './stage-result';
+import { DEFAULT_MAX_REJECTED } from './stage-result';
 import type { StageOptions, StageResult } from './stage-result';
 import { stageAddresses } from './stage/addresses';
 import { stageClusters } from './stage/clusters';
@@ -90,7 +90,7 @@ export async function stageImport(
       ]),
     );
     await removeBuckets(state);
-    if (e instanceof CsvFatalError) throw new ImportAbortedError(e.message, state.sortedRejected());
+    if (e instanceof CsvFatalError) throw state.aborted(e.message);
     throw e;
   }
   await removeBuckets(state);

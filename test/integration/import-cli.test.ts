@@ -121,6 +121,20 @@ describe('tiergraph import: safety of a replacing import', () => {
     expect(await companyCount(dataDir)).toBe(3);
   });
 
+  it('keeps the warnings of the rows read before an import stopped in the report it names', () => {
+    const dir = writeImportDir(path.join(root, 'warned-then-bad'), {
+      companies: [companyRow({ vid: 'w1', domiciled_country: 'Atlantis' }), companyRow({ vid: 'w2' })],
+      relationships: [relationshipRow('w1', 'w2', { confidence_score: 1.5 })],
+    });
+    const report = path.join(root, 'warned.csv');
+    const r = cli(path.join(root, 'warned-data'), 'import', dir, '--report', report);
+    expect(r.status).toBe(1);
+    expect(r.err).toMatch(/Import aborted/);
+    const lines = fs.readFileSync(report, 'utf8').trim().split('\n');
+    expect(lines.filter((l) => l.endsWith(',rejected'))).toHaveLength(1);
+    expect(lines.filter((l) => l.endsWith(',warning') && l.includes('Atlantis'))).toHaveLength(1);
+  });
+
   it('dry run: reports every rejected row, says an import would abort, and leaves the store alone', async () => {
     const report = path.join(root, 'dry.csv');
     const r = cli(dataDir, 'import', mostlyBad, '--dry-run', '--report', report);

@@ -9,7 +9,6 @@ import { readCsvFile } from '../csv';
 import type { CsvSink, ReadProgress } from '../csv';
 import { INPUT_FILES, ValueError, excerpt } from '../format';
 import type { InputFile, InputFileName } from '../format';
-import { ImportAbortedError } from '../stage-result';
 import { PROGRESS_EVERY } from './state';
 import type { StageState } from './state';
 
@@ -61,8 +60,7 @@ export async function readInputFile(
     () => false,
   );
   if (!exists) {
-    if (spec.required)
-      throw new ImportAbortedError(`required file ${spec.file} is missing`, state.sortedRejected());
+    if (spec.required) throw state.aborted(`required file ${spec.file} is missing`);
     return;
   }
   const file = spec.file;
@@ -72,7 +70,7 @@ export async function readInputFile(
   let freeText: boolean[] = [];
   let names: string[] = [];
   const fatal = (msg: string): never => {
-    throw new ImportAbortedError(`${file}: ${msg}`, state.sortedRejected());
+    throw state.aborted(`${file}: ${msg}`);
   };
   const sink: CsvSink = {
     row: (f, line, suspect) => {

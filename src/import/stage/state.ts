@@ -137,6 +137,11 @@ export class StageState {
     for (const t of Object.keys(TABLES) as TableName[]) this.counts[t] = 0;
   }
 
+  /** The import stops: with every row rejected so far, and the warnings of the rows loaded. */
+  aborted(message: string): ImportAbortedError {
+    return new ImportAbortedError(message, this.sortedRejected(), this.warnings, this.warningCount);
+  }
+
   sortedRejected(): RejectedRow[] {
     return [...this.rejected].sort(
       (a, b) => (FILE_RANK[a.file] ?? 99) - (FILE_RANK[b.file] ?? 99) || a.line - b.line,
@@ -146,9 +151,8 @@ export class StageState {
   reject(file: string, line: number, reason: string): void {
     this.rejected.push({ file, line, reason });
     if (this.rejected.length > this.maxRejected) {
-      throw new ImportAbortedError(
+      throw this.aborted(
         `more than ${this.maxRejected} rejected rows (last: ${file} line ${line}: ${reason})`,
-        this.sortedRejected(),
       );
     }
   }
