@@ -119,6 +119,9 @@ program
   .action(async (dir: string, opts: ImportCommandOptions) => {
     const cfg = config();
     const log = createLogger(cfg.LOG_LEVEL);
+    // The import's own lines on stdout say what it did; the stores' info lines (at the default level)
+    // would land among them as JSON. A level of debug or trace asked for keeps them.
+    const storeLog = log.levelVal === 30 ? log.child({}, { level: 'warn' }) : log;
     const reportFile = opts.report ?? defaultReportFile(cfg.dataDir);
     // A report named on the command line always describes this run: one with nothing to report empties it.
     const report = { file: reportFile, always: opts.report !== undefined };
@@ -154,10 +157,10 @@ program
     if (opts.dryRun || adminDir) {
       // nothing to open
     } else if (cfg.STORE === 'neo4j') {
-      store = neo4jStore(cfg, log, true);
+      store = neo4jStore(cfg, storeLog, true);
       await store.open();
     } else {
-      store = embeddedStore(cfg, log, 1);
+      store = embeddedStore(cfg, storeLog, 1);
     }
     const bar = new SingleBar({
       format: ' {phase} |{bar}| {value} {unit} | {rate} | {file}',

@@ -99,6 +99,13 @@ describe('tiergraph import: safety of a replacing import', () => {
     expect(searchIndexFiles(dataDir)).toHaveLength(1);
   });
 
+  it('keeps stdout to its summary at the default log level', () => {
+    const r = runCli(['import', good], { DATA_DIR: path.join(root, 'default-level'), STORE: 'embedded' });
+    expect(r.status).toBe(0);
+    expect(r.out).toMatch(/^Imported \d+ rows from /);
+    expect(r.out).not.toMatch(/"level":/);
+  });
+
   it('leaves the search index to the first start when told to', async () => {
     const elsewhere = path.join(root, 'no-index');
     const r = cli(elsewhere, 'import', good, '--no-search-index');
