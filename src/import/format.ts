@@ -297,7 +297,13 @@ export function normDomain(v: string): string {
   return d;
 }
 
-const SIMPLE_URL_RE = /^https?:\/\/([A-Za-z0-9.-]+)(?::\d{1,5})?(?:[/?#][!#-;=?-[\]_a-z~%]*)?$/;
+/** A host name of labels (letters, digits, inner hyphens; underscores, which some hosts use). */
+const HOST_LABELS =
+  '[A-Za-z0-9_](?:[A-Za-z0-9_-]*[A-Za-z0-9_])?(?:\\.[A-Za-z0-9_](?:[A-Za-z0-9_-]*[A-Za-z0-9_])?)*\\.?';
+/** The common case, checked without building a URL: a host of labels, a port of up to 4 digits. */
+const SIMPLE_URL_RE = new RegExp(`^https?://(${HOST_LABELS})(?::\\d{1,4})?(?:[/?#][!#-;=?-[\\]_a-z~%]*)?$`);
+/** A host as the URL parser gives it: labels, or an IPv6 literal in brackets. */
+const URL_HOST_RE = new RegExp(`^(?:${HOST_LABELS}|\\[[0-9a-fA-F:.]+\\])$`);
 
 /** http(s) URLs; returns the URL unchanged. */
 export function checkUrl(v: string): string {
@@ -311,6 +317,8 @@ export function checkUrl(v: string): string {
   }
   if (u.protocol !== 'http:' && u.protocol !== 'https:') fail(`${excerpt(v)} is not an http(s) URL`);
   if (/\s/.test(v)) fail(`${excerpt(v)} contains white space`);
+  // The parser takes hosts such as "..." or "a..b"; no such host can be reached.
+  if (!URL_HOST_RE.test(u.hostname)) fail(`${excerpt(v)} has no valid host name`);
   return v;
 }
 

@@ -97,9 +97,25 @@ describe('values', () => {
     expect(checkUrl('https://example.com/a?b=1#c')).toBe('https://example.com/a?b=1#c');
     expect(checkUrl('https://example.com/päth')).toBe('https://example.com/päth');
     expect(urlHost('https://News.Example.com:8080/x')).toBe('news.example.com');
-    for (const bad of ['example.com', 'ftp://example.com', 'https://exa mple.com', 'https://']) {
+    for (const bad of [
+      'example.com',
+      'ftp://example.com',
+      'https://exa mple.com',
+      'https://',
+      'http://acme.com:99999/',
+      'http://...',
+      'http://a..b/',
+      'http://-a.com/',
+    ]) {
       expect(() => checkUrl(bad)).toThrow(ValueError);
     }
+    for (const ok of [
+      'http://acme.com:65535/x',
+      'http://[::1]:8080/',
+      'https://münchen.de/',
+      'http://10.0.0.1/',
+    ])
+      expect(checkUrl(ok)).toBe(ok);
     for (const ok of ['84', '8471', '847130', '8471.30', '8471.30.10']) expect(checkHsCode(ok)).toBe(ok);
     for (const bad of ['8', '84x', '8471.3', '12345678901'])
       expect(() => checkHsCode(bad)).toThrow(ValueError);
