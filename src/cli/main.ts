@@ -9,7 +9,7 @@ import { createLogger } from '../logger';
 import { projectDir } from '../paths';
 import { startServer } from '../server';
 import { ApiKeyStore } from '../http/api-keys';
-import { generateDataset } from '../demo/generate';
+import { MAX_GENERATED_COMPANIES, generateDataset } from '../demo/generate';
 import { importDirectory, stagingRoot } from '../import/import-directory';
 import { importSummary, rate } from './import-summary';
 import { DEFAULT_MAX_REJECTED, ImportAbortedError } from '../import/stage-result';
@@ -131,6 +131,12 @@ program
     if (unwritable !== null)
       throw new InvalidArgumentError(
         `${opts.report === undefined ? 'the report of rejected rows' : '--report'}: ${reportFile} cannot be written (${unwritable})`,
+      );
+    // Said of the directory itself: "companies.csv is missing" would send the user to the wrong place.
+    const given = fs.statSync(dir, { throwIfNoEntry: false });
+    if (!given?.isDirectory())
+      throw new InvalidArgumentError(
+        `${path.resolve(dir)} ${given ? 'is not a directory' : 'does not exist'}: name the directory that holds companies.csv and the other import files`,
       );
     if (opts.dryRun && opts.neo4jAdminFiles !== undefined)
       throw new InvalidArgumentError(
@@ -331,7 +337,16 @@ function reportRejected(
 
 program
   .command('generate')
-  .requiredOption('--companies <n>', 'number of companies', positiveInt)
+  .requiredOption(
+    '--companies <n>',
+    `number of companies (2 to ${MAX_GENERATED_COMPANIES.toLocaleString('en-US')})`,
+    (v: string) => {
+      const n = positiveInt(v);
+      if (n < 2 || n > MAX_GENERATED_COMPANIES)
+        throw new InvalidArgumentError(`must be from 2 to ${MAX_GENERATED_COMPANIES}`);
+      return n;
+    },
+  )
   .option('--seed <s>', 'random seed (same seed, same files)', positiveInt, 1)
   .requiredOption('--out <dir>', 'output directory')
   .description('write a deterministic, realistic dataset in the import format')

@@ -268,6 +268,14 @@ describe('tiergraph import: safety of a replacing import', () => {
     expect(clash.err).toMatch(/--dry-run and --neo4j-admin-files do not go together/);
     expect(cli(dataDir, 'import').status).toBe(2);
     expect(cli(dataDir, '--version').status).toBe(0);
+    const nowhere = cli(dataDir, 'import', path.join(root, 'no-such-dir'));
+    expect(nowhere.status).toBe(2);
+    expect(nowhere.err).toMatch(/no-such-dir does not exist: name the directory that holds companies\.csv/);
+    const tooFew = cli(dataDir, 'generate', '--companies', '1', '--out', path.join(root, 'gen'));
+    expect(tooFew.status).toBe(2);
+    expect(tooFew.err).toMatch(
+      /^error: option '--companies <n>' argument '1' is invalid\. must be from 2 to/,
+    );
   });
 
   it('refuses a report it could not write before it replaces anything', () => {
