@@ -38,6 +38,14 @@ export const MAX_RECORD_CHARS = 1 << 20;
 
 /** Why a line longer than MAX_RECORD_CHARS without quotes is rejected, whether read whole or in pieces. */
 const tooLong = `line longer than ${MAX_RECORD_CHARS} characters; skipped`;
+/** Why a record with quoted fields longer than MAX_RECORD_CHARS is rejected. */
+const tooLongRecord = `record longer than ${MAX_RECORD_CHARS} characters; skipped`;
+/**
+ * How far a record with a quote may run before the reader gives up on finding its end (a quote never
+ * closed, most likely). Above the record limit, so that whether a long record is rejected or stops
+ * the import depends on the record alone, not on where the pieces of the file happen to end.
+ */
+export const MAX_OPEN_RECORD_CHARS = 4 * MAX_RECORD_CHARS;
 
 const INCOMPLETE = -1;
 const QUOTE = 34;
@@ -85,9 +93,9 @@ export class CsvParser {
       this.sink.error(this.line, tooLong);
       this.buf = '';
       this.skipping = true;
-    } else if (this.buf.length > MAX_RECORD_CHARS) {
+    } else if (this.buf.length > MAX_OPEN_RECORD_CHARS) {
       throw new CsvFatalError(
-        `record starting at line ${this.line} is longer than ${MAX_RECORD_CHARS} characters (unbalanced quote?)`,
+        `record starting at line ${this.line} is still open after ${MAX_OPEN_RECORD_CHARS} characters (unbalanced quote?)`,
         this.line,
       );
     }
@@ -229,6 +237,10 @@ export class CsvParser {
   }
 
   private emit(fields: string[], breaks: number, suspect: boolean, next: number, newline: boolean): number {
+    // The record's characters, its separators included, as a line without quotes is measured.
+    let chars = fields.length - 1;
+    for (const f of fields) chars += f.length;
+    if (chars > MAX_RECORD_CHARS) return this.fail(next, breaks, tooLongRecord, newline);
     const lineNo = this.line;
     this.line += breaks + (newline ? 1 : 0);
     this.sink.row(fields, lineNo, suspect);

@@ -7,6 +7,7 @@ import {
   CsvFatalError,
   CsvParser,
   TextBuffer,
+  MAX_OPEN_RECORD_CHARS,
   MAX_RECORD_CHARS,
   parseCsvText,
   readCsvFile,
@@ -233,10 +234,28 @@ describe('readCsvFile', () => {
 
   it('names the file when a record never ends (an unbalanced quote)', async () => {
     const path = join(dir, 'companies.csv');
-    await writeFile(path, `vid,name\nc1,"oops\n${'c2,Name\n'.repeat(MAX_RECORD_CHARS / 6)}`);
+    await writeFile(path, `vid,name\nc1,"oops\n${'c2,Name\n'.repeat(MAX_OPEN_RECORD_CHARS / 6)}`);
     await expect(readCsvFile(path, { row: () => undefined, error: () => undefined })).rejects.toThrow(
-      /^companies\.csv: record starting at line 2 is longer than/,
+      /^companies\.csv: record starting at line 2 is still open after 4194304 characters/,
     );
+  });
+
+  it('rejects an over-long record with quotes as a row, wherever it starts and however it is read', () => {
+    const long = 'x'.repeat(MAX_RECORD_CHARS + 10);
+    const filler = 'c0,Filler\n'.repeat(4_000);
+    for (const record of [`c2,"Quoted",${long}`, `c2,"${long}"`]) {
+      for (const before of ['', filler]) {
+        const text = `vid,name,more\n${before}${record}\nc3,Three,x\n`;
+        for (const sizes of [[text.length], [65_536], [4_096, 300_000, 17]]) {
+          const got = parseInPieces(text, sizes);
+          const at = before === '' ? 2 : 4_002;
+          expect(got.errors).toEqual([
+            { line: at, reason: `record longer than ${MAX_RECORD_CHARS} characters; skipped` },
+          ]);
+          expect(lines(got).at(-1)).toEqual([at + 1, ['c3', 'Three', 'x']]);
+        }
+      }
+    }
   });
 });
 
