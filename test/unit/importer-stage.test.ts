@@ -483,6 +483,16 @@ describe('stageImport aborts', () => {
     ]);
   });
 
+  it('when a file is UTF-16, saying so', async () => {
+    const dir = join(work, 'utf16');
+    await mkdir(dir, { recursive: true });
+    await writeFile(join(dir, 'companies.csv'), Buffer.from('\ufeffvid,name\nc1,One\n', 'utf16le'));
+    await writeFile(join(dir, 'relationships.csv'), 'edge_id,supplier_id,customer_id\n');
+    expect((await abort(dir)).message).toBe(
+      'companies.csv: is not UTF-8 (its header holds NUL characters, as UTF-16 text does): save it as UTF-8',
+    );
+  });
+
   it('when a required file is missing', async () => {
     const dir = await dataset('no-relationships', {});
     await rm(join(dir, 'relationships.csv'));

@@ -79,6 +79,9 @@ export async function readInputFile(
         ncols = names.length;
         const known = new Set(spec.columns.map((c) => c.name));
         const seen = new Set<string>();
+        // UTF-16 read as UTF-8: a NUL beside every ASCII letter of the header.
+        if (names.some((h) => h.includes('\u0000')))
+          fatal('is not UTF-8 (its header holds NUL characters, as UTF-16 text does): save it as UTF-8');
         for (const h of names) {
           if (!known.has(h)) fatal(`unknown column ${excerpt(h)} (known: ${[...known].join(', ')})`);
           if (seen.has(h)) fatal(`column ${excerpt(h)} appears twice`);
