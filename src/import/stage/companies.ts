@@ -75,7 +75,8 @@ function companyHandler(
         throw new ValueError(`duplicate vid "${v}" (first at line ${state.companyLine.get(first)})`);
       }
       // A rejected first row still holds its id: a second row must not take its place unnoticed.
-      const rejectedAt = state.rejectedCompanies.get(v);
+      // Rows are rarely rejected: a clean file pays no lookup.
+      const rejectedAt = state.rejectedCompanies.size === 0 ? undefined : state.rejectedCompanies.get(v);
       if (rejectedAt !== undefined) {
         h.at = '';
         throw new ValueError(duplicateOfRejected('vid', v, rejectedAt));

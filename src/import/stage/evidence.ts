@@ -84,7 +84,8 @@ function evidenceHandler(state: StageState, ix: (c: string) => number): RowHandl
           );
         }
       }
-      const rejectedAt = state.rejectedEvidence.get(id);
+      // Rows are rarely rejected: a clean file pays no lookup.
+      const rejectedAt = state.rejectedEvidence.size === 0 ? undefined : state.rejectedEvidence.get(id);
       if (rejectedAt !== undefined) {
         h.at = '';
         throw new ValueError(duplicateOfRejected('evidence id', id, rejectedAt));

@@ -47,7 +47,8 @@ function relationshipHandler(state: StageState, ix: (c: string) => number): RowH
         h.at = '';
         throw new ValueError(`duplicate edge_id "${id}" (first at line ${E.line[first]})`);
       }
-      const rejectedAt = state.rejectedEdges.get(id);
+      // Rows are rarely rejected: a clean file pays no lookup.
+      const rejectedAt = state.rejectedEdges.size === 0 ? undefined : state.rejectedEdges.get(id);
       if (rejectedAt !== undefined) {
         h.at = '';
         throw new ValueError(duplicateOfRejected('edge_id', id, rejectedAt));
