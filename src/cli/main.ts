@@ -318,7 +318,8 @@ function reportRejected(
     if (rows.length > 20) process.stderr.write(`  ... and ${rows.length - 20} more\n`);
   }
   if (warningCount > 0) {
-    process.stderr.write(`${warningCount} value(s) imported as given, with a warning:\n`);
+    // Not "imported": a dry run or an aborted import imports nothing, and a warning may be of a file.
+    process.stderr.write(`${warningCount} warning(s), none of which rejected a row:\n`);
     for (const r of warnings.slice(0, 5)) process.stderr.write(`  ${r.file}:${r.line}: ${r.reason}\n`);
     if (warningCount > 5) process.stderr.write(`  ... and ${warningCount - 5} more\n`);
   }

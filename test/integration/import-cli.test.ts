@@ -137,6 +137,8 @@ describe('tiergraph import: safety of a replacing import', () => {
     const r = cli(path.join(root, 'warned-data'), 'import', dir, '--report', report);
     expect(r.status).toBe(1);
     expect(r.err).toMatch(/Import aborted/);
+    // Nothing was imported, so the warnings do not say so.
+    expect(r.err).toMatch(/\n1 warning\(s\), none of which rejected a row:\n {2}companies\.csv:2: /);
     const lines = fs.readFileSync(report, 'utf8').trim().split('\n');
     expect(lines.filter((l) => l.endsWith(',rejected'))).toHaveLength(1);
     expect(lines.filter((l) => l.endsWith(',warning') && l.includes('Atlantis'))).toHaveLength(1);
