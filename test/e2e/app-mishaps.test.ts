@@ -652,6 +652,28 @@ describeWithBrowser('the web app when things go wrong', () => {
     expect(((await started.json()) as { run_id: number }).run_id).not.toBe(first.runId);
   });
 
+  /** The tab's next export start answers run `runId`, which has finished with `message` and one file at `link`. */
+  async function finishesAt(tab: Page, runId: number, message: string, link: string): Promise<void> {
+    await tab.route('**/v1/tierviewjob/', (route) =>
+      route.fulfill({
+        status: 200,
+        contentType: 'application/json',
+        body: JSON.stringify({ run_id: runId }),
+      }),
+    );
+    await tab.route(`**/v1/jobs/${runId}/`, (route) =>
+      route.fulfill({
+        status: 200,
+        contentType: 'application/json',
+        body: JSON.stringify({
+          run_id: String(runId),
+          state: { life_cycle_state: 'TERMINATED', result_state: 'SUCCESS', state_message: message },
+          output: { result: JSON.stringify({ tierview_file: link }), truncated: false },
+        }),
+      }),
+    );
+  }
+
   it("says until when a finished run's links work, from the links themselves", async () => {
     // Its own clock and language, so that the time it shows is known.
     const utc = await browser.newContext({
@@ -666,20 +688,7 @@ describeWithBrowser('the web app when things go wrong', () => {
       // Cloud Storage's signed links: signed at 14:00 on 2 January 2030, for an hour.
       const gcs =
         'https://storage.googleapis.com/b/runs/88/tierview.csv?X-Goog-Algorithm=GOOG4-RSA-SHA256&X-Goog-Date=20300102T140000Z&X-Goog-Expires=3600&X-Goog-Signature=ab';
-      await tab.route('**/v1/tierviewjob/', (route) =>
-        route.fulfill({ status: 200, contentType: 'application/json', body: '{"run_id":88}' }),
-      );
-      await tab.route('**/v1/jobs/88/', (route) =>
-        route.fulfill({
-          status: 200,
-          contentType: 'application/json',
-          body: JSON.stringify({
-            run_id: '88',
-            state: { life_cycle_state: 'TERMINATED', result_state: 'SUCCESS', state_message: '' },
-            output: { result: JSON.stringify({ tierview_file: gcs }), truncated: false },
-          }),
-        }),
-      );
+      await finishesAt(tab, 88, '', gcs);
       await tab.goto(`${base}/companies/${hub.vid}`);
       const panel = tab.getByRole('region', { name: 'Export tier view' });
       await panel.getByRole('button', { name: 'Start export' }).click();
@@ -693,20 +702,7 @@ describeWithBrowser('the web app when things go wrong', () => {
 
   it("shows what a finished run's state says of its files, such as that nothing matched", async () => {
     const message = 'no relationship matched the request';
-    await page.route('**/v1/tierviewjob/', (route) =>
-      route.fulfill({ status: 200, contentType: 'application/json', body: '{"run_id":89}' }),
-    );
-    await page.route('**/v1/jobs/89/', (route) =>
-      route.fulfill({
-        status: 200,
-        contentType: 'application/json',
-        body: JSON.stringify({
-          run_id: '89',
-          state: { life_cycle_state: 'TERMINATED', result_state: 'SUCCESS', state_message: message },
-          output: { result: JSON.stringify({ tierview_file: `${base}/downloads/x.csv` }), truncated: false },
-        }),
-      }),
-    );
+    await finishesAt(page, 89, message, `${base}/downloads/x.csv`);
     try {
       await open(`/companies/${hub.vid}`);
       const panel = page.getByRole('region', { name: 'Export tier view' });
