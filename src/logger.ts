@@ -48,3 +48,17 @@ export function atMostEvery<A extends unknown[]>(
     f(n, ...args);
   };
 }
+
+/**
+ * A failure that recurs while a service is down, logged at most once per `ms` with how many were
+ * dropped since the last line: `(err, msg)`, the message given per call or once here.
+ */
+export function logAtMostEvery(
+  ms: number,
+  log: Pick<Logger, 'warn' | 'error'>,
+  level: 'warn' | 'error' = 'warn',
+): (err: unknown, msg: string) => void {
+  return atMostEvery(ms, (dropped, err: unknown, msg: string) =>
+    log[level]({ err, ...(dropped > 0 ? { dropped } : {}) }, msg),
+  );
+}

@@ -18,7 +18,7 @@ import {
   isAppError,
   withFieldsRenamed,
 } from '../domain/errors';
-import { atMostEvery } from '../logger';
+import { logAtMostEvery } from '../logger';
 import type { Logger } from '../logger';
 import type { DerivedState } from '../store/derived-state';
 import { createContext } from '../graphql/context';
@@ -136,16 +136,13 @@ export async function buildApp(o: AppOptions): Promise<BuiltApp> {
   }
 
   const auth = requireApiKey(o.keys, o.keyHeader, new AuthFailureLimiter(o.authFailures, o.log));
+  const storeWarn = logAtMostEvery(60_000, o.log);
   const limiter = keyRateLimit({
     windowS: o.rateLimit.windowS,
     max: o.rateLimit.max,
     ...(o.rateLimit.store ? { store: o.rateLimit.store } : {}),
-    onStoreError: atMostEvery(60_000, (dropped, err: unknown) =>
-      o.log.warn(
-        { err, ...(dropped > 0 ? { dropped } : {}) },
-        'shared rate-limit counters unavailable; requests are not limited meanwhile',
-      ),
-    ),
+    onStoreError: (err: unknown) =>
+      storeWarn(err, 'shared rate-limit counters unavailable; requests are not limited meanwhile'),
     onLimited: (req, res) => {
       sendProblem(
         res,

@@ -1,7 +1,7 @@
 import type { Request } from 'express';
 import { ipKeyGenerator } from 'express-rate-limit';
 import type { Options, Store } from 'express-rate-limit';
-import { atMostEvery } from '../logger';
+import { logAtMostEvery } from '../logger';
 import type { Logger } from '../logger';
 import { FixedWindows } from './fixed-windows';
 
@@ -32,15 +32,14 @@ export class AuthFailureLimiter {
    */
   private readonly local: FixedWindows;
   /** While the shared counters are out of reach every request fails on them: a line a minute says so. */
-  private readonly unavailable = atMostEvery(60_000, (dropped, err: unknown, msg: string) =>
-    this.log.warn({ err, ...(dropped > 0 ? { dropped } : {}) }, msg),
-  );
+  private readonly unavailable: (err: unknown, msg: string) => void;
 
   constructor(
     private readonly o: AuthFailureLimitOptions,
     private readonly log: Logger,
   ) {
     this.local = new FixedWindows(o.windowS * 1000, (_key, resetAt) => ({ hits: 0, resetAt }));
+    this.unavailable = logAtMostEvery(60_000, log);
     this.store = o.store ?? null;
     if (!this.store) return;
     void Promise.resolve(this.store.init?.({ windowMs: o.windowS * 1000 } as Options)).catch(

@@ -165,12 +165,15 @@ export type IdentifierType = (typeof IDENTIFIER_TYPES)[number];
 export class ValueError extends Error {}
 
 /**
- * Why a row is refused whose id an earlier row of the file held, though that row was rejected: ids
- * are unique in a file whatever became of their rows, so a later row never stands in for a rejected
- * one (nor receives what referred to it).
+ * Refuses a row whose id an earlier row of the file held, though that row was rejected (`rejected`:
+ * line by id): ids are unique in a file whatever became of their rows, so a later row never stands
+ * in for a rejected one (nor receives what referred to it). Rows are rarely rejected: while none
+ * was, a row pays no lookup.
  */
-export function duplicateOfRejected(what: string, id: string, line: number): string {
-  return `duplicate ${what} "${id}" (first at line ${line}, which was rejected)`;
+export function refuseIdOfRejected(rejected: ReadonlyMap<string, number>, what: string, id: string): void {
+  if (rejected.size === 0) return;
+  const line = rejected.get(id);
+  if (line !== undefined) fail(`duplicate ${what} "${id}" (first at line ${line}, which was rejected)`);
 }
 
 function fail(reason: string): never {

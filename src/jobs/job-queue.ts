@@ -9,7 +9,7 @@ import { check, pageWithDefaults } from '../domain/params';
 import type { Limits } from '../domain/params';
 import { effectiveRequest } from '../domain/tierview';
 import type { TierViewRequest } from '../domain/tierview';
-import { atMostEvery } from '../logger';
+import { logAtMostEvery } from '../logger';
 import type { Logger } from '../logger';
 import type { TierViewService } from '../services/tierview.service';
 import type { GraphStore } from '../store/graph-store';
@@ -129,16 +129,12 @@ export class JobQueue {
     const channel = o.agendaBackend.notificationChannel ?? new InMemoryNotificationChannel();
     // The PostgreSQL and Redis channels report a lost connection as an 'error' event and reconnect
     // by themselves; unheard, the event would end the process while its database is away.
-    if (channel instanceof EventEmitter)
-      channel.on(
-        'error',
-        atMostEvery(60_000, (dropped, e: unknown) =>
-          o.log.warn(
-            { err: e, ...(dropped > 0 ? { dropped } : {}) },
-            'job notifications lost their connection; polling meanwhile',
-          ),
-        ),
+    if (channel instanceof EventEmitter) {
+      const warn = logAtMostEvery(60_000, o.log);
+      channel.on('error', (e: unknown) =>
+        warn(e, 'job notifications lost their connection; polling meanwhile'),
       );
+    }
     this.agenda = new Agenda({
       backend: withSettledUnlocks(o.agendaBackend, o.log),
       // A job queued in this process wakes this process's worker at once instead of
@@ -153,12 +149,8 @@ export class JobQueue {
       defaultLockLifetime: o.lockS * 1000,
     });
     // While its database is down the queue fails at every poll: a line a minute says so.
-    this.agenda.on(
-      'error',
-      atMostEvery(60_000, (dropped, e: unknown) =>
-        o.log.error({ err: e, ...(dropped > 0 ? { dropped } : {}) }, 'job queue error'),
-      ),
-    );
+    const failed = logAtMostEvery(60_000, o.log, 'error');
+    this.agenda.on('error', (e: unknown) => failed(e, 'job queue error'));
     if (o.worker) {
       // A worker locks no more runs than it runs: a job locked while it waits for a
       // free slot would see its lock lapse after `lockS`, and be locked and started

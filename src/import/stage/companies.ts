@@ -7,7 +7,7 @@ import {
   DATE_RANGE,
   OLD_DATE_RANGE,
   ValueError,
-  duplicateOfRejected,
+  refuseIdOfRejected,
   checkId,
   checkName,
   checkPhone,
@@ -74,13 +74,8 @@ function companyHandler(
         h.at = '';
         throw new ValueError(`duplicate vid "${v}" (first at line ${state.companyLine.get(first)})`);
       }
-      // A rejected first row still holds its id: a second row must not take its place unnoticed.
-      // Rows are rarely rejected: a clean file pays no lookup.
-      const rejectedAt = state.rejectedCompanies.size === 0 ? undefined : state.rejectedCompanies.get(v);
-      if (rejectedAt !== undefined) {
-        h.at = '';
-        throw new ValueError(duplicateOfRejected('vid', v, rejectedAt));
-      }
+      h.at = '';
+      refuseIdOfRejected(state.rejectedCompanies, 'vid', v);
       vid = v;
       h.at = 'name';
       const name = checkName(need(f, cName));

@@ -12,7 +12,7 @@ import {
   checkId,
   checkText,
   checkUrl,
-  duplicateOfRejected,
+  refuseIdOfRejected,
   excerpt,
   isId,
   isoOf,
@@ -84,12 +84,8 @@ function evidenceHandler(state: StageState, ix: (c: string) => number): RowHandl
           );
         }
       }
-      // Rows are rarely rejected: a clean file pays no lookup.
-      const rejectedAt = state.rejectedEvidence.size === 0 ? undefined : state.rejectedEvidence.get(id);
-      if (rejectedAt !== undefined) {
-        h.at = '';
-        throw new ValueError(duplicateOfRejected('evidence id', id, rejectedAt));
-      }
+      h.at = '';
+      refuseIdOfRejected(state.rejectedEvidence, 'evidence id', id);
       evidenceId = id;
       h.at = 'edge_id';
       const edgeId = need(f, cEdge);

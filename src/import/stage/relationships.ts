@@ -3,7 +3,7 @@ import {
   DATE_RANGE,
   DEFAULT_LABEL,
   ValueError,
-  duplicateOfRejected,
+  refuseIdOfRejected,
   checkHsCode,
   checkId,
   isId,
@@ -47,12 +47,8 @@ function relationshipHandler(state: StageState, ix: (c: string) => number): RowH
         h.at = '';
         throw new ValueError(`duplicate edge_id "${id}" (first at line ${E.line[first]})`);
       }
-      // Rows are rarely rejected: a clean file pays no lookup.
-      const rejectedAt = state.rejectedEdges.size === 0 ? undefined : state.rejectedEdges.get(id);
-      if (rejectedAt !== undefined) {
-        h.at = '';
-        throw new ValueError(duplicateOfRejected('edge_id', id, rejectedAt));
-      }
+      h.at = '';
+      refuseIdOfRejected(state.rejectedEdges, 'edge_id', id);
       edgeId = id;
       h.at = 'supplier_id';
       const supVid = need(f, cSup);

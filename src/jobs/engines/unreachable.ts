@@ -31,3 +31,33 @@ export function unavailableWhenUnreachable(runs: RunStore, unreachable: (e: unkn
     },
   });
 }
+
+/** Socket error codes that mean a server cannot be reached, or no longer can. */
+const SOCKET_CODES = new Set([
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'ETIMEDOUT',
+  'EPIPE',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+]);
+
+/**
+ * An engine's test of "its database does not answer" (rather than a bad query): a socket error
+ * code, one of the driver's own `codes`, or the driver's own `words` for it. Reads `code` and
+ * `message`, not `instanceof Error`: the errors node makes for a socket are of another realm under
+ * a test runner.
+ */
+export function unreachableBy(
+  words: RegExp,
+  codes: (code: string) => boolean = () => false,
+): (e: unknown) => boolean {
+  return (e) => {
+    if (typeof e !== 'object' || e === null) return false;
+    const { code, message } = e as { code?: unknown; message?: unknown };
+    if (typeof code === 'string' && (SOCKET_CODES.has(code) || codes(code))) return true;
+    return typeof message === 'string' && words.test(message);
+  };
+}

@@ -2,10 +2,10 @@ import { PostgresBackend } from '@agendajs/postgres-backend';
 import type { PostgresBackendConfig } from '@agendajs/postgres-backend';
 import { Pool } from 'pg';
 import { withoutCredentials } from '../../../domain/hosts';
-import { atMostEvery } from '../../../logger';
+import { logAtMostEvery } from '../../../logger';
 import type { Logger } from '../../../logger';
 import type { JobsEngine } from '../jobs-engine';
-import { unavailableWhenUnreachable } from '../unreachable';
+import { unavailableWhenUnreachable, unreachableBy } from '../unreachable';
 import { PostgresRunStore } from './postgres.run-store';
 
 /**
@@ -37,36 +37,15 @@ class SchemaLockedPostgresBackend extends PostgresBackend {
   }
 }
 
-/** Error codes of the driver and the server that mean the database cannot be reached (or no longer can). */
-const UNREACHABLE_CODES = new Set([
-  'ECONNREFUSED',
-  'ECONNRESET',
-  'ETIMEDOUT',
-  'EPIPE',
-  'EHOSTUNREACH',
-  'ENETUNREACH',
-  'ENOTFOUND',
-  'EAI_AGAIN',
-  // The server is shutting down or starting up, or an administrator ended the session.
-  '57P01',
-  '57P02',
-  '57P03',
-]);
-
-/** Whether a failure of the pool means the database does not answer (rather than a bad query). */
-export function postgresUnreachable(e: unknown): boolean {
-  // Not `instanceof Error`: a socket's errors are made by node itself, in another realm under a test runner.
-  if (typeof e !== 'object' || e === null) return false;
-  const { code, message } = e as { code?: unknown; message?: unknown };
-  if (typeof code === 'string' && (UNREACHABLE_CODES.has(code) || code.startsWith('08'))) return true;
-  // pg's own words for a connection lost under a query, or none made in time.
-  return (
-    typeof message === 'string' &&
-    /Connection terminated|timeout exceeded when trying to connect|Client has encountered a connection error/.test(
-      message,
-    )
-  );
-}
+/**
+ * Whether a failure of the pool means the database does not answer: the server shutting down or
+ * starting up, or an administrator ending the session (57P01-03), a connection exception (08xxx),
+ * or pg's own words for a connection lost under a query or none made in time.
+ */
+const postgresUnreachable = unreachableBy(
+  /Connection terminated|timeout exceeded when trying to connect|Client has encountered a connection error/,
+  (code) => code.startsWith('08') || /^57P0[123]$/.test(code),
+);
 
 /** How long taking a connection from the pool may wait for the server (pg waits for ever by default). */
 const CONNECT_TIMEOUT_MS = 5000;
@@ -76,12 +55,8 @@ export function openPostgresJobsEngine(url: string, log: Logger): JobsEngine {
   const pool = new Pool({ connectionString: url, max: 10, connectionTimeoutMillis: CONNECT_TIMEOUT_MS });
   // An idle connection that the server drops is reported on the pool, which replaces it; unheard,
   // that event would end the process. The next query that needs the database fails on its own.
-  pool.on(
-    'error',
-    atMostEvery(60_000, (dropped, e: Error) =>
-      log.warn({ err: e, ...(dropped > 0 ? { dropped } : {}) }, 'jobs database connection lost'),
-    ),
-  );
+  const warn = logAtMostEvery(60_000, log);
+  pool.on('error', (e) => warn(e, 'jobs database connection lost'));
   return {
     agendaBackend: new SchemaLockedPostgresBackend(pool, {
       pool,

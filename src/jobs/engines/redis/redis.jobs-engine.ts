@@ -1,29 +1,20 @@
 import { RedisBackend } from '@agendajs/redis-backend';
 import { Redis } from 'ioredis';
 import { withoutCredentials } from '../../../domain/hosts';
-import { atMostEvery } from '../../../logger';
+import { logAtMostEvery } from '../../../logger';
 import type { Logger } from '../../../logger';
 import type { JobsEngine } from '../jobs-engine';
-import { unavailableWhenUnreachable } from '../unreachable';
+import { unavailableWhenUnreachable, unreachableBy } from '../unreachable';
 import { RedisRunStore } from './redis.run-store';
 
 /** How long a start waits for Redis to answer before it gives up with the reason. */
 const OPEN_TIMEOUT_MS = 5000;
 
-/** Whether a failure of the run store's client means Redis does not answer (rather than a bad command). */
-export function redisUnreachable(e: unknown): boolean {
-  // Not `instanceof Error`: a socket's errors are made by node itself, in another realm under a test runner.
-  if (typeof e !== 'object' || e === null) return false;
-  const { name, code, message } = e as { name?: unknown; code?: unknown; message?: unknown };
-  if (name === 'MaxRetriesPerRequestError') return true;
-  if (
-    typeof code === 'string' &&
-    /^(ECONNREFUSED|ECONNRESET|ETIMEDOUT|EPIPE|EHOSTUNREACH|ENOTFOUND|EAI_AGAIN)$/.test(code)
-  )
-    return true;
-  // ioredis's words for a command refused while it has no connection.
-  return typeof message === 'string' && /enableOfflineQueue|Connection is closed/.test(message);
-}
+/**
+ * Whether a failure of the run store's client means Redis does not answer: ioredis's words for a
+ * command given up after a failed attempt to reconnect, or sent on a connection that closed.
+ */
+const redisUnreachable = unreachableBy(/Reached the max retries per request limit|Connection is closed/);
 
 /**
  * Jobs and runs in one Redis database. Agenda's client holds its commands while Redis is away (its
@@ -32,9 +23,7 @@ export function redisUnreachable(e: unknown): boolean {
  * seconds rather than kept waiting.
  */
 export function openRedisJobsEngine(url: string, log: Logger): JobsEngine {
-  const warn = atMostEvery(60_000, (dropped, e: Error) =>
-    log.warn({ err: e, ...(dropped > 0 ? { dropped } : {}) }, 'jobs database (Redis) does not answer'),
-  );
+  const warn = logAtMostEvery(60_000, log);
   const redis = new Redis(url, { maxRetriesPerRequest: null });
   // A command waits for a connection being made, but fails once an attempt to make one has failed.
   const runsClient = new Redis(url, { maxRetriesPerRequest: 1 });
@@ -43,7 +32,7 @@ export function openRedisJobsEngine(url: string, log: Logger): JobsEngine {
   for (const client of [redis, runsClient])
     client.on('error', (e: Error) => {
       lastError = e;
-      warn(e);
+      warn(e, 'jobs database (Redis) does not answer');
     });
   return {
     agendaBackend: new RedisBackend({ redis, keyPrefix: 'tiergraph:jobs:', channelName: 'tiergraph:jobs' }),
