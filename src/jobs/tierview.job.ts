@@ -9,10 +9,30 @@ import type { Logger } from '../logger';
 import { exportKeys, successMessage } from '../services/tierview.service';
 import type { ExportProgress, ExportResult, TierViewService } from '../services/tierview.service';
 import type { RunPatch, RunRecord, RunStore, TransitionGuard } from './run-store';
+import { unreachableBy } from './engines/unreachable';
 
 export const TIERVIEW_JOB = 'tierview';
 /** Tries of one export within an attempt before the run ends FAILED. */
 const EXPORT_ATTEMPTS = 3;
+/** The longest pause between tries while the file store does not answer. */
+const STORE_PAUSE_MAX_MS = 30_000;
+
+/**
+ * Whether an export failed because its file store (Cloud Storage) could not be reached or answered
+ * that it is unavailable for now: a socket error, or HTTP 408, 429 or 5xx. Such a failure is waited
+ * out, not counted against the export's tries: the files are written again once the store answers.
+ */
+export const fileStoreUnreachable = (e: unknown): boolean => {
+  for (let at = e, depth = 0; typeof at === 'object' && at !== null && depth < 4; depth++) {
+    const { code } = at as { code?: unknown };
+    if (typeof code === 'number' && (code === 408 || code === 429 || (code >= 500 && code <= 599)))
+      return true;
+    if (socketUnreachable(at)) return true;
+    at = (at as { cause?: unknown }).cause;
+  }
+  return false;
+};
+const socketUnreachable = unreachableBy(/socket hang up|network timeout/i);
 
 /** What the queued job carries: only the run id; the request lives in the run record. */
 const TIERVIEW_JOB_INPUT = z.object({ run_id: z.number().int().positive() });
@@ -265,11 +285,20 @@ export class TierViewJob {
       else trailing = setTimeout(writeProgress, wait);
     };
     let final: RunRecord | null = null;
+    const waits = { storeDownSince: null as Date | null };
     try {
       let result: ExportResult | null = null;
       let failure: unknown = null;
       try {
-        result = await this.exportWithRetries(runId, attemptId, request, onProgress, controller.signal, log);
+        result = await this.exportWithRetries(
+          runId,
+          attemptId,
+          request,
+          onProgress,
+          controller.signal,
+          log,
+          waits,
+        );
       } catch (e) {
         failure = e;
       }
@@ -338,7 +367,12 @@ export class TierViewJob {
           lifeCycleState: 'TERMINATED',
           resultState: stop.kind,
           userCancelledOrTimedout: true,
-          stateMessage: stop.kind === 'CANCELED' ? 'canceled by the user' : timedOut,
+          stateMessage:
+            stop.kind === 'CANCELED'
+              ? 'canceled by the user'
+              : waits.storeDownSince === null
+                ? timedOut
+                : `${timedOut}; the file store had not answered since ${waits.storeDownSince.toISOString()}`,
         });
       } else if (!result) {
         const known = failure instanceof AppError ? failure : null;
@@ -401,7 +435,10 @@ export class TierViewJob {
   /**
    * Runs the export, trying again (up to EXPORT_ATTEMPTS, with a growing pause)
    * after an unexpected error such as the engine running short of memory under
-   * load; expected failures (unknown root) and stops are not retried.
+   * load; expected failures (unknown root) and stops are not retried. While the
+   * file store does not answer (see fileStoreUnreachable) it tries again without
+   * a count, pauses doubling up to STORE_PAUSE_MAX_MS, until the run's time limit
+   * stops it; `waits` tells the caller since when the store has not answered.
    */
   private async exportWithRetries(
     runId: number,
@@ -410,24 +447,41 @@ export class TierViewJob {
     onProgress: (p: ExportProgress) => void,
     signal: AbortSignal,
     log: Logger,
+    waits: { storeDownSince: Date | null },
   ): Promise<ExportResult> {
-    for (let attempt = 1; ; attempt++) {
+    let attempt = 1;
+    for (let storeTries = 0; ;) {
       try {
-        return await this.o.tierview.export(runId, attemptId, request, onProgress, signal);
+        const result = await this.o.tierview.export(runId, attemptId, request, onProgress, signal);
+        waits.storeDownSince = null;
+        return result;
       } catch (e) {
-        if (attempt >= EXPORT_ATTEMPTS || e instanceof AppError || signal.aborted) throw e;
-        log.warn({ err: e, attempt }, 'tier view export failed; trying again');
+        if (e instanceof AppError || signal.aborted) throw e;
+        let pause: number;
+        let message: string;
+        if (fileStoreUnreachable(e)) {
+          // Waited out for as long as the run's time limit allows: the walk is done again, and its
+          // files written, once the store answers.
+          waits.storeDownSince ??= this.now();
+          storeTries++;
+          pause = Math.min(1000 * 2 ** (storeTries - 1), STORE_PAUSE_MAX_MS);
+          message = `waiting for the file store, which does not answer; trying again in ${Math.round(pause / 1000)} s`;
+          const fields = { err: e, tries: storeTries, retry_in_ms: pause };
+          const line = 'the file store does not answer; the export waits for it';
+          if (storeTries === 1) log.warn(fields, line);
+          else log.info(fields, line);
+        } else {
+          if (attempt >= EXPORT_ATTEMPTS) throw e;
+          log.warn({ err: e, attempt }, 'tier view export failed; trying again');
+          pause = 1000 * 4 ** (attempt - 1);
+          attempt++;
+          message = `retrying after an error (attempt ${attempt} of ${EXPORT_ATTEMPTS})`;
+        }
         await this.o.runs
-          .transition(
-            runId,
-            ['RUNNING'],
-            { stateMessage: `retrying after an error (attempt ${attempt + 1} of ${EXPORT_ATTEMPTS})` },
-            this.now(),
-            { attemptId },
-          )
+          .transition(runId, ['RUNNING'], { stateMessage: message }, this.now(), { attemptId })
           .catch(() => undefined);
         await new Promise<void>((resolve) => {
-          const t = setTimeout(resolve, 1000 * 4 ** (attempt - 1));
+          const t = setTimeout(resolve, pause);
           signal.addEventListener('abort', () => (clearTimeout(t), resolve()), { once: true });
         });
         signal.throwIfAborted();

@@ -2,6 +2,8 @@ import crypto from 'node:crypto';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { GcsBlobStore, emulatorEndpoint } from '../../src/blobs/gcs/gcs.blob-store';
+import { fileStoreUnreachable } from '../../src/jobs/tierview.job';
+import { Relay } from '../support/relay';
 
 /**
  * Runs the GCS blob store against a Cloud Storage emulator (fake-gcs-server, which
@@ -141,6 +143,47 @@ suite('GcsBlobStore on a Cloud Storage emulator', () => {
     await expect(missing.check()).rejects.toThrow(
       /^Cloud Storage bucket "missing-it-[^"]+" \(GCS_BUCKET\) does not exist: create it, or set GCS_BUCKET to one that does$/,
     );
+  });
+
+  it('an upload while the store cannot be reached fails with an error an export waits out; once back, it lands', async () => {
+    const endpoint = new URL(emulatorEndpoint(EMULATOR));
+    const relay = new Relay(endpoint.hostname, Number(endpoint.port));
+    await relay.open();
+    const through = new GcsBlobStore({
+      bucket: BUCKET,
+      prefix,
+      projectId: 'tiergraph-test',
+      apiEndpoint: `http://127.0.0.1:${relay.port}`,
+    });
+    try {
+      await relay.cut();
+      const failure: unknown = await through.put('runs/4/away.csv', Readable.from(['x\n']), 'text/csv').then(
+        () => null,
+        (e: unknown) => e,
+      );
+      expect(failure).not.toBeNull();
+      expect(fileStoreUnreachable(failure)).toBe(true);
+      // A refusal that is the store's answer, not its absence, is not waited out.
+      const refused: unknown = await new GcsBlobStore({
+        bucket: `missing-${prefix.slice(0, -1)}`,
+        projectId: 'tiergraph-test',
+      })
+        .put('runs/4/nowhere.csv', Readable.from(['x\n']), 'text/csv')
+        .then(
+          () => null,
+          (e: unknown) => e,
+        );
+      expect(refused).not.toBeNull();
+      expect(fileStoreUnreachable(refused)).toBe(false);
+      await relay.open();
+      await expect(through.put('runs/4/away.csv', Readable.from(['x\n']), 'text/csv')).resolves.toEqual({
+        key: 'runs/4/away.csv',
+        bytes: 2,
+      });
+      expect(await store.exists('runs/4/away.csv')).toBe(true);
+    } finally {
+      await relay.cut();
+    }
   });
 
   it('deletes one object by key', async () => {

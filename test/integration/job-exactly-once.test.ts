@@ -1,6 +1,8 @@
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
+import type { Readable } from 'node:stream';
+import type { BlobStore } from '../../src/blobs/blob-store';
 import type { LocalBlobStore } from '../../src/blobs/local/local.blob-store';
 import { TierViewService } from '../../src/services/tierview.service';
 import { DOWNLOAD_PREFIX } from '../../src/blobs/local/local.blob-store';
@@ -307,6 +309,91 @@ describe('exports take effect exactly once', () => {
       await queue.close();
       await engine.close();
       fs.rmSync(holdDir, { recursive: true, force: true });
+    }
+  }, 60_000);
+
+  /**
+   * The blob store, its uploads refused while `down()` says so as an unreachable Cloud Storage refuses
+   * them (the client's error: a socket code, the body left unread).
+   */
+  function unreachableUploads(
+    blobs: BlobStore,
+    down: () => boolean,
+  ): { blobs: BlobStore; refused: () => number } {
+    let refused = 0;
+    const wrapped = new Proxy(blobs, {
+      get(target, name, receiver) {
+        if (name === 'put')
+          return (key: string, body: Readable, type: string) => {
+            if (!down()) return target.put(key, body, type);
+            refused++;
+            body.destroy();
+            return Promise.reject(
+              Object.assign(
+                new Error('request to http://127.0.0.1:1/upload failed, reason: connect ECONNREFUSED'),
+                {
+                  code: 'ECONNREFUSED',
+                },
+              ),
+            );
+          };
+        const member = Reflect.get(target, name, receiver) as unknown;
+        return typeof member === 'function' ? (member as (...a: unknown[]) => unknown).bind(target) : member;
+      },
+    });
+    return { blobs: wrapped, refused: () => refused };
+  }
+
+  it('a file store away for longer than the tries of an error: the export waits for it and ends SUCCESS', async () => {
+    const awayDir = tempDir('exactly-once-store-away');
+    // Away for 6 s: an error's three tries, 1 s and 4 s apart, would all have met it.
+    const until = Date.now() + 6000;
+    let away: ReturnType<typeof unreachableUploads> | undefined;
+    const { queue, engine, blobs } = makeQueue(awayDir, store, (b) => {
+      away = unreachableUploads(b, () => Date.now() < until);
+      return new TierViewService(store, away.blobs);
+    });
+    await queue.start();
+    try {
+      const run = await queue.submit(request);
+      const messages = new Set<string>();
+      for (let v = await queue.view(run.runId); !ended(v); v = await queue.view(run.runId)) {
+        if (v.state.state_message) messages.add(v.state.state_message);
+        await new Promise((r) => setTimeout(r, 100));
+      }
+      const end = await untilEnded(queue, run.runId);
+      expect(end.state).toMatchObject({ life_cycle_state: 'TERMINATED', result_state: 'SUCCESS' });
+      expect(away!.refused()).toBeGreaterThanOrEqual(3);
+      expect(
+        [...messages].some((m) => m.startsWith('waiting for the file store, which does not answer')),
+      ).toBe(true);
+      expect(download(blobs, end).tierview_file).toContain('boeing');
+    } finally {
+      await queue.close();
+      await engine.close();
+      fs.rmSync(awayDir, { recursive: true, force: true });
+    }
+  }, 60_000);
+
+  it('a file store away past the time limit: the run ends TIMEDOUT, saying since when it did not answer', async () => {
+    const awayDir = tempDir('exactly-once-store-gone');
+    const { queue, engine } = makeQueue(
+      awayDir,
+      store,
+      (b) => new TierViewService(store, unreachableUploads(b, () => true).blobs),
+      { timeoutS: 3 },
+    );
+    await queue.start();
+    try {
+      const end = await untilEnded(queue, (await queue.submit(request)).runId);
+      expect(end.state).toMatchObject({ life_cycle_state: 'TERMINATED', result_state: 'TIMEDOUT' });
+      expect(end.state.state_message).toMatch(
+        /^stopped after the time limit of 3 s; the file store had not answered since \d{4}-\d\d-\d\dT/,
+      );
+    } finally {
+      await queue.close();
+      await engine.close();
+      fs.rmSync(awayDir, { recursive: true, force: true });
     }
   }, 60_000);
 
