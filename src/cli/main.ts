@@ -185,8 +185,12 @@ program
     // The bar is drawn from the first report on: drawn before, its first line showed a phase no step has
     // and nothing done.
     let drawn = false;
+    // Off a terminal each line drawn stays in the log: the first is drawn once something is done,
+    // or it reads "0 rows" for the whole import.
+    const logged = !process.stderr.isTTY;
     const draw = (total: number, value: number, payload: Record<string, string>) => {
       if (!drawn) {
+        if (logged && value === 0) return;
         drawn = true;
         bar.start(total, value, payload);
         return;
