@@ -14,7 +14,7 @@ import { unreachableBy } from './engines/unreachable';
 export const TIERVIEW_JOB = 'tierview';
 /** Tries of one export within an attempt before the run ends FAILED. */
 const EXPORT_ATTEMPTS = 3;
-/** The longest pause between tries while the file store does not answer. */
+/** The longest pause between tries while a store does not answer. */
 const STORE_PAUSE_MAX_MS = 30_000;
 
 /**
@@ -22,6 +22,17 @@ const STORE_PAUSE_MAX_MS = 30_000;
  * that it is unavailable for now: a socket error, or HTTP 408, 429 or 5xx. Such a failure is waited
  * out, not counted against the export's tries: the files are written again once the store answers.
  */
+/**
+ * Which store an export is waiting for, when it failed because one does not answer: the graph
+ * database (an outage its store reports as UNAVAILABLE with a time to come back, not a query over its
+ * time limit) or the file store (see fileStoreUnreachable). Null for any other failure.
+ */
+export function storeAway(e: unknown): 'the graph database' | 'the file store' | null {
+  if (e instanceof AppError)
+    return e.code === 'UNAVAILABLE' && e.retryAfterS !== undefined ? 'the graph database' : null;
+  return fileStoreUnreachable(e) ? 'the file store' : null;
+}
+
 export const fileStoreUnreachable = (e: unknown): boolean => {
   for (let at = e, depth = 0; typeof at === 'object' && at !== null && depth < 4; depth++) {
     const { code } = at as { code?: unknown };
@@ -33,6 +44,12 @@ export const fileStoreUnreachable = (e: unknown): boolean => {
   return false;
 };
 const socketUnreachable = unreachableBy(/socket hang up|network timeout/i);
+
+/** Since when the store an export waits for has not answered (null once it has), and which store. */
+interface StoreWaits {
+  storeDownSince: Date | null;
+  store: 'the graph database' | 'the file store';
+}
 
 /** What the queued job carries: only the run id; the request lives in the run record. */
 const TIERVIEW_JOB_INPUT = z.object({ run_id: z.number().int().positive() });
@@ -285,7 +302,7 @@ export class TierViewJob {
       else trailing = setTimeout(writeProgress, wait);
     };
     let final: RunRecord | null = null;
-    const waits = { storeDownSince: null as Date | null };
+    const waits: StoreWaits = { storeDownSince: null, store: 'the file store' };
     try {
       let result: ExportResult | null = null;
       let failure: unknown = null;
@@ -372,7 +389,7 @@ export class TierViewJob {
               ? 'canceled by the user'
               : waits.storeDownSince === null
                 ? timedOut
-                : `${timedOut}; the file store had not answered since ${waits.storeDownSince.toISOString()}`,
+                : `${timedOut}; ${waits.store} had not answered since ${waits.storeDownSince.toISOString()}`,
         });
       } else if (!result) {
         const known = failure instanceof AppError ? failure : null;
@@ -436,9 +453,10 @@ export class TierViewJob {
    * Runs the export, trying again (up to EXPORT_ATTEMPTS, with a growing pause)
    * after an unexpected error such as the engine running short of memory under
    * load; expected failures (unknown root) and stops are not retried. While the
-   * file store does not answer (see fileStoreUnreachable) it tries again without
-   * a count, pauses doubling up to STORE_PAUSE_MAX_MS, until the run's time limit
-   * stops it; `waits` tells the caller since when the store has not answered.
+   * graph database or the file store does not answer (see storeAway) it tries
+   * again without a count, pauses doubling up to STORE_PAUSE_MAX_MS, until the
+   * run's time limit stops it; `waits` tells the caller which store has not
+   * answered since when.
    */
   private async exportWithRetries(
     runId: number,
@@ -447,7 +465,7 @@ export class TierViewJob {
     onProgress: (p: ExportProgress) => void,
     signal: AbortSignal,
     log: Logger,
-    waits: { storeDownSince: Date | null },
+    waits: StoreWaits,
   ): Promise<ExportResult> {
     let attempt = 1;
     for (let storeTries = 0; ;) {
@@ -456,18 +474,21 @@ export class TierViewJob {
         waits.storeDownSince = null;
         return result;
       } catch (e) {
-        if (e instanceof AppError || signal.aborted) throw e;
+        if (signal.aborted) throw e;
+        const away = storeAway(e);
+        if (away === null && e instanceof AppError) throw e;
         let pause: number;
         let message: string;
-        if (fileStoreUnreachable(e)) {
+        if (away !== null) {
           // Waited out for as long as the run's time limit allows: the walk is done again, and its
           // files written, once the store answers.
           waits.storeDownSince ??= this.now();
+          waits.store = away;
           storeTries++;
           pause = Math.min(1000 * 2 ** (storeTries - 1), STORE_PAUSE_MAX_MS);
-          message = `waiting for the file store, which does not answer; trying again in ${Math.round(pause / 1000)} s`;
+          message = `waiting for ${away}, which does not answer; trying again in ${Math.round(pause / 1000)} s`;
           const fields = { err: e, tries: storeTries, retry_in_ms: pause };
-          const line = 'the file store does not answer; the export waits for it';
+          const line = `${away} does not answer; the export waits for it`;
           if (storeTries === 1) log.warn(fields, line);
           else log.info(fields, line);
         } else {

@@ -2,6 +2,8 @@ import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import type { Readable } from 'node:stream';
+import { AppError } from '../../src/domain/errors';
+import type { GraphStore } from '../../src/store/graph-store';
 import type { BlobStore } from '../../src/blobs/blob-store';
 import type { LocalBlobStore } from '../../src/blobs/local/local.blob-store';
 import { TierViewService } from '../../src/services/tierview.service';
@@ -371,6 +373,84 @@ describe('exports take effect exactly once', () => {
     } finally {
       await queue.close();
       await engine.close();
+      fs.rmSync(awayDir, { recursive: true, force: true });
+    }
+  }, 60_000);
+
+  /** The graph store, its tier walks failing as an unreachable Neo4j makes them fail while `down()` says so. */
+  function unreachableWalks(down: () => boolean, failure: () => AppError): GraphStore {
+    return new Proxy(store, {
+      get(target, name, receiver) {
+        if (name === 'walkTiers')
+          return (...args: Parameters<GraphStore['walkTiers']>) =>
+            down() ? Promise.reject(failure()) : target.walkTiers(...args);
+        const member = Reflect.get(target, name, receiver) as unknown;
+        return typeof member === 'function' ? (member as (...a: unknown[]) => unknown).bind(target) : member;
+      },
+    });
+  }
+
+  it('a graph database away for a while: the export waits for it and ends SUCCESS; a query over its time limit ends FAILED at once', async () => {
+    const awayDir = tempDir('exactly-once-graph-away');
+    const until = Date.now() + 6000;
+    const outage = () =>
+      new AppError('UNAVAILABLE', 'The graph database is unavailable; try again shortly.', [], 5);
+    const { queue, engine, blobs } = makeQueue(
+      awayDir,
+      store,
+      (b) =>
+        new TierViewService(
+          unreachableWalks(() => Date.now() < until, outage),
+          b,
+        ),
+    );
+    await queue.start();
+    try {
+      const run = await queue.submit(request);
+      const messages = new Set<string>();
+      for (let v = await queue.view(run.runId); !ended(v); v = await queue.view(run.runId)) {
+        if (v.state.state_message) messages.add(v.state.state_message);
+        await new Promise((r) => setTimeout(r, 100));
+      }
+      const end = await untilEnded(queue, run.runId);
+      expect(end.state).toMatchObject({ life_cycle_state: 'TERMINATED', result_state: 'SUCCESS' });
+      expect(
+        [...messages].some((m) => m.startsWith('waiting for the graph database, which does not answer')),
+      ).toBe(true);
+      expect(download(blobs, end).tierview_file).toContain('boeing');
+    } finally {
+      await queue.close();
+      await engine.close();
+    }
+    const slow = makeQueue(
+      awayDir,
+      store,
+      (b) =>
+        new TierViewService(
+          unreachableWalks(
+            () => true,
+            () =>
+              new AppError(
+                'UNAVAILABLE',
+                'The graph database did not answer in time; try again or narrow the request.',
+              ),
+          ),
+          b,
+        ),
+    );
+    await slow.queue.start();
+    try {
+      const started = Date.now();
+      const end = await untilEnded(slow.queue, (await slow.queue.submit(request)).runId);
+      expect(end.state).toMatchObject({
+        life_cycle_state: 'TERMINATED',
+        result_state: 'FAILED',
+        state_message: 'The graph database did not answer in time; try again or narrow the request.',
+      });
+      expect(Date.now() - started).toBeLessThan(3000);
+    } finally {
+      await slow.queue.close();
+      await slow.engine.close();
       fs.rmSync(awayDir, { recursive: true, force: true });
     }
   }, 60_000);

@@ -207,7 +207,19 @@ describe('Neo4j adapter, against a recording driver', () => {
     const err: unknown = await store.getEdge('e1').catch((e: unknown) => e);
     expect(err).toBeInstanceOf(AppError);
     expect((err as AppError).code).toBe('UNAVAILABLE');
+    // An outage passes by itself: the answer says when to come back, and an export waits for it.
+    expect((err as AppError).retryAfterS).toBe(5);
     expect(fake.closed).toBe(fake.opened);
+  });
+
+  it('maps a query over its time limit to 503 UNAVAILABLE without a time to come back', async () => {
+    const { store } = storeWith(() => {
+      throw driverError('timed out', 'Neo.ClientError.Transaction.TransactionTimedOut');
+    });
+    const err: unknown = await store.getEdge('e1').catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(AppError);
+    expect((err as AppError).message).toMatch(/^The graph database did not answer in time/);
+    expect((err as AppError).retryAfterS).toBeUndefined();
   });
 
   it('leaves a query the server rejects as an internal error', async () => {

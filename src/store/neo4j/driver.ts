@@ -108,6 +108,9 @@ export function toRow(record: Neo4jRecord): Record<string, unknown> {
   return row;
 }
 
+/** Seconds a client is asked to wait when the graph database cannot be reached. */
+const GRAPH_RETRY_AFTER_S = 5;
+
 /** Neo4j status codes that mean "the database cannot serve this now", not "the query is wrong". */
 const UNAVAILABLE_CODES = [
   'ServiceUnavailable',
@@ -133,12 +136,19 @@ export function mapDriverError(e: unknown, queryName: string): unknown {
   const retryable = (e as { retryable?: unknown }).retryable === true;
   if (retryable || code.startsWith('Neo.TransientError.') || UNAVAILABLE_CODES.includes(code)) {
     const timedOut = code.includes('TransactionTimedOut') || code.includes('Transaction.LockClientStopped');
-    const err = new AppError(
-      'UNAVAILABLE',
-      timedOut
-        ? 'The graph database did not answer in time; try again or narrow the request.'
-        : 'The graph database is unavailable; try again shortly.',
-    );
+    // Only an outage passes by itself, so only it says when to come back: a query over its time
+    // limit would run over it again.
+    const err = timedOut
+      ? new AppError(
+          'UNAVAILABLE',
+          'The graph database did not answer in time; try again or narrow the request.',
+        )
+      : new AppError(
+          'UNAVAILABLE',
+          'The graph database is unavailable; try again shortly.',
+          [],
+          GRAPH_RETRY_AFTER_S,
+        );
     (err as { cause?: unknown }).cause = e;
     (err as { query?: string }).query = queryName;
     return err;
