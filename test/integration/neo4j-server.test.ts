@@ -12,6 +12,10 @@ import { readSeed, tempDir } from '../support/paths';
 import { NEO4J_HINT, emptyNeo4j, neo4jAvailability, openNeo4jStore, startNeo4j } from '../support/neo4j';
 import type { Neo4jTarget } from '../support/neo4j';
 import { skipVisibly } from '../support/services';
+import { Relay } from '../support/relay';
+import { makeQueue } from '../support/job-queue-harness';
+import { TierViewService } from '../../src/services/tierview.service';
+import { DOWNLOAD_PREFIX } from '../../src/blobs/local/local.blob-store';
 
 /**
  * What only a real Neo4j 5 server can tell: how it plans every query we send it,
@@ -116,6 +120,69 @@ if (neo4jAvailability() === null) {
     describe('after the demo seed', () => {
       beforeAll(async () => {
         await store.runScript(splitStatements(readSeed('demo.cypher')));
+      });
+
+      it('an export while Neo4j cannot be reached waits for it, and ends SUCCESS once it answers', async () => {
+        const [hub] = (
+          await run(
+            'MATCH (:Company)-[:SUPPLIES]->(c:Company) RETURN c.vid AS vid, count(*) AS n ORDER BY n DESC, vid LIMIT 1',
+          )
+        ).records.map((r) => r.get('vid') as string);
+        const address = new URL(target.uri.replace(/^[a-z+]+:/, 'http:'));
+        const relay = new Relay(address.hostname, Number(address.port || 7687));
+        await relay.open();
+        const dir = tempDir('neo4j-export-away');
+        const through = await openNeo4jStore({ ...target, uri: `bolt://127.0.0.1:${relay.port}` });
+        const { queue, engine, blobs } = makeQueue(dir, through, (b) => new TierViewService(through, b));
+        try {
+          // Asked while Neo4j answers (a start checks the root), the run is taken up once it does not.
+          await engine.runs.open();
+          const run = await queue.submit({
+            root_nodes: hub!,
+            num_tiers: 2,
+            direction: 'supplier',
+            min_evid_date: null,
+            output_multiple_tables: false,
+            callback_url: null,
+          });
+          await relay.cut();
+          await queue.start();
+          const waiting = async (): Promise<string> => {
+            for (const end = Date.now() + 60_000; Date.now() < end;) {
+              const m = (await queue.view(run.runId)).state.state_message ?? '';
+              if (m.startsWith('waiting for the graph database')) return m;
+              await new Promise((r) => setTimeout(r, 200));
+            }
+            return 'never waited';
+          };
+          expect(await waiting()).toMatch(
+            /^waiting for the graph database, which does not answer; trying again in \d+ s$/,
+          );
+          await relay.open();
+          let view = await queue.view(run.runId);
+          for (
+            const end = Date.now() + 90_000;
+            Date.now() < end && view.state.life_cycle_state !== 'TERMINATED';
+          ) {
+            await new Promise((r) => setTimeout(r, 250));
+            view = await queue.view(run.runId);
+          }
+          expect(view.state).toMatchObject({ life_cycle_state: 'TERMINATED', result_state: 'SUCCESS' });
+          const links = JSON.parse((view.output as { result: string }).result) as Record<string, string>;
+          const url = new URL(links.tierview_file!);
+          const file = blobs.verify(
+            url.pathname.slice(DOWNLOAD_PREFIX.length),
+            url.searchParams.get('expires'),
+            url.searchParams.get('signature'),
+          );
+          expect(fs.readFileSync(file, 'utf8')).toContain(hub!);
+        } finally {
+          await queue.close();
+          await engine.close();
+          await through.close();
+          await relay.cut();
+          fs.rmSync(dir, { recursive: true, force: true });
+        }
       });
 
       it('walks tiers and lists relationships from the memory, never walking a generation old', async () => {
