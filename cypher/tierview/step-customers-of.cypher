@@ -5,11 +5,12 @@
 // a short frontier.
 // $vid: STRING
 // $evidence_from: TIMESTAMP
+// $any_date: BOOLEAN
 // $min_confidence: DOUBLE
 // $all_countries: BOOLEAN
 // $countries: STRING[]
 MATCH (c:Company {vid: $vid})-[r:SUPPLIES]->(s:Company)
-WHERE r.latest_edge_date >= $evidence_from
+WHERE ($any_date OR r.latest_edge_date >= $evidence_from)
   AND coalesce(r.confidence_score, 0.0) >= $min_confidence
   AND ($all_countries OR s.domiciled_country IN $countries)
 RETURN c.vid AS from_vid,

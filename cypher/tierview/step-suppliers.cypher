@@ -1,5 +1,6 @@
 // One tier step towards suppliers: every relationship into a company of $vids
-// whose latest evidence is on or after $evidence_from, with the supplier's export
+// whose latest evidence is on or after $evidence_from (every one, undated too, when
+// $any_date), with the supplier's export
 // fields (the Neo4j walk builds its tiers from them). The embedded engine answers
 // `IN` by scanning every company, so its adapter uses step-suppliers-of for a short
 // frontier. The optional filters of a request
@@ -7,11 +8,12 @@
 // lets all through) and $countries of the company reached, unless $all_countries.
 // $vids: STRING[]
 // $evidence_from: TIMESTAMP
+// $any_date: BOOLEAN
 // $min_confidence: DOUBLE
 // $all_countries: BOOLEAN
 // $countries: STRING[]
 MATCH (s:Company)-[r:SUPPLIES]->(c:Company)
-WHERE c.vid IN $vids AND r.latest_edge_date >= $evidence_from
+WHERE c.vid IN $vids AND ($any_date OR r.latest_edge_date >= $evidence_from)
   AND coalesce(r.confidence_score, 0.0) >= $min_confidence
   AND ($all_countries OR s.domiciled_country IN $countries)
 RETURN c.vid AS from_vid,

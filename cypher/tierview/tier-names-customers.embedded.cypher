@@ -5,7 +5,8 @@
 // $root: STRING
 // {{max_tier}}: INT
 // {{evidence_from}}: DATE
-MATCH (a:Company {vid: $root})-[e:SUPPLIES* SHORTEST 1..{{max_tier}} (r, n | WHERE r.latest_edge_date >= timestamp('{{evidence_from}}'))]->(b:Company)
+// {{any_date}}: BOOLEAN
+MATCH (a:Company {vid: $root})-[e:SUPPLIES* SHORTEST 1..{{max_tier}} (r, n | WHERE {{any_date}} OR r.latest_edge_date >= timestamp('{{evidence_from}}'))]->(b:Company)
 RETURN offset(id(b)) AS company_offset, length(e) AS tier,
        b.vid AS vid, b.name AS name, b.company_legal_name AS company_legal_name, b.cid_id AS cid_id,
        b.count_customers AS onward_degree

@@ -12,9 +12,10 @@
 // $part: INT64
 // {{tier}}: INT
 // {{evidence_from}}: DATE
-MATCH (a:Company {vid: $root})-[e:SUPPLIES* SHORTEST 1..{{tier}} (x, n | WHERE x.latest_edge_date >= timestamp('{{evidence_from}}'))]->(c:Company)-[r:SUPPLIES]->(s:Company)
+// {{any_date}}: BOOLEAN
+MATCH (a:Company {vid: $root})-[e:SUPPLIES* SHORTEST 1..{{tier}} (x, n | WHERE {{any_date}} OR x.latest_edge_date >= timestamp('{{evidence_from}}'))]->(c:Company)-[r:SUPPLIES]->(s:Company)
 WHERE length(e) = {{tier}} AND offset(id(c)) % $parts = $part
-  AND r.latest_edge_date >= timestamp('{{evidence_from}}')
+  AND ({{any_date}} OR r.latest_edge_date >= timestamp('{{evidence_from}}'))
 RETURN offset(id(c)) AS from_offset, offset(id(s)) AS to_offset,
        r.edge_id AS edge_id, r.confidence_score AS confidence_score, r.status_code AS status_code,
        r.hs_codes AS hs_codes, r.evidence_types AS evidence_types,

@@ -24,11 +24,11 @@ export interface CypherQuery {
  * Values Cypher will not take as parameters: variable-length bounds on both
  * engines, and (on the embedded engine) any value inside a recursive
  * relationship's filter. They are spliced into the text only after validation:
- * INT is a small non-negative integer, DATE a real calendar day `YYYY-MM-DD`.
+ * INT is a small non-negative integer, DATE a real calendar day `YYYY-MM-DD`, BOOLEAN true or false.
  */
-export type LiteralType = 'INT' | 'DATE';
+export type LiteralType = 'INT' | 'DATE' | 'BOOLEAN';
 
-const LITERAL_LINE = /^\s*\/\/\s*\{\{([a-z_]+)\}\}\s*:\s*(INT|DATE)(?=\s|$)/;
+const LITERAL_LINE = /^\s*\/\/\s*\{\{([a-z_]+)\}\}\s*:\s*(INT|DATE|BOOLEAN)(?=\s|$)/;
 
 const PARAM_LINE =
   /^\s*\/\/\s*\$([A-Za-z_][A-Za-z0-9_]*)\s*:\s*(STRING\[\]|STRING|INT64|DOUBLE|BOOLEAN|TIMESTAMP|MAP\[\])(?=\s|$)/;
@@ -116,6 +116,11 @@ export function parseLiterals(text: string): Map<string, LiteralType> {
 }
 
 function literalText(name: string, type: LiteralType, value: unknown): string {
+  if (type === 'BOOLEAN') {
+    if (typeof value !== 'boolean')
+      throw new Error(`literal ${name} must be true or false, got ${String(value)}`);
+    return String(value);
+  }
   if (type === 'INT') {
     if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < 0 || value > 1000)
       throw new Error(`literal ${name} must be an integer from 0 to 1000, got ${String(value)}`);

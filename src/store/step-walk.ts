@@ -33,6 +33,8 @@ export function stepParams(
 ): Record<string, unknown> {
   const countries = spellings;
   return {
+    // Without a date every relationship passes, one without a date too.
+    any_date: request.evidenceFrom === null,
     evidence_from: new Date(`${request.evidenceFrom ?? '0001-01-01'}T00:00:00Z`),
     min_confidence: request.minConfidence ?? -1,
     all_countries: countries === null,

@@ -43,8 +43,6 @@ const NO_STATUS = -2_147_483_648;
 const DAY_MS = 86_400_000;
 /** Key of an absent list among the interned ones (no stored list is this text). */
 const NO_LIST = '\u0000';
-/** The engine walk's floor when a request sets no evidence date (NO_EVIDENCE_FLOOR of the store). */
-const FIRST_DAY = '0001-01-01';
 /** A company a per-tier cap left out: seen, so never reached again farther away, but in no tier. */
 const LEFT_OUT = 127;
 
@@ -437,8 +435,8 @@ function nthSmallest(values: Float64Array, n: number): number {
 }
 
 /**
- * A walk request (see TierWalkRequest; an `evidenceFrom` of null walks from 0001-01-01 as the
- * engine does) with its root found: the company and its internal offset.
+ * A walk request (see TierWalkRequest; an `evidenceFrom` of null walks every relationship, those
+ * without a date too) with its root found: the company and its internal offset.
  */
 export interface MemoryWalk extends Omit<TierWalkRequest, 'root' | 'companyDetails'> {
   root: TierCompany;
@@ -962,12 +960,14 @@ export class WalkMemory {
   async walk(w: MemoryWalk, sink: TierWalkSink, signal?: AbortSignal): Promise<void> {
     const c = this.c;
     const { adj, far } = this.towards(w.direction);
-    const from = Date.parse(`${w.evidenceFrom ?? FIRST_DAY}T00:00:00Z`);
+    // Without a date every relationship passes, one without a date (NaN here) too.
+    const from = w.evidenceFrom === null ? null : Date.parse(`${w.evidenceFrom}T00:00:00Z`);
     if (Number.isNaN(from)) throw new Error(`not a day: ${w.evidenceFrom}`);
     const minConfidence = w.minConfidence ?? null;
     // Relationships the walk may use: coalesce(confidence, 0) >= min, as the step query has it.
     const passes = (rel: number) =>
-      c.time[rel]! >= from && (minConfidence === null || (c.confidence[rel]! || 0) >= minConfidence);
+      (from === null || c.time[rel]! >= from) &&
+      (minConfidence === null || (c.confidence[rel]! || 0) >= minConfidence);
     let enters: Uint8Array | null = null;
     if (w.countries) {
       enters = new Uint8Array(c.countries.length);
@@ -1102,7 +1102,8 @@ export class WalkMemory {
   private relationship(rel: number, supplier: TierCompany, customer: TierCompany): TierRelationship {
     const c = this.c;
     const day = Math.floor(c.time[rel]! / DAY_MS);
-    let date = this.dayText.get(day);
+    // A relationship without a date (NaN) has none in its row.
+    let date: string | null | undefined = Number.isNaN(day) ? null : this.dayText.get(day);
     if (date === undefined) {
       date = new Date(day * DAY_MS).toISOString().slice(0, 10);
       this.dayText.set(day, date);

@@ -645,5 +645,44 @@ export function graphStoreContract(
         await dispose(diamond);
       }
     });
+
+    it('walks relationships without a date when no date is asked for, and leaves them out when one is', async () => {
+      // f supplies the root and g supplies f, neither with a date: the import takes such rows.
+      const graph = await openEmpty();
+      try {
+        const company = (v: string) =>
+          `CREATE (:Company {vid: '${v}', name: '${v.toUpperCase()}', cid_id: '${v}', cluster_parent_vid: '${v}', cluster_size: 1})`;
+        const supplies = (id: string, s: string, c: string, day: string | null) =>
+          `MATCH (s:Company {vid: '${s}'}), (c:Company {vid: '${c}'}) CREATE (s)-[:SUPPLIES {edge_id: '${id}', confidence_score: 0.5${day === null ? '' : `, latest_edge_date: timestamp('${day}T00:00:00Z')`}}]->(c)`;
+        await graph.runScript([
+          ...['r', 'a', 'f', 'g'].map(company),
+          supplies('y1', 'a', 'r', '2024-01-01'),
+          supplies('y2', 'f', 'r', null),
+          supplies('y3', 'g', 'f', null),
+        ]);
+        const walk = async (extra: Partial<TierWalkRequest>) => {
+          const tiers: Record<string, number> = {};
+          const rows: string[] = [];
+          await graph.walkTiers(
+            { root: 'r', direction: 'suppliers', tiers: 3, evidenceFrom: null, ...extra },
+            {
+              companies: (b) => b.forEach((c) => (tiers[c.vid] = c.tier)),
+              relationships: (_t, b) => b.forEach((x) => rows.push(x.edge_id)),
+            },
+          );
+          return { tiers, rows: rows.sort() };
+        };
+        // The native walk, the walk without details, and the step walk a filter brings.
+        for (const extra of [{}, { companyDetails: false }, { minConfidence: 0.1 }]) {
+          expect(await walk(extra)).toEqual({ tiers: { r: 0, a: 1, f: 1, g: 2 }, rows: ['y1', 'y2', 'y3'] });
+          expect(await walk({ ...extra, evidenceFrom: '2020-01-01' })).toEqual({
+            tiers: { r: 0, a: 1 },
+            rows: ['y1'],
+          });
+        }
+      } finally {
+        await dispose(graph);
+      }
+    });
   });
 }

@@ -55,7 +55,7 @@ function bound(q: CypherQuery): CypherQuery {
   const slots = new Set([...body.matchAll(/\{\{([a-z_]+)\}\}/g)].map((m) => m[1]!));
   expect([...slots].sort()).toEqual([...q.literals.keys()].sort());
   if (q.literals.size === 0) return q;
-  const sample = { INT: 2, DATE: '2020-01-01' } as const;
+  const sample = { INT: 2, DATE: '2020-01-01', BOOLEAN: false } as const;
   return bindLiterals(q, Object.fromEntries([...q.literals].map(([n, t]) => [n, sample[t]])));
 }
 

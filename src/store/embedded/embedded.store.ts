@@ -692,7 +692,7 @@ export class EmbeddedGraphStore implements GraphStore {
     const memory = await this.walksMemory(this.options.walkMemory === 'wait');
     const rootOffset = memory ? memory.offsetOf(request.root) : -1;
     if (memory && rootOffset >= 0) {
-      await memory.walk({ ...request, root, rootOffset, direction: dir, evidenceFrom }, sink, signal);
+      await memory.walk({ ...request, root, rootOffset, direction: dir }, sink, signal);
       return true;
     }
     const spellings = request.countries
@@ -740,7 +740,7 @@ export class EmbeddedGraphStore implements GraphStore {
       this.queries.get(
         request.companyDetails === false ? `tierview/tier-names-${dir}` : `tierview/tiers-${dir}`,
       )!,
-      { max_tier: request.tiers, evidence_from: evidenceFrom },
+      { max_tier: request.tiers, evidence_from: evidenceFrom, any_date: request.evidenceFrom === null },
     );
     await this.oneWalkQueryAtATime(() =>
       pool.stream(tiersQuery, { root: request.root }, WALK_BATCH, async (rows) => {
@@ -776,6 +776,7 @@ export class EmbeddedGraphStore implements GraphStore {
       const query = bindLiterals(this.queries.get(`tierview/tier-relationships-${dir}`)!, {
         tier,
         evidence_from: evidenceFrom,
+        any_date: request.evidenceFrom === null,
       });
       for (let part = 0; part < parts; part++) {
         signal?.throwIfAborted();
