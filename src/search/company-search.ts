@@ -1614,8 +1614,9 @@ export class SearchIndexBuilder {
    * if it had come whole, and the degree is suppliers plus customers (toSearchRow's).
    */
   setCounts(c: CompanyCounts): void {
-    // An import of no company has added none either way: its counts are as empty.
-    if (this.uncounted === null && this.vids.length === 0) this.mode(true);
+    // An import of no company has added none either way: its counts are as empty (the index may
+    // have been begun already, by prepare).
+    if (this.uncounted === null && this.vids.length === 0) this.uncounted = true;
     if (this.uncounted !== true) throw new Error('setCounts is for companies added without their counts');
     const n = this.vids.length;
     for (const list of [c.suppliers, c.customers, c.supplierEvidence, c.customerEvidence])

@@ -185,6 +185,11 @@ describe('SearchIndexBuilder', () => {
     none.setCounts(countsOf([]));
     const index = await CompanySearchIndex.finish(none);
     expect(index.size).toBe(0);
+    // As an import's build thread has it: the count-free parts made before the counts come.
+    const prepared = new SearchIndexBuilder();
+    prepared.prepare();
+    prepared.setCounts(countsOf([]));
+    expect((await CompanySearchIndex.finish(prepared)).size).toBe(0);
     expect(
       index.search({ name: 'acme', minSimilarity: 0.3, includeSubsidiaries: false, limit: 10, offset: 0 }),
     ).toEqual({
