@@ -13,7 +13,11 @@ declare module 'express-serve-static-core' {
 
 /**
  * Requires a valid key in the configured header: missing 401, unknown or
- * revoked 403; an address with too many of those lately 429, whatever it sends.
+ * revoked 403; an address with too many of those lately 429 for every request
+ * without a valid key. A valid key is served whatever its address did: one
+ * client sending a stale key must not lock out the others behind the same NAT
+ * or proxy. Keys are long enough (random ones from `keys create`, 16 characters
+ * at least in API_KEYS) that guessing them needs no answer withheld.
  */
 export function requireApiKey(
   keys: ApiKeyStore,
@@ -23,11 +27,12 @@ export function requireApiKey(
   const name = header.toLowerCase();
   const failurePolicy = `"${failures.max}-failures-in-${durationName(failures.windowS)}"`;
   const challenge = `ApiKey header="${header}"`;
-  // Synchronous while nothing is wrong: the failure counters answer at once unless they are shared.
+  // Asked only for a request without a valid key; synchronous unless the counters are shared.
   const decide = (
     req: Request,
     res: Response,
     next: NextFunction,
+    reason: Extract<KeyCheck, { ok: false }>['reason'],
     limited: AuthFailureCheck,
   ): void | Promise<void> => {
     if (limited.blocked) {
@@ -43,14 +48,7 @@ export function requireApiKey(
       );
       return;
     }
-    const raw = req.headers[name];
-    const result = keys.check(Array.isArray(raw) ? raw[0] : raw);
-    if (result.ok) {
-      req.keyId = result.id;
-      next();
-      return;
-    }
-    return refuse(req, res, next, result.reason);
+    return refuse(req, res, next, reason);
   };
   const refuse = async (
     req: Request,
@@ -76,9 +74,17 @@ export function requireApiKey(
     }
   };
   return (req, res, next) => {
+    const raw = req.headers[name];
+    const result = keys.check(Array.isArray(raw) ? raw[0] : raw);
+    if (result.ok) {
+      req.keyId = result.id;
+      next();
+      return;
+    }
+    const { reason } = result;
     const limited = failures.check(req);
     return limited instanceof Promise
-      ? limited.then((l) => decide(req, res, next, l))
-      : decide(req, res, next, limited);
+      ? limited.then((l) => decide(req, res, next, reason, l))
+      : decide(req, res, next, reason, limited);
   };
 }

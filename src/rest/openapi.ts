@@ -392,7 +392,7 @@ export function openApiDocument(keyHeader: string, f: ApiFacts): Json {
         'Unknown or repeated query parameters are refused with 400 naming them, as are integers outside the documented range (and always outside -2147483648 to 2147483647). ' +
         'A method a path does not list answers 405 (METHOD_NOT_ALLOWED) with an Allow header naming the methods it does. ' +
         `Refused keys (403; not requests without a key) are counted per client address: past AUTH_FAILURE_MAX (${f.AUTH_FAILURE_MAX} here) within AUTH_FAILURE_WINDOW_S (${f.AUTH_FAILURE_WINDOW_S} s here), ` +
-        'every request from that address answers 429 with Retry-After until the window ends, a valid key included. ' +
+        'every request from that address without a valid key answers 429 with Retry-After until the window ends; a valid key is still served. ' +
         'A company outside any cluster is a cluster of one: its cid_id is its vid. ' +
         'Caching: reads of companies, edges and clusters answer with an ETag (weak; it changes with every import and server restart); send it back in If-None-Match and an unchanged answer is 304 Not Modified, without a body. ' +
         'Compression: JSON and CSV answers are gzip or br compressed when Accept-Encoding asks for it. ' +
