@@ -72,7 +72,8 @@ const LIMIT_ARG = 'limit';
 /**
  * Refuses a query before it runs when it nests too deep, would read too much,
  * or takes too long to check. Cost: a field counts 1, a field read from the
- * store READ_COST; a field with a `limit` argument multiplies what it selects
+ * store READ_COST, one with a `@work` directive the cost it names (a search with a
+ * budget of its own); a field with a `limit` argument multiplies what it selects
  * by that limit (its declared default when not given), and so does one with a
  * `@sized` directive by the argument it names (schema/cost.graphql). Every alias and every
  * root field is counted; each fragment is measured once, so the work is linear
@@ -206,9 +207,10 @@ class Measurer {
     }
     const reads =
       def !== undefined && def.resolve !== undefined && type !== undefined && isCompositeType(type);
+    const own = (def && workCost(def)) ?? (reads ? READ_COST : 1);
     return {
       depth: 1 + child.depth,
-      cost: (reads ? READ_COST : 1) + this.pageSize(node, def) * child.cost,
+      cost: own + this.pageSize(node, def) * child.cost,
       introspection: this.pageSize(node, def) * child.introspection,
     };
   }
@@ -233,6 +235,22 @@ class Measurer {
   private typeNamed(name: string | undefined): GraphQLNamedType | undefined {
     return name === undefined ? undefined : this.schema.getType(name);
   }
+}
+
+const WORK = 'work';
+const works = new WeakMap<GraphQLField<unknown, unknown>, number | null>();
+
+/** A field's `@work(cost)` directive (schema/cost.graphql): its own cost, in place of READ_COST. */
+function workCost(def: GraphQLField<unknown, unknown>): number | null {
+  let known = works.get(def);
+  if (known === undefined) {
+    const cost = def.astNode?.directives
+      ?.find((d) => d.name.value === WORK)
+      ?.arguments?.find((a) => a.name.value === 'cost')?.value;
+    known = cost?.kind === Kind.INT ? Number(cost.value) : null;
+    works.set(def, known);
+  }
+  return known;
 }
 
 const SIZED = 'sized';

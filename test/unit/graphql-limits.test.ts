@@ -102,6 +102,24 @@ describe('GraphQL query limits', () => {
     expect(messages(`query($m: Int) { tierMap(vid: "boeing", max_nodes: $m) ${fields} }`)).toEqual([]);
   });
 
+  it('counts a search for chains between companies as the work its budget allows, not as one read', () => {
+    const costOf = (query: string) => {
+      const [message] = messages(query, { ...limits, maxCost: 1 });
+      return Number(/^Query cost (\d+)/.exec(message ?? '')?.[1]);
+    };
+    // Its own work (PATH_SEARCH_COST), then what each of its `limit` chains selects.
+    expect(costOf('{ paths(from: "a", to: "b") { length } }')).toBe(2000 + 10 * 1);
+    expect(costOf('{ paths(from: "a", to: "b", limit: 50) { length } }')).toBe(2000 + 50 * 1);
+    // Ten such searches in one document pass the default budget no more: each may read PATH_SEARCH_BUDGET
+    // relationships on the thread that answers every request.
+    const aliased = (n: number) =>
+      `{ ${Array.from({ length: n }, (_, i) => `p${i}: paths(from: "a", to: "b", max_tiers: 6) { length }`).join(' ')} }`;
+    expect(messages(aliased(9))).toEqual([]);
+    expect(messages(aliased(10))).toEqual([
+      expect.stringMatching(/^Query cost 20100 exceeds the limit of 20000\.$/),
+    ]);
+  });
+
   it('still refuses depth, through fragments too', () => {
     expect(
       messages(
