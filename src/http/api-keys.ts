@@ -1,6 +1,8 @@
 import crypto from 'node:crypto';
 import fs from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
+import { processAlive } from '../store/file-io';
 
 /** A stored key: only its SHA-256 is kept, so a leaked file does not leak keys. */
 export interface StoredKey {
@@ -14,6 +16,24 @@ export interface StoredKey {
 export type KeyCheck = { ok: true; id: string } | { ok: false; reason: 'missing' | 'unknown' | 'revoked' };
 
 const FILE = 'api-keys.json';
+/** How long a change waits for another process's change to the key file before giving up. */
+const LOCK_WAIT_MS = 10_000;
+/**
+ * A change holds the lock for milliseconds, so a lock this old whose holder (on this machine) no
+ * longer runs, or that names no holder (its text is written as it is created), was left by a process
+ * killed while holding it, and is broken.
+ */
+const STALE_LOCK_MS = 5_000;
+/**
+ * A lock written on another machine (a shared DATA_DIR) cannot be checked that way (process ids
+ * there say nothing here): it is broken only once it is this old.
+ */
+const UNCHECKED_STALE_LOCK_MS = 120_000;
+
+export interface ApiKeyStoreOptions {
+  /** How long create and revoke wait for the key file's lock (tests shorten it). */
+  lockWaitMs?: number;
+}
 
 const sha256 = (s: string) => crypto.createHash('sha256').update(s, 'utf8').digest();
 
@@ -40,15 +60,26 @@ export class ApiKeyStore {
   private fileStamp = '';
   private checkedAt = 0;
 
+  private readonly lockWaitMs: number;
+  /** The text of the lock this store holds while it changes the file. */
+  private heldLock: string | null = null;
+
   constructor(
     private readonly dataDir: string,
     private readonly envKeys: readonly string[],
+    opts: ApiKeyStoreOptions = {},
   ) {
+    this.lockWaitMs = opts.lockWaitMs ?? LOCK_WAIT_MS;
     this.reload();
   }
 
   get file(): string {
     return path.join(this.dataDir, FILE);
+  }
+
+  /** The lock file beside the key file, held by the one process changing it. */
+  get lockFile(): string {
+    return `${this.file}.lock`;
   }
 
   readStored(): StoredKey[] {
@@ -118,33 +149,213 @@ export class ApiKeyStore {
   /** Adds a key to the file and returns it in clear: the only time it is shown. */
   create(label: string | null = null): { id: string; key: string } {
     const key = newKey();
-    const stored = this.readStored();
-    const id = `key-${crypto.randomBytes(4).toString('hex')}`;
-    stored.push({
-      id,
-      sha256: sha256(key).toString('hex'),
-      created_at: new Date().toISOString(),
-      revoked_at: null,
-      label,
+    const id = this.locked(() => {
+      const stored = this.readStored();
+      const id = `key-${crypto.randomBytes(4).toString('hex')}`;
+      stored.push({
+        id,
+        sha256: sha256(key).toString('hex'),
+        created_at: new Date().toISOString(),
+        revoked_at: null,
+        label,
+      });
+      this.write(stored);
+      return id;
     });
-    this.write(stored);
     return { id, key };
   }
 
   revoke(id: string): boolean {
-    const stored = this.readStored();
-    const k = stored.find((s) => s.id === id);
-    if (!k || k.revoked_at) return false;
-    k.revoked_at = new Date().toISOString();
-    this.write(stored);
-    return true;
+    return this.locked(() => {
+      const stored = this.readStored();
+      const k = stored.find((s) => s.id === id);
+      if (!k || k.revoked_at) return false;
+      k.revoked_at = new Date().toISOString();
+      this.write(stored);
+      return true;
+    });
   }
 
+  /**
+   * Runs `change` (read the file, change it, write it) holding the key file's lock. Every process
+   * changing the file (servers creating a first key, `tiergraph keys`) does so one at a time and reads
+   * what the one before wrote: without it, two creating keys at once kept one's keys only, and a
+   * revocation racing a creation was undone while it reported success.
+   */
+  private locked<T>(change: () => T): T {
+    fs.mkdirSync(this.dataDir, { recursive: true, mode: 0o700 });
+    const lock = this.lockFile;
+    const mine = `${process.pid} ${os.hostname()} ${crypto.randomUUID()}\n`;
+    // Not Date.now(): a clock set back must not stretch the wait.
+    const deadline = performance.now() + this.lockWaitMs;
+    for (;;) {
+      if (createLock(lock, mine)) {
+        this.heldLock = mine;
+        try {
+          return change();
+        } catch (err) {
+          if (!(err instanceof LockLostError)) throw err;
+          // Broken under this process (judged stale): nothing was written; start again.
+        } finally {
+          this.heldLock = null;
+          releaseLock(lock, mine);
+        }
+        continue;
+      }
+      const seen = readLock(lock);
+      if (seen === undefined) continue; // released meanwhile
+      if (isStale(seen)) {
+        breakLock(lock, seen.text);
+        continue;
+      }
+      if (performance.now() >= deadline) {
+        const by = seen.pid ? `process ${seen.pid} on ${seen.host}` : 'a process';
+        throw new Error(
+          `${lock} is held by ${by} since ${new Date(seen.mtimeMs).toISOString()}: another change to the ` +
+            `API keys has not ended within ${this.lockWaitMs / 1000} s. Try again; if no tiergraph process ` +
+            'is changing keys, remove the lock file.',
+        );
+      }
+      sleepSync(5 + Math.random() * 20);
+    }
+  }
+
+  /**
+   * Writes the whole file under a name of this writer's own, on disk before it is renamed over the
+   * old one: a reader or a crash sees the old file or the new one, never part of one.
+   */
   private write(keys: StoredKey[]): void {
-    fs.mkdirSync(this.dataDir, { recursive: true });
-    const tmp = `${this.file}.tmp`;
-    fs.writeFileSync(tmp, `${JSON.stringify({ keys }, null, 2)}\n`, { mode: 0o600 });
-    fs.renameSync(tmp, this.file);
+    removeLeftovers(this.dataDir);
+    const tmp = `${this.file}${TMP_INFIX}${process.pid}-${crypto.randomUUID()}`;
+    try {
+      const fd = fs.openSync(tmp, 'wx', 0o600);
+      try {
+        fs.writeFileSync(fd, `${JSON.stringify({ keys }, null, 2)}\n`);
+        fs.fsyncSync(fd);
+      } finally {
+        fs.closeSync(fd);
+      }
+      // The lock may have been judged stale and taken by another process meanwhile (a holder paused
+      // for minutes): then that one's change stands and this one starts again.
+      if (this.heldLock === null || readLock(this.lockFile)?.text !== this.heldLock)
+        throw new LockLostError();
+      fs.renameSync(tmp, this.file);
+    } catch (err) {
+      fs.rmSync(tmp, { force: true });
+      throw err;
+    }
+    syncDir(this.dataDir);
     this.reload();
+  }
+}
+
+/** The lock of a change was broken by another process before it wrote. */
+class LockLostError extends Error {}
+
+/** Temporary files are `api-keys.json.tmp-<pid>-<uuid>` (earlier versions: `api-keys.json.tmp`). */
+const TMP_INFIX = '.tmp-';
+
+/** Removes temporary files of writers killed mid-way: under the lock, no other writer has one. */
+function removeLeftovers(dir: string): void {
+  for (const name of fs.readdirSync(dir)) {
+    if (name.startsWith(`${FILE}.tmp`)) fs.rmSync(path.join(dir, name), { force: true });
+  }
+}
+
+/** Makes a rename in `dir` durable (where the platform allows a folder to be synced). */
+function syncDir(dir: string): void {
+  let fd: number | undefined;
+  try {
+    fd = fs.openSync(dir, 'r');
+    fs.fsyncSync(fd);
+  } catch {
+    // Not supported here (Windows): the rename stands, it may just not survive a power cut.
+  } finally {
+    if (fd !== undefined) fs.closeSync(fd);
+  }
+}
+
+const sleeper = new Int32Array(new SharedArrayBuffer(4));
+/** Waits synchronously: the store's changes are synchronous (the CLI, a server's first start). */
+function sleepSync(ms: number): void {
+  Atomics.wait(sleeper, 0, 0, ms);
+}
+
+/** Creates the lock file with `text` in it; false when it exists. */
+function createLock(lock: string, text: string): boolean {
+  let fd: number;
+  try {
+    fd = fs.openSync(lock, 'wx', 0o600);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'EEXIST') return false;
+    throw err;
+  }
+  try {
+    fs.writeFileSync(fd, text);
+  } finally {
+    fs.closeSync(fd);
+  }
+  return true;
+}
+
+interface SeenLock {
+  text: string;
+  /** 0 when the text names no process (being written, or damaged). */
+  pid: number;
+  host: string;
+  mtimeMs: number;
+}
+
+/** The lock as it is now; undefined when there is none. */
+function readLock(lock: string): SeenLock | undefined {
+  try {
+    const text = fs.readFileSync(lock, 'utf8');
+    const { mtimeMs } = fs.statSync(lock);
+    const [pid, host] = text.trim().split(' ');
+    const n = Number(pid);
+    return { text, pid: Number.isSafeInteger(n) && n > 0 ? n : 0, host: host ?? '', mtimeMs };
+  } catch {
+    return undefined;
+  }
+}
+
+function isStale(seen: SeenLock): boolean {
+  const age = Date.now() - seen.mtimeMs;
+  if (age > UNCHECKED_STALE_LOCK_MS) return true;
+  if (age <= STALE_LOCK_MS) return false;
+  if (seen.pid === 0) return true;
+  if (seen.host !== os.hostname()) return false;
+  // This process's own id on a lock it does not hold (it holds none while it waits): left by an
+  // earlier process given the same id, as a container's first process is.
+  return seen.pid === process.pid || !processAlive(seen.pid);
+}
+
+/**
+ * Removes the stale lock whose text was `text`. Renamed aside first, so that of two processes
+ * breaking it at once only one removes it, and a fresh lock taken aside by the slower one is put
+ * back (or, when a third took the lock meanwhile, its holder finds out before it writes).
+ */
+function breakLock(lock: string, text: string): void {
+  const aside = `${lock}.stale-${process.pid}-${crypto.randomUUID()}`;
+  try {
+    fs.renameSync(lock, aside);
+  } catch {
+    return; // broken by another process already
+  }
+  try {
+    if (fs.readFileSync(aside, 'utf8') !== text) fs.linkSync(aside, lock);
+  } catch {
+    // Another lock is in place already: that one stands.
+  } finally {
+    fs.rmSync(aside, { force: true });
+  }
+}
+
+/** Removes the lock if it is still this holder's. */
+function releaseLock(lock: string, text: string): void {
+  try {
+    if (fs.readFileSync(lock, 'utf8') === text) fs.rmSync(lock, { force: true });
+  } catch {
+    // Gone already.
   }
 }
