@@ -151,7 +151,12 @@ export class ApiKeyStore {
     const key = newKey();
     const id = this.locked(() => {
       const stored = this.readStored();
-      const id = `key-${crypto.randomBytes(4).toString('hex')}`;
+      // Runs belong to a key id, so a new key must not get one in use (or revoked: its runs stay).
+      // 8 random bytes make a clash all but impossible; drawn again anyway, under the lock.
+      const taken = new Set(stored.map((k) => k.id));
+      let id: string;
+      do id = `key-${crypto.randomBytes(8).toString('hex')}`;
+      while (taken.has(id));
       stored.push({
         id,
         sha256: sha256(key).toString('hex'),

@@ -1,4 +1,5 @@
 import { spawnSync } from 'node:child_process';
+import crypto from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -15,6 +16,24 @@ beforeEach(() => {
 afterEach(() => {
   jest.restoreAllMocks();
   fs.rmSync(dir, { recursive: true, force: true });
+});
+
+describe('key ids', () => {
+  it('draws again when a new id is already taken, since runs belong to the id', () => {
+    const { randomBytes } = crypto;
+    const real = (n: number): Buffer => randomBytes(n);
+    let draws = 0;
+    // The first two draws of an id give the same bytes, later ones random (keys: 32 bytes).
+    const spy = jest.spyOn(crypto, 'randomBytes') as unknown as jest.SpyInstance<Buffer, [number]>;
+    spy.mockImplementation((n) => (n < 32 && draws++ < 2 ? Buffer.alloc(n, 7) : real(n)));
+    const keys = new ApiKeyStore(dir, []);
+    const a = keys.create('a');
+    const b = keys.create('b');
+    expect(a.id).not.toBe(b.id);
+    expect(b.id).toMatch(/^key-[0-9a-f]{16}$/);
+    expect(keys.readStored().map((k) => k.id)).toEqual([a.id, b.id]);
+    expect(keys.check(b.key)).toEqual({ ok: true, id: b.id });
+  });
 });
 
 describe('the key file lock', () => {
