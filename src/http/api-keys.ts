@@ -2,6 +2,8 @@ import crypto from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { createLogger, logAtMostEvery } from '../logger';
+import type { Logger } from '../logger';
 import { processAlive } from '../store/file-io';
 
 /** A stored key: only its SHA-256 is kept, so a leaked file does not leak keys. */
@@ -30,10 +32,18 @@ const STALE_LOCK_MS = 5_000;
  */
 const UNCHECKED_STALE_LOCK_MS = 120_000;
 
+/** While the key file stays unreadable, a server says so this often. */
+const BAD_FILE_LOG_MS = 60_000;
+
 export interface ApiKeyStoreOptions {
   /** How long create and revoke wait for the key file's lock (tests shorten it). */
   lockWaitMs?: number;
+  /** Where a server says that the key file cannot be read; by default a logger of its own. */
+  log?: Pick<Logger, 'warn' | 'error'>;
 }
+
+/** The key file cannot be read or is not a key file; the message names it and says what is wrong. */
+export class KeyFileError extends Error {}
 
 const sha256 = (s: string) => crypto.createHash('sha256').update(s, 'utf8').digest();
 
@@ -61,6 +71,7 @@ export class ApiKeyStore {
   private checkedAt = 0;
 
   private readonly lockWaitMs: number;
+  private readonly logBadFile: (err: unknown, msg: string) => void;
   /** The text of the lock this store holds while it changes the file. */
   private heldLock: string | null = null;
 
@@ -70,7 +81,10 @@ export class ApiKeyStore {
     opts: ApiKeyStoreOptions = {},
   ) {
     this.lockWaitMs = opts.lockWaitMs ?? LOCK_WAIT_MS;
-    this.reload();
+    this.logBadFile = logAtMostEvery(BAD_FILE_LOG_MS, opts.log ?? defaultLog(), 'error');
+    // Unlike a reload, throws on a file that cannot be read: with no keys read before, there is
+    // nothing to go on with, and a server or `tiergraph keys` stops naming the file.
+    this.load();
   }
 
   get file(): string {
@@ -82,14 +96,36 @@ export class ApiKeyStore {
     return `${this.file}.lock`;
   }
 
+  /** The keys in the file (none when there is no file); throws KeyFileError when it is not a key file. */
   readStored(): StoredKey[] {
-    if (!fs.existsSync(this.file)) return [];
-    const parsed = JSON.parse(fs.readFileSync(this.file, 'utf8')) as { keys?: StoredKey[] };
-    return Array.isArray(parsed.keys) ? parsed.keys : [];
+    let text: string;
+    try {
+      text = fs.readFileSync(this.file, 'utf8');
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code === 'ENOENT') return [];
+      throw new KeyFileError(`cannot read ${this.file}: ${(err as Error).message}`);
+    }
+    return parseKeyFile(this.file, text);
   }
 
+  /**
+   * Reads the keys again. A file that cannot be read (edited by hand and left malformed, say) leaves
+   * the keys read before in use, and is logged and read again at later requests until it is fixed:
+   * the file's stamp is recorded only once it has been read.
+   */
   reload(): void {
-    this.fileStamp = this.stamp();
+    try {
+      this.load();
+    } catch (err) {
+      if (!(err instanceof KeyFileError)) throw err;
+      this.logBadFile(err, `the API keys in ${this.file} cannot be read; those read before stay in use`);
+    }
+  }
+
+  private load(): void {
+    const stamp = this.stamp();
+    const stored = this.readStored();
+    this.fileStamp = stamp;
     this.accepted = new Map();
     this.entries = [
       // Runs are owned by the key id, so an env key's id comes from the key itself (a
@@ -99,7 +135,7 @@ export class ApiKeyStore {
         const hash = sha256(k);
         return { id: `env-${hash.toString('hex').slice(0, 16)}`, hash, revoked: false };
       }),
-      ...this.readStored().map((k) => ({
+      ...stored.map((k) => ({
         id: k.id,
         hash: Buffer.from(k.sha256, 'hex'),
         revoked: k.revoked_at !== null,
@@ -250,8 +286,49 @@ export class ApiKeyStore {
       throw err;
     }
     syncDir(this.dataDir);
-    this.reload();
+    this.load();
   }
+}
+
+/** The server's logger for a store not given one (the server's own options cannot reach it here). */
+function defaultLog(): Logger {
+  const level = process.env.LOG_LEVEL?.trim() || 'info';
+  try {
+    return createLogger(level).child({ module: 'api-keys' });
+  } catch {
+    return createLogger('info').child({ module: 'api-keys' }); // a level pino does not know
+  }
+}
+
+const isTime = (v: unknown) => typeof v === 'string' && !Number.isNaN(Date.parse(v));
+
+/**
+ * The keys in the text of `file`. Anything else is refused as a whole, naming the file and what is
+ * wrong: a key with a hash that is not one would make every check throw, and a file read as no keys
+ * would be written back empty by the next change.
+ */
+function parseKeyFile(file: string, text: string): StoredKey[] {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text);
+  } catch (err) {
+    throw new KeyFileError(`${file} is not valid JSON: ${(err as Error).message}`);
+  }
+  const keys = (parsed as { keys?: unknown } | null)?.keys;
+  if (!Array.isArray(keys)) throw new KeyFileError(`${file} has no "keys" list`);
+  keys.forEach((k: Partial<Record<keyof StoredKey, unknown>> | null, i) => {
+    const ok =
+      typeof k?.id === 'string' &&
+      k.id !== '' &&
+      typeof k.sha256 === 'string' &&
+      /^[0-9a-f]{64}$/.test(k.sha256) &&
+      (k.revoked_at === null || isTime(k.revoked_at));
+    if (!ok)
+      throw new KeyFileError(
+        `${file}: keys[${i}] is not a stored key (an id, a sha256 of 64 hex digits, revoked_at null or a time)`,
+      );
+  });
+  return keys as StoredKey[];
 }
 
 /** The lock of a change was broken by another process before it wrote. */

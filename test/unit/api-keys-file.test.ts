@@ -4,6 +4,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { ApiKeyStore } from '../../src/http/api-keys';
+import { runCli } from '../support/cli';
 
 let dir: string;
 let file: string;
@@ -34,6 +35,69 @@ describe('key ids', () => {
     expect(keys.readStored().map((k) => k.id)).toEqual([a.id, b.id]);
     expect(keys.check(b.key)).toEqual({ ok: true, id: b.id });
   });
+});
+
+describe('a malformed key file', () => {
+  const log = () => ({ error: jest.fn(), warn: jest.fn() });
+
+  it('keeps the keys read before, says so at most once a minute, and applies the file once fixed', () => {
+    let clock = 1_000_000;
+    jest.spyOn(Date, 'now').mockImplementation(() => clock);
+    const logged = log();
+    const keys = new ApiKeyStore(dir, [], { log: logged });
+    const a = keys.create('a');
+    const b = keys.create('b');
+    const good = fs.readFileSync(file, 'utf8');
+    fs.writeFileSync(file, '{"keys": [');
+    clock += 3000;
+    expect(keys.check(a.key)).toEqual({ ok: true, id: a.id });
+    expect(logged.error).toHaveBeenCalledTimes(1);
+    const [fields, msg] = logged.error.mock.calls[0] as [{ err: Error }, string];
+    expect(`${msg} ${fields.err.message}`).toContain(file);
+    expect(fields.err.message).toMatch(/JSON/);
+    // Still bad: read again on later requests, but not logged again within the minute.
+    for (let i = 0; i < 5; i++) {
+      clock += 3000;
+      expect(keys.check(b.key)).toEqual({ ok: true, id: b.id });
+    }
+    expect(logged.error).toHaveBeenCalledTimes(1);
+    clock += 60_000;
+    expect(keys.check(b.key)).toEqual({ ok: true, id: b.id });
+    expect(logged.error).toHaveBeenCalledTimes(2);
+    // Fixed, with b revoked meanwhile: applied at the next request.
+    const fixed = JSON.parse(good) as { keys: { id: string; revoked_at: string | null }[] };
+    fixed.keys.find((k) => k.id === b.id)!.revoked_at = new Date().toISOString();
+    fs.writeFileSync(file, JSON.stringify(fixed));
+    clock += 3000;
+    expect(keys.check(b.key)).toEqual({ ok: false, reason: 'revoked' });
+    expect(keys.check(a.key)).toEqual({ ok: true, id: a.id });
+    expect(logged.error).toHaveBeenCalledTimes(2);
+  });
+
+  it('is refused, naming the file, by anything that would write or list it', () => {
+    const keys = new ApiKeyStore(dir, []);
+    const { id } = keys.create('a');
+    for (const text of ['{"keys": [', '{"keys": [{"id": "key-1", "sha256": "zz"}]}', '[]']) {
+      fs.writeFileSync(file, text);
+      expect(() => keys.create('b')).toThrow(file);
+      expect(() => keys.revoke(id)).toThrow(file);
+      expect(() => new ApiKeyStore(dir, [])).toThrow(file);
+      expect(fs.readFileSync(file, 'utf8')).toBe(text);
+    }
+  });
+
+  it('makes the keys commands end with an error naming the file', () => {
+    fs.writeFileSync(file, '{"keys": [');
+    for (const args of [
+      ['keys', 'list'],
+      ['keys', 'create'],
+    ]) {
+      const r = runCli(args, { DATA_DIR: dir, LOG_LEVEL: 'warn' }, 30_000);
+      expect([args, r.status]).toEqual([args, 1]);
+      expect(r.err).toContain(file);
+    }
+    expect(fs.readFileSync(file, 'utf8')).toBe('{"keys": [');
+  }, 60_000);
 });
 
 describe('the key file lock', () => {
