@@ -71,7 +71,7 @@ export async function startServer(config: Config, log: Logger): Promise<RunningS
       else log.warn('the store is empty, as the last import left it: the demo dataset is not loaded');
     }
 
-    const keys = new ApiKeyStore(config.dataDir, config.API_KEYS);
+    const keys = new ApiKeyStore(config.dataDir, config.API_KEYS, { log: log.child({ module: 'api-keys' }) });
     if (!keys.hasActiveKey) {
       const { key } = keys.create('created at first start');
       // Printed once on purpose: only its hash is stored.
