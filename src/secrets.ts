@@ -11,7 +11,7 @@ export function loadOrCreateSecret(dataDir: string, name: string): string {
   const file = path.join(dataDir, name);
   if (fs.existsSync(file)) return fs.readFileSync(file, 'utf8').trim();
   const secret = crypto.randomBytes(32).toString('base64url');
-  fs.mkdirSync(dataDir, { recursive: true });
+  fs.mkdirSync(dataDir, { recursive: true, mode: 0o700 });
   fs.writeFileSync(file, `${secret}\n`, { mode: 0o600 });
   return secret;
 }

@@ -53,7 +53,8 @@ export interface RunningServer {
  */
 export async function startServer(config: Config, log: Logger): Promise<RunningServer> {
   turnPretenuringOff();
-  fs.mkdirSync(config.dataDir, { recursive: true });
+  // This account's only, as every file under it holds the data owner's or callers' data or secrets.
+  fs.mkdirSync(config.dataDir, { recursive: true, mode: 0o700 });
   // Imports killed mid-way leave their staging files behind (earlier builds staged
   // CLI imports straight under DATA_DIR, so that is looked at too).
   for (const workDir of [stagingRoot(config.dataDir), config.dataDir]) {

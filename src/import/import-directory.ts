@@ -111,7 +111,7 @@ async function stageAndLoad(
   turnPretenuringOff();
   removeStaleStaging(opts.workDir);
   const stagingDir = path.join(opts.workDir, `staging-${process.pid}-${Date.now()}`);
-  fs.mkdirSync(stagingDir, { recursive: true });
+  fs.mkdirSync(stagingDir, { recursive: true, mode: 0o700 });
   const searchIndex = store !== null && !opts.dryRun && (opts.searchIndex ?? true);
   // The search index is built from the Company rows as the staging hands them over, long before
   // the load, where it can be (see feedSearchIndex): most of its work then runs beside the

@@ -40,7 +40,7 @@ export function takeImportLock(
 ): () => void {
   const isAlive = opts.isAlive ?? processAlive;
   const file = path.join(workDir, LOCK_FILE);
-  fs.mkdirSync(workDir, { recursive: true });
+  fs.mkdirSync(workDir, { recursive: true, mode: 0o700 });
   const mine = `${process.pid} ${Date.now()} ${os.hostname()}\n`;
   for (let round = 0; ; round++) {
     if (create(file, mine)) break;

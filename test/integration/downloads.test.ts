@@ -100,6 +100,8 @@ describe('signed download links', () => {
     expect(fs.statSync(jobs).mode & 0o777).toBe(0o700);
     for (const f of fs.readdirSync(jobs))
       expect([f, fs.statSync(path.join(jobs, f)).mode & 0o777]).toEqual([f, 0o600]);
+    // And the graph, whose evidence is the data owner's.
+    expect(fs.statSync(path.join(t.dataDir, 'graph')).mode & 0o777).toBe(0o700);
     expect(await t.running.blobs.deleteOlderThan(new Date(Date.now() + 60_000))).toBe(2);
     expect(await t.running.blobs.exists('runs/9/old.csv')).toBe(false);
     // A folder is no file.

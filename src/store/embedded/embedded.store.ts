@@ -268,7 +268,7 @@ export class EmbeddedGraphStore implements GraphStore {
   }
 
   async open(): Promise<void> {
-    fs.mkdirSync(this.options.dir, { recursive: true });
+    fs.mkdirSync(this.options.dir, { recursive: true, mode: 0o700 });
     const file = this.currentFile() ?? this.writeCurrent(FIRST_GENERATION);
     await this.attach(file);
     // Imports made while no server ran leave the generations they replaced; the one CURRENT names is
@@ -872,7 +872,7 @@ export class EmbeddedGraphStore implements GraphStore {
     onProgress?: (table: string, done: number, total: number) => void,
     alongside?: LoadAlongside,
   ): Promise<void> {
-    fs.mkdirSync(this.options.dir, { recursive: true });
+    fs.mkdirSync(this.options.dir, { recursive: true, mode: 0o700 });
     stagedCounts(stagingDir); // refuses a directory whose staging did not finish
     const next = nextGenerationName(this.currentFile());
     const nextPath = path.join(this.options.dir, next);
