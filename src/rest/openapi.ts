@@ -635,8 +635,10 @@ export function openApiDocument(keyHeader: string, f: ApiFacts): Json {
             content: {
               'application/json': {
                 schema: ref('TierViewRequest'),
+                // A company of the demo dataset (`npm start`, DEMO_COMPANIES 20,000), so that
+                // "Try it out" in /docs starts a run there.
                 example: {
-                  root_nodes: 'boeing',
+                  root_nodes: 'c57dtbp',
                   num_tiers: '2',
                   direction: 'supplier',
                   min_evid_date: '2022-01-01',

@@ -1,4 +1,9 @@
+import fs from 'node:fs';
+import path from 'node:path';
 import type { Express } from 'express';
+import { loadConfig } from '../../src/config/env';
+import { generateDataset } from '../../src/demo/generate';
+import { tempDir } from '../support/paths';
 import type { RouteTable } from '../../src/rest/route-table';
 import { ERROR_CODES, GRAPHQL_REQUEST_CODES } from '../../src/domain/errors';
 import { startTestServer } from '../support/server';
@@ -82,6 +87,30 @@ describe('OpenAPI document', () => {
           true,
         ]);
       }
+    }
+  });
+});
+
+describe('OpenAPI examples', () => {
+  it("start a run at a company of the default demo dataset, so that /docs' Try it out works there", async () => {
+    const doc = (await (await fetch(`${t.base}/openapi.json`)).json()) as {
+      paths: Record<
+        string,
+        Record<string, { requestBody?: { content: Record<string, { example?: unknown }> } }>
+      >;
+    };
+    const example = doc.paths['/v1/tierviewjob/']!.post!.requestBody!.content['application/json']!
+      .example as {
+      root_nodes: string;
+    };
+    const dir = tempDir('openapi-demo');
+    try {
+      await generateDataset({ companies: loadConfig({}).DEMO_COMPANIES, seed: 1, outDir: dir });
+      const relationships = fs.readFileSync(path.join(dir, 'relationships.csv'), 'utf8').split('\n');
+      // A customer in the demo, with suppliers to export.
+      expect(relationships.filter((l) => l.split(',')[2] === example.root_nodes).length).toBeGreaterThan(0);
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true });
     }
   });
 });
