@@ -134,6 +134,7 @@ export async function startServer(config: Config, log: Logger): Promise<RunningS
         tierview: new TierViewService(store, blobs),
         log: log.child({ module: 'jobs' }),
         limits,
+        revokedKey: (id) => keys.revoked(id),
       }),
     );
     await jobs.start();

@@ -436,7 +436,9 @@ keys
       process.stderr.write(`No active key ${id}\n`);
       process.exit(1);
     }
-    process.stdout.write(`Revoked ${id}; running servers refuse it within seconds.\n`);
+    process.stdout.write(
+      `Revoked ${id}; running servers refuse it within seconds, and cancel its runs not started yet.\n`,
+    );
   });
 
 program.parseAsync(process.argv).catch((e: unknown) => {

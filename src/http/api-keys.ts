@@ -165,6 +165,12 @@ export class ApiKeyStore {
     }
   }
 
+  /** Whether the key of this id is revoked; false for an id this store does not hold. */
+  revoked(id: string): boolean {
+    this.refresh();
+    return this.entries.some((e) => e.id === id && e.revoked);
+  }
+
   check(presented: string | undefined): KeyCheck {
     if (!presented) return { ok: false, reason: 'missing' };
     this.refresh();

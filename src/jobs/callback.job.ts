@@ -138,7 +138,7 @@ export class CallbackJob {
     try {
       const payload = await this.o.payload(input.run_id);
       if (payload === null) {
-        this.o.log.warn(fields, 'callback not sent: the run no longer exists');
+        this.o.log.warn(fields, 'callback not sent: the run no longer exists, or its API key was revoked');
         return;
       }
       body = JSON.stringify(payload);

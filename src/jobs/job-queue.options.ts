@@ -42,6 +42,8 @@ export interface JobQueueParts {
   tierview: TierViewService;
   log: Logger;
   limits?: Limits;
+  /** Whether the API key of this id is revoked (the server's key store). */
+  revokedKey?: (keyId: string) => boolean;
 }
 
 /**
@@ -60,6 +62,7 @@ export function jobQueueOptions(config: JobQueueConfig, parts: JobQueueParts): J
     tierview: parts.tierview,
     log: parts.log,
     limits: parts.limits,
+    revokedKey: parts.revokedKey,
     worker: config.JOBS_WORKER,
     shared: config.JOBS_BACKEND !== 'embedded',
     concurrency: config.JOBS_CONCURRENCY,

@@ -88,6 +88,12 @@ export interface JobQueueOptions {
   retentionS: number;
   callbacks: { rules: HostRule[]; allowHttp: boolean; publicOnly?: boolean; sender: CallbackSender | null };
   now?: () => Date;
+  /**
+   * Whether the API key of this id is revoked (false for one this process does not know): a run of a
+   * revoked key that has not started is canceled when a worker takes it up, and no callback of its
+   * runs is sent.
+   */
+  revokedKey?: (keyId: string) => boolean;
 }
 
 /**
@@ -125,6 +131,7 @@ export class JobQueue {
       now: this.now,
       owesCallback: (request) => this.owesCallback(request),
       notify: (run) => this.notify(run),
+      revokedKey: o.revokedKey,
     });
     const channel = o.agendaBackend.notificationChannel ?? new InMemoryNotificationChannel();
     // The PostgreSQL and Redis channels report a lost connection as an 'error' event and reconnect
@@ -185,6 +192,8 @@ export class JobQueue {
       log: o.log.child({ module: 'callbacks' }),
       payload: async (runId) => {
         const run = await o.runs.get(runId);
+        // A revoked key's runs are reported to no one: as if gone.
+        if (run?.ownerKeyId && o.revokedKey?.(run.ownerKeyId)) return null;
         return run && this.toView(run);
       },
     });

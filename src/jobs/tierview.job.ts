@@ -73,7 +73,12 @@ export interface TierViewJobOptions {
   owesCallback: (request: TierViewRequest) => boolean;
   /** Told of every run this job ends (queues the completion callback it owes). */
   notify: (run: RunRecord) => Promise<void>;
+  /** Whether the API key of this id is revoked (false for one this process does not know). */
+  revokedKey?: (keyId: string) => boolean;
 }
+
+/** The end of a run taken up after the key that started it was revoked. */
+export const REVOKED_KEY_MESSAGE = 'canceled: the API key that started it was revoked';
 
 /** Why a running export was stopped. */
 class StopReason extends Error {
@@ -236,6 +241,31 @@ export class TierViewJob {
     }
     if (!claimed) return; // ended (canceled while it waited, or finished by another attempt)
     const run = claimed;
+    if (run.ownerKeyId !== null && this.o.revokedKey?.(run.ownerKeyId)) {
+      // A key revoked (leaked, say) exports nothing more, and tells no callback address of it.
+      log.warn({ key_id: run.ownerKeyId }, 'run canceled: its API key was revoked');
+      await this.endRecorded(
+        runId,
+        attemptId,
+        () =>
+          this.o.runs.transition(
+            runId,
+            ['RUNNING'],
+            {
+              lifeCycleState: 'TERMINATED',
+              resultState: 'CANCELED',
+              userCancelledOrTimedout: true,
+              stateMessage: REVOKED_KEY_MESSAGE,
+              endedAt: this.now(),
+              callbackDue: false,
+            },
+            this.now(),
+            { attemptId },
+          ),
+        log,
+      );
+      return;
+    }
     // One line per attempt: a run started more than once shows as several.
     log.info({ attempt: run.attempts }, 'tier view attempt started');
     const start = this.now();

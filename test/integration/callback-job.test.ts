@@ -312,6 +312,54 @@ describe('callback job on the embedded jobs engine', () => {
     }
   });
 
+  it("a revoked key's runs: one not started yet is canceled without a callback, and a callback owed is not sent again", async () => {
+    const dir = tempDir('callback-revoked');
+    const revoked = new Set<string>(['key-gone']);
+    const { log, lines } = memoryLog();
+    // The receiver fails the first delivery, so the next attempt comes after the key is revoked.
+    receiver.answer = (n) => (n === 0 ? 503 : 200);
+    const { queue, engine } = makeCallbackQueue(
+      dir,
+      {},
+      {
+        log,
+        callbacks: callbacksTo('127.0.0.1', { baseDelayMs: 500, maxDelayMs: 500 }),
+        revokedKey: (id) => revoked.has(id),
+      },
+    );
+    await queue.start();
+    try {
+      const gone = await queue.submit(request(url), 'key-gone');
+      const late = await queue.submit(request(url), 'key-late');
+      await receiver.waitFor(1);
+      revoked.add('key-late');
+      let view = await queue.view(gone.runId, 'key-gone');
+      for (let i = 0; i < 100 && view.state.life_cycle_state !== 'TERMINATED'; i++) {
+        await sleep(100);
+        view = await queue.view(gone.runId, 'key-gone');
+      }
+      expect(view.state).toMatchObject({
+        life_cycle_state: 'TERMINATED',
+        result_state: 'CANCELED',
+        state_message: 'canceled: the API key that started it was revoked',
+      });
+      await sleep(2000);
+      // One delivery, the failed one of the run that ended before its key was revoked.
+      expect(receiver.requests).toHaveLength(1);
+      expect(JSON.parse(receiver.requests[0]!.body) as { run_id: string }).toMatchObject({
+        run_id: String(late.runId),
+      });
+      expect(lines).toContainEqual(
+        expect.objectContaining({
+          msg: 'callback not sent: the run no longer exists, or its API key was revoked',
+        }),
+      );
+    } finally {
+      await queue.close();
+      await engine.close();
+    }
+  });
+
   it('posts to public addresses only when told to: refuses a private address at once and a name resolving to one when it delivers', async () => {
     const dir = tempDir('callback-job');
     const { log, lines } = memoryLog();

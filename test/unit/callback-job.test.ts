@@ -118,7 +118,7 @@ describe('callback job perform', () => {
     const warnings = [...moved.lines, ...gone.lines, ...garbled.lines].filter((l) => l.level === 40);
     expect(warnings.map((l) => l.msg)).toEqual([
       'callback not sent',
-      'callback not sent: the run no longer exists',
+      'callback not sent: the run no longer exists, or its API key was revoked',
       'callback job with unreadable data dropped',
     ]);
   });
