@@ -143,6 +143,7 @@ export async function buildApp(o: AppOptions): Promise<BuiltApp> {
     ...(o.rateLimit.store ? { store: o.rateLimit.store } : {}),
     onStoreError: (err: unknown) =>
       storeWarn(err, 'shared rate-limit counters unavailable; requests are not limited meanwhile'),
+    onWarning: (err) => o.log.warn({ err }, 'rate limits: a setting the counting library warns of'),
     onLimited: (req, res) => {
       sendProblem(
         res,

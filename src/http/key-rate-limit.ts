@@ -17,6 +17,8 @@ export interface KeyRateLimitOptions {
    * told. Limits guard the service; losing them for a while must not take the API down with them.
    */
   onStoreError?: (err: unknown) => void;
+  /** express-rate-limit's warnings about its own settings (it finds them odd), for the server's log. */
+  onWarning?: (err: unknown) => void;
 }
 
 /**
@@ -45,8 +47,8 @@ export function keyRateLimit(o: KeyRateLimitOptions): RequestHandler {
       keyGenerator: keyOf,
       handler: (req, res) => o.onLimited(req, res),
       passOnStoreError: true,
-      // Its errors are the store's; its warnings (settings it finds odd) go where they went before.
-      logger: { error: (err) => o.onStoreError?.(err), warn: (err, message) => console.warn(message, err) },
+      // Its errors are the store's; its warnings are about its settings.
+      logger: { error: (err) => o.onStoreError?.(err), warn: (err) => o.onWarning?.(err) },
     });
   }
   const policyName = `"${o.max}-in-${durationName(o.windowS)}"`;

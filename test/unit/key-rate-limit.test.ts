@@ -91,4 +91,24 @@ describe('keyRateLimit', () => {
       await t.close();
     }
   });
+
+  it("hands the counting library's warnings to the server's log, not to the console", async () => {
+    const warned: unknown[] = [];
+    const consoleWarn = jest.spyOn(console, 'warn').mockImplementation(() => undefined);
+    // A limit of 0 is a setting the library warns of (the server's settings allow 1 and more).
+    const t = await serve({
+      windowS: 60,
+      max: 0,
+      store: new MemoryStore(),
+      onWarning: (e) => warned.push(e),
+    });
+    try {
+      await t.get('k');
+      expect(warned).toEqual([expect.objectContaining({ code: 'WRN_ERL_MAX_ZERO' })]);
+      expect(consoleWarn).not.toHaveBeenCalled();
+    } finally {
+      consoleWarn.mockRestore();
+      await t.close();
+    }
+  });
 });
