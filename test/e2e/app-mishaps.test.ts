@@ -240,6 +240,45 @@ describeWithBrowser('the web app when things go wrong', () => {
     expect(await field('Cluster id')).toBe(p.cid_id);
   });
 
+  it('shows a website or an evidence address from the data that is no web address as text, not as a link', async () => {
+    // The importer takes only web addresses; a seed or a graph loaded by other means is not checked.
+    const evil = 'javascript:alert(document.domain)';
+    await page.route('**/graphql', async (route) => {
+      const op = operationOf(route);
+      if (op !== 'Company' && op !== 'Edge') return route.continue();
+      const res = await route.fetch();
+      const body = (await res.json()) as {
+        data: {
+          company?: { websites: string[] };
+          edge?: { evidences: { url: string | null; domain: string | null }[] };
+        };
+      };
+      if (body.data.company) body.data.company.websites = [evil, 'https://www.example.com/'];
+      for (const ev of body.data.edge?.evidences ?? []) {
+        ev.url = evil;
+        ev.domain = null;
+      }
+      await route.fulfill({ response: res, json: body });
+    });
+    await open(`/companies/${hub.vid}`);
+    const websites = page.getByRole('region', { name: 'Profile' }).locator('dt:text-is("Websites") + dd');
+    await websites.waitFor();
+    expect(await websites.textContent()).toBe(`${evil}, https://www.example.com/`);
+    expect(await websites.getByRole('link').count()).toBe(1);
+    expect(await websites.getByRole('link').getAttribute('href')).toBe('https://www.example.com/');
+
+    await page
+      .getByRole('region', { name: /Suppliers/ })
+      .getByRole('button', { name: /^Evidence: / })
+      .first()
+      .click();
+    const evidence = page.getByRole('region', { name: 'Evidence' });
+    await evidence.getByRole('listitem').first().waitFor();
+    expect(await evidence.getByRole('listitem').first().textContent()).toContain(evil);
+    expect(await page.locator('a[href^="javascript:" i]').count()).toBe(0);
+    expect(await evidence.getByRole('link').count()).toBe(0);
+  });
+
   it('applies a typed date on Enter, not at its first digit, and takes any confidence', async () => {
     await open(`/companies/${hub.vid}/map`);
     const figure = page.getByRole('figure', { name: 'Tier map' });

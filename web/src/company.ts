@@ -6,6 +6,7 @@ import {
   field,
   h,
   isDay,
+  outLink,
   pct,
   percentOf,
   replace,
@@ -195,10 +196,7 @@ export async function companyView(main: HTMLElement, vid: string, _url: URL): Pr
                 h(
                   'dd',
                   {},
-                  c.websites.map((w, i) => [
-                    i > 0 ? ', ' : '',
-                    h('a', { href: w, rel: 'noopener noreferrer', target: '_blank' }, w),
-                  ]),
+                  c.websites.map((w, i) => [i > 0 ? ', ' : '', outLink(w, w)]),
                 ),
               ]
             : null,
@@ -699,9 +697,7 @@ async function showEvidence(
               {},
               h('span', { class: 'date' }, day(ev.date)),
               ev.type ? h('span', { class: 'tag' }, ev.type) : null,
-              ev.url
-                ? h('a', { href: ev.url, rel: 'noopener noreferrer', target: '_blank' }, ev.domain ?? ev.url)
-                : h('span', { class: 'muted' }, 'no link'),
+              ev.url ? outLink(ev.url, ev.domain ?? ev.url) : h('span', { class: 'muted' }, 'no link'),
             ),
           ),
         ),

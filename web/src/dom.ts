@@ -1,3 +1,5 @@
+import { webHref } from './links';
+
 /** A small element builder: attributes by name, `on<event>` handlers, children as nodes or text. */
 export type Child = Node | string | number | null | undefined | false | Child[];
 type Props = Record<string, string | number | boolean | null | undefined | EventListener>;
@@ -16,6 +18,16 @@ export function h<K extends keyof HTMLElementTagNameMap>(
   }
   append(el, children);
   return el;
+}
+
+/**
+ * A link to a third-party page named in the data (a company's website, an evidence's source), opened
+ * apart from the app; its text alone when the address is not an http(s) one (see {@link webHref}).
+ */
+export function outLink(address: string, text: string): Node {
+  const href = webHref(address);
+  if (href === null) return document.createTextNode(text);
+  return h('a', { href, rel: 'noopener noreferrer', target: '_blank' }, text);
 }
 
 export function append(el: Node, children: Child[]): void {

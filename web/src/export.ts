@@ -1,5 +1,6 @@
 import { ApiError, gql, rest } from './api';
 import { field, h, isDay, replace } from './dom';
+import { webHref } from './links';
 
 interface Job {
   run_id: string;
@@ -254,17 +255,17 @@ export function exportPanel(vid: string, name: string): HTMLElement {
         h(
           'ul',
           { class: 'plain downloads' },
-          Object.entries(files).map(([k, href]) =>
-            h(
+          Object.entries(files).map(([k, href]) => {
+            const target = webHref(href, location.href);
+            const label = FILE_NAMES[k] ?? k;
+            return h(
               'li',
               {},
-              h(
-                'a',
-                { href: onThisOrigin(href), download: '', class: 'button' },
-                `Download ${FILE_NAMES[k] ?? k}`,
-              ),
-            ),
-          ),
+              target === null
+                ? `${label}: no web address to download it from`
+                : h('a', { href: onThisOrigin(target), download: '', class: 'button' }, `Download ${label}`),
+            );
+          }),
         ),
       );
       return;
