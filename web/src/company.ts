@@ -598,14 +598,13 @@ function clusterPanel(c: Profile): HTMLElement {
 }
 
 function confidenceBar(x: number): HTMLElement {
+  const bar = h('span', { class: 'bar' });
+  // Set on the element's style rather than as a style attribute, which the page's policy refuses.
+  bar.style.width = `${Math.round(x * 100)}%`;
   return h(
     'span',
     { class: 'conf', title: `confidence ${x}` },
-    h(
-      'span',
-      { class: 'track', 'aria-hidden': 'true' },
-      h('span', { class: 'bar', style: `width:${Math.round(x * 100)}%` }),
-    ),
+    h('span', { class: 'track', 'aria-hidden': 'true' }, bar),
     h('span', {}, pct(x)),
   );
 }

@@ -210,9 +210,12 @@ export async function tierMapView(main: HTMLElement, vid: string, url: URL): Pro
   const legend = h(
     'ul',
     { class: 'legend', 'aria-label': 'Legend' },
-    TIER_NAMES.slice(0, o.tiers + 1).map((name, i) =>
-      h('li', {}, h('span', { class: 'swatch', style: `background:${TIER_COLOURS[i]}` }), name),
-    ),
+    TIER_NAMES.slice(0, o.tiers + 1).map((name, i) => {
+      const swatch = h('span', { class: 'swatch' });
+      // Set on the element's style rather than as a style attribute, which the page's policy refuses.
+      swatch.style.background = TIER_COLOURS[i] ?? '';
+      return h('li', {}, swatch, name);
+    }),
     h('li', {}, h('span', { class: 'line' }), 'Line width: confidence'),
     h('li', {}, h('span', { class: 'dot' }), 'Size: relationships'),
   );
