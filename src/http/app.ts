@@ -46,6 +46,7 @@ import { explorerPage } from './explorer';
 import { graphqlAdmission } from './graphql-admission';
 import { methodNotAllowed } from './method-not-allowed';
 import { webAppRoutes } from './web-app';
+import { APP_PAGE_POLICY } from './security-headers';
 import { conditionalReads } from './conditional';
 import type { Reach } from './dependencies';
 import { keyRateLimit } from './key-rate-limit';
@@ -261,6 +262,13 @@ export async function buildApp(o: AppOptions): Promise<BuiltApp> {
         Promise.resolve(createContext(o.services, req.keyId ?? null, () => originOf(req))),
     }),
   );
+  // The app's pages hold the API key: only this server's scripts and styles run there. The explorer
+  // and the API reference, answered above, keep the policy set for every page (GraphiQL and Swagger UI
+  // need more).
+  app.use((_req, res, next) => {
+    res.setHeader('Content-Security-Policy', APP_PAGE_POLICY);
+    next();
+  });
   app.use(webAppRoutes(o.keyHeader));
 
   app.use(methodNotAllowed(app.router));

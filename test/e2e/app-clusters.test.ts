@@ -1,5 +1,11 @@
 import type { Browser, BrowserContext, Page } from 'playwright-core';
-import { describeWithBrowser, launchChromium, requireBrowser } from '../support/browser';
+import {
+  describeWithBrowser,
+  launchChromium,
+  reportPolicyViolations,
+  requireBrowser,
+  waitInPage,
+} from '../support/browser';
 import { startTestServer, TEST_KEY } from '../support/server';
 import type { TestServer } from '../support/server';
 import { buildWebApp } from '../support/web-build';
@@ -23,8 +29,15 @@ describeWithBrowser('the web app: lists of a whole cluster', () => {
     browser = await launchChromium();
     context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
     await context.addInitScript(`localStorage.setItem('tiergraph.apiKey', ${JSON.stringify(TEST_KEY)})`);
+    await reportPolicyViolations(context, violations);
     page = await context.newPage();
     page.setDefaultTimeout(15_000);
+  });
+
+  /** What the app's policy refused in the step's pages: nothing. */
+  const violations: string[] = [];
+  afterEach(() => {
+    expect(violations.splice(0)).toEqual([]);
   });
 
   afterAll(async () => {
@@ -40,7 +53,8 @@ describeWithBrowser('the web app: lists of a whole cluster', () => {
 
   /** Waits until the list of `side` shows `names`, in that order (evaluated in the page). */
   const listing = (side: 'suppliers' | 'customers', names: string[]) =>
-    page.waitForFunction(
+    waitInPage(
+      page,
       `JSON.stringify([...document.querySelectorAll('[aria-labelledby="${side}-h"] tbody tr td:first-child a')]
         .map((a) => a.textContent)) === ${JSON.stringify(JSON.stringify(names))}`,
     );

@@ -1,5 +1,11 @@
 import type { Browser, BrowserContext, Page, Route } from 'playwright-core';
-import { describeWithBrowser, launchChromium, requireBrowser } from '../support/browser';
+import {
+  describeWithBrowser,
+  launchChromium,
+  reportPolicyViolations,
+  requireBrowser,
+  waitInPage,
+} from '../support/browser';
 import { startTestServer, TEST_KEY } from '../support/server';
 import type { TestServer } from '../support/server';
 import { buildWebApp } from '../support/web-build';
@@ -33,14 +39,19 @@ describeWithBrowser('the web app when things go wrong', () => {
     browser = await launchChromium();
   });
 
+  /** What the app's policy refused in the step's pages: nothing, whatever went wrong. */
+  const violations: string[] = [];
+
   beforeEach(async () => {
     context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
+    await reportPolicyViolations(context, violations);
     page = await context.newPage();
     page.setDefaultTimeout(15_000);
   });
 
   afterEach(async () => {
     await context.close();
+    expect(violations.splice(0)).toEqual([]);
   });
 
   afterAll(async () => {
@@ -188,7 +199,7 @@ describeWithBrowser('the web app when things go wrong', () => {
     });
     await page.evaluate(`document.title = 'the page before'`);
     await page.goto(`${base}/companies/${hub.vid}`);
-    await page.waitForFunction(`document.title === 'Loading… · tiergraph'`);
+    await waitInPage(page, `document.title === 'Loading… · tiergraph'`);
     release();
     await page.getByRole('heading', { level: 1, name: hub.name }).waitFor();
     const failed = page.getByRole('button', { name: 'Try again' });
@@ -526,7 +537,7 @@ describeWithBrowser('the web app when things go wrong', () => {
     expect(await page.evaluate('window.scrollY')).toBe(0);
     await page.goBack();
     await rows.nth(5).waitFor();
-    await page.waitForFunction(`window.scrollY === ${left}`);
+    await waitInPage(page, `window.scrollY === ${left}`);
     // And forward again: the company page, where it was (its top).
     await page.goForward();
     await page.waitForURL(/\/companies\//);
@@ -932,7 +943,7 @@ describeWithBrowser('the web app when things go wrong', () => {
     await overMap();
     const before = await page.evaluate<number>('window.scrollY');
     await page.mouse.wheel(0, 200);
-    await page.waitForFunction(`window.scrollY > ${before}`);
+    await waitInPage(page, `window.scrollY > ${before}`);
     // With Ctrl the map takes the wheel, and the page stays where it is (once the scroll has settled).
     let at = -1;
     for (let now = 0; now !== at; await page.waitForTimeout(250)) {
@@ -1112,10 +1123,10 @@ describeWithBrowser('the web app when things go wrong', () => {
     await page.getByRole('heading', { level: 1, name: name! }).waitFor();
     await page.goBack();
     await second.waitFor();
-    await page.waitForFunction(`window.scrollY === ${left}`);
+    await waitInPage(page, `window.scrollY === ${left}`);
     await page.reload();
     await second.waitFor();
-    await page.waitForFunction(`window.scrollY === ${left}`);
+    await waitInPage(page, `window.scrollY === ${left}`);
   });
 
   it('shows as many rows a page as asked for, and keeps that through a reload', async () => {

@@ -1,7 +1,13 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
-import { describeWithBrowser, launchChromium, requireBrowser } from '../support/browser';
+import {
+  describeWithBrowser,
+  launchChromium,
+  POLICY_VIOLATION,
+  reportPolicyViolations,
+  requireBrowser,
+} from '../support/browser';
 import { startTestServer, TEST_KEY } from '../support/server';
 import type { TestServer } from '../support/server';
 import { ROOT } from '../support/paths';
@@ -39,7 +45,8 @@ describeWithBrowser('the web app in chromium', () => {
    * page shows now and fails on any violation, whatever its impact.
    */
   const accessible = async (name: string) => {
-    if (!(await page.evaluate("typeof window.axe === 'object'"))) await page.addScriptTag({ content: AXE });
+    // Evaluated rather than added as a script element, which the app's policy would refuse (inline).
+    if (!(await page.evaluate("typeof window.axe === 'object'"))) await page.evaluate(AXE);
     // CodeMirror's scrolling areas hold no focusable element, but each editor is scrolled from the
     // keyboard through its input area, which takes focus: axe cannot see that relation.
     const result = await page.evaluate<
@@ -89,6 +96,8 @@ describeWithBrowser('the web app in chromium', () => {
       offsite.push(url);
       return route.abort();
     });
+    // Every violation of a page's Content-Security-Policy reaches the console, which each step checks.
+    await reportPolicyViolations(context);
     page = await context.newPage();
     page.setDefaultTimeout(15_000);
     page.on('console', (m) => {
@@ -130,6 +139,43 @@ describeWithBrowser('the web app in chromium', () => {
     await page.getByRole('searchbox', { name: 'Search companies' }).waitFor();
     expect(page.url()).not.toContain(TEST_KEY);
     expect(await page.evaluate("localStorage.getItem('tiergraph.apiKey')")).toBe(TEST_KEY);
+  });
+
+  it('runs only its own scripts and styles: its policy refuses inline script', async () => {
+    const res = await page.goto(`${base}/companies/${hub.vid}`);
+    const policy = (res?.headers()['content-security-policy'] ?? '').split(/\s*;\s*/);
+    for (const directive of [
+      "default-src 'self'",
+      "script-src 'self'",
+      "object-src 'none'",
+      "base-uri 'none'",
+      "frame-ancestors 'none'",
+    ])
+      expect(policy).toContain(directive);
+    await page.getByRole('heading', { level: 1, name: hub.name }).waitFor();
+    // Markup slipped into the page runs nothing, and the refusal is reported (so its absence means something).
+    await page.evaluate(`{
+      const s = document.createElement('script');
+      s.textContent = 'window.injected = true';
+      document.body.append(s);
+      const img = document.createElement('img');
+      img.src = 'http://example.invalid/x.png';
+      document.body.append(img);
+      s.remove();
+      img.remove();
+    }`);
+    await page.waitForTimeout(200);
+    expect(await page.evaluate('window.injected === true')).toBe(false);
+    // The browser says so in its own words too; the events are what the other steps count on.
+    const logged = consoleErrors.splice(0);
+    const refused = logged.filter((m) => m.startsWith(`error: ${POLICY_VIOLATION}`));
+    expect(logged.filter((m) => !refused.includes(m) && !m.includes('Content Security Policy'))).toEqual([]);
+    expect(refused).toEqual([
+      expect.stringMatching(/^error: CSP violation: script-src-elem blocked inline/),
+      expect.stringMatching(/^error: CSP violation: img-src blocked http:\/\/example\.invalid\/x\.png/),
+    ]);
+    await page.goto(`${base}/`);
+    await page.getByRole('searchbox', { name: 'Search companies' }).waitFor();
   });
 
   it('suggests while typing and lists ranked results with their counts', async () => {

@@ -49,9 +49,29 @@ describe('pages of the app', () => {
       expect([path, res.status < 500]).toEqual([path, true]);
       expect(res.headers.get('x-content-type-options')).toBe('nosniff');
       expect(res.headers.get('x-frame-options')).toBe('DENY');
-      expect(res.headers.get('content-security-policy')).toBe("frame-ancestors 'none'");
+      expect(res.headers.get('content-security-policy')).toContain("frame-ancestors 'none'");
       expect(res.headers.get('referrer-policy')).toBe('no-referrer');
     }
+  });
+
+  it("run only this server's scripts on the app's pages; the explorer and the reference keep their own policy", async () => {
+    for (const path of ['/', '/companies/x', '/companies/x/map?tiers=2']) {
+      const policy = (await open(path, html)).headers.get('content-security-policy') ?? '';
+      for (const directive of [
+        "default-src 'self'",
+        "script-src 'self'",
+        "object-src 'none'",
+        "base-uri 'none'",
+        "frame-ancestors 'none'",
+      ])
+        expect([path, policy.split('; ')]).toEqual([path, expect.arrayContaining([directive])]);
+      expect(policy).not.toContain('unsafe-');
+    }
+    for (const path of ['/explorer', '/docs', '/openapi.json'])
+      expect([path, (await open(path, html)).headers.get('content-security-policy')]).toEqual([
+        path,
+        "frame-ancestors 'none'",
+      ]);
   });
 });
 

@@ -1,6 +1,6 @@
 import fs from 'node:fs';
 import { chromium } from 'playwright-core';
-import type { Browser } from 'playwright-core';
+import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { inCi, skipVisibly } from './services';
 
 /** Debian's chromium (never a download); CHROMIUM_PATH names another. */
@@ -41,4 +41,36 @@ export function describeWithBrowser(name: string, fn: () => void): void {
 /** Throws the hint when there is no browser (for a suite's beforeAll under CI=true). */
 export function requireBrowser(): void {
   if (!haveBrowser()) throw new Error(BROWSER_HINT);
+}
+
+/** How a Content-Security-Policy violation reaches a page's console (see {@link reportPolicyViolations}). */
+export const POLICY_VIOLATION = 'CSP violation: ';
+
+/**
+ * Has each violation of a page's Content-Security-Policy in `context` logged to the console as an
+ * error, `CSP violation: <directive> blocked <what> in <file>:<line>`, and collected in `into` when
+ * one is given: what the browser logs of its own accord is worded differently from one version to
+ * the next.
+ */
+export async function reportPolicyViolations(context: BrowserContext, into?: string[]): Promise<void> {
+  await context.addInitScript(`document.addEventListener('securitypolicyviolation', (e) =>
+    console.error(${JSON.stringify(POLICY_VIOLATION)} + e.effectiveDirective + ' blocked ' +
+      (e.blockedURI || 'inline') + ' in ' + e.sourceFile + ':' + e.lineNumber))`);
+  if (into)
+    context.on('console', (m) => {
+      if (m.text().startsWith(POLICY_VIOLATION)) into.push(m.text());
+    });
+}
+
+/**
+ * Waits until `expression` is true in the page. `page.waitForFunction` given an expression evaluates
+ * it again at each poll with the page's own `eval`, which the app's policy refuses; evaluated from
+ * here, it is not the page's script.
+ */
+export async function waitInPage(page: Page, expression: string, timeoutMs = 15_000): Promise<void> {
+  const end = Date.now() + timeoutMs;
+  while (!(await page.evaluate(expression))) {
+    if (Date.now() > end) throw new Error(`not true after ${timeoutMs} ms: ${expression}`);
+    await page.waitForTimeout(50);
+  }
 }
