@@ -5,6 +5,7 @@ import { ApolloServer } from '@apollo/server';
 import { GraphQLError, Kind } from 'graphql';
 import type { GraphQLFormattedError } from 'graphql';
 import { unwrapResolverError } from '@apollo/server/errors';
+import { ApolloServerPluginCacheControl } from '@apollo/server/plugin/cacheControl';
 import { ApolloServerPluginLandingPageDisabled } from '@apollo/server/plugin/disabled';
 import { expressMiddleware } from '@as-integrations/express5';
 import express from 'express';
@@ -46,7 +47,7 @@ import { explorerPage } from './explorer';
 import { graphqlAdmission } from './graphql-admission';
 import { methodNotAllowed } from './method-not-allowed';
 import { webAppRoutes } from './web-app';
-import { APP_PAGE_POLICY } from './security-headers';
+import { apiAnswerHeaders, APP_PAGE_POLICY } from './security-headers';
 import { conditionalReads } from './conditional';
 import type { Reach } from './dependencies';
 import { keyRateLimit } from './key-rate-limit';
@@ -130,10 +131,13 @@ export async function buildApp(o: AppOptions): Promise<BuiltApp> {
   // the serving thread (see whole-body-compression.ts).
   app.use(compressWholeBodies({ minBytes: o.compressMinBytes, brotliQuality: 1, gzipLevel: 1 }));
 
+  const restHeaders = apiAnswerHeaders('rest');
+  const graphqlHeaders = apiAnswerHeaders('graphql');
   if (o.corsOrigins?.length) {
     const allow = cors(o.corsOrigins, o.keyHeader);
-    app.use('/v1', allow);
-    app.use('/graphql', allow);
+    // Their headers first: a preflight is answered here.
+    app.use('/v1', restHeaders, allow);
+    app.use('/graphql', graphqlHeaders, allow);
   }
 
   const auth = requireApiKey(o.keys, o.keyHeader, new AuthFailureLimiter(o.authFailures, o.log));
@@ -180,6 +184,7 @@ export async function buildApp(o: AppOptions): Promise<BuiltApp> {
   // Before the other routes: every /v1 request is answered here, which costs the rest one comparison.
   app.use(
     dispatchUnder('/v1', routes, [
+      restHeaders,
       auth,
       limiter,
       jsonBodies(64 * 1024),
@@ -204,7 +209,7 @@ export async function buildApp(o: AppOptions): Promise<BuiltApp> {
   // Pages and what they load (the app, the explorer, the API reference) and /graphql: none may be
   // framed by another site (clickjacking), sniffed into another type, or name itself in the referrer
   // of a link it opens (evidence links lead to third-party sites). /v1 and the health checks answer
-  // above, without them.
+  // above, without them (/v1 with its own, apiAnswerHeaders).
   app.use((_req, res, next) => {
     res.setHeader('X-Content-Type-Options', 'nosniff');
     res.setHeader('X-Frame-Options', 'DENY');
@@ -242,7 +247,12 @@ export async function buildApp(o: AppOptions): Promise<BuiltApp> {
     // Documents sent as text were checked, within the time budget, by graphqlAdmission; these rules
     // catch a persisted query, which comes out of Apollo's cache, and cannot stop validation midway.
     validationRules: [knownOperationTypesRule, queryLimitRule(o.graphqlLimits)],
-    plugins: [ApolloServerPluginLandingPageDisabled()],
+    // Cache-Control is set before Apollo (apiAnswerHeaders), on its refusals too; left to itself,
+    // Apollo would write over it.
+    plugins: [
+      ApolloServerPluginLandingPageDisabled(),
+      ApolloServerPluginCacheControl({ calculateHttpHeaders: false }),
+    ],
     // The server's close stops Apollo in its turn. Left to itself (outside tests), Apollo would also
     // stop on SIGTERM and SIGINT and then send the signal again, killing the process half-way
     // through that close (a search index being saved, jobs being handed back).
@@ -252,6 +262,7 @@ export async function buildApp(o: AppOptions): Promise<BuiltApp> {
   await apollo.start();
   app.use(
     '/graphql',
+    graphqlHeaders,
     graphqlMethods,
     auth,
     limiter,

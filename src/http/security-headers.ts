@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import type { RequestHandler } from 'express';
 
 /**
  * The one inline style the app's pages take: the rule cytoscape (the tier map) writes into a style
@@ -27,3 +28,25 @@ export const APP_PAGE_POLICY = [
   "form-action 'self'",
   "frame-ancestors 'none'",
 ].join('; ');
+
+/** Under /v1: a tier-view run's start, its state and its signed download links, and the list of runs. */
+const JOB_PATHS = /^\/(?:tierviewjob|jobs)(?:\/|$)/i;
+
+/**
+ * Headers of every answer under /v1 and /graphql, set before anything answers (a refusal too):
+ * never sniffed into another type, and never kept by a shared cache. The key travels in a header of
+ * its own, not Authorization, so a shared cache would not know these answers are one client's.
+ * Data reads are `private`: a browser may keep them and revalidate them by their ETag. Job answers
+ * hold download links anyone may follow until they expire, and are kept nowhere; so are GraphQL
+ * answers, whatever they hold (Apollo marked those it executed `no-store` before).
+ */
+export function apiAnswerHeaders(api: 'rest' | 'graphql'): RequestHandler {
+  return (req, res, next) => {
+    res.setHeader('X-Content-Type-Options', 'nosniff');
+    res.setHeader(
+      'Cache-Control',
+      api === 'graphql' || JOB_PATHS.test(req.path) ? 'private, no-store' : 'private',
+    );
+    next();
+  };
+}

@@ -29,6 +29,9 @@ describe('CORS', () => {
     // A page may start an export under a key of its own, and learn that a retry found its run.
     expect(res.headers.get('access-control-allow-headers')).toContain('Idempotency-Key');
     expect(res.headers.get('access-control-expose-headers')).toContain('Idempotent-Replayed');
+    // As every /v1 answer.
+    expect(res.headers.get('x-content-type-options')).toBe('nosniff');
+    expect(res.headers.get('cache-control')).toBe('private');
   });
 
   it("answers a GraphQL GET that carries the key, with none of Apollo's headers beside it", async () => {
