@@ -27,7 +27,7 @@ export function webAppDir(): string | null {
 }
 
 const NOT_BUILT = `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>tiergraph</title></head>
-<body style="font:16px/1.5 system-ui,sans-serif;max-width:40rem;margin:3rem auto"><h1>tiergraph</h1>
+<body><h1>tiergraph</h1>
 <p>The web app is not built. Run <code>npm run build</code> (or <code>npm start</code>, which builds it) and reload.</p>
 <p>The API is available: <a href="/docs">API reference</a>, <a href="/explorer">GraphQL explorer</a>.</p></body></html>`;
 
