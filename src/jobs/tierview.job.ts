@@ -244,24 +244,17 @@ export class TierViewJob {
     if (run.ownerKeyId !== null && this.o.revokedKey?.(run.ownerKeyId)) {
       // A key revoked (leaked, say) exports nothing more, and tells no callback address of it.
       log.warn({ key_id: run.ownerKeyId }, 'run canceled: its API key was revoked');
-      await this.endRecorded(
+      await this.endRun(
         runId,
         attemptId,
-        () =>
-          this.o.runs.transition(
-            runId,
-            ['RUNNING'],
-            {
-              lifeCycleState: 'TERMINATED',
-              resultState: 'CANCELED',
-              userCancelledOrTimedout: true,
-              stateMessage: REVOKED_KEY_MESSAGE,
-              endedAt: this.now(),
-              callbackDue: false,
-            },
-            this.now(),
-            { attemptId },
-          ),
+        {
+          lifeCycleState: 'TERMINATED',
+          resultState: 'CANCELED',
+          userCancelledOrTimedout: true,
+          stateMessage: REVOKED_KEY_MESSAGE,
+          callbackDue: false,
+        },
+        { attemptId },
         log,
       );
       return;
@@ -359,19 +352,7 @@ export class TierViewJob {
       let stop = reason instanceof StopReason ? reason : failure instanceof StopReason ? failure : null;
       // Ends the run as this attempt (see endRecorded), with what every end records.
       const end = (patch: RunPatch, g: TransitionGuard = guard) =>
-        this.endRecorded(
-          runId,
-          attemptId,
-          () =>
-            this.o.runs.transition(
-              runId,
-              ['RUNNING'],
-              { ...patch, endedAt: this.now(), callbackDue: this.o.owesCallback(request) },
-              this.now(),
-              g,
-            ),
-          log,
-        );
+        this.endRun(runId, attemptId, { callbackDue: this.o.owesCallback(request), ...patch }, g, log);
       if (result && !stop) {
         // The commit: only the holding attempt's transition applies, so a SUCCESS
         // points at the files of exactly one complete attempt; and only while no cancel
@@ -436,6 +417,22 @@ export class TierViewJob {
       if (this.running.get(runId) === controller) this.running.delete(runId);
     }
     if (final) await this.o.notify(final);
+  }
+
+  /** Ends the run as this attempt, now, with `patch` (see endRecorded). */
+  private endRun(
+    runId: number,
+    attemptId: string,
+    patch: RunPatch,
+    guard: TransitionGuard,
+    log: Logger,
+  ): Promise<RunRecord | null> {
+    return this.endRecorded(
+      runId,
+      attemptId,
+      () => this.o.runs.transition(runId, ['RUNNING'], { ...patch, endedAt: this.now() }, this.now(), guard),
+      log,
+    );
   }
 
   /**

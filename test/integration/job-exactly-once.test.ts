@@ -357,18 +357,12 @@ describe('exports take effect exactly once', () => {
     });
     await queue.start();
     try {
-      const run = await queue.submit(request);
-      const messages = new Set<string>();
-      for (let v = await queue.view(run.runId); !ended(v); v = await queue.view(run.runId)) {
-        if (v.state.state_message) messages.add(v.state.state_message);
-        await new Promise((r) => setTimeout(r, 100));
-      }
-      const end = await untilEnded(queue, run.runId);
+      const { end, messages } = await messagesUntilEnded(queue, (await queue.submit(request)).runId);
       expect(end.state).toMatchObject({ life_cycle_state: 'TERMINATED', result_state: 'SUCCESS' });
       expect(away!.refused()).toBeGreaterThanOrEqual(3);
-      expect(
-        [...messages].some((m) => m.startsWith('waiting for the file store, which does not answer')),
-      ).toBe(true);
+      expect(messages.some((m) => m.startsWith('waiting for the file store, which does not answer'))).toBe(
+        true,
+      );
       expect(download(blobs, end).tierview_file).toContain('boeing');
     } finally {
       await queue.close();
@@ -376,6 +370,20 @@ describe('exports take effect exactly once', () => {
       fs.rmSync(awayDir, { recursive: true, force: true });
     }
   }, 60_000);
+
+  /** Every state_message a run shows until it ends, and its end. */
+  async function messagesUntilEnded(
+    queue: JobQueue,
+    runId: number,
+  ): Promise<{ end: JobView; messages: string[] }> {
+    const messages = new Set<string>();
+    let v = await queue.view(runId);
+    for (; !ended(v); v = await queue.view(runId)) {
+      if (v.state.state_message) messages.add(v.state.state_message);
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    return { end: v, messages: [...messages] };
+  }
 
   /** The graph store, its tier walks failing as an unreachable Neo4j makes them fail while `down()` says so. */
   function unreachableWalks(down: () => boolean, failure: () => AppError): GraphStore {
@@ -406,16 +414,10 @@ describe('exports take effect exactly once', () => {
     );
     await queue.start();
     try {
-      const run = await queue.submit(request);
-      const messages = new Set<string>();
-      for (let v = await queue.view(run.runId); !ended(v); v = await queue.view(run.runId)) {
-        if (v.state.state_message) messages.add(v.state.state_message);
-        await new Promise((r) => setTimeout(r, 100));
-      }
-      const end = await untilEnded(queue, run.runId);
+      const { end, messages } = await messagesUntilEnded(queue, (await queue.submit(request)).runId);
       expect(end.state).toMatchObject({ life_cycle_state: 'TERMINATED', result_state: 'SUCCESS' });
       expect(
-        [...messages].some((m) => m.startsWith('waiting for the graph database, which does not answer')),
+        messages.some((m) => m.startsWith('waiting for the graph database, which does not answer')),
       ).toBe(true);
       expect(download(blobs, end).tierview_file).toContain('boeing');
     } finally {
