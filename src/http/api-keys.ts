@@ -4,7 +4,9 @@ import os from 'node:os';
 import path from 'node:path';
 import { createLogger, logAtMostEvery } from '../logger';
 import type { Logger } from '../logger';
-import { processAlive } from '../store/file-io';
+import { temporaryFor } from '../store/file-io';
+import { breakLock, createLock, lockIsStale, readLock, releaseLock } from '../lock-file';
+import type { LockHolder } from '../lock-file';
 
 /** A stored key: only its SHA-256 is kept, so a leaked file does not leak keys. */
 export interface StoredKey {
@@ -21,16 +23,11 @@ const FILE = 'api-keys.json';
 /** How long a change waits for another process's change to the key file before giving up. */
 const LOCK_WAIT_MS = 10_000;
 /**
- * A change holds the lock for milliseconds, so a lock this old whose holder (on this machine) no
- * longer runs, or that names no holder (its text is written as it is created), was left by a process
- * killed while holding it, and is broken.
+ * A change holds the lock for milliseconds. A lock whose holder on this machine no longer runs is
+ * broken at once; one written on another machine (a shared DATA_DIR), where process ids say nothing
+ * here, or naming no holder, once it is this old.
  */
-const STALE_LOCK_MS = 5_000;
-/**
- * A lock written on another machine (a shared DATA_DIR) cannot be checked that way (process ids
- * there say nothing here): it is broken only once it is this old.
- */
-const UNCHECKED_STALE_LOCK_MS = 120_000;
+const STALE_LOCK_MS = 120_000;
 
 /** While the key file stays unreadable, a server says so this often. */
 const BAD_FILE_LOG_MS = 60_000;
@@ -251,12 +248,13 @@ export class ApiKeyStore {
       }
       const seen = readLock(lock);
       if (seen === undefined) continue; // released meanwhile
-      if (isStale(seen)) {
+      const holder = holderOf(seen.text);
+      if (lockIsStale(holder, seen.mtimeMs, STALE_LOCK_MS)) {
         breakLock(lock, seen.text);
         continue;
       }
       if (performance.now() >= deadline) {
-        const by = seen.pid ? `process ${seen.pid} on ${seen.host}` : 'a process';
+        const by = holder ? `process ${holder.pid} on ${holder.host}` : 'a process';
         throw new Error(
           `${lock} is held by ${by} since ${new Date(seen.mtimeMs).toISOString()}: another change to the ` +
             `API keys has not ended within ${this.lockWaitMs / 1000} s. Try again; if no tiergraph process ` +
@@ -272,10 +270,9 @@ export class ApiKeyStore {
    * old one: a reader or a crash sees the old file or the new one, never part of one.
    */
   private write(keys: StoredKey[]): void {
-    removeLeftovers(this.dataDir);
-    const tmp = `${this.file}${TMP_INFIX}${process.pid}-${crypto.randomUUID()}`;
+    const tmp = temporaryFor(this.file);
     try {
-      const fd = fs.openSync(tmp, 'wx', 0o600);
+      const fd = fs.openSync(tmp, 'w', 0o600);
       try {
         fs.writeFileSync(fd, `${JSON.stringify({ keys }, null, 2)}\n`);
         fs.fsyncSync(fd);
@@ -340,16 +337,6 @@ function parseKeyFile(file: string, text: string): StoredKey[] {
 /** The lock of a change was broken by another process before it wrote. */
 class LockLostError extends Error {}
 
-/** Temporary files are `api-keys.json.tmp-<pid>-<uuid>` (earlier versions: `api-keys.json.tmp`). */
-const TMP_INFIX = '.tmp-';
-
-/** Removes temporary files of writers killed mid-way: under the lock, no other writer has one. */
-function removeLeftovers(dir: string): void {
-  for (const name of fs.readdirSync(dir)) {
-    if (name.startsWith(`${FILE}.tmp`)) fs.rmSync(path.join(dir, name), { force: true });
-  }
-}
-
 /** Makes a rename in `dir` durable (where the platform allows a folder to be synced). */
 function syncDir(dir: string): void {
   let fd: number | undefined;
@@ -369,81 +356,9 @@ function sleepSync(ms: number): void {
   Atomics.wait(sleeper, 0, 0, ms);
 }
 
-/** Creates the lock file with `text` in it; false when it exists. */
-function createLock(lock: string, text: string): boolean {
-  let fd: number;
-  try {
-    fd = fs.openSync(lock, 'wx', 0o600);
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === 'EEXIST') return false;
-    throw err;
-  }
-  try {
-    fs.writeFileSync(fd, text);
-  } finally {
-    fs.closeSync(fd);
-  }
-  return true;
-}
-
-interface SeenLock {
-  text: string;
-  /** 0 when the text names no process (being written, or damaged). */
-  pid: number;
-  host: string;
-  mtimeMs: number;
-}
-
-/** The lock as it is now; undefined when there is none. */
-function readLock(lock: string): SeenLock | undefined {
-  try {
-    const text = fs.readFileSync(lock, 'utf8');
-    const { mtimeMs } = fs.statSync(lock);
-    const [pid, host] = text.trim().split(' ');
-    const n = Number(pid);
-    return { text, pid: Number.isSafeInteger(n) && n > 0 ? n : 0, host: host ?? '', mtimeMs };
-  } catch {
-    return undefined;
-  }
-}
-
-function isStale(seen: SeenLock): boolean {
-  const age = Date.now() - seen.mtimeMs;
-  if (age > UNCHECKED_STALE_LOCK_MS) return true;
-  if (age <= STALE_LOCK_MS) return false;
-  if (seen.pid === 0) return true;
-  if (seen.host !== os.hostname()) return false;
-  // This process's own id on a lock it does not hold (it holds none while it waits): left by an
-  // earlier process given the same id, as a container's first process is.
-  return seen.pid === process.pid || !processAlive(seen.pid);
-}
-
-/**
- * Removes the stale lock whose text was `text`. Renamed aside first, so that of two processes
- * breaking it at once only one removes it, and a fresh lock taken aside by the slower one is put
- * back (or, when a third took the lock meanwhile, its holder finds out before it writes).
- */
-function breakLock(lock: string, text: string): void {
-  const aside = `${lock}.stale-${process.pid}-${crypto.randomUUID()}`;
-  try {
-    fs.renameSync(lock, aside);
-  } catch {
-    return; // broken by another process already
-  }
-  try {
-    if (fs.readFileSync(aside, 'utf8') !== text) fs.linkSync(aside, lock);
-  } catch {
-    // Another lock is in place already: that one stands.
-  } finally {
-    fs.rmSync(aside, { force: true });
-  }
-}
-
-/** Removes the lock if it is still this holder's. */
-function releaseLock(lock: string, text: string): void {
-  try {
-    if (fs.readFileSync(lock, 'utf8') === text) fs.rmSync(lock, { force: true });
-  } catch {
-    // Gone already.
-  }
+/** The holder a key file lock names (`<pid> <host> <nonce>`), or null when it names none. */
+function holderOf(text: string): LockHolder | null {
+  const [pid, host] = text.trim().split(' ');
+  const n = Number(pid);
+  return Number.isSafeInteger(n) && n > 0 && host ? { pid: n, host } : null;
 }

@@ -1,8 +1,8 @@
-import crypto from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { processAlive, temporaryFor } from '../store/file-io';
+import { processAlive } from '../store/file-io';
+import { breakLock, createLock, lockIsStale, readLock, releaseLock } from '../lock-file';
 
 /** The file whose holder is importing into a data directory (under its staging root). */
 const LOCK_FILE = 'import.lock';
@@ -43,22 +43,18 @@ export function takeImportLock(
   fs.mkdirSync(workDir, { recursive: true, mode: 0o700 });
   const mine = `${process.pid} ${Date.now()} ${os.hostname()}\n`;
   for (let round = 0; ; round++) {
-    if (create(file, mine)) break;
+    if (createLock(file, mine)) break;
     const seen = readLock(file);
     if (seen === undefined) continue; // gone meanwhile: try again
-    // An unreadable lock (damaged) counts as held until it has been silent as long as any.
-    const stale =
-      seen.held === null
-        ? Date.now() - seen.mtimeMs > SILENT_MS
-        : isStale(file, seen.held, seen.mtimeMs, isAlive);
+    const h = holderOf(seen.text);
+    const stale = lockIsStale(h, seen.mtimeMs, SILENT_MS, { holdsIt: heldHere.has(file), isAlive });
     if (!stale || round > 5) {
-      const h = seen.held;
       throw new ImportBusyError(
         `another import into this DATA_DIR is running (${h ? `process ${h.pid} on ${h.host}, since ${new Date(h.since).toISOString()}` : 'its lock is being written'}); ` +
           'wait for it to end, then import again',
       );
     }
-    takeAway(file, seen.text);
+    breakLock(file, seen.text);
   }
   heldHere.add(file);
   const beat = setInterval(() => {
@@ -73,74 +69,13 @@ export function takeImportLock(
   return () => {
     clearInterval(beat);
     heldHere.delete(file);
-    try {
-      if (fs.readFileSync(file, 'utf8') === mine) fs.rmSync(file, { force: true });
-    } catch {
-      // Removed already.
-    }
+    releaseLock(file, mine);
   };
 }
 
-/** Creates the lock with its contents in one step (a link to a file written beside it); false when it exists. */
-function create(file: string, text: string): boolean {
-  const tmp = temporaryFor(file);
-  fs.writeFileSync(tmp, text);
-  try {
-    fs.linkSync(tmp, file);
-    return true;
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === 'EEXIST') return false;
-    throw err;
-  } finally {
-    fs.rmSync(tmp, { force: true });
-  }
-}
-
-function isStale(file: string, held: Held, mtimeMs: number, isAlive: (pid: number) => boolean): boolean {
-  if (Date.now() - mtimeMs > SILENT_MS) return true;
-  if (held.host !== os.hostname()) return false;
-  // This process's own id: stale unless this process holds it (a container's first process, say,
-  // restarted after its import was killed, gets the same id again).
-  if (held.pid === process.pid) return !heldHere.has(file);
-  return !isAlive(held.pid);
-}
-
-/**
- * Removes the stale lock `text` read: renamed away first, so that of two imports taking it over at
- * once only one removes it, and a fresh lock written meanwhile by a third is put back, not removed.
- */
-function takeAway(file: string, text: string): void {
-  const aside = `${file}.stale.${process.pid}.${crypto.randomBytes(4).toString('hex')}`;
-  try {
-    fs.renameSync(file, aside);
-  } catch {
-    return; // another import took it away first
-  }
-  try {
-    if (fs.readFileSync(aside, 'utf8') !== text) fs.linkSync(aside, file);
-  } catch {
-    // A lock in place again already: that one stands.
-  } finally {
-    fs.rmSync(aside, { force: true });
-  }
-}
-
-/** The lock's holder as written (null when unreadable), its text and time; undefined when there is none. */
-function readLock(file: string): { held: Held | null; text: string; mtimeMs: number } | undefined {
-  let text: string;
-  let mtimeMs: number;
-  try {
-    text = fs.readFileSync(file, 'utf8');
-    mtimeMs = fs.statSync(file).mtimeMs;
-  } catch {
-    return undefined;
-  }
+/** The lock's holder as written, or null when its text is not one (damaged). */
+function holderOf(text: string): Held | null {
   const [pid, since, host] = text.trim().split(' ');
-  const held = {
-    pid: Number(pid),
-    since: Number(since),
-    host: host ?? '',
-  };
-  const ok = Number.isSafeInteger(held.pid) && Number.isFinite(held.since) && held.host !== '';
-  return { held: ok ? held : null, text, mtimeMs };
+  const held = { pid: Number(pid), since: Number(since), host: host ?? '' };
+  return Number.isSafeInteger(held.pid) && Number.isFinite(held.since) && held.host !== '' ? held : null;
 }

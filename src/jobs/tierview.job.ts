@@ -17,22 +17,25 @@ const EXPORT_ATTEMPTS = 3;
 /** The longest pause between tries while a store does not answer. */
 const STORE_PAUSE_MAX_MS = 30_000;
 
-/**
- * Whether an export failed because its file store (Cloud Storage) could not be reached or answered
- * that it is unavailable for now: a socket error, or HTTP 408, 429 or 5xx. Such a failure is waited
- * out, not counted against the export's tries: the files are written again once the store answers.
- */
+/** A store an export can wait for. */
+type AwayStore = 'the graph database' | 'the file store';
+
 /**
  * Which store an export is waiting for, when it failed because one does not answer: the graph
  * database (an outage its store reports as UNAVAILABLE with a time to come back, not a query over its
  * time limit) or the file store (see fileStoreUnreachable). Null for any other failure.
  */
-export function storeAway(e: unknown): 'the graph database' | 'the file store' | null {
+export function storeAway(e: unknown): AwayStore | null {
   if (e instanceof AppError)
     return e.code === 'UNAVAILABLE' && e.retryAfterS !== undefined ? 'the graph database' : null;
   return fileStoreUnreachable(e) ? 'the file store' : null;
 }
 
+/**
+ * Whether an export failed because its file store (Cloud Storage) could not be reached or answered
+ * that it is unavailable for now: a socket error, or HTTP 408, 429 or 5xx. Such a failure is waited
+ * out, not counted against the export's tries: the files are written again once the store answers.
+ */
 export const fileStoreUnreachable = (e: unknown): boolean => {
   for (let at = e, depth = 0; typeof at === 'object' && at !== null && depth < 4; depth++) {
     const { code } = at as { code?: unknown };
@@ -45,10 +48,9 @@ export const fileStoreUnreachable = (e: unknown): boolean => {
 };
 const socketUnreachable = unreachableBy(/socket hang up|network timeout/i);
 
-/** Since when the store an export waits for has not answered (null once it has), and which store. */
+/** The store an export waits for and since when it has not answered; `away` is null once it has. */
 interface StoreWaits {
-  storeDownSince: Date | null;
-  store: 'the graph database' | 'the file store';
+  away: { store: AwayStore; since: Date } | null;
 }
 
 /** What the queued job carries: only the run id; the request lives in the run record. */
@@ -325,7 +327,7 @@ export class TierViewJob {
       else trailing = setTimeout(writeProgress, wait);
     };
     let final: RunRecord | null = null;
-    const waits: StoreWaits = { storeDownSince: null, store: 'the file store' };
+    const waits: StoreWaits = { away: null };
     try {
       let result: ExportResult | null = null;
       let failure: unknown = null;
@@ -398,9 +400,9 @@ export class TierViewJob {
           stateMessage:
             stop.kind === 'CANCELED'
               ? 'canceled by the user'
-              : waits.storeDownSince === null
+              : waits.away === null
                 ? timedOut
-                : `${timedOut}; ${waits.store} had not answered since ${waits.storeDownSince.toISOString()}`,
+                : `${timedOut}; ${waits.away.store} had not answered since ${waits.away.since.toISOString()}`,
         });
       } else if (!result) {
         const known = failure instanceof AppError ? failure : null;
@@ -498,7 +500,7 @@ export class TierViewJob {
     for (let storeTries = 0; ;) {
       try {
         const result = await this.o.tierview.export(runId, attemptId, request, onProgress, signal);
-        waits.storeDownSince = null;
+        waits.away = null;
         return result;
       } catch (e) {
         if (signal.aborted) throw e;
@@ -509,8 +511,7 @@ export class TierViewJob {
         if (away !== null) {
           // Waited out for as long as the run's time limit allows: the walk is done again, and its
           // files written, once the store answers.
-          waits.storeDownSince ??= this.now();
-          waits.store = away;
+          waits.away = { store: away, since: waits.away?.since ?? this.now() };
           storeTries++;
           pause = Math.min(1000 * 2 ** (storeTries - 1), STORE_PAUSE_MAX_MS);
           message = `waiting for ${away}, which does not answer; trying again in ${Math.round(pause / 1000)} s`;

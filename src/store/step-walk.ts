@@ -22,6 +22,9 @@ export function domicileSpellings(stored: readonly unknown[], codes: readonly st
   return out.sort();
 }
 
+/** The walks' date filter when a request sets none (any_date lets every relationship through). */
+export const NO_DATE_FLOOR = '0001-01-01';
+
 /**
  * The parameters of `tierview/step-*` for a request: its filters, or values that
  * let everything through. `spellings`: the stored domicile values of the
@@ -35,7 +38,7 @@ export function stepParams(
   return {
     // Without a date every relationship passes, one without a date too.
     any_date: request.evidenceFrom === null,
-    evidence_from: new Date(`${request.evidenceFrom ?? '0001-01-01'}T00:00:00Z`),
+    evidence_from: new Date(`${request.evidenceFrom ?? NO_DATE_FLOOR}T00:00:00Z`),
     min_confidence: request.minConfidence ?? -1,
     all_countries: countries === null,
     // Never an empty list: one engine cannot type it, and the flag above decides anyway.

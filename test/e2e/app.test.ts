@@ -8,6 +8,7 @@ import {
   reportPolicyViolations,
   requireBrowser,
 } from '../support/browser';
+import { REQUIRED_APP_DIRECTIVES } from '../support/app-policy';
 import { startTestServer, TEST_KEY } from '../support/server';
 import type { TestServer } from '../support/server';
 import { ROOT } from '../support/paths';
@@ -144,14 +145,7 @@ describeWithBrowser('the web app in chromium', () => {
   it('runs only its own scripts and styles: its policy refuses inline script', async () => {
     const res = await page.goto(`${base}/companies/${hub.vid}`);
     const policy = (res?.headers()['content-security-policy'] ?? '').split(/\s*;\s*/);
-    for (const directive of [
-      "default-src 'self'",
-      "script-src 'self'",
-      "object-src 'none'",
-      "base-uri 'none'",
-      "frame-ancestors 'none'",
-    ])
-      expect(policy).toContain(directive);
+    for (const directive of REQUIRED_APP_DIRECTIVES) expect(policy).toContain(directive);
     await page.getByRole('heading', { level: 1, name: hub.name }).waitFor();
     // Markup slipped into the page runs nothing, and the refusal is reported (so its absence means something).
     await page.evaluate(`{

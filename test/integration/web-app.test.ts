@@ -1,4 +1,5 @@
 import { startTestServer } from '../support/server';
+import { REQUIRED_APP_DIRECTIVES } from '../support/app-policy';
 import type { TestServer } from '../support/server';
 import { buildWebApp } from '../support/web-build';
 
@@ -57,13 +58,7 @@ describe('pages of the app', () => {
   it("run only this server's scripts on the app's pages; the explorer and the reference keep their own policy", async () => {
     for (const path of ['/', '/companies/x', '/companies/x/map?tiers=2']) {
       const policy = (await open(path, html)).headers.get('content-security-policy') ?? '';
-      for (const directive of [
-        "default-src 'self'",
-        "script-src 'self'",
-        "object-src 'none'",
-        "base-uri 'none'",
-        "frame-ancestors 'none'",
-      ])
+      for (const directive of REQUIRED_APP_DIRECTIVES)
         expect([path, policy.split('; ')]).toEqual([path, expect.arrayContaining([directive])]);
       expect(policy).not.toContain('unsafe-');
     }

@@ -39,7 +39,7 @@ import {
   toTierRelationship,
 } from '../mappers';
 import { PointReads, engineClusterRows, relationshipListQuery } from '../point-reads';
-import { domicileSpellings, needsStepWalk, stepParams, walkBySteps } from '../step-walk';
+import { NO_DATE_FLOOR, domicileSpellings, needsStepWalk, stepParams, walkBySteps } from '../step-walk';
 import { stagedCounts } from '../staging-file';
 import { runLoadAlongside, together } from '../load-alongside';
 import { pointFileAlongside } from '../staged-point-file';
@@ -198,8 +198,6 @@ const pointFileKey = (dataKey: string, edges: boolean) =>
 const POINT_ROWS_PER_QUERY = { companies: 100_000, edges: 250_000 } as const;
 /** Companies per query of a search index's read (see scanSearchRows). */
 const SEARCH_ROWS_PER_QUERY = 100_000;
-/** Floor of the walk's evidence filter when the request sets none. */
-const NO_EVIDENCE_FLOOR = '0001-01-01';
 
 /** The `CURRENT` file names the live graph file, so a new graph can be built beside it and swapped in. */
 const CURRENT = 'CURRENT';
@@ -684,7 +682,8 @@ export class EmbeddedGraphStore implements GraphStore {
   async walkTiers(request: TierWalkRequest, sink: TierWalkSink, signal?: AbortSignal): Promise<boolean> {
     const pool = this.live;
     const dir = request.direction;
-    const evidenceFrom = request.evidenceFrom ?? NO_EVIDENCE_FLOOR;
+    const evidenceFrom = request.evidenceFrom ?? NO_DATE_FLOOR;
+    const anyDate = request.evidenceFrom === null;
     const [rootRow] = await this.q('company/get-profile', { vid: request.root });
     if (!rootRow) return false;
     const root = toTierCompany(rootRow, 0);
@@ -740,7 +739,7 @@ export class EmbeddedGraphStore implements GraphStore {
       this.queries.get(
         request.companyDetails === false ? `tierview/tier-names-${dir}` : `tierview/tiers-${dir}`,
       )!,
-      { max_tier: request.tiers, evidence_from: evidenceFrom, any_date: request.evidenceFrom === null },
+      { max_tier: request.tiers, evidence_from: evidenceFrom, any_date: anyDate },
     );
     await this.oneWalkQueryAtATime(() =>
       pool.stream(tiersQuery, { root: request.root }, WALK_BATCH, async (rows) => {
@@ -776,7 +775,7 @@ export class EmbeddedGraphStore implements GraphStore {
       const query = bindLiterals(this.queries.get(`tierview/tier-relationships-${dir}`)!, {
         tier,
         evidence_from: evidenceFrom,
-        any_date: request.evidenceFrom === null,
+        any_date: anyDate,
       });
       for (let part = 0; part < parts; part++) {
         signal?.throwIfAborted();
