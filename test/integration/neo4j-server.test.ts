@@ -133,7 +133,12 @@ if (neo4jAvailability() === null) {
         await relay.open();
         const dir = tempDir('neo4j-export-away');
         const through = await openNeo4jStore({ ...target, uri: `bolt://127.0.0.1:${relay.port}` });
-        const { queue, engine, blobs } = makeQueue(dir, through, (b) => new TierViewService(through, b));
+        // A lock and a time limit as long as a server's: on a loaded machine a 2 s lock can lapse while
+        // the driver tries again for its 30 s, and a new attempt would start those tries over.
+        const { queue, engine, blobs } = makeQueue(dir, through, (b) => new TierViewService(through, b), {
+          lockS: 30,
+          timeoutS: 300,
+        });
         try {
           // Asked while Neo4j answers (a start checks the root), the run is taken up once it does not.
           await engine.runs.open();
@@ -148,12 +153,16 @@ if (neo4jAvailability() === null) {
           await relay.cut();
           await queue.start();
           const waiting = async (): Promise<string> => {
-            for (const end = Date.now() + 60_000; Date.now() < end;) {
-              const m = (await queue.view(run.runId)).state.state_message ?? '';
+            const seen: string[] = [];
+            for (const end = Date.now() + 120_000; Date.now() < end;) {
+              const { state } = await queue.view(run.runId);
+              const m = state.state_message ?? '';
               if (m.startsWith('waiting for the graph database')) return m;
+              const line = `${state.life_cycle_state}/${state.result_state ?? '-'}: ${m}`;
+              if (seen[seen.length - 1] !== line) seen.push(line);
               await new Promise((r) => setTimeout(r, 200));
             }
-            return 'never waited';
+            return `never waited; seen: ${seen.join(' | ')}`;
           };
           expect(await waiting()).toMatch(
             /^waiting for the graph database, which does not answer; trying again in \d+ s$/,
@@ -183,7 +192,7 @@ if (neo4jAvailability() === null) {
           await relay.cut();
           fs.rmSync(dir, { recursive: true, force: true });
         }
-      });
+      }, 300_000);
 
       it('walks tiers and lists relationships from the memory, never walking a generation old', async () => {
         const [hub] = (
