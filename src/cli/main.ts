@@ -9,6 +9,8 @@ import { createLogger } from '../logger';
 import { projectDir } from '../paths';
 import { startServer } from '../server';
 import { ApiKeyStore } from '../http/api-keys';
+import { keyCallbackSecret } from '../jobs/callbacks';
+import { loadOrCreateSecret } from '../secrets';
 import { MAX_GENERATED_COMPANIES, generateDataset } from '../demo/generate';
 import { importDirectory, stagingRoot } from '../import/import-directory';
 import { importSummary, rate } from './import-summary';
@@ -421,12 +423,38 @@ keys
   });
 keys.command('list').action(() => {
   const cfg = config();
-  for (const k of new ApiKeyStore(cfg.dataDir, []).readStored()) {
+  const store = new ApiKeyStore(cfg.dataDir, cfg.API_KEYS);
+  for (const id of store.envKeyIds()) process.stdout.write(`${id}\t-\tactive\t(API_KEYS)\n`);
+  for (const k of store.readStored()) {
     process.stdout.write(
       `${k.id}\t${k.created_at}\t${k.revoked_at ? `revoked ${k.revoked_at}` : 'active'}\t${k.label ?? ''}\n`,
     );
   }
 });
+keys
+  .command('callback-secret')
+  .description("print the secret a key's holder verifies its run callbacks with")
+  .argument('<id>', 'a key id, as `keys list` shows it')
+  .action((id: string) => {
+    const cfg = config();
+    const store = new ApiKeyStore(cfg.dataDir, cfg.API_KEYS);
+    const stored = store.readStored().find((k) => k.id === id);
+    if (!store.envKeyIds().includes(id) && (!stored || stored.revoked_at !== null)) {
+      process.stderr.write(`No active key ${id}\n`);
+      process.exit(1);
+    }
+    // The secret the servers sign with: the same setting, or the file a server generated in DATA_DIR.
+    // None made here: a server with a CALLBACK_SECRET of its own would sign with another.
+    const file = path.join(cfg.dataDir, 'callback-secret');
+    if (cfg.CALLBACK_SECRET === undefined && !fs.existsSync(file)) {
+      process.stderr.write(
+        `No callback secret: set CALLBACK_SECRET as the servers have it, or DATA_DIR to a server's (none in ${file} yet)\n`,
+      );
+      process.exit(1);
+    }
+    const serverSecret = cfg.CALLBACK_SECRET ?? loadOrCreateSecret(cfg.dataDir, 'callback-secret');
+    process.stdout.write(`${keyCallbackSecret(serverSecret, id)}\n`);
+  });
 keys
   .command('revoke')
   .argument('<id>')

@@ -54,6 +54,15 @@ export function newKey(): string {
  * `<dataDir>/api-keys.json`. Checks hash the presented key and compare it with
  * every accepted hash in constant time, so timing tells nothing about keys.
  */
+/**
+ * The id of a key given in API_KEYS. Runs are owned by the key id, so it comes from the key itself (a
+ * prefix of its hash, which reveals nothing usable), not from its place in the setting: reordering
+ * API_KEYS must not hand one key's runs to another.
+ */
+export function envKeyId(key: string): string {
+  return `env-${sha256(key).toString('hex').slice(0, 16)}`;
+}
+
 export class ApiKeyStore {
   private entries: { id: string; hash: Buffer; revoked: boolean }[] = [];
   /**
@@ -93,6 +102,11 @@ export class ApiKeyStore {
     return `${this.file}.lock`;
   }
 
+  /** The ids of the keys given in API_KEYS, in its order. */
+  envKeyIds(): string[] {
+    return this.envKeys.map(envKeyId);
+  }
+
   /** The keys in the file (none when there is no file); throws KeyFileError when it is not a key file. */
   readStored(): StoredKey[] {
     let text: string;
@@ -125,13 +139,7 @@ export class ApiKeyStore {
     this.fileStamp = stamp;
     this.accepted = new Map();
     this.entries = [
-      // Runs are owned by the key id, so an env key's id comes from the key itself (a
-      // prefix of its hash, which reveals nothing usable), not from its place in API_KEYS:
-      // reordering the setting must not hand one key's runs to another.
-      ...this.envKeys.map((k) => {
-        const hash = sha256(k);
-        return { id: `env-${hash.toString('hex').slice(0, 16)}`, hash, revoked: false };
-      }),
+      ...this.envKeys.map((k) => ({ id: envKeyId(k), hash: sha256(k), revoked: false })),
       ...stored.map((k) => ({
         id: k.id,
         hash: Buffer.from(k.sha256, 'hex'),

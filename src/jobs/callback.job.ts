@@ -43,8 +43,11 @@ export interface CallbackJobOptions {
   allowHttp: boolean;
   /** Refuse IP addresses in URLs that are not public (the sender checks the addresses of names). */
   publicOnly?: boolean;
-  /** The body to post for a run as it is at the time of the attempt; null when the run is gone. */
-  payload: (runId: number) => Promise<object | null>;
+  /**
+   * The body to post for a run as it is at the time of the attempt, and the id of the API key that
+   * started it (whose callback secret signs it too; null for none); null when the run is gone.
+   */
+  payload: (runId: number) => Promise<{ body: object; keyId: string | null } | null>;
   log: Logger;
 }
 
@@ -135,13 +138,15 @@ export class CallbackJob {
     };
 
     let body: string;
+    let keyId: string | null;
     try {
       const payload = await this.o.payload(input.run_id);
       if (payload === null) {
         this.o.log.warn(fields, 'callback not sent: the run no longer exists, or its API key was revoked');
         return;
       }
-      body = JSON.stringify(payload);
+      body = JSON.stringify(payload.body);
+      keyId = payload.keyId;
     } catch (e) {
       // The run store or blob store being briefly unreachable is worth another attempt.
       return giveUpOr(
@@ -150,7 +155,7 @@ export class CallbackJob {
       );
     }
 
-    const outcome = await sender.attempt(check.url, body, input.delivery_id);
+    const outcome = await sender.attempt(check.url, body, input.delivery_id, keyId);
     if (outcome.kind === 'delivered') {
       this.o.log.info({ ...fields, status: outcome.status }, 'callback delivered');
       return;

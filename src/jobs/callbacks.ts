@@ -32,17 +32,33 @@ function hmacHex(secret: string, timestamp: number, body: string): string {
 }
 
 /**
+ * The callback secret of one API key: derived from the server's `CALLBACK_SECRET` and the key's id,
+ * so every instance sharing that secret derives the same one, and nothing is stored. A tenant given
+ * its key's secret (`tiergraph keys callback-secret ID`) verifies its callbacks without holding the
+ * server's, which would let it sign callbacks for any other tenant's receiver; from its own it can
+ * work out neither the server's nor another key's.
+ */
+export function keyCallbackSecret(serverSecret: string, keyId: string): string {
+  return createHmac('sha256', serverSecret)
+    .update(`tiergraph callback secret of key ${keyId}`)
+    .digest('base64url');
+}
+
+/**
  * Computes the value of the {@link CALLBACK_SIGNATURE_HEADER} header:
- * `t=<unix seconds>,v1=<hex HMAC-SHA256 of "<t>.<body>">`. The timestamp is
- * part of the signed text so a captured request cannot be replayed later
- * with a fresh timestamp.
+ * `t=<unix seconds>,v1=<hex HMAC-SHA256 of "<t>.<body>">`, one `v1` per secret
+ * (a receiver accepts the notification when one of them verifies with its
+ * own). The timestamp is part of the signed text so a captured request cannot
+ * be replayed later with a fresh timestamp.
  *
+ * @param secrets One secret, or several: the run's key's (keyCallbackSecret), then the server's.
  * @param timestamp Unix time in seconds (fractions are dropped).
  * @param body The exact request body bytes as a string, before any parsing.
  */
-export function signCallback(secret: string, timestamp: number, body: string): string {
+export function signCallback(secrets: string | readonly string[], timestamp: number, body: string): string {
   const t = Math.floor(timestamp);
-  return `t=${t},v1=${hmacHex(secret, t, body)}`;
+  const all = typeof secrets === 'string' ? [secrets] : secrets;
+  return [`t=${t}`, ...all.map((secret) => `v1=${hmacHex(secret, t, body)}`)].join(',');
 }
 
 /**
@@ -50,7 +66,8 @@ export function signCallback(secret: string, timestamp: number, body: string): s
  * the timestamp must be within `toleranceSeconds` of `nowSeconds` (either
  * direction, to allow for clock skew) and one `v1` signature must equal the
  * HMAC of `"<t>.<body>"`, compared in constant time. Several `v1` entries are
- * accepted so a sender may sign with an old and a new secret during rotation.
+ * accepted: a run's callback carries one per secret (its key's and the
+ * server's), and a sender may sign with an old and a new secret during rotation.
  *
  * @param body The raw request body as received, not re-serialised JSON.
  */
@@ -84,7 +101,10 @@ export function verifyCallbackSignature(
 
 /** Options of {@link CallbackSender}. */
 export interface CallbackSenderOptions {
-  /** HMAC key for {@link signCallback}; receivers verify with the same value. */
+  /**
+   * HMAC key for {@link signCallback}: the server's `CALLBACK_SECRET`. A run started with an API key
+   * is signed with that key's secret too (keyCallbackSecret); receivers verify with either.
+   */
   secret: string;
   /** Attempts per delivery, the first included (default 10). */
   maxAttempts?: number;
@@ -277,14 +297,20 @@ export class CallbackSender {
   }
 
   /**
-   * One POST of `body` (JSON text) to `url`, signed now, carrying `deliveryId`.
+   * One POST of `body` (JSON text) to `url`, signed now with the server's secret and, for a run
+   * started with an API key, with `keyId`'s (keyCallbackSecret), carrying `deliveryId`.
    * Never rejects.
    *
    * Retry: network errors, timeouts, 5xx, 408, 409, 425 and 429 (with the
    * server's Retry-After when given). Refused: any other 4xx, and 3xx, since
    * following a redirect could lead outside the allow-list.
    */
-  async attempt(url: URL, body: string, deliveryId: string): Promise<AttemptOutcome> {
+  async attempt(
+    url: URL,
+    body: string,
+    deliveryId: string,
+    keyId: string | null = null,
+  ): Promise<AttemptOutcome> {
     const controller = new AbortController();
     const onClose = (): void => controller.abort(new Error('the server is shutting down'));
     if (this.closing.signal.aborted) onClose();
@@ -297,7 +323,12 @@ export class CallbackSender {
           'content-type': 'application/json',
           'user-agent': 'tiergraph',
           // Signed per attempt: a retry minutes later must still pass the receiver's freshness check.
-          [CALLBACK_SIGNATURE_HEADER]: signCallback(this.secret, Date.now() / 1000, body),
+          // The server's last: a receiver that reads only the last v1 goes on verifying with it.
+          [CALLBACK_SIGNATURE_HEADER]: signCallback(
+            keyId === null ? this.secret : [keyCallbackSecret(this.secret, keyId), this.secret],
+            Date.now() / 1000,
+            body,
+          ),
           [CALLBACK_DELIVERY_HEADER]: deliveryId,
         },
         body,

@@ -194,7 +194,7 @@ export class JobQueue {
         const run = await o.runs.get(runId);
         // A revoked key's runs are reported to no one: as if gone.
         if (run?.ownerKeyId && o.revokedKey?.(run.ownerKeyId)) return null;
-        return run && this.toView(run);
+        return run && { body: await this.toView(run), keyId: run.ownerKeyId };
       },
     });
     if (o.worker) this.callbackJob.define(this.agenda);

@@ -272,8 +272,9 @@ const csvLayout =
 const callbackDoc = (f: ApiFacts) =>
   'With callback_url, one POST goes to it when the run ends, whatever the result (a run canceled before it started included). ' +
   'Its body is the run exactly as GET /v1/jobs/{run_id}/ shows it at the time of the attempt (application/json; download links signed afresh). ' +
-  `Header ${CALLBACK_SIGNATURE_HEADER}: t=<unix seconds>,v1=<hex HMAC-SHA256 of "<t>.<body>">, keyed with the server's CALLBACK_SECRET; ` +
-  'verify it by computing the HMAC over the raw body bytes as received, comparing in constant time, and refusing a t more than 5 minutes away from your clock. ' +
+  `Header ${CALLBACK_SIGNATURE_HEADER}: t=<unix seconds>,v1=<hex HMAC-SHA256 of "<t>.<body>">,v1=<…>: the first v1 keyed with the callback secret of the API key that started the run ` +
+  "(the operator gives it with `tiergraph keys callback-secret ID`), the last with the server's CALLBACK_SECRET; " +
+  'verify it by computing the HMAC with your secret over the raw body bytes as received, accepting it when it equals one v1 (compared in constant time), and refusing a t more than 5 minutes away from your clock. ' +
   `Header ${CALLBACK_DELIVERY_HEADER}: the delivery id, one per run and the same on every attempt, to recognise a retry or a repeat (delivery is at least once). ` +
   `Any 2xx is success. Network errors, timeouts (10 s), 5xx, 408, 409, 425 and 429 are retried, up to CALLBACK_MAX_ATTEMPTS attempts (${f.CALLBACK_MAX_ATTEMPTS} here), ` +
   'with exponential backoff or the Retry-After asked for; pending retries survive a restart of the server. ' +
@@ -682,9 +683,9 @@ export function openApiDocument(keyHeader: string, f: ApiFacts): Json {
                       name: CALLBACK_SIGNATURE_HEADER,
                       in: 'header',
                       required: true,
-                      schema: { ...str, pattern: '^t=[0-9]+,v1=[0-9a-f]{64}$' },
+                      schema: { ...str, pattern: '^t=[0-9]+(,v1=[0-9a-f]{64})+$' },
                       description:
-                        't=<unix seconds>,v1=<hex HMAC-SHA256 of "<t>.<body>"> keyed with CALLBACK_SECRET.',
+                        't=<unix seconds>, then a v1=<hex HMAC-SHA256 of "<t>.<body>"> keyed with the callback secret of the key that started the run, and one keyed with CALLBACK_SECRET.',
                     },
                     {
                       name: CALLBACK_DELIVERY_HEADER,

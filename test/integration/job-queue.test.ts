@@ -2,7 +2,12 @@ import http from 'node:http';
 import { Readable } from 'node:stream';
 import type { LocalBlobStore } from '../../src/blobs/local/local.blob-store';
 import { parseCallbackHosts } from '../../src/domain/callback-hosts';
-import { CALLBACK_SIGNATURE_HEADER, CallbackSender, verifyCallbackSignature } from '../../src/jobs/callbacks';
+import {
+  CALLBACK_SIGNATURE_HEADER,
+  CallbackSender,
+  keyCallbackSecret,
+  verifyCallbackSignature,
+} from '../../src/jobs/callbacks';
 import type { TierViewRequest } from '../../src/domain/tierview';
 import type { JobView } from '../../src/jobs/job-queue';
 import type { TierViewService } from '../../src/services/tierview.service';
@@ -260,11 +265,20 @@ describe('job queue', () => {
       ).rejects.toMatchObject({
         code: 'BAD_REQUEST',
       });
-      const run = await queue.submit({ ...request, callback_url: `http://127.0.0.1:${port}/hook` });
+      const run = await queue.submit({ ...request, callback_url: `http://127.0.0.1:${port}/hook` }, 'key-a');
       for (let i = 0; i < 200 && received.length === 0; i++) await new Promise((r) => setTimeout(r, 50));
       expect(received).toHaveLength(1);
       const { body, signature } = received[0]!;
-      expect(verifyCallbackSignature(secret, signature, body, Math.floor(Date.now() / 1000))).toBe(true);
+      const now = Math.floor(Date.now() / 1000);
+      expect(verifyCallbackSignature(secret, signature, body, now)).toBe(true);
+      // Its key's holder verifies it with the key's own secret; another key's holder cannot.
+      expect(verifyCallbackSignature(keyCallbackSecret(secret, 'key-a'), signature, body, now)).toBe(true);
+      expect(verifyCallbackSignature(keyCallbackSecret(secret, 'key-b'), signature, body, now)).toBe(false);
+      // The server's signature last, where a receiver that reads one v1 only finds it.
+      const last = signature.slice(signature.lastIndexOf(',') + 1);
+      expect(
+        verifyCallbackSignature(secret, `t=${signature.split(',')[0]!.slice(2)},${last}`, body, now),
+      ).toBe(true);
       expect(JSON.parse(body)).toMatchObject({
         run_id: String(run.runId),
         state: { life_cycle_state: 'TERMINATED', result_state: 'TIMEDOUT', user_cancelled_or_timedout: true },

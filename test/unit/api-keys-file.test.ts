@@ -3,7 +3,9 @@ import crypto from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { ApiKeyStore } from '../../src/http/api-keys';
+import { ApiKeyStore, envKeyId } from '../../src/http/api-keys';
+import { keyCallbackSecret } from '../../src/jobs/callbacks';
+import { loadOrCreateSecret } from '../../src/secrets';
 import { runCli } from '../support/cli';
 
 let dir: string;
@@ -98,6 +100,43 @@ describe('a malformed key file', () => {
     }
     expect(fs.readFileSync(file, 'utf8')).toBe('{"keys": [');
   }, 60_000);
+});
+
+describe('keys callback-secret', () => {
+  it("prints an active key's callback secret, from the server's secret, for API_KEYS keys too", () => {
+    const keys = new ApiKeyStore(dir, []);
+    const a = keys.create('a');
+    const b = keys.create('b');
+    keys.revoke(b.id);
+    const envKey = 'an-api-keys-key-0123456789';
+    const env = { DATA_DIR: dir, API_KEYS: envKey, LOG_LEVEL: 'warn' };
+    const listed = runCli(['keys', 'list'], env, 30_000);
+    expect(listed.status).toBe(0);
+    const envId = envKeyId(envKey);
+    expect(listed.out.split('\n').map((l) => l.split('\t')[0])).toEqual([envId, a.id, b.id, '']);
+    // Before any server generated its secret, none is made up: a server with a setting of its own would differ.
+    const early = runCli(['keys', 'callback-secret', a.id], env, 30_000);
+    expect([early.status, early.out]).toEqual([1, '']);
+    expect(early.err).toContain('No callback secret: set CALLBACK_SECRET');
+    expect(fs.existsSync(path.join(dir, 'callback-secret'))).toBe(false);
+    // The server's secret as a server finds it: generated into DATA_DIR once, or the setting.
+    const server = loadOrCreateSecret(dir, 'callback-secret');
+    const ofA = runCli(['keys', 'callback-secret', a.id], env, 30_000);
+    expect(ofA.status).toBe(0);
+    expect(ofA.out).toBe(`${keyCallbackSecret(server, a.id)}\n`);
+    const ofEnv = runCli(['keys', 'callback-secret', envId], env, 30_000);
+    expect(ofEnv.out).toBe(`${keyCallbackSecret(server, envId)}\n`);
+    const set = runCli(
+      ['keys', 'callback-secret', a.id],
+      { ...env, CALLBACK_SECRET: 'x'.repeat(40) },
+      30_000,
+    );
+    expect(set.out).toBe(`${keyCallbackSecret('x'.repeat(40), a.id)}\n`);
+    for (const id of [b.id, 'key-0000000000000000']) {
+      const r = runCli(['keys', 'callback-secret', id], env, 30_000);
+      expect([id, r.status, r.out, r.err]).toEqual([id, 1, '', `No active key ${id}\n`]);
+    }
+  }, 120_000);
 });
 
 describe('the key file lock', () => {

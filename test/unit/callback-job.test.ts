@@ -36,7 +36,7 @@ function setUp(outcomes: AttemptOutcome[], payload: object | null = { run_id: '7
     sender,
     rules: parseCallbackHosts('hooks.example.com'),
     allowHttp: false,
-    payload: () => Promise.resolve(payload),
+    payload: () => Promise.resolve(payload === null ? null : { body: payload, keyId: null }),
     log: pino({ level: 'debug' }, sink),
   });
   return { job, sent, lines };

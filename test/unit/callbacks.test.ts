@@ -5,6 +5,7 @@ import {
   CALLBACK_DELIVERY_HEADER,
   CALLBACK_SIGNATURE_HEADER,
   CallbackSender,
+  keyCallbackSecret,
   signCallback,
   verifyCallbackSignature,
 } from '../../src/jobs/callbacks';
@@ -49,6 +50,21 @@ describe('callback signatures', () => {
     expect(verifyCallbackSignature(secret, both, body, 1_000)).toBe(true);
     expect(verifyCallbackSignature('old-secret', both, body, 1_000)).toBe(true);
     expect(verifyCallbackSignature('third', both, body, 1_000)).toBe(false);
+  });
+
+  it("signs with the server's secret and the key's own, which verifies that key's callbacks only", () => {
+    const forA = keyCallbackSecret(secret, 'key-a');
+    const forB = keyCallbackSecret(secret, 'key-b');
+    expect(new Set([secret, forA, forB, keyCallbackSecret('another-server', 'key-a')]).size).toBe(4);
+    expect(keyCallbackSecret(secret, 'key-a')).toBe(forA);
+    expect(forA).toMatch(/^[A-Za-z0-9_-]{43}$/);
+    const header = signCallback([forA, secret], 1_000, body);
+    expect(header).toMatch(/^t=1000,v1=[0-9a-f]{64},v1=[0-9a-f]{64}$/);
+    expect(verifyCallbackSignature(secret, header, body, 1_000)).toBe(true);
+    expect(verifyCallbackSignature(forA, header, body, 1_000)).toBe(true);
+    // B's holder accepts nothing signed for A, and holding B's secret signs nothing A's holder accepts.
+    expect(verifyCallbackSignature(forB, header, body, 1_000)).toBe(false);
+    expect(verifyCallbackSignature(forA, signCallback(forB, 1_000, body), body, 1_000)).toBe(false);
   });
 });
 
