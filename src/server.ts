@@ -111,7 +111,10 @@ export async function startServer(config: Config, log: Logger): Promise<RunningS
       (origin) => config.PUBLIC_URL ?? origin ?? `http://localhost:${listeningPort}`,
       config.DOWNLOAD_SECRET,
     );
-    if (config.BLOB_STORE === 'local') local.limitBytes(config.EXPORT_MAX_BYTES ?? local.defaultBudget());
+    if (config.BLOB_STORE === 'local') {
+      const budget = config.EXPORT_MAX_BYTES ?? local.defaultBudget();
+      local.limitBytes(budget, Math.min(budget, config.EXPORT_MAX_BYTES_PER_KEY ?? Math.floor(budget / 2)));
+    }
     const gcs =
       config.BLOB_STORE === 'gcs'
         ? new GcsBlobStore({

@@ -3,8 +3,16 @@ import type { Readable } from 'node:stream';
 /** Where export files go: local disk by default, Google Cloud Storage in production. */
 export interface BlobStore {
   readonly kind: 'local' | 'gcs';
-  /** Stores the stream under `key` (a relative path of safe segments); resolves once it is complete. */
-  put(key: string, body: Readable, contentType: string): Promise<{ key: string; bytes: number }>;
+  /**
+   * Stores the stream under `key` (a relative path of safe segments); resolves once it is complete.
+   * `owner`: the id of the API key the file is written for, whose share of a bounded store it counts in.
+   */
+  put(
+    key: string,
+    body: Readable,
+    contentType: string,
+    owner?: string | null,
+  ): Promise<{ key: string; bytes: number }>;
   /**
    * A link that downloads `key` without an API key until `ttlSeconds` from now.
    * `origin`: the address the asking client reached this server by (`https://host:port`), for a

@@ -20,6 +20,26 @@ export class ExportBudgetExceeded extends AppError {
   }
 }
 
+/**
+ * Export files of one API key would take more than its share of the disk budget
+ * (EXPORT_MAX_BYTES_PER_KEY): the run ends FAILED with this message, its files removed.
+ * What it says of use is the key's own.
+ */
+export class ExportKeyShareExceeded extends AppError {
+  constructor(
+    readonly maxBytes: number,
+    /** Bytes the key's export files took when it was stopped, this one's so far included. */
+    readonly usedBytes: number,
+  ) {
+    super(
+      'UNAVAILABLE',
+      `The export was stopped: its files would pass the disk share of one API key for exports ` +
+        `(EXPORT_MAX_BYTES_PER_KEY, ${maxBytes.toLocaleString('en-US')} bytes; this key's export files take ` +
+        `${usedBytes.toLocaleString('en-US')}). Its files were removed; start it again once this key's older exports have expired, or ask for fewer tiers.`,
+    );
+  }
+}
+
 /** The disk of the export files is full (or the account's quota spent): the run ends FAILED saying so. */
 export class ExportDiskFull extends AppError {
   constructor(readonly reason: 'ENOSPC' | 'EDQUOT') {

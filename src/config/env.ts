@@ -254,6 +254,12 @@ const schema = z.object({
    * at start-up; with gcs, no bound.
    */
   EXPORT_MAX_BYTES: z.coerce.number().int().min(1_000_000).max(Number.MAX_SAFE_INTEGER).optional(),
+  /**
+   * Bytes that the export files of one API key may take, within EXPORT_MAX_BYTES, so that one key's
+   * exports cannot take the whole budget from the others; a run that would pass it ends FAILED.
+   * Unset: half of EXPORT_MAX_BYTES. BLOB_STORE=local only.
+   */
+  EXPORT_MAX_BYTES_PER_KEY: z.coerce.number().int().min(1_000_000).max(Number.MAX_SAFE_INTEGER).optional(),
   /** How often idle workers look for queued jobs, in milliseconds. */
   JOBS_POLL_MS: intIn(50, 60_000).default(1000),
   /** Largest `num_tiers` accepted. */

@@ -336,6 +336,7 @@ export class TierViewJob {
           runId,
           attemptId,
           request,
+          run.ownerKeyId,
           onProgress,
           controller.signal,
           log,
@@ -491,6 +492,7 @@ export class TierViewJob {
     runId: number,
     attemptId: string,
     request: TierViewRequest,
+    owner: string | null,
     onProgress: (p: ExportProgress) => void,
     signal: AbortSignal,
     log: Logger,
@@ -499,7 +501,7 @@ export class TierViewJob {
     let attempt = 1;
     for (let storeTries = 0; ;) {
       try {
-        const result = await this.o.tierview.export(runId, attemptId, request, onProgress, signal);
+        const result = await this.o.tierview.export(runId, attemptId, request, onProgress, signal, owner);
         waits.away = null;
         return result;
       } catch (e) {

@@ -82,11 +82,11 @@ class CsvFile {
   private readonly failed: Promise<never>;
   rows = 0;
 
-  constructor(blobs: BlobStore, key: string, columns: readonly string[], bom: boolean) {
+  constructor(blobs: BlobStore, key: string, columns: readonly string[], bom: boolean, owner: string | null) {
     this.columns = columns;
     // The byte order mark is asked for by those who open the file in Excel: its text is made safe there too.
     this.forSpreadsheet = bom;
-    this.done = blobs.put(key, this.out, 'text/csv; charset=utf-8');
+    this.done = blobs.put(key, this.out, 'text/csv; charset=utf-8', owner);
     // The writer may stop early; the rejection is awaited in finish() or abort().
     this.done.catch(() => undefined);
     this.failed = this.done.then(() => new Promise<never>(() => undefined));
@@ -145,8 +145,9 @@ export class TierViewService {
 
   /**
    * Walks the graph for `request` and writes the CSV file(s) of attempt
-   * `attemptId`. Throws NOT_FOUND when the root is unknown, and the signal's
-   * reason when it is aborted; the files of a failed export are removed.
+   * `attemptId`, counted in the share of the API key `owner` (the run's). Throws
+   * NOT_FOUND when the root is unknown, and the signal's reason when it is
+   * aborted; the files of a failed export are removed.
    */
   async export(
     runId: number,
@@ -154,19 +155,19 @@ export class TierViewService {
     request: TierViewRequest,
     onProgress: (p: ExportProgress) => void,
     signal?: AbortSignal,
+    owner: string | null = null,
   ): Promise<ExportResult> {
     const keys = exportKeys(runId, attemptId, request.output_multiple_tables);
     const files = new Map<string, CsvFile>();
     const bom = request.csv_bom === true;
+    const file = (key: string, columns: readonly string[]) =>
+      new CsvFile(this.blobs, key, columns, bom, owner);
     if (request.output_multiple_tables) {
-      files.set(
-        'relationships_file',
-        new CsvFile(this.blobs, keys.relationships_file!, RELATIONSHIP_COLUMNS, bom),
-      );
-      files.set('tiers_file', new CsvFile(this.blobs, keys.tiers_file!, TIER_COLUMNS, bom));
-      files.set('companies_file', new CsvFile(this.blobs, keys.companies_file!, COMPANY_COLUMNS, bom));
+      files.set('relationships_file', file(keys.relationships_file!, RELATIONSHIP_COLUMNS));
+      files.set('tiers_file', file(keys.tiers_file!, TIER_COLUMNS));
+      files.set('companies_file', file(keys.companies_file!, COMPANY_COLUMNS));
     } else {
-      files.set('tierview_file', new CsvFile(this.blobs, keys.tierview_file!, TIERVIEW_COLUMNS, bom));
+      files.set('tierview_file', file(keys.tierview_file!, TIERVIEW_COLUMNS));
     }
     const main = files.get('tierview_file') ?? files.get('relationships_file')!;
     const tiersFile = files.get('tiers_file');

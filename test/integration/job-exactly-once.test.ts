@@ -225,6 +225,34 @@ describe('exports take effect exactly once', () => {
       fs.rmSync(budgetDir, { recursive: true, force: true });
     }
   }, 60_000);
+  it("a key whose files fill its share (EXPORT_MAX_BYTES_PER_KEY) is stopped, and another key's runs go on", async () => {
+    const shareDir = tempDir('exactly-once-share');
+    const { queue, engine, blobs } = makeQueue(shareDir, store, (b) => new TierViewService(store, b));
+    await queue.start();
+    try {
+      const first = await untilEnded(queue, (await queue.submit(request, 'key-a')).runId);
+      expect(first.state.result_state).toBe('SUCCESS');
+      const csv = fs
+        .readdirSync(blobs.root, { recursive: true })
+        .map(String)
+        .filter((f) => f.endsWith('.csv'));
+      expect(csv).toHaveLength(1);
+      const size = fs.statSync(path.join(blobs.root, csv[0]!)).size;
+      // Room in all, and for one and a half such files per key; counted from the disk, as at a start.
+      blobs.limitBytes(1_000_000, Math.floor(size * 1.5));
+      const second = await untilEnded(queue, (await queue.submit(request, 'key-a')).runId);
+      expect(second.state).toMatchObject({ life_cycle_state: 'TERMINATED', result_state: 'FAILED' });
+      expect(second.state.state_message).toContain(
+        `its files would pass the disk share of one API key for exports (EXPORT_MAX_BYTES_PER_KEY, ${Math.floor(size * 1.5).toLocaleString('en-US')} bytes; this key's export files take`,
+      );
+      const other = await untilEnded(queue, (await queue.submit(request, 'key-b')).runId);
+      expect(other.state.result_state).toBe('SUCCESS');
+    } finally {
+      await queue.close();
+      await engine.close();
+      fs.rmSync(shareDir, { recursive: true, force: true });
+    }
+  }, 60_000);
   it('a run taken up after an outage longer than its time limit ends TIMEDOUT, saying the server was interrupted', async () => {
     const lateDir = tempDir('exactly-once-late');
     let exporter: CountingExport | undefined;

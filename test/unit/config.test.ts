@@ -134,6 +134,9 @@ describe('loadConfig', () => {
     const c = loadConfig({});
     expect(c.JOBS_MAX_QUEUED_PER_KEY).toBe(20);
     expect(c.EXPORT_MAX_BYTES).toBeUndefined();
+    expect(c.EXPORT_MAX_BYTES_PER_KEY).toBeUndefined();
+    expect(loadConfig({ EXPORT_MAX_BYTES_PER_KEY: '2000000' }).EXPORT_MAX_BYTES_PER_KEY).toBe(2_000_000);
+    expect(() => loadConfig({ EXPORT_MAX_BYTES_PER_KEY: '10' })).toThrow(/EXPORT_MAX_BYTES_PER_KEY/);
     expect(loadConfig({ EXPORT_MAX_BYTES: '5000000000', JOBS_MAX_QUEUED_PER_KEY: '3' })).toMatchObject({
       EXPORT_MAX_BYTES: 5_000_000_000,
       JOBS_MAX_QUEUED_PER_KEY: 3,

@@ -1,6 +1,6 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import { Readable } from 'node:stream';
+import { PassThrough, Readable } from 'node:stream';
 import { LocalBlobStore } from '../../src/blobs/local/local.blob-store';
 import { tempDir } from '../support/paths';
 
@@ -54,6 +54,72 @@ describe('LocalBlobStore disk budget', () => {
       /^The export was stopped: the disk that holds export files is full \(ENOSPC\)/,
     );
     expect(fs.readdirSync(path.join(blobs.root, 'runs', '3', '1'))).toEqual([]);
+  });
+});
+
+describe("LocalBlobStore key's share", () => {
+  let dir: string;
+  const open = () =>
+    new LocalBlobStore(dir, () => 'http://localhost', 'a-download-secret-of-32-characters!').limitBytes(
+      1000,
+      300,
+    );
+  beforeEach(() => (dir = tempDir('local-share')));
+  afterEach(() => fs.rmSync(dir, { recursive: true, force: true }));
+
+  it("stops a key at its share while the others still write, saying what the key's files take", async () => {
+    const blobs = open();
+    await blobs.put('runs/1/1/a.csv', bytes(200), 'text/csv', 'key-a');
+    await expect(blobs.put('runs/2/1/a.csv', bytes(200), 'text/csv', 'key-a')).rejects.toThrow(
+      /^The export was stopped: its files would pass the disk share of one API key for exports \(EXPORT_MAX_BYTES_PER_KEY, 300 bytes; this key's export files take 200\)/,
+    );
+    expect(fs.readdirSync(path.join(blobs.root, 'runs', '2', '1'))).toEqual([]);
+    await expect(blobs.put('runs/3/1/a.csv', bytes(250), 'text/csv', 'key-b')).resolves.toMatchObject({
+      bytes: 250,
+    });
+    // Files of no key (written before shares were counted) count in the budget only.
+    await expect(blobs.put('runs/4/1/a.csv', bytes(400), 'text/csv')).resolves.toMatchObject({ bytes: 400 });
+    // A's file gone, A has room again.
+    await blobs.delete('runs/1/1/a.csv');
+    expect(fs.existsSync(path.join(blobs.root, 'runs', '1'))).toBe(false);
+    await expect(blobs.put('runs/5/1/a.csv', bytes(280), 'text/csv', 'key-a')).resolves.toMatchObject({
+      bytes: 280,
+    });
+  });
+
+  it('counts what a key stored before a restart, and what its writes in flight take', async () => {
+    await open().put('runs/1/1/a.csv', bytes(200), 'text/csv', 'key-a');
+    // A half-written file a stopped process left for the key counts too.
+    fs.mkdirSync(path.join(dir, 'exports', 'runs', '2', '1'), { recursive: true });
+    fs.writeFileSync(path.join(dir, 'exports', 'runs', '2', '1', 'a.csv.partial'), Buffer.alloc(60));
+    fs.writeFileSync(path.join(dir, 'exports', 'runs', '2', '1', 'a.csv.owner'), 'key-a');
+    const blobs = open();
+    await expect(blobs.put('runs/3/1/a.csv', bytes(50), 'text/csv', 'key-a')).rejects.toThrow(/take 260\)/);
+    // Two files written at once for one key: the second sees what the first has written so far.
+    const slow = new PassThrough();
+    const first = blobs.put('runs/4/1/a.csv', slow, 'text/csv', 'key-b');
+    slow.write(Buffer.alloc(200));
+    await new Promise((r) => setTimeout(r, 50));
+    await expect(blobs.put('runs/4/1/b.csv', bytes(150), 'text/csv', 'key-b')).rejects.toThrow(/take 200\)/);
+    slow.end();
+    await expect(first).resolves.toMatchObject({ bytes: 200 });
+  });
+
+  it('removes the file naming a key with the file it names, at clean-ups', async () => {
+    const blobs = open();
+    await blobs.put('runs/1/1/a.csv', bytes(100), 'text/csv', 'key-a');
+    const folder = path.join(blobs.root, 'runs', '1', '1');
+    expect(fs.readdirSync(folder).sort()).toEqual(['a.csv', 'a.csv.owner']);
+    // Older than the file it names: kept while the file is.
+    const old = new Date(Date.now() - 7200_000);
+    fs.utimesSync(path.join(folder, 'a.csv.owner'), old, old);
+    expect(await blobs.deleteOlderThan(new Date(Date.now() - 3600_000))).toBe(0);
+    expect(fs.readdirSync(folder).sort()).toEqual(['a.csv', 'a.csv.owner']);
+    expect(await blobs.deleteOlderThan(new Date(Date.now() + 1000))).toBe(1);
+    expect(fs.existsSync(path.join(blobs.root, 'runs', '1'))).toBe(false);
+    await expect(blobs.put('runs/2/1/a.csv', bytes(300), 'text/csv', 'key-a')).resolves.toMatchObject({
+      bytes: 300,
+    });
   });
 });
 

@@ -8,10 +8,15 @@ import { AppError } from '../../domain/errors';
 import type { BlobStore } from '../blob-store';
 import { loadOrCreateSecret } from '../../secrets';
 import { isSafeKey } from '../blob-store';
-import { ExportBudgetExceeded, ExportDiskFull } from '../export-budget';
+import { ExportBudgetExceeded, ExportDiskFull, ExportKeyShareExceeded } from '../export-budget';
 
 /** How much longer than finished files the files still being written are kept by clean-ups. */
 export const PARTIAL_GRACE_MS = 24 * 3600 * 1000;
+
+/** Beside a file stored for an API key (`<file>.owner`): the key's id, by which its share is counted. */
+const OWNER_SUFFIX = '.owner';
+/** A file being written, renamed to its own name once complete. */
+const PARTIAL_SUFFIX = '.partial';
 
 /**
  * Why a link is refused: altered, or signed with a secret the server no longer has (DOWNLOAD_SECRET
@@ -40,6 +45,15 @@ export class LocalBlobStore implements BlobStore {
    * removals between (files removed by hand are seen at the next count).
    */
   private usedBytes = 0;
+  /** Most bytes the files of one API key may take (EXPORT_MAX_BYTES_PER_KEY); null: no bound. */
+  private keyMaxBytes: number | null = null;
+  /** The files this process is writing (their `.partial`), for whom, and how many bytes so far. */
+  private readonly writing = new Map<string, { owner: string | null; bytes: number }>();
+  /**
+   * Bytes of the files stored for each API key, and of those a stopped process left half written
+   * for it; counted on disk and kept up to date as usedBytes is. Files being written are in `writing`.
+   */
+  private ownerUsed = new Map<string, number>();
 
   constructor(
     dataDir: string,
@@ -57,19 +71,52 @@ export class LocalBlobStore implements BlobStore {
   /**
    * Bounds the bytes all export files take: a write that would pass `maxBytes`
    * fails with ExportBudgetExceeded as the bytes arrive, before the disk fills.
-   * Files already stored count from the start.
+   * `keyMaxBytes` bounds those of the files stored for one API key (put's
+   * `owner`) likewise (ExportKeyShareExceeded), so that one key's exports cannot
+   * take the whole budget from the others. Files already stored count from the start.
    */
-  limitBytes(maxBytes: number | null): this {
+  limitBytes(maxBytes: number | null, keyMaxBytes: number | null = null): this {
     this.maxBytes = maxBytes;
+    this.keyMaxBytes = keyMaxBytes;
     this.count();
     return this;
   }
 
-  /** Counts the bytes the files take on disk, files being written included. */
+  /** The bytes the files of `owner` take, those this process is writing included, as far as written. */
+  private ownerBytes(owner: string): number {
+    let used = this.ownerUsed.get(owner) ?? 0;
+    for (const w of this.writing.values()) if (w.owner === owner) used += w.bytes;
+    return used;
+  }
+
+  private addOwned(owner: string, bytes: number): void {
+    this.ownerUsed.set(owner, Math.max(0, (this.ownerUsed.get(owner) ?? 0) + bytes));
+  }
+
+  /**
+   * Whose `file` is (the file beside it names the key), and the bytes it counts for them: a stored
+   * file, or one left half written by a process that stopped. Null for a file of no key, and for one
+   * this process is writing (counted in `writing`).
+   */
+  private owned(file: string): { owner: string; bytes: number } | null {
+    if (file.endsWith(OWNER_SUFFIX) || this.writing.has(file)) return null;
+    const base = file.endsWith(PARTIAL_SUFFIX) ? file.slice(0, -PARTIAL_SUFFIX.length) : file;
+    const owner = readOwner(`${base}${OWNER_SUFFIX}`);
+    if (owner === '') return null;
+    return { owner, bytes: fs.statSync(file, { throwIfNoEntry: false })?.size ?? 0 };
+  }
+
+  /** Counts the bytes the files take on disk, files being written included, in all and per key. */
   private count(): void {
     let used = 0;
-    this.walk(this.root, (_file, size) => (used += size));
+    const owners = new Map<string, number>();
+    this.walk(this.root, (file, size) => {
+      used += size;
+      const owned = this.owned(file);
+      if (owned) owners.set(owned.owner, (owners.get(owned.owner) ?? 0) + owned.bytes);
+    });
     this.usedBytes = used;
+    this.ownerUsed = owners;
   }
 
   /** A quarter of the space free on the volume of the files: the default budget. */
@@ -78,9 +125,13 @@ export class LocalBlobStore implements BlobStore {
     return Math.floor((st.bavail * st.bsize) / 4);
   }
 
-  /** Counts bytes as they pass, failing the stream once the budget would be passed. */
-  private meter(): { counter: Transform; written: () => number } {
-    let written = 0;
+  /**
+   * Counts the bytes of `partial` as they pass, failing the stream once the budget, or the share of
+   * its owner, would be passed.
+   */
+  private meter(partial: string, owner: string | null): { counter: Transform; written: () => number } {
+    const mine = { owner, bytes: 0 };
+    this.writing.set(partial, mine);
     // Before a write is refused, the files are counted again, once a write: files removed by hand
     // since the last count are not held against it.
     let recounted = false;
@@ -91,18 +142,34 @@ export class LocalBlobStore implements BlobStore {
       this.count();
       return this.usedBytes + bytes > this.maxBytes;
     };
+    // The owner's other files, counted when the write starts and again, once, before it is refused.
+    const share = owner === null ? null : this.keyMaxBytes;
+    let others = share === null ? 0 : this.ownerBytes(owner!);
+    let ownerRecounted = false;
+    const wouldPassShare = (bytes: number) => {
+      if (share === null || others + mine.bytes + bytes <= share) return false;
+      if (ownerRecounted) return true;
+      ownerRecounted = true;
+      this.count();
+      others = this.ownerBytes(owner!) - mine.bytes;
+      return others + mine.bytes + bytes > share;
+    };
     const counter = new Transform({
       transform: (chunk: Buffer, _enc, callback) => {
         if (wouldPass(chunk.length)) {
           callback(new ExportBudgetExceeded(this.maxBytes!, this.usedBytes));
           return;
         }
-        written += chunk.length;
+        if (wouldPassShare(chunk.length)) {
+          callback(new ExportKeyShareExceeded(share!, others + mine.bytes));
+          return;
+        }
+        mine.bytes += chunk.length;
         this.usedBytes += chunk.length;
         callback(null, chunk);
       },
     });
-    return { counter, written: () => written };
+    return { counter, written: () => mine.bytes };
   }
 
   private walk(dir: string, visit: (file: string, size: number, mtimeMs: number) => void): void {
@@ -116,12 +183,14 @@ export class LocalBlobStore implements BlobStore {
     }
   }
 
-  /** Removes a file and gives its bytes back to the budget. */
+  /** Removes a file and gives its bytes back to the budget, and to its key's share. */
   private remove(file: string): boolean {
     const st = fs.statSync(file, { throwIfNoEntry: false });
     if (!st) return false;
+    const owned = this.owned(file);
     fs.rmSync(file, { force: true });
     this.usedBytes = Math.max(0, this.usedBytes - st.size);
+    if (owned) this.addOwned(owned.owner, -owned.bytes);
     return true;
   }
 
@@ -130,25 +199,40 @@ export class LocalBlobStore implements BlobStore {
     return path.join(this.root, ...key.split('/'));
   }
 
-  async put(key: string, body: Readable, _contentType: string): Promise<{ key: string; bytes: number }> {
+  async put(
+    key: string,
+    body: Readable,
+    _contentType: string,
+    owner: string | null = null,
+  ): Promise<{ key: string; bytes: number }> {
     const target = this.file(key);
     fs.mkdirSync(path.dirname(target), { recursive: true, mode: 0o700 });
     // Written beside, renamed when complete: a reader never sees half a file.
-    const partial = `${target}.partial`;
-    const { counter, written } = this.meter();
+    const partial = `${target}${PARTIAL_SUFFIX}`;
+    // Named before the first byte, so that a count by another write sees whose the file is.
+    if (owner !== null) {
+      fs.writeFileSync(`${target}${OWNER_SUFFIX}`, owner, { mode: 0o600 });
+      this.usedBytes += Buffer.byteLength(owner);
+    }
+    const { counter, written } = this.meter(partial, owner);
     try {
       await pipeline(body, counter, fs.createWriteStream(partial, { mode: 0o600 }));
       fs.renameSync(partial, target);
     } catch (e) {
       fs.rmSync(partial, { force: true });
+      this.remove(`${target}${OWNER_SUFFIX}`);
       this.usedBytes = Math.max(0, this.usedBytes - written());
       // A full disk is no fault of the service's, and trying again at once would not help: the run
       // ends FAILED saying so, as one stopped by the budget does.
       const code = (e as NodeJS.ErrnoException).code;
       if (code === 'ENOSPC' || code === 'EDQUOT') throw new ExportDiskFull(code);
       throw e;
+    } finally {
+      this.writing.delete(partial);
     }
-    return { key, bytes: fs.statSync(target).size };
+    const bytes = fs.statSync(target).size;
+    if (owner !== null) this.addOwned(owner, bytes);
+    return { key, bytes };
   }
 
   signature(key: string, expires: number): string {
@@ -199,29 +283,42 @@ export class LocalBlobStore implements BlobStore {
   delete(key: string): Promise<void> {
     const file = this.file(key);
     this.remove(file);
-    this.remove(`${file}.partial`);
+    this.remove(`${file}${PARTIAL_SUFFIX}`);
+    this.remove(`${file}${OWNER_SUFFIX}`);
     this.removeEmptyFolders(path.dirname(file));
     return Promise.resolve();
   }
 
   deleteOlderThan(before: Date): Promise<number> {
     let removed = 0;
-    let kept = 0;
-    this.walk(this.root, (file, size, mtimeMs) => {
+    this.walk(this.root, (file, _size, mtimeMs) => {
+      // The file naming a file's key goes with that file, whatever its own age (it is written first).
+      if (file.endsWith(OWNER_SUFFIX)) {
+        this.removeOwnerOfNothing(file.slice(0, -OWNER_SUFFIX.length));
+        return;
+      }
       // A file still being written may be one a running export has not written to for a while (a
       // three-table run writes its tiers and companies files before its relationships): it goes a
       // day later than finished files, by which time no attempt is still writing it.
-      const cutoff = file.endsWith('.partial') ? before.getTime() - PARTIAL_GRACE_MS : before.getTime();
+      const partial = file.endsWith(PARTIAL_SUFFIX);
+      const cutoff = partial ? before.getTime() - PARTIAL_GRACE_MS : before.getTime();
       if (mtimeMs < cutoff && this.remove(file)) {
         removed++;
+        this.removeOwnerOfNothing(partial ? file.slice(0, -PARTIAL_SUFFIX.length) : file);
         // Now, not at a later sweep: removing the file made its folders look new.
         this.removeEmptyFolders(path.dirname(file));
-      } else kept += size;
+      }
     });
     this.removeEmptyFoldersUnder(this.root, before.getTime());
-    // The sweep has seen every file: its count replaces what this process kept track of.
-    this.usedBytes = kept;
+    // The sweep has seen every file: a count now replaces what this process kept track of.
+    this.count();
     return Promise.resolve(removed);
+  }
+
+  /** Removes the file naming the key of `file` once neither it nor its half-written self is left. */
+  private removeOwnerOfNothing(file: string): void {
+    if (!fs.existsSync(file) && !fs.existsSync(`${file}${PARTIAL_SUFFIX}`))
+      this.remove(`${file}${OWNER_SUFFIX}`);
   }
 
   /**
@@ -257,6 +354,15 @@ export class LocalBlobStore implements BlobStore {
         // Not empty, or gone already.
       }
     }
+  }
+}
+
+/** The key id written beside a file by put; '' when it cannot be read. */
+function readOwner(file: string): string {
+  try {
+    return fs.readFileSync(file, 'utf8');
+  } catch {
+    return '';
   }
 }
 
