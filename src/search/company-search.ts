@@ -129,6 +129,23 @@ const TRIGRAM_FLOOR = 0.5;
  */
 const SIMILAR_BELOW = 0.65;
 /**
+ * The smallest stretch of a relevance ranking a search draws its candidates for. Candidates are drawn
+ * within budgets that grow with how far down the list a page ends, so two pages drawn for different
+ * ends rank different candidates: a next page would repeat companies of the page before and skip
+ * others, and a first page would change with `limit`. Every page that ends within the same window
+ * (RELEVANCE_WINDOW, then twice as far, and so on) is cut from one ranking.
+ */
+const RELEVANCE_WINDOW = 50;
+
+/** How far down the ranking the candidates of a relevance search's page are drawn: see RELEVANCE_WINDOW. */
+function drawnTo(c: SearchCriteria): number {
+  const end = c.offset + c.limit;
+  let window = RELEVANCE_WINDOW;
+  while (window < end) window *= 2;
+  return window;
+}
+
+/**
  * Candidates a search takes among the names that begin with the query's words (each as typed or as a
  * typo word): those named by exactly the query's words first (see LeadLists).
  */
@@ -695,7 +712,7 @@ export class CompanySearchIndex {
     if (docs && docs.length < 5000) {
       for (const doc of docs) if (accept(doc)) candidates.set(doc, null);
     } else {
-      const page = c.offset + c.limit;
+      const page = drawnTo(c);
       if (plan.significant.length > 0) {
         this.leadCandidates(plan, accept, Math.max(LEAD_BUDGET, page), candidates);
         for (const doc of this.wordCandidates(plan, accept, page + SEARCH_BUDGET, MULTI_WORD_BUDGET, {
@@ -808,7 +825,7 @@ export class CompanySearchIndex {
   ): { hits: SearchHit[]; hasMore: boolean } | null {
     const words = this.words;
     const tq = prepared.q.length;
-    const count = c.offset + c.limit + 1;
+    const count = drawnTo(c) + 1;
     const threshold = c.minSimilarity;
 
     const stamp = this.stamp();
@@ -884,7 +901,7 @@ export class CompanySearchIndex {
     c: SearchCriteria,
     accept: (doc: number) => boolean,
   ): { doc: number; similarity: number }[] {
-    const page = c.offset + c.limit;
+    const page = drawnTo(c);
     const similar = (threshold: number, limit: number) =>
       this.names.search(text, { threshold, limit, offset: 0, weights: this.importance, accept }).matches;
     const matches = similar(Math.max(c.minSimilarity, TRIGRAM_FLOOR), page + TRIGRAM_EXTRA);

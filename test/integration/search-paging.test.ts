@@ -1,0 +1,54 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import { generateDataset } from '../../src/demo/generate';
+import { stageImport } from '../../src/import/stage';
+import { CompanySearchIndex } from '../../src/search/company-search';
+import type { SearchCriteria } from '../../src/search/company-search';
+import { scanStagedSearchRows } from '../../src/store/staged-search-rows';
+import { tempDir } from '../support/paths';
+
+/**
+ * Pages of a relevance search are slices of one ranking: following `next` neither repeats a company
+ * nor skips one, and the first page does not change with `limit`. On the default demo dataset, with
+ * queries whose candidates are drawn within budgets (several words, a wide beginning).
+ */
+describe('relevance search pages', () => {
+  let dir: string;
+  let index: CompanySearchIndex;
+  beforeAll(async () => {
+    dir = tempDir('search-paging');
+    const input = path.join(dir, 'dataset');
+    const staging = path.join(dir, 'staging');
+    // The demo `npm start` seeds: 20,000 companies of seed 1.
+    await generateDataset({ companies: 20_000, seed: 1, outDir: input });
+    await stageImport(input, staging, {});
+    index = await CompanySearchIndex.build({
+      scanSearchRows: (onBatch) => scanStagedSearchRows(staging, onBatch),
+    });
+  }, 120_000);
+  afterAll(() => fs.rmSync(dir, { recursive: true, force: true }));
+
+  const vids = (c: Partial<SearchCriteria> & { name: string; limit: number; offset: number }) =>
+    index.search({ minSimilarity: 0.3, includeSubsidiaries: false, ...c }).hits.map((h) => h.vid);
+
+  it.each([
+    'nordwind castings ningbo',
+    'crown electronics gmbh',
+    'co',
+    'Harbor Packaging Co., Ltd.',
+    'steel',
+  ])(
+    '%s: pages of 7 up to 49, and a first page of 10, are cut from the ranking of one page of 49',
+    (name) => {
+      const whole = vids({ name, limit: 49, offset: 0 });
+      expect(whole).toHaveLength(49);
+      const paged: string[] = [];
+      for (let offset = 0; offset < 49; offset += 7) paged.push(...vids({ name, limit: 7, offset }));
+      expect(paged).toEqual(whole);
+      expect(vids({ name, limit: 10, offset: 0 })).toEqual(whole.slice(0, 10));
+      // Into the next window too: a page across the end of the first ends where one of 100 puts it.
+      const further = vids({ name, limit: 100, offset: 0 });
+      expect(vids({ name, limit: 20, offset: 60 })).toEqual(further.slice(60, 80));
+    },
+  );
+});
