@@ -448,7 +448,7 @@ keys
     const file = path.join(cfg.dataDir, 'callback-secret');
     if (cfg.CALLBACK_SECRET === undefined && !fs.existsSync(file)) {
       process.stderr.write(
-        `No callback secret: set CALLBACK_SECRET as the servers have it, or DATA_DIR to a server's (none in ${file} yet)\n`,
+        `No callback secret: set CALLBACK_SECRET as the servers have it, or DATA_DIR to that of a server that sends callbacks (one started with CALLBACK_HOSTS set makes ${file}; there is none yet)\n`,
       );
       process.exit(1);
     }
