@@ -435,7 +435,11 @@ export function openApiDocument(keyHeader: string, f: ApiFacts): Json {
               { ...num, exclusiveMinimum: 0, maximum: 1, default: 0.3 },
               'Similarity threshold (pg_trgm default 0.3).',
             ),
-            q('city', searchText, 'City of any address, case-insensitive.'),
+            q(
+              'city',
+              searchText,
+              'City of any address, whole; case and accents aside (Istanbul finds İstanbul).',
+            ),
             q(
               'industry',
               searchText,

@@ -74,6 +74,12 @@ export type Suggestion = Omit<SearchHit, 'core'> & { name: string; country: stri
 
 const fold = (s: string) => s.trim().toLowerCase();
 
+/**
+ * City key of the index: folded, and without accents or other marks, so that "Istanbul" finds
+ * "İstanbul" and "Zurich" "Zürich", as a country is found however it is spelt.
+ */
+const cityKey = (s: string) => fold(s).normalize('NFD').replace(/\p{M}/gu, '');
+
 /** Country key of the index: the ISO alpha-2 code when the value names a country, else the folded text. */
 const countryKey = (value: string) => countryCode(value) ?? fold(value);
 
@@ -107,7 +113,7 @@ const SCAN_LIMIT = 50_000;
  */
 const WIDE_KEEP = 256;
 /** Layout of a saved index; a snapshot of another version is rebuilt instead of read. */
-const SNAPSHOT_VERSION = 11;
+const SNAPSHOT_VERSION = 12;
 /** Candidates whose trigram rows are read ahead at once when scoring (see CompanySearchIndex.readAhead). */
 const READ_AHEAD_BLOCK = 8;
 /**
@@ -1511,7 +1517,7 @@ export class CompanySearchIndex {
       const next = list ?? new Uint32Array(0);
       docs = docs === null ? Array.from(next) : intersect(docs, next);
     };
-    if (c.city !== undefined) narrow(this.byCity.get(fold(c.city)));
+    if (c.city !== undefined) narrow(this.byCity.get(cityKey(c.city)));
     if (c.identifier !== undefined) narrow(this.byIdentifier.get(fold(c.identifier)));
     if (c.industry !== undefined) narrow(this.byIndustry.get(fold(c.industry)));
     if (c.website !== undefined) {
@@ -1746,7 +1752,7 @@ export class SearchIndexBuilder {
     }
     this.placeIds.push(place);
     for (const h of r.hosts) this.byHost.add(h, doc);
-    for (const city of r.cities) this.byCity.add(fold(city), doc);
+    for (const city of r.cities) this.byCity.add(cityKey(city), doc);
     if (r.industry) this.byIndustry.add(fold(r.industry), doc);
     if (r.industryCode) {
       this.byIndustry.add(fold(r.industryCode), doc);
