@@ -105,6 +105,27 @@ describe("LocalBlobStore key's share", () => {
     await expect(first).resolves.toMatchObject({ bytes: 200 });
   });
 
+  it("counts the key's other files being written at once as they grow, not as they were when this one began", async () => {
+    const blobs = open();
+    // A three-table run writes its files at once: together they may not pass the share.
+    const [a, b] = [new PassThrough(), new PassThrough()];
+    const puts = [
+      blobs.put('runs/1/1/a.csv', a, 'text/csv', 'key-a'),
+      blobs.put('runs/1/1/b.csv', b, 'text/csv', 'key-a'),
+    ];
+    for (const p of puts) p.catch(() => undefined);
+    a.write(Buffer.alloc(200));
+    b.write(Buffer.alloc(200));
+    await new Promise((r) => setTimeout(r, 50));
+    a.end();
+    b.end();
+    const settled = await Promise.allSettled(puts);
+    expect(settled.map((s) => s.status).sort()).toEqual(['fulfilled', 'rejected']);
+    expect(String((settled.find((s) => s.status === 'rejected') as PromiseRejectedResult).reason)).toMatch(
+      /EXPORT_MAX_BYTES_PER_KEY, 300 bytes; this key's export files take 200\)/,
+    );
+  });
+
   it('removes the file naming a key with the file it names, at clean-ups', async () => {
     const blobs = open();
     await blobs.put('runs/1/1/a.csv', bytes(100), 'text/csv', 'key-a');

@@ -142,17 +142,17 @@ export class LocalBlobStore implements BlobStore {
       this.count();
       return this.usedBytes + bytes > this.maxBytes;
     };
-    // The owner's other files, counted when the write starts and again, once, before it is refused.
+    // The owner's files, this one and the others it is writing at once (a three-table run's, its
+    // other runs') as far as written now, not when this write started: counted again, once, before
+    // it is refused.
     const share = owner === null ? null : this.keyMaxBytes;
-    let others = share === null ? 0 : this.ownerBytes(owner!);
     let ownerRecounted = false;
     const wouldPassShare = (bytes: number) => {
-      if (share === null || others + mine.bytes + bytes <= share) return false;
+      if (share === null || this.ownerBytes(owner!) + bytes <= share) return false;
       if (ownerRecounted) return true;
       ownerRecounted = true;
       this.count();
-      others = this.ownerBytes(owner!) - mine.bytes;
-      return others + mine.bytes + bytes > share;
+      return this.ownerBytes(owner!) + bytes > share;
     };
     const counter = new Transform({
       transform: (chunk: Buffer, _enc, callback) => {
@@ -161,7 +161,7 @@ export class LocalBlobStore implements BlobStore {
           return;
         }
         if (wouldPassShare(chunk.length)) {
-          callback(new ExportKeyShareExceeded(share!, others + mine.bytes));
+          callback(new ExportKeyShareExceeded(share!, this.ownerBytes(owner!)));
           return;
         }
         mine.bytes += chunk.length;
