@@ -126,6 +126,24 @@ describe("LocalBlobStore key's share", () => {
     );
   });
 
+  it('ends a write whose key cannot be named on a full disk with the message of a full disk', async () => {
+    const blobs = open();
+    const writeFileSync = fs.writeFileSync;
+    const spy = jest.spyOn(fs, 'writeFileSync').mockImplementation((file, ...rest) => {
+      if (String(file).endsWith('.owner'))
+        throw Object.assign(new Error('no space left on device, write'), { code: 'ENOSPC' });
+      writeFileSync(file, ...rest);
+    });
+    try {
+      await expect(blobs.put('runs/1/1/a.csv', bytes(10), 'text/csv', 'key-a')).rejects.toThrow(
+        /^The export was stopped: the disk that holds export files is full \(ENOSPC\)/,
+      );
+    } finally {
+      spy.mockRestore();
+    }
+    expect(fs.readdirSync(path.join(blobs.root, 'runs', '1', '1'))).toEqual([]);
+  });
+
   it('removes the file naming a key with the file it names, at clean-ups', async () => {
     const blobs = open();
     await blobs.put('runs/1/1/a.csv', bytes(100), 'text/csv', 'key-a');

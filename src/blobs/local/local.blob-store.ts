@@ -209,13 +209,14 @@ export class LocalBlobStore implements BlobStore {
     fs.mkdirSync(path.dirname(target), { recursive: true, mode: 0o700 });
     // Written beside, renamed when complete: a reader never sees half a file.
     const partial = `${target}${PARTIAL_SUFFIX}`;
-    // Named before the first byte, so that a count by another write sees whose the file is.
-    if (owner !== null) {
-      fs.writeFileSync(`${target}${OWNER_SUFFIX}`, owner, { mode: 0o600 });
-      this.usedBytes += Buffer.byteLength(owner);
-    }
     const { counter, written } = this.meter(partial, owner);
     try {
+      // Named before the first byte, so that a count by another write sees whose the file is. In the
+      // try: a full disk may refuse this small file as well as the export's.
+      if (owner !== null) {
+        fs.writeFileSync(`${target}${OWNER_SUFFIX}`, owner, { mode: 0o600 });
+        this.usedBytes += Buffer.byteLength(owner);
+      }
       await pipeline(body, counter, fs.createWriteStream(partial, { mode: 0o600 }));
       fs.renameSync(partial, target);
     } catch (e) {
