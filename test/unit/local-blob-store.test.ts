@@ -144,6 +144,26 @@ describe("LocalBlobStore key's share", () => {
     expect(fs.readdirSync(path.join(blobs.root, 'runs', '1', '1'))).toEqual([]);
   });
 
+  it('keeps the key of a write that has just begun through a clean-up, and removes one left alone once old', async () => {
+    const blobs = open();
+    const body = new PassThrough();
+    // The clean-up runs before the write has opened its .partial.
+    const put = blobs.put('runs/1/1/a.csv', body, 'text/csv', 'key-a');
+    await blobs.deleteOlderThan(new Date(Date.now() - 3600_000));
+    body.end(Buffer.alloc(200));
+    await put;
+    const folder = path.join(blobs.root, 'runs', '1', '1');
+    expect(fs.readdirSync(folder).sort()).toEqual(['a.csv', 'a.csv.owner']);
+    // Counted for its key after a restart.
+    await expect(open().put('runs/2/1/a.csv', bytes(200), 'text/csv', 'key-a')).rejects.toThrow(/take 200\)/);
+    // Its file removed by hand: the .owner left alone goes, with its folders, once it is old.
+    fs.rmSync(path.join(folder, 'a.csv'));
+    const old = new Date(Date.now() - 7200_000);
+    fs.utimesSync(path.join(folder, 'a.csv.owner'), old, old);
+    await blobs.deleteOlderThan(new Date(Date.now() - 3600_000));
+    expect(fs.existsSync(path.join(blobs.root, 'runs', '1'))).toBe(false);
+  });
+
   it('removes the file naming a key with the file it names, at clean-ups', async () => {
     const blobs = open();
     await blobs.put('runs/1/1/a.csv', bytes(100), 'text/csv', 'key-a');

@@ -293,9 +293,12 @@ export class LocalBlobStore implements BlobStore {
   deleteOlderThan(before: Date): Promise<number> {
     let removed = 0;
     this.walk(this.root, (file, _size, mtimeMs) => {
-      // The file naming a file's key goes with that file, whatever its own age (it is written first).
+      // The file naming a file's key goes with that file, whatever its own age (it is written first,
+      // below). Alone, it goes once it is as old as an expired file: a write names its key before it
+      // opens its .partial, and one that has just begun must keep it.
       if (file.endsWith(OWNER_SUFFIX)) {
-        this.removeOwnerOfNothing(file.slice(0, -OWNER_SUFFIX.length));
+        if (mtimeMs < before.getTime() && this.removeOwnerOfNothing(file.slice(0, -OWNER_SUFFIX.length)))
+          this.removeEmptyFolders(path.dirname(file));
         return;
       }
       // A file still being written may be one a running export has not written to for a while (a
@@ -316,10 +319,16 @@ export class LocalBlobStore implements BlobStore {
     return Promise.resolve(removed);
   }
 
-  /** Removes the file naming the key of `file` once neither it nor its half-written self is left. */
-  private removeOwnerOfNothing(file: string): void {
-    if (!fs.existsSync(file) && !fs.existsSync(`${file}${PARTIAL_SUFFIX}`))
-      this.remove(`${file}${OWNER_SUFFIX}`);
+  /**
+   * Removes the file naming the key of `file` once neither it nor its half-written self is left;
+   * whether it did.
+   */
+  private removeOwnerOfNothing(file: string): boolean {
+    return (
+      !fs.existsSync(file) &&
+      !fs.existsSync(`${file}${PARTIAL_SUFFIX}`) &&
+      this.remove(`${file}${OWNER_SUFFIX}`)
+    );
   }
 
   /**
