@@ -164,6 +164,17 @@ describe("LocalBlobStore key's share", () => {
     expect(fs.existsSync(path.join(blobs.root, 'runs', '1'))).toBe(false);
   });
 
+  it("gives back no more than was on disk when it deletes another process's file", async () => {
+    const blobs = open();
+    await blobs.put('runs/1/1/a.csv', bytes(250), 'text/csv', 'key-a');
+    // Another process sharing the folder writes a file for the key after this one counted, and this
+    // one deletes it (the attempt that wrote it was taken over).
+    await open().put('runs/2/1/a.csv', bytes(50), 'text/csv', 'key-a');
+    await blobs.delete('runs/2/1/a.csv');
+    // 250 still on disk for the key: 100 more would pass its 300.
+    await expect(blobs.put('runs/3/1/a.csv', bytes(100), 'text/csv', 'key-a')).rejects.toThrow(/take 250\)/);
+  });
+
   it('removes the file naming a key with the file it names, at clean-ups', async () => {
     const blobs = open();
     await blobs.put('runs/1/1/a.csv', bytes(100), 'text/csv', 'key-a');

@@ -287,6 +287,10 @@ export class LocalBlobStore implements BlobStore {
     this.remove(`${file}${PARTIAL_SUFFIX}`);
     this.remove(`${file}${OWNER_SUFFIX}`);
     this.removeEmptyFolders(path.dirname(file));
+    // Counted again rather than trusted: the files removed may be another process's (an attempt taken
+    // over, its .partial grown since the last count, or never counted here), whose bytes subtracted
+    // from this process's count would let the budget and the key's share be passed until the next one.
+    this.count();
     return Promise.resolve();
   }
 
