@@ -5,13 +5,27 @@ import path from 'node:path';
 /**
  * A secret kept in `<dataDir>/<name>`: read when present, else generated once
  * (32 random bytes) and written readable by the owner only, so links and
- * signatures stay valid across restarts without any setting.
+ * signatures stay valid across restarts without any setting. The file appears
+ * whole (written aside, then linked into place), and of two processes making it
+ * at once both keep the one that got there first. An empty file is refused rather
+ * than used: anyone could sign with an empty secret.
  */
 export function loadOrCreateSecret(dataDir: string, name: string): string {
   const file = path.join(dataDir, name);
-  if (fs.existsSync(file)) return fs.readFileSync(file, 'utf8').trim();
-  const secret = crypto.randomBytes(32).toString('base64url');
-  fs.mkdirSync(dataDir, { recursive: true, mode: 0o700 });
-  fs.writeFileSync(file, `${secret}\n`, { mode: 0o600 });
+  if (!fs.existsSync(file)) {
+    fs.mkdirSync(dataDir, { recursive: true, mode: 0o700 });
+    const aside = `${file}.new-${process.pid}-${crypto.randomBytes(4).toString('hex')}`;
+    fs.writeFileSync(aside, `${crypto.randomBytes(32).toString('base64url')}\n`, { mode: 0o600 });
+    try {
+      fs.linkSync(aside, file);
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
+    } finally {
+      fs.rmSync(aside, { force: true });
+    }
+  }
+  const secret = fs.readFileSync(file, 'utf8').trim();
+  if (secret === '')
+    throw new Error(`${file} is empty: remove it to have a secret made, or write one into it`);
   return secret;
 }

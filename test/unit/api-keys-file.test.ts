@@ -167,3 +167,17 @@ describe('the key file lock', () => {
     expect(fs.readFileSync(lock, 'utf8')).toContain('held');
   });
 });
+
+describe('a secret kept under DATA_DIR', () => {
+  it('is made once, whole, and kept; an empty one is refused rather than signed with', () => {
+    const made = loadOrCreateSecret(dir, 'some-secret');
+    expect(made).toMatch(/^[A-Za-z0-9_-]{43}$/);
+    expect(loadOrCreateSecret(dir, 'some-secret')).toBe(made);
+    expect(fs.readdirSync(dir)).toEqual(['some-secret']);
+    expect(fs.statSync(path.join(dir, 'some-secret')).mode & 0o777).toBe(0o600);
+    fs.writeFileSync(path.join(dir, 'empty-secret'), '\n');
+    expect(() => loadOrCreateSecret(dir, 'empty-secret')).toThrow(
+      `${path.join(dir, 'empty-secret')} is empty`,
+    );
+  });
+});
