@@ -38,17 +38,19 @@ describe('relevance search pages', () => {
     'Harbor Packaging Co., Ltd.',
     'steel',
   ])(
-    '%s: pages of 7 up to 49, and a first page of 10, are cut from the ranking of one page of 49',
+    '%s: pages of 5 up to 20, a first page of 10, and pages within 40, are cut from one ranking each',
     (name) => {
-      const whole = vids({ name, limit: 49, offset: 0 });
-      expect(whole).toHaveLength(49);
+      const whole = vids({ name, limit: 20, offset: 0 });
+      expect(whole).toHaveLength(20);
       const paged: string[] = [];
-      for (let offset = 0; offset < 49; offset += 7) paged.push(...vids({ name, limit: 7, offset }));
+      for (let offset = 0; offset < 20; offset += 5) paged.push(...vids({ name, limit: 5, offset }));
       expect(paged).toEqual(whole);
       expect(vids({ name, limit: 10, offset: 0 })).toEqual(whole.slice(0, 10));
-      // Into the next window too: a page across the end of the first ends where one of 100 puts it.
-      const further = vids({ name, limit: 100, offset: 0 });
-      expect(vids({ name, limit: 20, offset: 60 })).toEqual(further.slice(60, 80));
+      // The next window: pages that end past 20 and within 40 are cut from the ranking of 40.
+      const further = vids({ name, limit: 40, offset: 0 });
+      expect([...vids({ name, limit: 10, offset: 20 }), ...vids({ name, limit: 10, offset: 30 })]).toEqual(
+        further.slice(20, 40),
+      );
     },
   );
 });
