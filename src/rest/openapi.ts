@@ -472,7 +472,7 @@ export function openApiDocument(keyHeader: string, f: ApiFacts): Json {
           summary: 'Suggestions for a search box',
           description:
             'The most relevant companies (relevance as in the search) whose name, alias or acronym holds the typed words, the last one possibly cut short ' +
-            '(robert bo: Robert Bosch GmbH), a typo allowed in words of five letters or more. A name that begins with the typed words is found even where many more important companies hold them further on in theirs. ' +
+            '(robert bo: Robert Bosch GmbH), a typo allowed in words of five letters or more. A name that begins with the typed words is found even where many more important companies hold them further on in theirs, and so is one that holds two or more of them anywhere (nordwind cas: Jiangsu Nordwind Castings Co., Ltd.). ' +
             'Answered from the in-process index only. Not paged.',
           tags: ['companies'],
           parameters: [

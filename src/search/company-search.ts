@@ -691,7 +691,9 @@ export class CompanySearchIndex {
     const candidates = new Map<number, number | null>();
     if (plan.significant.length >= 2)
       this.leadCandidates(plan, accept, SUGGEST_LEAD_BUDGET, candidates, true);
-    for (const doc of this.wordCandidates(plan, accept, SUGGEST_BUDGET))
+    // Names holding two or more of the words, the last as a beginning, before those holding one: the
+    // companies a suggestion is for may be none of the most important holders of either word.
+    for (const doc of this.wordCandidates(plan, accept, SUGGEST_BUDGET, MULTI_WORD_BUDGET, undefined, true))
       if (!candidates.has(doc)) candidates.set(doc, null);
     return this.best(plan, candidates, 0, limit)
       .slice(0, limit)
@@ -1198,6 +1200,7 @@ export class CompanySearchIndex {
     budget: number,
     multiWord = 0,
     boundOrder?: { tq: number },
+    typing = false,
   ): Set<number> {
     const out = new Set<number>();
     const words = this.words;
@@ -1205,7 +1208,7 @@ export class CompanySearchIndex {
     const byDefault = this.byDefault;
     const n = plan.significant.length;
     const last = n - 1;
-    if (multiWord > 0) this.multiWordCandidates(plan, accept, multiWord, out);
+    if (multiWord > 0) this.multiWordCandidates(plan, accept, multiWord, out, typing);
     // Rarest words first, sharing one budget: a rare word names few companies and those are the likely
     // answers, while a common word ("systems") would only spend the budget on the most important of many.
     // Every word still gets a share, so two common words ("general motors") both bring candidates.
@@ -1359,10 +1362,17 @@ export class CompanySearchIndex {
     accept: (doc: number) => boolean,
     budget: number,
     out: Set<number>,
+    typing = false,
   ): void {
     const words = this.words;
-    const ids = plan.exactIds.filter((id) => id >= 0);
-    if (ids.length < 2) return;
+    // Being typed, the last word is a beginning: a name holds it with any word of the range it begins.
+    const last = plan.significant.length - 1;
+    const begun =
+      typing && last >= 1 && plan.prefixTo[last]! > plan.prefixFrom[last]!
+        ? { from: plan.prefixFrom[last]!, to: plan.prefixTo[last]! }
+        : null;
+    const ids = plan.exactIds.filter((id, i) => id >= 0 && !(begun && i === last));
+    if (ids.length + (begun ? 1 : 0) < 2 || ids.length === 0) return;
     let rarest = ids[0]!;
     for (const id of ids) if (words.frequency(id) < words.frequency(rarest)) rarest = id;
     const postings = words.postingsOf(rarest);
@@ -1378,13 +1388,22 @@ export class CompanySearchIndex {
     let taken = 0;
     for (let k = 0; k < postings.length && k < MULTI_WORD_READS && taken < budget; k++) {
       const entry = postings[k]!;
-      if (rarestTimes < 2 && (entryBits[entry]! & others) === 0) continue;
+      if (!begun && rarestTimes < 2 && (entryBits[entry]! & others) === 0) continue;
       // Most entries hold only the rarest word: that is settled from the entry's own words first, and
       // only the few holding two or more are looked up as companies.
       let held = 0;
       for (const id of ids) {
         for (let w = wordStart[entry]!; w < wordStart[entry + 1]!; w++) {
           if (entryWords[w] === id) {
+            held++;
+            break;
+          }
+        }
+      }
+      if (begun) {
+        for (let w = wordStart[entry]!; w < wordStart[entry + 1]!; w++) {
+          const id = entryWords[w]!;
+          if (id >= begun.from && id < begun.to && !ids.includes(id)) {
             held++;
             break;
           }

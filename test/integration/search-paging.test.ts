@@ -5,6 +5,7 @@ import { stageImport } from '../../src/import/stage';
 import { CompanySearchIndex } from '../../src/search/company-search';
 import type { SearchCriteria } from '../../src/search/company-search';
 import { scanStagedSearchRows } from '../../src/store/staged-search-rows';
+import { wordsOf } from '../../src/search/name-words';
 import { tempDir } from '../support/paths';
 
 /**
@@ -27,6 +28,32 @@ describe('relevance search pages', () => {
     });
   }, 120_000);
   afterAll(() => fs.rmSync(dir, { recursive: true, force: true }));
+
+  describe('suggestions', () => {
+    const holds = (name: string, words: readonly string[], begun: string) => {
+      const own = wordsOf(name);
+      return (
+        words.every((w) => own.includes(w)) && own.some((w) => w.startsWith(begun) && !words.includes(w))
+      );
+    };
+    it.each([
+      ['nordwind cas', ['nordwind'], 'cas'],
+      ['harbor pac', ['harbor'], 'pac'],
+    ] as const)(
+      '%s: the names holding every typed word come first, however unimportant',
+      (q, words, begun) => {
+        const got = index.suggest(q, 20, false).map((s) => s.matchedName ?? s.name);
+        const full = got.filter((n) => holds(n, words, begun));
+        expect(full.length).toBeGreaterThan(0);
+        expect(got.slice(0, full.length)).toEqual(full);
+      },
+    );
+    it('finds Jiangsu Nordwind Castings from its two words typed, the last cut short', () => {
+      expect(index.suggest('nordwind cas', 20, false).map((s) => s.name)).toContain(
+        'Jiangsu Nordwind Castings Co., Ltd.',
+      );
+    });
+  });
 
   const vids = (c: Partial<SearchCriteria> & { name: string; limit: number; offset: number }) =>
     index.search({ minSimilarity: 0.3, includeSubsidiaries: false, ...c }).hits.map((h) => h.vid);
