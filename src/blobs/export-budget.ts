@@ -3,6 +3,8 @@ import { AppError } from '../domain/errors';
 /**
  * Export files would take more than the disk budget (EXPORT_MAX_BYTES). The run
  * ends FAILED with this message instead of filling the disk; its files are removed.
+ * The message does not say how much is in use: that is every key's files together,
+ * which one key's client has no business learning; the log says it.
  */
 export class ExportBudgetExceeded extends AppError {
   constructor(
@@ -13,9 +15,8 @@ export class ExportBudgetExceeded extends AppError {
     super(
       'UNAVAILABLE',
       `The export was stopped: its files would pass the disk budget for exports ` +
-        `(EXPORT_MAX_BYTES, ${maxBytes.toLocaleString('en-US')} bytes in all` +
-        (usedBytes === undefined ? '' : `, ${usedBytes.toLocaleString('en-US')} in use`) +
-        '). Its files were removed; start it again once older exports have expired, or ask for fewer tiers.',
+        `(EXPORT_MAX_BYTES, ${maxBytes.toLocaleString('en-US')} bytes for the files of every API key together). ` +
+        'Its files were removed; start it again once older exports have expired, or ask for fewer tiers.',
     );
   }
 }

@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import type { Job } from 'agenda';
 import { z } from 'zod';
 import type { BlobStore } from '../blobs/blob-store';
+import { ExportBudgetExceeded, ExportKeyShareExceeded } from '../blobs/export-budget';
 import { AppError } from '../domain/errors';
 import type { TierViewRequest } from '../domain/tierview';
 import { walkDirection } from '../domain/tierview';
@@ -408,6 +409,14 @@ export class TierViewJob {
       } else if (!result) {
         const known = failure instanceof AppError ? failure : null;
         if (!known) log.error({ err: failure }, 'tier view export failed');
+        // The operator's to act on, with what the run's message leaves out.
+        else if (known instanceof ExportBudgetExceeded || known instanceof ExportKeyShareExceeded)
+          log.warn(
+            { max_bytes: known.maxBytes, used_bytes: known.usedBytes ?? null, key_id: run.ownerKeyId },
+            known instanceof ExportBudgetExceeded
+              ? 'tier view export stopped: export files would pass EXPORT_MAX_BYTES'
+              : "tier view export stopped: the key's export files would pass EXPORT_MAX_BYTES_PER_KEY",
+          );
         final = await end({
           lifeCycleState: known ? 'TERMINATED' : 'INTERNAL_ERROR',
           resultState: 'FAILED',

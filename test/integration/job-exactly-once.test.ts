@@ -227,7 +227,10 @@ describe('exports take effect exactly once', () => {
   }, 60_000);
   it("a key whose files fill its share (EXPORT_MAX_BYTES_PER_KEY) is stopped, and another key's runs go on", async () => {
     const shareDir = tempDir('exactly-once-share');
-    const { queue, engine, blobs } = makeQueue(shareDir, store, (b) => new TierViewService(store, b));
+    const { log, lines } = recordingLogger();
+    const { queue, engine, blobs } = makeQueue(shareDir, store, (b) => new TierViewService(store, b), {
+      log,
+    });
     await queue.start();
     try {
       const first = await untilEnded(queue, (await queue.submit(request, 'key-a')).runId);
@@ -247,6 +250,14 @@ describe('exports take effect exactly once', () => {
       );
       const other = await untilEnded(queue, (await queue.submit(request, 'key-b')).runId);
       expect(other.state.result_state).toBe('SUCCESS');
+      // The operator learns of it, with the figures.
+      expect(lines).toContainEqual(
+        expect.objectContaining({
+          msg: "tier view export stopped: the key's export files would pass EXPORT_MAX_BYTES_PER_KEY",
+          key_id: 'key-a',
+          max_bytes: Math.floor(size * 1.5),
+        }),
+      );
     } finally {
       await queue.close();
       await engine.close();

@@ -19,11 +19,14 @@ describe('LocalBlobStore disk budget', () => {
   });
   afterEach(() => fs.rmSync(dir, { recursive: true, force: true }));
 
-  it('refuses a write past the budget, saying how much is in use', async () => {
+  it("refuses a write past the budget, keeping what is in use (every key's files) for the log", async () => {
     await blobs.put('runs/1/1/a.csv', bytes(80), 'text/csv');
-    await expect(blobs.put('runs/2/1/a.csv', bytes(80), 'text/csv')).rejects.toThrow(
-      /EXPORT_MAX_BYTES, 100 bytes in all, 80 in use\)/,
+    const refused = blobs.put('runs/2/1/a.csv', bytes(80), 'text/csv');
+    await expect(refused).rejects.toThrow(
+      /^The export was stopped: its files would pass the disk budget for exports \(EXPORT_MAX_BYTES, 100 bytes for the files of every API key together\)\. /,
     );
+    await expect(refused).rejects.toMatchObject({ maxBytes: 100, usedBytes: 80 });
+    await expect(refused).rejects.not.toThrow(/80/);
     expect(fs.existsSync(path.join(blobs.root, 'runs', '2', '1', 'a.csv.partial'))).toBe(false);
   });
 
@@ -41,7 +44,7 @@ describe('LocalBlobStore disk budget', () => {
     // Another process (or a hand) put a file beside: the clean-up counts it.
     fs.writeFileSync(path.join(blobs.root, 'runs', '1', '1', 'b.csv'), Buffer.alloc(30));
     expect(await blobs.deleteOlderThan(new Date(0))).toBe(0);
-    await expect(blobs.put('runs/2/1/a.csv', bytes(20), 'text/csv')).rejects.toThrow(/90 in use/);
+    await expect(blobs.put('runs/2/1/a.csv', bytes(20), 'text/csv')).rejects.toMatchObject({ usedBytes: 90 });
   });
 
   it('ends a write on a full disk with a message that says so, and leaves no part of the file', async () => {
