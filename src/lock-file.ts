@@ -1,7 +1,7 @@
 import crypto from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
-import { processAlive, temporaryFor } from './store/file-io';
+import { createWhole, processAlive } from './store/file-io';
 
 /**
  * A lock across processes as a file beside what it guards, holding its holder's text (each lock
@@ -17,17 +17,7 @@ export interface LockHolder {
 
 /** Creates the lock with its text in one step (a link to a file written beside it); false when it exists. */
 export function createLock(file: string, text: string): boolean {
-  const tmp = temporaryFor(file);
-  fs.writeFileSync(tmp, text, { mode: 0o600 });
-  try {
-    fs.linkSync(tmp, file);
-    return true;
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === 'EEXIST') return false;
-    throw err;
-  } finally {
-    fs.rmSync(tmp, { force: true });
-  }
+  return createWhole(file, text);
 }
 
 /** The lock's text and when it was last touched; undefined when there is none. */

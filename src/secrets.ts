@@ -1,6 +1,7 @@
 import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
+import { createWhole } from './store/file-io';
 
 /**
  * A secret kept in `<dataDir>/<name>`: read when present, else generated once
@@ -14,15 +15,7 @@ export function loadOrCreateSecret(dataDir: string, name: string): string {
   const file = path.join(dataDir, name);
   if (!fs.existsSync(file)) {
     fs.mkdirSync(dataDir, { recursive: true, mode: 0o700 });
-    const aside = `${file}.new-${process.pid}-${crypto.randomBytes(4).toString('hex')}`;
-    fs.writeFileSync(aside, `${crypto.randomBytes(32).toString('base64url')}\n`, { mode: 0o600 });
-    try {
-      fs.linkSync(aside, file);
-    } catch (err) {
-      if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
-    } finally {
-      fs.rmSync(aside, { force: true });
-    }
+    createWhole(file, `${crypto.randomBytes(32).toString('base64url')}\n`);
   }
   const secret = fs.readFileSync(file, 'utf8').trim();
   if (secret === '')

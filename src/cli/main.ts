@@ -10,7 +10,7 @@ import { projectDir } from '../paths';
 import { startServer } from '../server';
 import { ApiKeyStore } from '../http/api-keys';
 import { keyCallbackSecret } from '../jobs/callbacks';
-import { loadOrCreateSecret } from '../secrets';
+import { CALLBACK_SECRET_FILE, serverCallbackSecret } from '../jobs/job-queue.options';
 import { MAX_GENERATED_COMPANIES, generateDataset } from '../demo/generate';
 import { importDirectory, stagingRoot } from '../import/import-directory';
 import { importSummary, rate } from './import-summary';
@@ -445,15 +445,14 @@ keys
     }
     // The secret the servers sign with: the same setting, or the file a server generated in DATA_DIR.
     // None made here: a server with a CALLBACK_SECRET of its own would sign with another.
-    const file = path.join(cfg.dataDir, 'callback-secret');
+    const file = path.join(cfg.dataDir, CALLBACK_SECRET_FILE);
     if (cfg.CALLBACK_SECRET === undefined && !fs.existsSync(file)) {
       process.stderr.write(
         `No callback secret: set CALLBACK_SECRET as the servers have it, or DATA_DIR to that of a server that sends callbacks (one started with CALLBACK_HOSTS set makes ${file}; there is none yet)\n`,
       );
       process.exit(1);
     }
-    const serverSecret = cfg.CALLBACK_SECRET ?? loadOrCreateSecret(cfg.dataDir, 'callback-secret');
-    process.stdout.write(`${keyCallbackSecret(serverSecret, id)}\n`);
+    process.stdout.write(`${keyCallbackSecret(serverCallbackSecret(cfg), id)}\n`);
   });
 keys
   .command('revoke')

@@ -12,6 +12,14 @@ import type { JobsEngine } from './engines/jobs-engine';
 import type { JobQueueOptions } from './job-queue';
 
 /** The settings the queue reads; everything else it is handed. */
+/** Where a server keeps the callback secret it generated, when CALLBACK_SECRET is unset. */
+export const CALLBACK_SECRET_FILE = 'callback-secret';
+
+/** The secret a server signs callbacks with: CALLBACK_SECRET, or the one generated once under DATA_DIR. */
+export function serverCallbackSecret(config: Pick<Config, 'CALLBACK_SECRET' | 'dataDir'>): string {
+  return config.CALLBACK_SECRET ?? loadOrCreateSecret(config.dataDir, CALLBACK_SECRET_FILE);
+}
+
 export type JobQueueConfig = Pick<
   Config,
   | 'dataDir'
@@ -80,7 +88,7 @@ export function jobQueueOptions(config: JobQueueConfig, parts: JobQueueParts): J
       sender:
         rules.length > 0
           ? new CallbackSender({
-              secret: config.CALLBACK_SECRET ?? loadOrCreateSecret(config.dataDir, 'callback-secret'),
+              secret: serverCallbackSecret(config),
               maxAttempts: config.CALLBACK_MAX_ATTEMPTS,
               baseDelayMs: config.CALLBACK_RETRY_BASE_S * 1000,
               maxDelayMs: config.CALLBACK_RETRY_MAX_S * 1000,

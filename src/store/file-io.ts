@@ -23,6 +23,24 @@ export function writeFully(fd: number, bytes: Buffer, length = bytes.length): vo
     done += fs.writeSync(fd, bytes, done, Math.min(MAX_IO_BYTES, length - done));
 }
 
+/**
+ * Creates `file` holding `text` in one step, a link to a file written whole beside it, so that no
+ * reader ever sees it part-written; false, and nothing changed, when it exists already.
+ */
+export function createWhole(file: string, text: string): boolean {
+  const tmp = temporaryFor(file);
+  fs.writeFileSync(tmp, text, { mode: 0o600 });
+  try {
+    fs.linkSync(tmp, file);
+    return true;
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'EEXIST') return false;
+    throw err;
+  } finally {
+    fs.rmSync(tmp, { force: true });
+  }
+}
+
 /** A descriptor of `file` opened for reading; null when it cannot be opened (not there, say). */
 export function openIfThere(file: string): number | null {
   try {

@@ -89,10 +89,6 @@ export class LocalBlobStore implements BlobStore {
     return used;
   }
 
-  private addOwned(owner: string, bytes: number): void {
-    this.ownerUsed.set(owner, Math.max(0, (this.ownerUsed.get(owner) ?? 0) + bytes));
-  }
-
   /**
    * Whose `file` is (the file beside it names the key), and the bytes it counts for them: a stored
    * file, or one left half written by a process that stopped. Null for a file of no key, and for one
@@ -183,14 +179,15 @@ export class LocalBlobStore implements BlobStore {
     }
   }
 
-  /** Removes a file and gives its bytes back to the budget, and to its key's share. */
+  /**
+   * Removes a file and gives its bytes back to the budget. Not to its key's share: the callers that
+   * remove a key's files (delete, deleteOlderThan) count every file again afterwards.
+   */
   private remove(file: string): boolean {
     const st = fs.statSync(file, { throwIfNoEntry: false });
     if (!st) return false;
-    const owned = this.owned(file);
     fs.rmSync(file, { force: true });
     this.usedBytes = Math.max(0, this.usedBytes - st.size);
-    if (owned) this.addOwned(owned.owner, -owned.bytes);
     return true;
   }
 
@@ -232,7 +229,7 @@ export class LocalBlobStore implements BlobStore {
       this.writing.delete(partial);
     }
     const bytes = fs.statSync(target).size;
-    if (owner !== null) this.addOwned(owner, bytes);
+    if (owner !== null) this.ownerUsed.set(owner, (this.ownerUsed.get(owner) ?? 0) + bytes);
     return { key, bytes };
   }
 
