@@ -138,9 +138,14 @@ const SIMILAR_BELOW = 0.65;
  * The smallest stretch of a relevance ranking a search draws its candidates for. Candidates are drawn
  * within budgets that grow with how far down the list a page ends, so two pages drawn for different
  * ends rank different candidates: a next page would repeat companies of the page before and skip
- * others, and a first page would change with `limit`. Every page that ends within the same window
- * (RELEVANCE_WINDOW, then twice as far, and so on) is cut from one ranking. The one-word and two-word
- * searches rank their word matches exactly, so only their similar names are drawn for the window.
+ * others, and a first page would change with `limit`. So the list is made of windows: the first
+ * RELEVANCE_WINDOW of the ranking drawn for it, then up to twice as far the ranking drawn for that
+ * window less the companies listed before, and so on (relevancePage). Every page is cut from that one
+ * list; one past the first window ranks every window up to its own, two to three times the work of
+ * ranking the last alone (1.5 ms against 0.8 for a page within 40 at 1M companies; 5.5 against 2.1
+ * within 160). Where a window's draw finds a company the one before missed, it is listed after the
+ * window before, below companies of less relevance. The one-word and two-word searches rank their
+ * word matches exactly, so only their similar names are drawn for the window.
  * 20 costs a search about 8% more CPU at 1M companies than drawing for the page; 50 cost 23–60%
  * (bench/README.md, 2026-11-30, night).
  */
@@ -613,7 +618,7 @@ export class CompanySearchIndex {
     const { accept, docs } = allowed;
     const name = c.name?.trim();
     if (name) {
-      if ((c.sort ?? 'relevance') === 'relevance') return this.searchRelevant(name, docs, accept, c);
+      if ((c.sort ?? 'relevance') === 'relevance') return this.relevancePage(name, docs, accept, c);
       if (docs && docs.length < 5000) return this.rankFew(name, docs, accept, c);
       const r = this.names.search(name, {
         threshold: c.minSimilarity,
@@ -702,6 +707,44 @@ export class CompanySearchIndex {
         name: this.names_.get(s.doc)!,
         country: this.countryName(s.doc),
       }));
+  }
+
+  /**
+   * The page of a relevance search (see RELEVANCE_WINDOW): the first window's ranking, then, for each
+   * window after it, the ranking drawn for that window without the companies listed before it, up to
+   * the window's end. So every page, whatever its offset and limit, is cut from one list.
+   */
+  private relevancePage(
+    name: string,
+    docs: readonly number[] | null,
+    accept: (doc: number) => boolean,
+    c: SearchCriteria,
+  ): { hits: SearchHit[]; hasMore: boolean } {
+    const last = drawnTo(c);
+    if (last === RELEVANCE_WINDOW) return this.searchRelevant(name, docs, accept, c);
+    const listed: SearchHit[] = [];
+    const shown = new Set<string>();
+    let more = false;
+    for (let window = RELEVANCE_WINDOW; window <= last; window *= 2) {
+      const ranked = this.searchRelevant(name, docs, accept, { ...c, offset: 0, limit: window });
+      more = ranked.hasMore;
+      for (const hit of ranked.hits) {
+        if (shown.has(hit.vid)) continue;
+        if (listed.length === window) {
+          more = true;
+          break;
+        }
+        shown.add(hit.vid);
+        listed.push(hit);
+      }
+      // Nothing past this window's ranking: the windows after it rank no more.
+      if (listed.length < window && !more) break;
+    }
+    const end = c.offset + c.limit;
+    return {
+      hits: listed.slice(c.offset, end),
+      hasMore: listed.length > end || (listed.length === end && more),
+    };
   }
 
   /** Relevance order over trigram, lead and word candidates (see relevance.ts). */

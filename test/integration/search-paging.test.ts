@@ -9,8 +9,9 @@ import { wordsOf } from '../../src/search/name-words';
 import { tempDir } from '../support/paths';
 
 /**
- * Pages of a relevance search are slices of one ranking: following `next` neither repeats a company
- * nor skips one, and the first page does not change with `limit`. On the default demo dataset, with
+ * Pages of a relevance search are slices of one list (a ranking per window, see RELEVANCE_WINDOW):
+ * following `next` neither repeats a company nor skips one, within a window or across its end, and the
+ * first page does not change with `limit`. On the default demo dataset, with
  * queries whose candidates are drawn within budgets (several words, a wide beginning).
  */
 describe('relevance search pages', () => {
@@ -78,6 +79,45 @@ describe('relevance search pages', () => {
       expect([...vids({ name, limit: 10, offset: 20 }), ...vids({ name, limit: 10, offset: 30 })]).toEqual(
         further.slice(20, 40),
       );
+    },
+  );
+
+  it.each([
+    'nordwind castings ningbo',
+    'crown electronics gmbh',
+    'co',
+    'Harbor Packaging Co., Ltd.',
+    'steel',
+  ])(
+    '%s: pages of 7 across the ends of 20, 40 and 80 list what one page of 100 lists, each company once',
+    (name) => {
+      const one = index.search({
+        minSimilarity: 0.3,
+        includeSubsidiaries: false,
+        name,
+        limit: 100,
+        offset: 0,
+      });
+      const whole = one.hits.map((h) => h.vid);
+      expect(whole.length).toBeGreaterThan(60);
+      expect(new Set(whole).size).toBe(whole.length);
+      const paged: string[] = [];
+      let more = true;
+      for (let offset = 0; more && offset < 100; offset += 7) {
+        const page = index.search({
+          minSimilarity: 0.3,
+          includeSubsidiaries: false,
+          name,
+          limit: Math.min(7, 100 - offset),
+          offset,
+        });
+        paged.push(...page.hits.map((h) => h.vid));
+        more = page.hasMore;
+      }
+      expect(paged).toEqual(whole);
+      expect(more).toBe(one.hasMore);
+      // And a page that starts where a stretch ends.
+      expect(vids({ name, limit: 20, offset: 40 })).toEqual(whole.slice(40, 60));
     },
   );
 });
