@@ -301,14 +301,12 @@ export class ApiKeyStore {
   }
 }
 
-/** The server's logger for a store not given one (the server's own options cannot reach it here). */
+/**
+ * The logger of a store not given one: the `keys` commands' (which read the file once and throw on a
+ * bad one, so never log through it) and tests'. A server gives its own, at its LOG_LEVEL.
+ */
 function defaultLog(): Logger {
-  const level = process.env.LOG_LEVEL?.trim() || 'info';
-  try {
-    return createLogger(level).child({ module: 'api-keys' });
-  } catch {
-    return createLogger('info').child({ module: 'api-keys' }); // a level pino does not know
-  }
+  return createLogger('info').child({ module: 'api-keys' });
 }
 
 const isTime = (v: unknown) => typeof v === 'string' && !Number.isNaN(Date.parse(v));
