@@ -75,12 +75,12 @@ export interface TierMapReads {
 }
 
 const schema = z.object({
-  vid: z.string().min(1),
+  vid: z.string().min(1, 'must not be empty'),
   direction: z.enum(['supplier', 'customer']).default('supplier'),
   tiers: z
     .number()
     .int()
-    .min(1)
+    .min(1, 'must be at least 1')
     .max(TIER_MAP_LIMITS.maxTiers, `must be at most ${TIER_MAP_LIMITS.maxTiers}`)
     .default(TIER_MAP_LIMITS.defaultTiers),
   min_confidence: confidence.default(0),

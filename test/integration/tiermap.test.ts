@@ -90,6 +90,11 @@ describe('GraphQL tierMap', () => {
     const deep = await tierMap({ vid: 'boeing', tiers: 4 });
     expect(deep.errors?.[0]?.extensions?.code).toBe('BAD_REQUEST');
     expect(deep.errors?.[0]?.extensions?.errors?.[0]?.field).toBe('tiers');
+    // Worded as every other range refusal, not in the validation library's words.
+    const none = await tierMap({ vid: 'boeing', tiers: 0 });
+    expect(none.errors?.[0]?.extensions?.errors).toEqual([{ field: 'tiers', reason: 'must be at least 1' }]);
+    const empty = await tierMap({ vid: '' });
+    expect(empty.errors?.[0]?.extensions?.errors).toEqual([{ field: 'vid', reason: 'must not be empty' }]);
     const unknown = await tierMap({ vid: 'nobody' });
     expect(unknown.errors?.[0]?.extensions?.code).toBe('NOT_FOUND');
   });
