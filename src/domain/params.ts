@@ -51,11 +51,13 @@ export function pageWithDefaults(limits: Limits) {
 
 /**
  * Text a caller types (a name searched for, a vid): 1 to 200 characters once trimmed, counted in
- * code points (zod 4 counts them, as JSON Schema's maxLength does). A refusal reads `field: reason`.
+ * code points (zod 4 counts them, as JSON Schema's maxLength does), none of them a control character
+ * (no name or id holds one; REST path ids refuse them too). A refusal reads `field: reason`.
  */
 export const shortText = z
   .string()
   .trim()
+  .refine((text) => !hasControlCharacter(text), { message: 'must not hold control characters', abort: true })
   .min(1, 'must not be empty')
   .max(200, 'must be at most 200 characters');
 
@@ -81,4 +83,13 @@ export function evidenceAfter(date: string | null | undefined): Date | null {
   const d = new Date(`${date}T00:00:00Z`);
   d.setUTCDate(d.getUTCDate() + 1);
   return d;
+}
+
+/** Whether `value` holds a C0 control character or DEL. */
+export function hasControlCharacter(value: string): boolean {
+  for (let i = 0; i < value.length; i++) {
+    const c = value.charCodeAt(i);
+    if (c < 0x20 || c === 0x7f) return true;
+  }
+  return false;
 }

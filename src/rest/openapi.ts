@@ -173,8 +173,13 @@ const pageParams = (f: ApiFacts) => [
 ];
 /** What a path segment may hold (anything else answers 400). */
 const pathId = { ...str, minLength: 1, maxLength: 200, pattern: '^[^\\x00-\\x1f\\x7f]+$' };
-/** A search text: trimmed, it must be 1 to 200 characters. */
-const searchText = { ...str, minLength: 1, maxLength: 200, pattern: '\\S' };
+/** A search text: trimmed, it must be 1 to 200 characters, none a control character. */
+const searchText = {
+  ...str,
+  minLength: 1,
+  maxLength: 200,
+  pattern: '^\\s*[^\\x00-\\x1f\\x7f]*[^\\s\\x00-\\x1f\\x7f][^\\x00-\\x1f\\x7f]*\\s*$',
+};
 const vidParam = { name: 'vid', in: 'path', required: true, schema: pathId, description: 'Company vid.' };
 const runIdParam = {
   name: 'run_id',

@@ -1,5 +1,6 @@
 import { badRequest } from '../domain/errors';
 import type { FieldError } from '../domain/errors';
+import { hasControlCharacter } from '../domain/params';
 
 export type ParamKind = 'string' | 'int' | 'number' | 'boolean';
 
@@ -90,12 +91,4 @@ export function checkPathId(name: string, value: string): string {
     throw badRequest([{ field: `path.${name}`, reason: 'must be 1 to 200 printable characters' }]);
   }
   return value;
-}
-
-function hasControlCharacter(value: string): boolean {
-  for (let i = 0; i < value.length; i++) {
-    const c = value.charCodeAt(i);
-    if (c < 0x20 || c === 0x7f) return true;
-  }
-  return false;
 }

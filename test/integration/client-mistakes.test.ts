@@ -82,6 +82,11 @@ describe('client mistakes are 4xx problems, never internal errors', () => {
         'query.q',
         'must be at most 200 characters',
       ],
+      // Control characters are refused in text as they are in path ids: no name holds them.
+      ['/v1/companies/?name=nord%00wind', 'query.name', 'must not hold control characters'],
+      ['/v1/companies/?city=%1BIstanbul', 'query.city', 'must not hold control characters'],
+      ['/v1/companies/suggest/?q=nord%7F', 'query.q', 'must not hold control characters'],
+      ['/v1/paths/?from=c57dtbp&to=a%00b', 'query.to', 'must not hold control characters'],
     ] as const) {
       const p = await problem(await t.get(path), 400);
       expect([path, p.errors, p.detail]).toEqual([path, [{ field, reason }], `${field}: ${reason}`]);
