@@ -1,8 +1,12 @@
+import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { PassThrough, Readable } from 'node:stream';
+import { promisify } from 'node:util';
 import { LocalBlobStore } from '../../src/blobs/local/local.blob-store';
 import { tempDir } from '../support/paths';
+
+const pbkdf2 = promisify(crypto.pbkdf2);
 
 const bytes = (n: number) => Readable.from([Buffer.alloc(n, 120)]);
 
@@ -69,6 +73,20 @@ describe("LocalBlobStore key's share", () => {
     );
   beforeEach(() => (dir = tempDir('local-share')));
   afterEach(() => fs.rmSync(dir, { recursive: true, force: true }));
+
+  it('leaves no part of a refused file behind, even when it is refused before its file is open', async () => {
+    const blobs = open();
+    await blobs.put('runs/1/1/a.csv', bytes(200), 'text/csv', 'key-a');
+    // Node's thread pool kept busy, so that the partial file's open waits behind this work and the
+    // refusal (on the first bytes) comes first.
+    const busy = Array.from({ length: 8 }, () => pbkdf2('x', 'y', 100_000, 32, 'sha256'));
+    await expect(blobs.put('runs/2/1/a.csv', bytes(200), 'text/csv', 'key-a')).rejects.toThrow(
+      /disk share of one API key/,
+    );
+    await Promise.all(busy);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    expect(fs.readdirSync(path.join(blobs.root, 'runs', '2', '1'))).toEqual([]);
+  });
 
   it("stops a key at its share while the others still write, saying what the key's files take", async () => {
     const blobs = open();

@@ -207,6 +207,7 @@ export class LocalBlobStore implements BlobStore {
     // Written beside, renamed when complete: a reader never sees half a file.
     const partial = `${target}${PARTIAL_SUFFIX}`;
     const { counter, written } = this.meter(partial, owner);
+    let out: fs.WriteStream | null = null;
     try {
       // Named before the first byte, so that a count by another write sees whose the file is. In the
       // try: a full disk may refuse this small file as well as the export's.
@@ -214,9 +215,15 @@ export class LocalBlobStore implements BlobStore {
         fs.writeFileSync(`${target}${OWNER_SUFFIX}`, owner, { mode: 0o600 });
         this.usedBytes += Buffer.byteLength(owner);
       }
-      await pipeline(body, counter, fs.createWriteStream(partial, { mode: 0o600 }));
+      out = fs.createWriteStream(partial, { mode: 0o600 });
+      await pipeline(body, counter, out);
       fs.renameSync(partial, target);
     } catch (e) {
+      // A write refused on its first bytes can fail before its file is even open (the open waits in
+      // Node's thread pool): the file is removed once the stream has opened and closed it, or it would
+      // appear after the removal and stay.
+      const opened = out;
+      if (opened && !opened.closed) await new Promise<void>((closed) => opened.once('close', () => closed()));
       fs.rmSync(partial, { force: true });
       this.remove(`${target}${OWNER_SUFFIX}`);
       this.usedBytes = Math.max(0, this.usedBytes - written());
