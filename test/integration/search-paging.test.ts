@@ -56,16 +56,19 @@ describe('relevance search pages', () => {
     });
   });
 
-  const vids = (c: Partial<SearchCriteria> & { name: string; limit: number; offset: number }) =>
-    index.search({ minSimilarity: 0.3, includeSubsidiaries: false, ...c }).hits.map((h) => h.vid);
-
-  it.each([
+  type Page = Partial<SearchCriteria> & { name: string; limit: number; offset: number };
+  const search = (c: Page) => index.search({ minSimilarity: 0.3, includeSubsidiaries: false, ...c });
+  const vids = (c: Page) => search(c).hits.map((h) => h.vid);
+  // Several words, a wide beginning, a common word: queries whose candidates are drawn within budgets.
+  const queries = [
     'nordwind castings ningbo',
     'crown electronics gmbh',
     'co',
     'Harbor Packaging Co., Ltd.',
     'steel',
-  ])(
+  ];
+
+  it.each(queries)(
     '%s: pages of 5 up to 20, a first page of 10, and pages within 40, are cut from one ranking each',
     (name) => {
       const whole = vids({ name, limit: 20, offset: 0 });
@@ -74,7 +77,7 @@ describe('relevance search pages', () => {
       for (let offset = 0; offset < 20; offset += 5) paged.push(...vids({ name, limit: 5, offset }));
       expect(paged).toEqual(whole);
       expect(vids({ name, limit: 10, offset: 0 })).toEqual(whole.slice(0, 10));
-      // The next window: pages that end past 20 and within 40 are cut from the ranking of 40.
+      // The next window: pages that end past 20 and within 40 are cut from the list up to 40.
       const further = vids({ name, limit: 40, offset: 0 });
       expect([...vids({ name, limit: 10, offset: 20 }), ...vids({ name, limit: 10, offset: 30 })]).toEqual(
         further.slice(20, 40),
@@ -82,35 +85,17 @@ describe('relevance search pages', () => {
     },
   );
 
-  it.each([
-    'nordwind castings ningbo',
-    'crown electronics gmbh',
-    'co',
-    'Harbor Packaging Co., Ltd.',
-    'steel',
-  ])(
+  it.each(queries)(
     '%s: pages of 7 across the ends of 20, 40 and 80 list what one page of 100 lists, each company once',
     (name) => {
-      const one = index.search({
-        minSimilarity: 0.3,
-        includeSubsidiaries: false,
-        name,
-        limit: 100,
-        offset: 0,
-      });
+      const one = search({ name, limit: 100, offset: 0 });
       const whole = one.hits.map((h) => h.vid);
       expect(whole.length).toBeGreaterThan(60);
       expect(new Set(whole).size).toBe(whole.length);
       const paged: string[] = [];
       let more = true;
       for (let offset = 0; more && offset < 100; offset += 7) {
-        const page = index.search({
-          minSimilarity: 0.3,
-          includeSubsidiaries: false,
-          name,
-          limit: Math.min(7, 100 - offset),
-          offset,
-        });
+        const page = search({ name, limit: Math.min(7, 100 - offset), offset });
         paged.push(...page.hits.map((h) => h.vid));
         more = page.hasMore;
       }
