@@ -14,9 +14,15 @@ export class Relay {
   async open(): Promise<void> {
     const server = net.createServer((client) => {
       const upstream = net.connect(this.target, this.host);
-      for (const s of [client, upstream]) {
+      const pair = [client, upstream];
+      for (const s of pair) {
         this.sockets.add(s);
-        s.on('close', () => this.sockets.delete(s));
+        // Either side gone takes the other with it: a connection left open on one side only would
+        // hold a driver's request unanswered for ever, which no real outage or restart does.
+        s.on('close', () => {
+          this.sockets.delete(s);
+          for (const other of pair) other.destroy();
+        });
         s.on('error', () => s.destroy());
       }
       client.pipe(upstream).pipe(client);
