@@ -11,7 +11,6 @@ import { CallbackSender } from './callbacks';
 import type { JobsEngine } from './engines/jobs-engine';
 import type { JobQueueOptions } from './job-queue';
 
-/** The settings the queue reads; everything else it is handed. */
 /** Where a server keeps the callback secret it generated, when CALLBACK_SECRET is unset. */
 export const CALLBACK_SECRET_FILE = 'callback-secret';
 
@@ -20,6 +19,7 @@ export function serverCallbackSecret(config: Pick<Config, 'CALLBACK_SECRET' | 'd
   return config.CALLBACK_SECRET ?? loadOrCreateSecret(config.dataDir, CALLBACK_SECRET_FILE);
 }
 
+/** The settings the queue reads; everything else it is handed. */
 export type JobQueueConfig = Pick<
   Config,
   | 'dataDir'

@@ -118,7 +118,7 @@ const SNAPSHOT_VERSION = 12;
 const READ_AHEAD_BLOCK = 8;
 /**
  * Extra trigram matches a relevance search reads beyond the page, for relevance to reorder, among the
- * names of similarity TRIGRAM_FLOOR or more (see searchRelevant). Before names were drawn by how they
+ * names of similarity TRIGRAM_FLOOR or more (see rankRelevant). Before names were drawn by how they
  * begin (LEAD_BUDGET) it read 100 down to the threshold; the two settings below find more of the page
  * that scoring every company gives, for less time (bench/README.md).
  */
@@ -141,9 +141,9 @@ const SIMILAR_BELOW = 0.65;
  * others, and a first page would change with `limit`. So the list is made of windows: the first
  * RELEVANCE_WINDOW of the ranking drawn for it, then up to twice as far the ranking drawn for that
  * window less the companies listed before, and so on (relevancePage). Every page is cut from that one
- * list; one past the first window ranks every window up to its own, two to three times the work of
- * ranking the last alone (1.5 ms against 0.8 for a page within 40 at 1M companies; 5.5 against 2.1
- * within 160). Where a window's draw finds a company the one before missed, it is listed after the
+ * list; one past the first window ranks every window up to its own, about twice the work of ranking
+ * the last alone (1.25 ms against 0.75 for a page within 40 at 1M companies; 4.5 against 2.1 within
+ * 160). Where a window's draw finds a company the one before missed, it is listed after the
  * window before, below companies of less relevance. The one-word and two-word searches rank their
  * word matches exactly, so only their similar names are drawn for the window.
  * 20 costs a search about 8% more CPU at 1M companies than drawing for the page; 50 cost 23–60%
@@ -721,46 +721,50 @@ export class CompanySearchIndex {
     c: SearchCriteria,
   ): { hits: SearchHit[]; hasMore: boolean } {
     const last = drawnTo(c);
-    if (last === RELEVANCE_WINDOW) return this.searchRelevant(name, docs, accept, c);
-    const listed: SearchHit[] = [];
-    const shown = new Set<string>();
+    if (last === RELEVANCE_WINDOW) return this.pageOf(this.rankRelevant(name, docs, accept, c), c);
+    // Matches, not hits, until the page is cut: a hit's fields are made for the page's companies only.
+    const listed: Scored[] = [];
+    const shown = new Set<number>();
     let more = false;
     for (let window = RELEVANCE_WINDOW; window <= last; window *= 2) {
-      const ranked = this.searchRelevant(name, docs, accept, { ...c, offset: 0, limit: window });
-      more = ranked.hasMore;
-      for (const hit of ranked.hits) {
-        if (shown.has(hit.vid)) continue;
+      const ranked = this.rankRelevant(name, docs, accept, { ...c, offset: 0, limit: window });
+      more = ranked.length > window;
+      for (const s of ranked.slice(0, window)) {
+        if (shown.has(s.doc)) continue;
         if (listed.length === window) {
           more = true;
           break;
         }
-        shown.add(hit.vid);
-        listed.push(hit);
+        shown.add(s.doc);
+        listed.push(s);
       }
       // Nothing past this window's ranking: the windows after it rank no more.
       if (listed.length < window && !more) break;
     }
     const end = c.offset + c.limit;
     return {
-      hits: listed.slice(c.offset, end),
+      hits: listed.slice(c.offset, end).map((s) => this.hitOf(s)),
       hasMore: listed.length > end || (listed.length === end && more),
     };
   }
 
-  /** Relevance order over trigram, lead and word candidates (see relevance.ts). */
-  private searchRelevant(
+  /**
+   * Relevance order over trigram, lead and word candidates (see relevance.ts): the matches up to the
+   * page's end, and one more where there are.
+   */
+  private rankRelevant(
     name: string,
     docs: readonly number[] | null,
     accept: (doc: number) => boolean,
     c: SearchCriteria,
-  ): { hits: SearchHit[]; hasMore: boolean } {
+  ): Scored[] {
     const plan = planQuery(name, this.words);
     // The query's trigrams, looked up once for every stage below.
     const prepared = this.names.prepare(name);
     if (!docs) {
-      const page =
+      const ranked =
         this.searchOneWord(plan, prepared, accept, c) ?? this.searchTwoWords(plan, prepared, accept, c);
-      if (page) return page;
+      if (ranked) return ranked;
     }
     const candidates = new Map<number, number | null>();
     if (docs && docs.length < 5000) {
@@ -777,7 +781,7 @@ export class CompanySearchIndex {
         // The names drawn by similarity, the costliest stage, are drawn only where the page the words
         // give is weak enough for them to matter (see SIMILAR_BELOW).
         const ranked = this.best(plan, candidates, c.minSimilarity, page + 1, true, prepared);
-        if (ranked.length > page && ranked[page]!.relevance >= SIMILAR_BELOW) return this.pageOf(ranked, c);
+        if (ranked.length > page && ranked[page]!.relevance >= SIMILAR_BELOW) return ranked;
         // best() gives the order of scoring every one of its candidates, so the page of them all and
         // the similar names is the page of the best of them and the similar names: the others are not
         // ranked again.
@@ -786,7 +790,7 @@ export class CompanySearchIndex {
       }
       for (const m of this.similarNames(name, c, accept)) candidates.set(m.doc, m.similarity);
     }
-    return this.rankedPage(plan, candidates, c, true, prepared);
+    return this.best(plan, candidates, c.minSimilarity, c.offset + c.limit + 1, true, prepared);
   }
 
   /**
@@ -795,7 +799,7 @@ export class CompanySearchIndex {
    * typo words) in {@link BoundLists} order, best bound first across all of them, and stops once no
    * company left unread can enter the page: among the companies whose names meet the word, the page
    * that scoring every company gives. Those whose names do not can match only by similarity; they are
-   * drawn from the trigram index as {@link searchRelevant} draws them (the most similar, so a less
+   * drawn from the trigram index as {@link rankRelevant} draws them (the most similar, so a less
    * similar but more important one may be missed), and only when the page is low enough for them.
    * Null where it does not apply (several significant words, legal forms only, too many readings, or
    * more than BOUNDED_READS postings to read, as a filter that refuses most companies may need): the
@@ -806,7 +810,7 @@ export class CompanySearchIndex {
     prepared: PreparedQuery,
     accept: (doc: number) => boolean,
     c: SearchCriteria,
-  ): { hits: SearchHit[]; hasMore: boolean } | null {
+  ): Scored[] | null {
     if (plan.significant.length !== 1 || plan.onlyLegal) return null;
     const readings = this.readingsOf(plan, 0, true);
     if (!readings) return null;
@@ -814,7 +818,7 @@ export class CompanySearchIndex {
     // posting's key, the band's similarity, and the parts no list orders (boundConstant).
     const constant = boundConstant(plan);
     if (!this.reader.start(readings, 0.4, constant, prepared.q.length, BOUNDED_CURSORS)) return null;
-    return this.boundedPage(plan, prepared, accept, c, [this.reader], constant, BOUNDED_READS);
+    return this.boundedRanking(plan, prepared, accept, c, [this.reader], constant, BOUNDED_READS);
   }
 
   /**
@@ -832,7 +836,7 @@ export class CompanySearchIndex {
     prepared: PreparedQuery,
     accept: (doc: number) => boolean,
     c: SearchCriteria,
-  ): { hits: SearchHit[]; hasMore: boolean } | null {
+  ): Scored[] | null {
     if (plan.significant.length !== 2 || plan.onlyLegal) return null;
     const first = this.readingsOf(plan, 0, true);
     const second = this.readingsOf(plan, 1, true);
@@ -851,7 +855,7 @@ export class CompanySearchIndex {
     if (!this.pairReader.start(pairs, 0.4, constant, tq, BOUNDED_CURSORS)) return null;
     // Coverage is the mean over both words: one met gives at most half its word match.
     if (!this.reader.start(one, 0.2, constant, tq, BOUNDED_CURSORS)) return null;
-    return this.boundedPage(
+    return this.boundedRanking(
       plan,
       prepared,
       accept,
@@ -863,12 +867,12 @@ export class CompanySearchIndex {
   }
 
   /**
-   * The page of a search whose candidates come from `readers` (started), best bound first across
+   * The ranked matches of a search up to the page's end (and one more), its candidates from `readers` (started), best bound first across
    * them, after the names of exactly the query's words (the same-words part, which no list orders by),
    * and from the similar names where the page is low enough for them. `constant` is what the readers'
    * bounds add for the parts no list orders. Null past `maxReads` postings.
    */
-  private boundedPage(
+  private boundedRanking(
     plan: QueryPlan,
     prepared: PreparedQuery,
     accept: (doc: number) => boolean,
@@ -876,7 +880,7 @@ export class CompanySearchIndex {
     readers: BoundReader[],
     constant: number,
     maxReads: number,
-  ): { hits: SearchHit[]; hasMore: boolean } | null {
+  ): Scored[] | null {
     const words = this.words;
     const tq = prepared.q.length;
     // Exact among the names it reads, so a page of the window needs no more of them than its own end.
@@ -941,7 +945,7 @@ export class CompanySearchIndex {
     if (!(top.length >= count && unmet < floor())) {
       for (const m of this.similarNames(plan.text, c, accept)) offer(m.doc, m.similarity);
     }
-    return this.pageOf(this.order(top), c);
+    return this.order(top);
   }
 
   private readonly beginningIds: number[] = [];
