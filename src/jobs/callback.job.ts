@@ -48,6 +48,8 @@ export interface CallbackJobOptions {
    * started it (whose callback secret signs it too; null for none); null when the run is gone.
    */
   payload: (runId: number) => Promise<{ body: object; keyId: string | null } | null>;
+  /** The id clients see of a stored run (JobQueue.publicRunId), for the log. */
+  publicRunId: (runId: number) => number;
   log: Logger;
 }
 
@@ -118,7 +120,7 @@ export class CallbackJob {
       publicOnly: this.o.publicOnly,
     });
     const fields = {
-      run_id: input.run_id,
+      run_id: this.o.publicRunId(input.run_id),
       deliveryId: input.delivery_id,
       url: check.ok ? urlForLog(check.url) : undefined,
       attempts: attempt,

@@ -18,6 +18,7 @@ import { checkCallbackUrl } from '../domain/callback-hosts';
 import { canonicalJson } from '../domain/idempotency-key';
 import { CALLBACK_CONCURRENCY, CallbackJob } from './callback.job';
 import type { CallbackSender } from './callbacks';
+import { RunIds, newRunIdKey } from './run-ids';
 import { ENDED_STATES, RunKeyTaken, RunQuotaExceeded } from './run-store';
 import { withSettledUnlocks } from './settled-unlocks';
 import type { LifeCycleState, RunRecord, RunStore } from './run-store';
@@ -113,6 +114,8 @@ export class JobQueue {
   private readonly now: () => Date;
   private readonly callbackJob: CallbackJob;
   private started = false;
+  /** Read from the run store by start(): the ids clients see. */
+  private runIds: RunIds | null = null;
   private owedCallbacksTimer: NodeJS.Timeout | null = null;
 
   private readonly pageSchema;
@@ -132,6 +135,7 @@ export class JobQueue {
       owesCallback: (request) => this.owesCallback(request),
       notify: (run) => this.notify(run),
       revokedKey: o.revokedKey,
+      publicRunId: (runId) => this.publicRunId(runId),
     });
     const channel = o.agendaBackend.notificationChannel ?? new InMemoryNotificationChannel();
     // The PostgreSQL and Redis channels report a lost connection as an 'error' event and reconnect
@@ -190,6 +194,7 @@ export class JobQueue {
     this.callbackJob = new CallbackJob({
       ...o.callbacks,
       log: o.log.child({ module: 'callbacks' }),
+      publicRunId: (runId) => this.publicRunId(runId),
       payload: async (runId) => {
         const run = await o.runs.get(runId);
         // A revoked key's runs are reported to no one: as if gone.
@@ -202,6 +207,7 @@ export class JobQueue {
 
   async start(): Promise<void> {
     await this.o.runs.open();
+    this.runIds = new RunIds(await this.o.runs.runIdKey(newRunIdKey()));
     if (this.o.worker) {
       // Every job type gets its own slots, so a locked job never waits for a slot
       // held by another type (its lock would lapse meanwhile).
@@ -251,9 +257,16 @@ export class JobQueue {
     return this.o.maxTiers;
   }
 
+  /** The id clients see of the stored run `runId` (see RunIds): in answers, callbacks and file names. */
+  publicRunId(runId: number): number {
+    if (!this.runIds) throw new Error('the job queue is not started');
+    return this.runIds.toPublic(runId);
+  }
+
   /**
-   * A run id from a path or a GraphQL argument: a positive integer as the service writes it, so
-   * that a run has one address (`01` is refused, not read as run 1).
+   * The stored run of a run id from a path or a GraphQL argument: a positive integer as the service
+   * writes it, so that a run has one address (`01` is refused, not read as run 1). An id no run can
+   * have is answered as an unknown run.
    */
   parseRunId(text: string): number {
     if (!/^[1-9]\d{0,15}$/.test(text) || !Number.isSafeInteger(Number(text))) {
@@ -262,7 +275,10 @@ export class JobQueue {
         : 'must be a positive integer';
       throw badRequest([{ field: 'run_id', reason }]);
     }
-    return Number(text);
+    if (!this.runIds) throw new Error('the job queue is not started');
+    const stored = this.runIds.toStored(Number(text));
+    if (stored === null) throw notFound('run', text);
+    return stored;
   }
 
   /**
@@ -313,7 +329,7 @@ export class JobQueue {
         if (canonicalJson(effectiveRequest(e.run.request)) !== canonicalJson(effectiveRequest(request))) {
           throw new AppError(
             'IDEMPOTENCY_KEY_REUSED',
-            `The Idempotency-Key ${JSON.stringify(idempotencyKey)} started run ${e.run.runId} with another ` +
+            `The Idempotency-Key ${JSON.stringify(idempotencyKey)} started run ${this.publicRunId(e.run.runId)} with another ` +
               'request; a new request needs a new key (GET /v1/jobs/ lists the runs started).',
           );
         }
@@ -353,7 +369,7 @@ export class JobQueue {
   private async visible(runId: number, caller: Caller): Promise<RunRecord> {
     const run = await this.o.runs.get(runId);
     if (!run || (caller !== undefined && (run.ownerKeyId === null || run.ownerKeyId !== caller))) {
-      throw notFound('run', String(runId));
+      throw notFound('run', String(this.publicRunId(runId)));
     }
     return run;
   }
@@ -425,7 +441,7 @@ export class JobQueue {
     if (run.resultState && (run.lifeCycleState === 'TERMINATED' || run.lifeCycleState === 'INTERNAL_ERROR')) {
       state.result_state = run.resultState;
     }
-    const view: JobView = { run_id: String(run.runId), state, output: null };
+    const view: JobView = { run_id: String(this.publicRunId(run.runId)), state, output: null };
     if (run.lifeCycleState === 'PENDING') {
       const ahead = await this.o.runs.countPendingBefore(run.runId);
       const limit = `up to ${this.o.concurrency} ${this.o.concurrency === 1 ? 'run' : 'runs'} at once`;
@@ -470,7 +486,10 @@ export class JobQueue {
       const kept = await Promise.all(Object.values(run.files ?? {}).map((key) => this.o.blobs.exists(key)));
       return kept.every(Boolean);
     } catch (e) {
-      this.o.log.warn({ err: e, run_id: run.runId }, 'could not tell whether the export files are kept');
+      this.o.log.warn(
+        { err: e, run_id: this.publicRunId(run.runId) },
+        'could not tell whether the export files are kept',
+      );
       return true;
     }
   }
@@ -494,17 +513,19 @@ export class JobQueue {
         await this.callbackJob.enqueue(this.agenda, run.runId, url, run.createdAt);
       } catch (e) {
         this.o.log.warn(
-          { err: e, run_id: run.runId },
+          { err: e, run_id: this.publicRunId(run.runId) },
           'callback not queued yet; a worker will queue it later',
         );
         return;
       }
     } else {
-      this.o.log.warn({ run_id: run.runId }, 'callback not sent: callbacks are off');
+      this.o.log.warn({ run_id: this.publicRunId(run.runId) }, 'callback not sent: callbacks are off');
     }
     await this.o.runs
       .transition(run.runId, ENDED_STATES, { callbackDue: false }, this.now())
-      .catch((e: unknown) => this.o.log.warn({ err: e, run_id: run.runId }, 'callback mark not cleared'));
+      .catch((e: unknown) =>
+        this.o.log.warn({ err: e, run_id: this.publicRunId(run.runId) }, 'callback mark not cleared'),
+      );
   }
 
   /** Queues the callbacks of ended runs marked as owing one for at least `minAgeMs`. */
@@ -515,7 +536,10 @@ export class JobQueue {
         const owed = await this.o.runs.listCallbacksDue(before, 100);
         for (const run of owed) {
           if (!this.started) return;
-          this.o.log.info({ run_id: run.runId }, 'queuing a callback its run ended without');
+          this.o.log.info(
+            { run_id: this.publicRunId(run.runId) },
+            'queuing a callback its run ended without',
+          );
           await this.notify(run);
         }
         if (owed.length < 100) return;

@@ -151,6 +151,11 @@ export interface RunStore {
    * change is older than `changedBefore`, lowest id first, at most `limit`.
    */
   listCallbacksDue(changedBefore: Date, limit: number): Promise<RunRecord[]>;
+  /**
+   * The key of the run ids clients see (see RunIds): `candidate` is stored on the first call over
+   * this namespace, and every call after, from any process, returns the one stored first.
+   */
+  runIdKey(candidate: string): Promise<string>;
 }
 
 /** Life-cycle states of a run that has ended. */

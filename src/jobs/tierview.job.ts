@@ -78,6 +78,8 @@ export interface TierViewJobOptions {
   notify: (run: RunRecord) => Promise<void>;
   /** Whether the API key of this id is revoked (false for one this process does not know). */
   revokedKey?: (keyId: string) => boolean;
+  /** The id clients see of a stored run (JobQueue.publicRunId): it names the files and the log lines. */
+  publicRunId: (runId: number) => number;
 }
 
 /** The end of a run taken up after the key that started it was revoked. */
@@ -191,7 +193,9 @@ export class TierViewJob {
     if (!claimed) return new Date(now.getTime() + this.staleMs);
     if (before.attemptId !== null) {
       // The holder taken over can no longer commit; what it wrote is of no use.
-      await this.deleteFiles(exportKeys(runId, before.attemptId, before.request.output_multiple_tables));
+      await this.deleteFiles(
+        exportKeys(this.o.publicRunId(runId), before.attemptId, before.request.output_multiple_tables),
+      );
     }
     return claimed;
   }
@@ -220,7 +224,7 @@ export class TierViewJob {
     }
     const runId = input.data.run_id;
     const attemptId = newAttemptId();
-    const log = this.o.log.child({ run_id: runId, attempt_id: attemptId });
+    const log = this.o.log.child({ run_id: this.o.publicRunId(runId), attempt_id: attemptId });
     try {
       await this.attempt(job, runId, attemptId, log);
     } catch (e) {
@@ -510,7 +514,14 @@ export class TierViewJob {
     let attempt = 1;
     for (let storeTries = 0; ;) {
       try {
-        const result = await this.o.tierview.export(runId, attemptId, request, onProgress, signal, owner);
+        const result = await this.o.tierview.export(
+          this.o.publicRunId(runId),
+          attemptId,
+          request,
+          onProgress,
+          signal,
+          owner,
+        );
         waits.away = null;
         return result;
       } catch (e) {

@@ -664,7 +664,15 @@ export function openApiDocument(keyHeader: string, f: ApiFacts): Json {
                 {
                   type: 'object',
                   required: ['run_id'],
-                  properties: { run_id: { ...int, description: 'Id of the queued run.' } },
+                  properties: {
+                    run_id: {
+                      ...int,
+                      minimum: 1,
+                      maximum: 2 ** 30,
+                      description:
+                        'Id of the queued run: 1 to 2^30, in no order (it tells nothing of the runs of other keys).',
+                    },
+                  },
                 },
                 'Queued (or, under an Idempotency-Key started before, the run started then)',
               ),

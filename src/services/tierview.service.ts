@@ -122,8 +122,9 @@ class CsvFile {
 }
 
 /**
- * File names of one attempt at an export, under `runs/<run_id>/<attempt_id>/`:
- * two attempts at one run never write, rename or delete each other's files.
+ * File names of one attempt at an export, under `runs/<run_id>/<attempt_id>/`, `runId` being the id
+ * clients see (the names show in download links): two attempts at one run never write, rename or
+ * delete each other's files.
  */
 export function exportKeys(runId: number, attemptId: string, multiple: boolean): Record<string, string> {
   const dir = `runs/${runId}/${attemptId}`;
@@ -145,7 +146,7 @@ export class TierViewService {
 
   /**
    * Walks the graph for `request` and writes the CSV file(s) of attempt
-   * `attemptId`, counted in the share of the API key `owner` (the run's). Throws
+   * `attemptId` of the run clients know as `runId`, counted in the share of the API key `owner` (the run's). Throws
    * NOT_FOUND when the root is unknown, and the signal's reason when it is
    * aborted; the files of a failed export are removed.
    */

@@ -102,7 +102,7 @@ function survivesRestart(engineSettings: () => Record<string, string>, reset: ()
       expect(deliveryId(delivered!)).toBe(deliveryId(failed!));
       expect(deliveryId(delivered!)).toMatch(/^[0-9a-f-]{36}$/);
       expect(JSON.parse(delivered!.body)).toMatchObject({
-        run_id: String(runId),
+        run_id: String(second.queue.publicRunId(runId)),
         state: { life_cycle_state: 'TERMINATED', result_state: 'SUCCESS' },
       });
       expect(delivered!.at - failed!.at).toBeGreaterThanOrEqual(700);
@@ -142,7 +142,7 @@ function survivesRestart(engineSettings: () => Record<string, string>, reset: ()
     try {
       const [delivered] = await receiver.waitFor(1);
       expect(JSON.parse(delivered!.body)).toMatchObject({
-        run_id: String(run!.runId),
+        run_id: String(next.queue.publicRunId(run!.runId)),
         state: { life_cycle_state: 'TERMINATED', result_state: 'SUCCESS' },
       });
       expect(deliveryId(delivered!)).toBe(callbackDeliveryId(run!.runId, run!.createdAt));
@@ -347,7 +347,7 @@ describe('callback job on the embedded jobs engine', () => {
       // One delivery, the failed one of the run that ended before its key was revoked.
       expect(receiver.requests).toHaveLength(1);
       expect(JSON.parse(receiver.requests[0]!.body) as { run_id: string }).toMatchObject({
-        run_id: String(late.runId),
+        run_id: String(queue.publicRunId(late.runId)),
       });
       expect(lines).toContainEqual(
         expect.objectContaining({
@@ -391,7 +391,8 @@ describe('callback job on the embedded jobs engine', () => {
         expect.objectContaining({
           level: 40,
           msg: 'callback not sent: its host resolves to an address callbacks may not reach',
-          run_id: run.runId,
+          // The log names a run as its clients know it.
+          run_id: queue.publicRunId(run.runId),
           status: null,
           err: expect.stringMatching(
             /^localhost resolves to (127\.0\.0\.1|::1), which callbacks may not reach/,

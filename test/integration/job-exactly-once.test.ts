@@ -121,7 +121,9 @@ describe('exports take effect exactly once', () => {
       const views = await Promise.all(runs.map((r) => untilEnded(a!.queue, r.runId)));
       expect(views.map((v) => v.state.result_state)).toEqual(runs.map(() => 'SUCCESS'));
       for (const v of views) expect(download(a!.blobs, v).tierview_file).toContain('boeing');
-      const total = (id: number) => exporters.reduce((n, e) => n + (e.calls.get(id) ?? 0), 0);
+      // An export is named by the run's id as clients see it.
+      const total = (id: number) =>
+        exporters.reduce((n, e) => n + (e.calls.get(a!.queue.publicRunId(id)) ?? 0), 0);
       expect(runs.map((r) => total(r.runId))).toEqual(runs.map(() => 1));
       // Both took part.
       expect(exporters.every((e) => e.calls.size > 0)).toBe(true);
@@ -188,10 +190,12 @@ describe('exports take effect exactly once', () => {
       const views = await Promise.all(ids.map((id) => untilEnded(queue, id)));
       expect(views.map((v) => v.state.result_state)).toEqual(ids.map(() => 'SUCCESS'));
       for (const v of views) expect(sortedRows(download(blobs, v).tierview_file!)).toBe(expected);
-      expect(ids.map((id) => exporter!.calls.get(id))).toEqual(ids.map(() => 1));
+      expect(ids.map((id) => exporter!.calls.get(queue.publicRunId(id)))).toEqual(ids.map(() => 1));
       // One attempt's files per run remain: the crashed attempts' partial files are gone.
       for (const id of ids) {
-        const left = fs.readdirSync(path.join(blobs.root, 'runs', String(id)), { recursive: true });
+        const left = fs.readdirSync(path.join(blobs.root, 'runs', String(queue.publicRunId(id))), {
+          recursive: true,
+        });
         expect(left.filter((f) => String(f).endsWith('.csv') || String(f).endsWith('.partial'))).toHaveLength(
           1,
         );
@@ -298,7 +302,7 @@ describe('exports take effect exactly once', () => {
         state_message:
           'stopped: the time limit of 20 s, counted from its first start, had passed when it was taken up again after an interrupted attempt (the server stopped while it ran); start it again',
       });
-      expect(exporter!.calls.get(run.runId) ?? 0).toBeLessThanOrEqual(1);
+      expect(exporter!.calls.get(queue.publicRunId(run.runId)) ?? 0).toBeLessThanOrEqual(1);
     } finally {
       await queue.close();
       await engine.close();
@@ -333,13 +337,13 @@ describe('exports take effect exactly once', () => {
       }, 200);
       await queue.start();
       await new Promise((r) => setTimeout(r, 2500));
-      expect(exporter!.calls.get(run.runId)).toBeUndefined();
+      expect(exporter!.calls.get(queue.publicRunId(run.runId))).toBeUndefined();
       expect((await engine.runs.get(run.runId))?.attemptId).toBe('elsewhere');
       // The holder falls silent (it died): its heartbeat goes stale and this worker takes the run over.
       clearInterval(keepAlive);
       const end = await untilEnded(queue, run.runId);
       expect(end.state.result_state).toBe('SUCCESS');
-      expect(exporter!.calls.get(run.runId)).toBe(1);
+      expect(exporter!.calls.get(queue.publicRunId(run.runId))).toBe(1);
       const after = await engine.runs.get(run.runId);
       expect(after?.attempts).toBe(2);
       expect(after?.attemptId).not.toBe('elsewhere');
@@ -636,12 +640,12 @@ describe('exports take effect exactly once', () => {
       const run = await queue.submit(request);
       const end = await untilEnded(queue, run.runId);
       expect(end.state.result_state).toBe('SUCCESS');
-      expect(exporter!.calls.get(run.runId)).toBe(2);
+      expect(exporter!.calls.get(queue.publicRunId(run.runId))).toBe(2);
       const after = await engine.runs.get(run.runId);
       expect(after?.attempts).toBe(2);
       expect(download(blobs, end).tierview_file).toContain('boeing');
       // Only the committed attempt's files are left under the run's directory.
-      const runDir = path.join(outageDir, 'exports', 'runs', String(run.runId));
+      const runDir = path.join(outageDir, 'exports', 'runs', String(queue.publicRunId(run.runId)));
       const files = fs
         .readdirSync(runDir, { recursive: true })
         .map(String)
@@ -683,7 +687,7 @@ describe('exports take effect exactly once', () => {
         user_cancelled_or_timedout: true,
       });
       // The files the export wrote are removed.
-      const runDir = path.join(cancelDir, 'exports', 'runs', String(run.runId));
+      const runDir = path.join(cancelDir, 'exports', 'runs', String(queue.publicRunId(run.runId)));
       const left = fs.existsSync(runDir)
         ? fs.readdirSync(runDir, { recursive: true }).filter((f) => String(f).endsWith('.csv'))
         : [];

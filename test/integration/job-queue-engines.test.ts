@@ -112,7 +112,7 @@ function lifecycle(kind: 'postgres' | 'redis' | 'mongodb', url: string, reset: (
       const runs = await Promise.all(Array.from({ length: 16 }, () => queue.submit(request(3))));
       const ends = await Promise.all(runs.map((r) => until(() => queue.view(r.runId), ended)));
       expect(ends.map((v) => v.state.result_state)).toEqual(runs.map(() => 'SUCCESS'));
-      expect(runs.map((r) => exporter!.calls.get(r.runId))).toEqual(runs.map(() => 1));
+      expect(runs.map((r) => exporter!.calls.get(queue.publicRunId(r.runId)))).toEqual(runs.map(() => 1));
       for (const v of ends) {
         const link = new URL(
           (JSON.parse((v.output as { result: string }).result) as Record<string, string>).tierview_file!,

@@ -116,7 +116,7 @@ describe('job queue', () => {
         (v) => v.state.life_cycle_state === 'TERMINATED',
       );
       expect(end).toEqual({
-        run_id: String(run.runId),
+        run_id: String(queue.publicRunId(run.runId)),
         state: {
           life_cycle_state: 'TERMINATED',
           result_state: 'CANCELED',
@@ -280,7 +280,7 @@ describe('job queue', () => {
         verifyCallbackSignature(secret, `t=${signature.split(',')[0]!.slice(2)},${last}`, body, now),
       ).toBe(true);
       expect(JSON.parse(body)).toMatchObject({
-        run_id: String(run.runId),
+        run_id: String(queue.publicRunId(run.runId)),
         state: { life_cycle_state: 'TERMINATED', result_state: 'TIMEDOUT', user_cancelled_or_timedout: true },
       });
       expect(await queueRowsLeft(dir, 'callback')).toBe(0);

@@ -659,3 +659,53 @@ describe('a start under an Idempotency-Key', () => {
     expect((await run('with space')).errors?.[0]?.extensions.code).toBe('BAD_REQUEST');
   });
 });
+
+describe('run ids', () => {
+  const OTHER = 'other-key-0123456789abcdef';
+  const env = { JOBS_WORKER: 'false', API_KEYS: `${TEST_KEY},${OTHER}` };
+  let t: TestServer;
+  beforeAll(async () => {
+    t = await startTestServer(env);
+  });
+  afterAll(async () => {
+    await t.stop();
+  });
+  const startRun = async (headers: Record<string, string> = {}): Promise<number> => {
+    const res = await t.post(
+      '/v1/tierviewjob/',
+      { root_nodes: 'boeing', num_tiers: '1', direction: 'supplier' },
+      headers,
+    );
+    expect(res.status).toBe(200);
+    return ((await res.json()) as { run_id: number }).run_id;
+  };
+
+  it('tell a key nothing of the runs other keys start, and outlive a restart', async () => {
+    const first = await startRun();
+    const theirs = [await startRun({ 'X-SERVICE-KEY': OTHER }), await startRun({ 'X-SERVICE-KEY': OTHER })];
+    const second = await startRun();
+    // The runs are stored 1, 2, 3, 4: a client must not read from its own two ids that two came between.
+    const ids = [first, ...theirs, second];
+    for (const id of ids) {
+      expect(Number.isSafeInteger(id)).toBe(true);
+      expect(id).toBeGreaterThanOrEqual(1);
+      expect(id).toBeLessThanOrEqual(2 ** 30);
+    }
+    expect(new Set(ids).size).toBe(4);
+    expect(second - first).not.toBe(3);
+    expect(ids.slice(1).every((id, i) => id === ids[i]! + 1)).toBe(false);
+    expect(ids.filter((id) => id <= 4)).toEqual([]);
+    const seen = (await (await t.get(`/v1/jobs/${second}`)).json()) as JobBody;
+    expect(seen.run_id).toBe(String(second));
+    // A number next to a run's id is some other, unknown run.
+    expect((await t.get(`/v1/jobs/${second + 1}`)).status).toBe(404);
+
+    await t.stop(true);
+    t = await startTestServer({ ...env, DATA_DIR: t.dataDir }, null);
+    const again = await t.get(`/v1/jobs/${first}`);
+    expect(again.status).toBe(200);
+    expect(((await again.json()) as JobBody).run_id).toBe(String(first));
+    const listed = (await (await t.get('/v1/jobs/')).json()) as { results: JobBody[] };
+    expect(listed.results.map((r) => Number(r.run_id))).toEqual([second, first]);
+  });
+});

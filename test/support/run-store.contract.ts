@@ -78,6 +78,23 @@ export function runStoreContract(
       expect((await again.get(ids[0]!))?.request).toEqual(req(0));
     });
 
+    test('keeps the first run id key it is given, for every store over it', async () => {
+      const a = 'first-key-0123456789abcdef-0123456789';
+      const b = 'second-key-0123456789abcdef-012345678';
+      const again = await reopen();
+      opened.push(again);
+      await again.open();
+      // Two processes starting at once: one key wins, and both read it.
+      const [one, two] = await Promise.all([store.runIdKey(a), again.runIdKey(b)]);
+      expect(one).toBe(two);
+      expect([a, b]).toContain(one);
+      expect(await store.runIdKey('third-key-0123456789abcdef-01234567')).toBe(one);
+      const third = await reopen();
+      opened.push(third);
+      await third.open();
+      expect(await third.runIdKey('fourth-key-0123456789abcdef-0123456')).toBe(one);
+    });
+
     test('concurrent creates get distinct ids', async () => {
       const runs = await Promise.all(Array.from({ length: 25 }, (_, i) => store.create(req(i), t0)));
       expect(new Set(runs.map((r) => r.runId)).size).toBe(25);

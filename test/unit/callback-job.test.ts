@@ -37,6 +37,7 @@ function setUp(outcomes: AttemptOutcome[], payload: object | null = { run_id: '7
     rules: parseCallbackHosts('hooks.example.com'),
     allowHttp: false,
     payload: () => Promise.resolve(payload === null ? null : { body: payload, keyId: null }),
+    publicRunId: (runId) => runId,
     log: pino({ level: 'debug' }, sink),
   });
   return { job, sent, lines };

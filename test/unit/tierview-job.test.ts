@@ -23,6 +23,7 @@ function makeJob(reads: number[]): TierViewJob {
     now: () => new Date(),
     owesCallback: () => false,
     notify: () => Promise.resolve(),
+    publicRunId: (runId) => runId,
   });
 }
 

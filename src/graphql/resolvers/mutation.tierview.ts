@@ -32,7 +32,7 @@ export const startTierView: GraphQLFieldResolver<
       ? null
       : checkIdempotencyKey(idempotency_key, 'idempotency_key');
   const { run, replayed } = await ctx.services.jobs.submitOnce(request, ctx.keyId, key);
-  return { run_id: run.runId, replayed };
+  return { run_id: ctx.services.jobs.publicRunId(run.runId), replayed };
 };
 
 /** Mutation.cancelJob: only the key that started the run may cancel it (another key gets NOT_FOUND). */

@@ -36,6 +36,11 @@ interface Counter {
   _id: string;
   seq: number;
 }
+/** A setting kept beside the counter (the run id key). */
+interface Setting {
+  _id: string;
+  value: string;
+}
 /** Held by the create of one owner while it counts and inserts under a quota. */
 interface OwnerLock {
   _id: string;
@@ -44,6 +49,7 @@ interface OwnerLock {
 }
 
 const COUNTER_ID = 'run_id';
+const RUN_ID_KEY_ID = 'run_id_key';
 const DUPLICATE_KEY = 11000;
 /** Draws of a run id before create gives up (only a non-atomic counter needs more than one). */
 const MAX_ID_DRAWS = 20;
@@ -72,6 +78,7 @@ export class MongoRunStore implements RunStore {
   private readonly runs: Collection<StoredRun>;
   private readonly counters: Collection<Counter>;
   private readonly locks: Collection<OwnerLock>;
+  private readonly settings: Collection<Setting>;
 
   constructor(options: MongoRunStoreOptions) {
     if ('db' in options) {
@@ -86,6 +93,7 @@ export class MongoRunStore implements RunStore {
     this.counters = this.db.collection<Counter>(options.countersCollectionName ?? 'tiergraph_counters');
     // Lock documents live beside the counter, under ids of their own.
     this.locks = this.db.collection<OwnerLock>(options.countersCollectionName ?? 'tiergraph_counters');
+    this.settings = this.db.collection<Setting>(options.countersCollectionName ?? 'tiergraph_counters');
   }
 
   async open(): Promise<void> {
@@ -233,6 +241,22 @@ export class MongoRunStore implements RunStore {
 
   async countInState(state: LifeCycleState): Promise<number> {
     return this.runs.countDocuments({ lifeCycleState: state });
+  }
+
+  async runIdKey(candidate: string): Promise<string> {
+    try {
+      await this.settings.updateOne(
+        { _id: RUN_ID_KEY_ID },
+        { $setOnInsert: { value: candidate } },
+        { upsert: true },
+      );
+    } catch (err) {
+      // Two first calls at once: the loser's duplicate-key error means the key is stored.
+      if ((err as { code?: unknown }).code !== DUPLICATE_KEY) throw err;
+    }
+    const stored = await this.settings.findOne({ _id: RUN_ID_KEY_ID });
+    if (!stored) throw new Error('the run id key is missing from the counters collection');
+    return stored.value;
   }
 
   async listCallbacksDue(changedBefore: Date, limit: number): Promise<RunRecord[]> {

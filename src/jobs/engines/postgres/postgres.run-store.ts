@@ -179,6 +179,26 @@ export class PostgresRunStore implements RunStore {
       `CREATE UNIQUE INDEX IF NOT EXISTS "${this.tableName}_idempotency_key_idx"
          ON ${this.table} (owner_key_id, idempotency_key) WHERE idempotency_key IS NOT NULL`,
     );
+    await client.query(
+      `CREATE TABLE IF NOT EXISTS ${this.settings} (name text PRIMARY KEY, value text NOT NULL)`,
+    );
+  }
+
+  /** The table of the store's settings (the run id key), beside the runs. */
+  private get settings(): string {
+    return `"${this.tableName}_settings"`;
+  }
+
+  async runIdKey(candidate: string): Promise<string> {
+    await this.pool.query(
+      `INSERT INTO ${this.settings} (name, value) VALUES ('run_id_key', $1) ON CONFLICT (name) DO NOTHING`,
+      [candidate],
+    );
+    const { rows } = await this.pool.query<{ value: string }>(
+      `SELECT value FROM ${this.settings} WHERE name = 'run_id_key'`,
+    );
+    if (!rows[0]) throw new Error(`the run id key is missing from ${this.settings}`);
+    return rows[0].value;
   }
 
   async close(): Promise<void> {

@@ -284,6 +284,14 @@ export class RedisRunStore implements RunStore {
     return this.client.zcard(this.stateKey(state));
   }
 
+  async runIdKey(candidate: string): Promise<string> {
+    const key = `${this.prefix}run-id-key`;
+    await this.client.set(key, candidate, 'NX');
+    const stored = await this.client.get(key);
+    if (stored === null) throw new Error(`the run id key ${key} is missing`);
+    return stored;
+  }
+
   async listCallbacksDue(changedBefore: Date, limit: number): Promise<RunRecord[]> {
     // Few runs are ever marked at once (only those whose process died before queuing
     // the delivery, and ones ending right now), so reading the first ones is cheap.

@@ -68,6 +68,7 @@ export class SqliteRunStore implements RunStore {
         CREATE INDEX IF NOT EXISTS "${t}_callback_due_idx" ON "${t}" (run_id) WHERE ${CALLBACK_DUE} = 1;
         CREATE UNIQUE INDEX IF NOT EXISTS "${t}_idempotency_key_idx" ON "${t}" (${OWNER}, ${IDEMPOTENCY_KEY})
           WHERE ${IDEMPOTENCY_KEY} IS NOT NULL;
+        CREATE TABLE IF NOT EXISTS "${t}_settings" (name TEXT PRIMARY KEY, value TEXT NOT NULL);
       `);
     });
   }
@@ -199,6 +200,21 @@ export class SqliteRunStore implements RunStore {
         )
         .get(state);
       return row?.n ?? 0;
+    });
+  }
+
+  runIdKey(candidate: string): Promise<string> {
+    return settle(() => {
+      const db = this.connection();
+      const t = this.tableName;
+      db.prepare(`INSERT OR IGNORE INTO "${t}_settings" (name, value) VALUES ('run_id_key', ?)`).run(
+        candidate,
+      );
+      const row = db
+        .prepare<[], { value: string }>(`SELECT value FROM "${t}_settings" WHERE name = 'run_id_key'`)
+        .get();
+      if (!row) throw new Error(`the run id key is missing from "${t}_settings"`);
+      return row.value;
     });
   }
 
