@@ -57,10 +57,14 @@ export interface CallbackJobOptions {
  * The delivery id of a run's callback: derived from the run, so a delivery queued
  * twice (its process died before recording that it was queued) carries the same
  * id, and a receiver can tell the repeat. A UUID in form (version 8, for ids whose
- * bits the application chooses), from a hash of the run's id and creation time.
+ * bits the application chooses), from a hash of the run's id as clients see it
+ * (`publicRunId`) and its creation time: from the stored number, a receiver that
+ * knows roughly when it started a run could search its way back to that number.
  */
-export function callbackDeliveryId(runId: number, createdAt: Date): string {
-  const h = createHash('sha256').update(`tiergraph-callback:${runId}:${createdAt.toISOString()}`).digest();
+export function callbackDeliveryId(publicRunId: number, createdAt: Date): string {
+  const h = createHash('sha256')
+    .update(`tiergraph-callback:${publicRunId}:${createdAt.toISOString()}`)
+    .digest();
   h[6] = (h[6]! & 0x0f) | 0x80;
   h[8] = (h[8]! & 0x3f) | 0x80;
   const x = h.subarray(0, 16).toString('hex');
@@ -97,7 +101,11 @@ export class CallbackJob {
 
   /** Queues the delivery of the callback of the run `runId` created at `createdAt` to `url`. */
   async enqueue(agenda: Agenda, runId: number, url: string, createdAt: Date): Promise<CallbackJobInput> {
-    const input: CallbackJobInput = { run_id: runId, url, delivery_id: callbackDeliveryId(runId, createdAt) };
+    const input: CallbackJobInput = {
+      run_id: runId,
+      url,
+      delivery_id: callbackDeliveryId(this.o.publicRunId(runId), createdAt),
+    };
     await agenda.now(CALLBACK_JOB, input);
     return input;
   }

@@ -186,7 +186,8 @@ const runIdParam = {
   in: 'path',
   required: true,
   schema: { ...int, minimum: 1, maximum: Number.MAX_SAFE_INTEGER },
-  description: 'Run id from the start response; anything but a positive integer answers 400.',
+  description:
+    'Run id from the start response (1 to 2^30; a larger one is no run, 404); anything but a positive integer answers 400.',
 };
 
 /**
@@ -1086,7 +1087,11 @@ export function openApiDocument(keyHeader: string, f: ApiFacts): Json {
           type: 'object',
           required: ['run_id', 'state', 'output'],
           properties: {
-            run_id: { ...str, pattern: '^[1-9][0-9]*$', description: 'The run id, as a string.' },
+            run_id: {
+              ...str,
+              pattern: '^[1-9][0-9]*$',
+              description: 'The run id, as a string (1 to 2^30, in no order).',
+            },
             state: { ...ref('JobState'), description: 'Where the run is.' },
             output: {
               description: 'null, empty or the files, depending on the state (see each case).',
@@ -1142,7 +1147,7 @@ export function openApiDocument(keyHeader: string, f: ApiFacts): Json {
                 `valid DOWNLOAD_TTL_S seconds (${f.DOWNLOAD_TTL_S} here) and fetched without an API key. With BLOB_STORE=local they are links to this server ` +
                 '(/downloads/..., HMAC-signed; a bad signature answers 403, an expired link or a deleted file 410); with BLOB_STORE=gcs, Cloud Storage V4 signed URLs.',
               examples: [
-                '{"tierview_file":"https://host/downloads/runs/7/tierview-7.csv?expires=1700000000&signature=..."}',
+                '{"tierview_file":"https://host/downloads/runs/583620177/a3f9c2e81b7d40652/tierview-583620177.csv?expires=1700000000&signature=..."}',
               ],
             },
             truncated: { type: 'boolean', description: 'Always false: exports are never cut short.' },
