@@ -90,6 +90,10 @@ describe('tier-view jobs over HTTP', () => {
     });
     const result = JSON.parse(body.output!.result!) as Record<string, string>;
     expect(Object.keys(result)).toEqual(['tierview_file']);
+    // The file is named by the id the client holds, not by the number the run is stored under.
+    expect(new URL(result.tierview_file!).pathname).toMatch(
+      new RegExp(`^/downloads/runs/${runId}/[0-9a-z]+/tierview-${runId}\\.csv$`),
+    );
     const file = await fetch(result.tierview_file!);
     expect(file.status).toBe(200);
     const text = await file.text();
