@@ -11,6 +11,8 @@ import { startServer } from '../server';
 import { ApiKeyStore } from '../http/api-keys';
 import { keyCallbackSecret } from '../jobs/callbacks';
 import { CALLBACK_SECRET_FILE, serverCallbackSecret } from '../jobs/job-queue.options';
+import { openJobsEngine } from '../jobs/open-jobs-engine';
+import { RunIds, newRunIdKey } from '../jobs/run-ids';
 import { MAX_GENERATED_COMPANIES, generateDataset } from '../demo/generate';
 import { importDirectory, stagingRoot } from '../import/import-directory';
 import { importSummary, rate } from './import-summary';
@@ -55,7 +57,7 @@ const version = (
 const program = new Command()
   .name('tiergraph')
   .version(version, '-V, --version', 'print the version and exit')
-  .description('Supply-chain relationship data service: serve, import, generate, seed, migrate, keys.')
+  .description('Supply-chain relationship data service: serve, import, generate, seed, migrate, runs, keys.')
   // Commander's own refusals (an unknown option, an argument a parser refused) end the process
   // through the catch below, with the status of bad settings; help and --version with 0.
   .exitOverride();
@@ -409,6 +411,38 @@ program
       );
     } finally {
       await store.close();
+    }
+  });
+
+const runs = program
+  .command('runs')
+  .description('look up export runs in the jobs database JOBS_BACKEND names');
+runs
+  .command('show')
+  .description(
+    'print a run as the jobs database keeps it, by the run id clients see, with the number it is stored under',
+  )
+  .argument('<run_id>', 'a run id as the API gives it')
+  .action(async (text: string) => {
+    const cfg = config();
+    const engine = openJobsEngine(cfg, createLogger(cfg.LOG_LEVEL));
+    try {
+      await engine.open?.();
+      await engine.runs.open();
+      // The servers' key; on a database no server has used yet, the one they will read.
+      const ids = new RunIds(await engine.runs.runIdKey(newRunIdKey()));
+      const stored = /^[1-9]\d{0,15}$/.test(text) ? ids.toStored(Number(text)) : null;
+      const run = stored === null ? null : await engine.runs.get(stored);
+      if (!run) {
+        process.stderr.write(`No run ${text} in the ${engine.runs.name} jobs database\n`);
+        process.exitCode = 1;
+        return;
+      }
+      const { runId, ...rest } = run;
+      process.stdout.write(`${JSON.stringify({ run_id: text, stored_as: runId, ...rest }, null, 2)}\n`);
+    } finally {
+      await engine.runs.close();
+      await engine.close();
     }
   });
 

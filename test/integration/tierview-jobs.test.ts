@@ -5,6 +5,7 @@ import { checkHsCode, checkToken, normList, normWebsite } from '../../src/import
 import { NO_RELATIONSHIPS } from '../../src/services/tierview.service';
 import { ROOT } from '../support/paths';
 import { inCi } from '../support/services';
+import { runCli } from '../support/cli';
 import { startTestServer } from '../support/server';
 import { TEST_KEY } from '../support/server';
 import type { TestServer } from '../support/server';
@@ -711,5 +712,20 @@ describe('run ids', () => {
     expect(((await again.json()) as JobBody).run_id).toBe(String(first));
     const listed = (await (await t.get('/v1/jobs/')).json()) as { results: JobBody[] };
     expect(listed.results.map((r) => Number(r.run_id))).toEqual([second, first]);
+
+    // An operator finds the row a client's id names with `tiergraph runs show`.
+    const cliEnv = { DATA_DIR: t.dataDir, STORE: 'embedded', LOG_LEVEL: 'warn' };
+    const shown = runCli(['runs', 'show', String(second)], cliEnv);
+    expect(shown.err).toBe('');
+    expect(shown.status).toBe(0);
+    expect(JSON.parse(shown.out)).toMatchObject({
+      run_id: String(second),
+      stored_as: 4,
+      lifeCycleState: 'PENDING',
+      request: { root_nodes: 'boeing', num_tiers: 1 },
+    });
+    const unknown = runCli(['runs', 'show', String(second + 1)], cliEnv);
+    expect(unknown.status).toBe(1);
+    expect(unknown.err).toBe(`No run ${second + 1} in the sqlite jobs database\n`);
   });
 });
