@@ -12,7 +12,7 @@ import { ApiKeyStore } from '../http/api-keys';
 import { keyCallbackSecret } from '../jobs/callbacks';
 import { CALLBACK_SECRET_FILE, serverCallbackSecret } from '../jobs/job-queue.options';
 import { openJobsEngine } from '../jobs/open-jobs-engine';
-import { RunIds, newRunIdKey } from '../jobs/run-ids';
+import { RUN_ID_TEXT, RunIds } from '../jobs/run-ids';
 import { MAX_GENERATED_COMPANIES, generateDataset } from '../demo/generate';
 import { importDirectory, stagingRoot } from '../import/import-directory';
 import { importSummary, rate } from './import-summary';
@@ -430,8 +430,8 @@ runs
       await engine.open?.();
       await engine.runs.open();
       // The servers' key; on a database no server has used yet, the one they will read.
-      const ids = new RunIds(await engine.runs.runIdKey(newRunIdKey()));
-      const stored = /^[1-9]\d{0,15}$/.test(text) ? ids.toStored(Number(text)) : null;
+      const ids = await RunIds.of(engine.runs);
+      const stored = RUN_ID_TEXT.test(text) ? ids.toStored(Number(text)) : null;
       const run = stored === null ? null : await engine.runs.get(stored);
       if (!run) {
         process.stderr.write(`No run ${text} in the ${engine.runs.name} jobs database\n`);

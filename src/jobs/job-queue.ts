@@ -18,7 +18,7 @@ import { checkCallbackUrl } from '../domain/callback-hosts';
 import { canonicalJson } from '../domain/idempotency-key';
 import { CALLBACK_CONCURRENCY, CallbackJob } from './callback.job';
 import type { CallbackSender } from './callbacks';
-import { RunIds, newRunIdKey } from './run-ids';
+import { RUN_ID_TEXT, RunIds } from './run-ids';
 import { ENDED_STATES, RunKeyTaken, RunQuotaExceeded } from './run-store';
 import { withSettledUnlocks } from './settled-unlocks';
 import type { LifeCycleState, RunRecord, RunStore } from './run-store';
@@ -207,7 +207,7 @@ export class JobQueue {
 
   async start(): Promise<void> {
     await this.o.runs.open();
-    this.runIds = new RunIds(await this.o.runs.runIdKey(newRunIdKey()));
+    this.runIds = await RunIds.of(this.o.runs);
     if (this.o.worker) {
       // Every job type gets its own slots, so a locked job never waits for a slot
       // held by another type (its lock would lapse meanwhile).
@@ -259,8 +259,12 @@ export class JobQueue {
 
   /** The id clients see of the stored run `runId` (see RunIds): in answers, callbacks and file names. */
   publicRunId(runId: number): number {
+    return this.ids().toPublic(runId);
+  }
+
+  private ids(): RunIds {
     if (!this.runIds) throw new Error('the job queue is not started');
-    return this.runIds.toPublic(runId);
+    return this.runIds;
   }
 
   /**
@@ -269,14 +273,13 @@ export class JobQueue {
    * have is answered as an unknown run.
    */
   parseRunId(text: string): number {
-    if (!/^[1-9]\d{0,15}$/.test(text) || !Number.isSafeInteger(Number(text))) {
+    if (!RUN_ID_TEXT.test(text) || !Number.isSafeInteger(Number(text))) {
       const reason = /^0+[1-9]\d*$/.test(text)
         ? 'must be a positive integer without leading zeros'
         : 'must be a positive integer';
       throw badRequest([{ field: 'run_id', reason }]);
     }
-    if (!this.runIds) throw new Error('the job queue is not started');
-    const stored = this.runIds.toStored(Number(text));
+    const stored = this.ids().toStored(Number(text));
     if (stored === null) throw notFound('run', text);
     return stored;
   }

@@ -1,4 +1,8 @@
 import crypto from 'node:crypto';
+import type { RunStore } from './run-store';
+
+/** A run id as the service writes it: a positive integer without leading zeros (one run, one address). */
+export const RUN_ID_TEXT = /^[1-9]\d{0,15}$/;
 
 /**
  * Bits of each half of the permuted number: run ids are at most 2^30, within GraphQL's Int (32 bits,
@@ -17,12 +21,18 @@ const ROUNDS = 8;
  * API key, so ids handed out as stored would tell a key how many exports the others started between
  * two of its own. Clients see instead the stored number passed through a keyed permutation of
  * [0, 2^30) (a Feistel network over two 15-bit halves, each round a truncated HMAC-SHA256), plus
- * one: distinct for distinct runs, from 1 to 2^30, with neither order nor spacing to read. The key is kept in the jobs database (RunStore.runIdKey), so every process
- * sharing the queue reads and writes the same ids. A number that is no run's id decodes to a stored
+ * one: distinct for distinct runs, from 1 to 2^30, with neither order nor spacing to read. The key
+ * is kept in the jobs database (RunStore.runIdKey), so every process sharing the queue reads and
+ * writes the same ids. A number that is no run's id decodes to a stored
  * number no run has (almost always far past the sequence): it is answered as an unknown run.
  */
 export class RunIds {
   private readonly roundKeys: Buffer[];
+
+  /** The ids of the runs of `runs`, under the key kept there (made now when there is none yet). */
+  static async of(runs: Pick<RunStore, 'runIdKey'>): Promise<RunIds> {
+    return new RunIds(await runs.runIdKey(newRunIdKey()));
+  }
 
   constructor(key: string) {
     if (key.length < 32) throw new Error('the run id key must hold at least 32 characters');

@@ -146,9 +146,10 @@ export class TierViewService {
 
   /**
    * Walks the graph for `request` and writes the CSV file(s) of attempt
-   * `attemptId` of the run clients know as `runId`, counted in the share of the API key `owner` (the run's). Throws
-   * NOT_FOUND when the root is unknown, and the signal's reason when it is
-   * aborted; the files of a failed export are removed.
+   * `attemptId` of the run clients know as `runId`, counted in the share of the
+   * API key `owner` (the run's). Throws NOT_FOUND when the root is unknown, and
+   * the signal's reason when it is aborted; the files of a failed export are
+   * removed.
    */
   async export(
     runId: number,
