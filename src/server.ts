@@ -30,9 +30,15 @@ import { TierViewService } from './services/tierview.service';
 import { JobQueue } from './jobs/job-queue';
 import { openJobsEngine } from './jobs/open-jobs-engine';
 import { jobQueueOptions } from './jobs/job-queue.options';
+import { stopWithin } from './stop-within';
 
 /** How often the server checks that its search index and list heads are of the data as it is. */
 const DERIVED_CATCH_UP_MS = 1000;
+/**
+ * How long a shutdown waits for the jobs database's connections to close: a server that stopped
+ * answering in the middle of it was seen to hold the close for good.
+ */
+const JOBS_CLOSE_MS = 15_000;
 export interface RunningServer {
   server: Server;
   port: number;
@@ -127,7 +133,7 @@ export async function startServer(config: Config, log: Logger): Promise<RunningS
     await gcs?.check();
     const blobs: BlobStore = gcs ?? local;
     const jobsEngine = openJobsEngine(config, log.child({ module: 'jobs' }));
-    started.push(() => jobsEngine.close());
+    started.push(() => stopWithin('jobs database connection', () => jobsEngine.close(), JOBS_CLOSE_MS, log));
     await jobsEngine.open?.();
     const jobs = new JobQueue(
       jobQueueOptions(config, {
@@ -141,7 +147,8 @@ export async function startServer(config: Config, log: Logger): Promise<RunningS
       }),
     );
     await jobs.start();
-    started.push(() => jobs.close());
+    // The queue drains running exports for up to 10 s (JobQueue.close) before it lets go.
+    started.push(() => stopWithin('job queue', () => jobs.close(), JOBS_CLOSE_MS + 10_000, log));
     // Servers outside this process that answers depend on: /readyz says whether they answer now.
     const dependencies = new Dependencies({
       ...(store.reachable ? { graph_store: () => store.reachable!() } : {}),
