@@ -21,6 +21,7 @@ interface RequestFields {
   body: unknown;
   id: unknown;
   keyId: unknown;
+  _parsedUrl: unknown;
 }
 
 /**
@@ -44,6 +45,8 @@ class ApiRequest extends http.IncomingMessage {
     self.body = undefined;
     self.id = undefined;
     self.keyId = undefined;
+    // parseurl's cache of the parsed URL, which the router asks for on the way to every route.
+    self._parsedUrl = undefined;
   }
 }
 
@@ -61,16 +64,45 @@ class ApiResponse extends http.ServerResponse {
  * received in time) answered with a problem document, as every other failure is, where Node
  * answers with a status line alone.
  */
-export function createHttpServer(app: http.RequestListener): Server {
-  const server = http.createServer(
-    {
-      IncomingMessage: ApiRequest,
-      ServerResponse: ApiResponse as unknown as typeof http.ServerResponse,
-    },
-    app,
-  );
+export function createHttpServer(app: http.RequestListener & AppPrototypes): Server {
+  const server = http.createServer(messageClasses(app), app);
   server.on('clientError', unreadable);
   return server;
+}
+
+/** The prototypes an express app gives every request and response it handles. */
+interface AppPrototypes {
+  request?: object;
+  response?: object;
+}
+
+/**
+ * The classes this server makes `app`'s requests and responses with: ApiRequest and ApiResponse
+ * with express's prototypes (`app.request`, `app.response`) from their making. Express sets its
+ * prototype on every request and response it is handed. In V8 an object whose prototype is changed
+ * after its making leaves the shared tree of shapes: each property added to it afterwards gives it
+ * a shape of its own, and a response, holding more properties than its shape has room for, gets
+ * one at the change itself. The server's property lookups then met every request with shapes they
+ * had not seen, and each took V8's slow path: some eighty a request, a quarter of the main thread's
+ * CPU for a health check on the benchmark machine (bench/README.md, 2026-12-01, morning). Here the
+ * app's prototypes become these classes' own (each inheriting what express's had), so express finds
+ * the prototype already in place, changes nothing, and requests share their shapes.
+ */
+function messageClasses(app: AppPrototypes): {
+  IncomingMessage: typeof http.IncomingMessage;
+  ServerResponse: typeof http.ServerResponse;
+} {
+  class Request extends ApiRequest {}
+  class Response extends ApiResponse {}
+  if (app.request) {
+    Object.setPrototypeOf(Request.prototype, app.request);
+    app.request = Request.prototype;
+  }
+  if (app.response) {
+    Object.setPrototypeOf(Response.prototype, app.response);
+    app.response = Response.prototype;
+  }
+  return { IncomingMessage: Request, ServerResponse: Response as unknown as typeof http.ServerResponse };
 }
 
 /** Status line reasons of the answers `unreadable` gives. */

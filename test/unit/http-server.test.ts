@@ -1,5 +1,6 @@
 import type http from 'node:http';
 import type { AddressInfo } from 'node:net';
+import v8 from 'node:v8';
 import express from 'express';
 import { createHttpServer } from '../../src/http/http-server';
 
@@ -8,6 +9,8 @@ describe('createHttpServer', () => {
   let base: string;
   /** What the first middleware saw of each request before anything was added to it. */
   const seen: { ownId: boolean; ownKeyId: boolean; ownLocals: boolean }[] = [];
+  /** The requests and responses that reached the route `/shape`. */
+  const shapes: { req: object; res: object }[] = [];
   beforeAll(async () => {
     const app = express();
     app.use((req, res, next) => {
@@ -37,6 +40,10 @@ describe('createHttpServer', () => {
       res.json({ baseUrl: req.baseUrl, params: req.params });
     });
     app.use('/mounted', router);
+    app.get('/shape', (req, res) => {
+      shapes.push({ req, res });
+      res.json({ ok: true });
+    });
     app.post('/echo', (req, res) => {
       res.status(201).json({ body: req.body as unknown });
     });
@@ -78,5 +85,21 @@ describe('createHttpServer', () => {
     expect(await posted.json()).toEqual({ body: { a: [1, 2] } });
     const missing = await fetch(`${base}/nowhere`);
     expect(missing.status).toBe(404);
+  });
+
+  it('makes every request and response with one shape, which V8 property lookups then find cached', async () => {
+    // V8's own test of shapes (maps), reachable once its natives syntax is allowed.
+    v8.setFlagsFromString('--allow-natives-syntax');
+    // eslint-disable-next-line @typescript-eslint/no-implied-eval -- natives syntax parses only in code compiled after the flag
+    const sameShape = new Function('a', 'b', 'return %HaveSameMap(a, b)') as (
+      a: object,
+      b: object,
+    ) => boolean;
+    shapes.length = 0;
+    for (let i = 0; i < 4; i++) await (await fetch(`${base}/shape`)).json();
+    expect(shapes).toHaveLength(4);
+    // The first ones may still be settling V8's estimate of their size; the last two are as every later one.
+    expect(sameShape(shapes[2]!.req, shapes[3]!.req)).toBe(true);
+    expect(sameShape(shapes[2]!.res, shapes[3]!.res)).toBe(true);
   });
 });
