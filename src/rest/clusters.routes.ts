@@ -18,17 +18,21 @@ export function clustersRoutes(deps: RestDeps): RouteTable {
   r.get('/clusters/:cid_id', async (req, res) => {
     const cidId = checkPathId('cid_id', req.params.cid_id);
     const q = parseQuery(req.query, { limit: 'int', offset: 'int' });
-    const data = await deps.run(OPERATIONS.cluster, { ...q, cid_id: cidId }, req);
+    // Added to the parameters rather than spread into a copy: see pageLinks.
+    q.cid_id = cidId;
+    const data = await deps.run(OPERATIONS.cluster, q, req);
     const c = data.cluster as ClusterData;
     const page = {
       limit: typeof q.limit === 'number' ? q.limit : PAGE_DEFAULTS.limit,
       offset: typeof q.offset === 'number' ? q.offset : PAGE_DEFAULTS.offset,
       hasMore: c.members.has_more,
     };
+    const links = pageLinks(req, deps, page);
     sendJson(res, {
       cid_id: c.cid_id,
       parent: c.parent,
-      ...pageLinks(req, deps, page),
+      next: links.next,
+      previous: links.previous,
       results: c.members.results,
     });
   });

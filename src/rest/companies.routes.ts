@@ -35,9 +35,10 @@ interface PageData<T> {
 /** /v1/companies/... routes: validate, run the operation, add links, send. */
 export function companiesRoutes(deps: RestDeps): RouteTable {
   const r = new RouteTable();
-  const pageOf = (q: Record<string, unknown>) => ({
+  const pageOf = (q: Record<string, unknown>, hasMore: boolean) => ({
     limit: typeof q.limit === 'number' ? q.limit : PAGE_DEFAULTS.limit,
     offset: typeof q.offset === 'number' ? q.offset : PAGE_DEFAULTS.offset,
+    hasMore,
   });
 
   r.get('/companies', async (req, res) => {
@@ -49,7 +50,8 @@ export function companiesRoutes(deps: RestDeps): RouteTable {
       q.name === undefined
         ? page.results.map(({ search_similarity: _s, word_similarity: _w, matched_name: _m, ...c }) => c)
         : page.results;
-    sendJson(res, { ...pageLinks(req, deps, { ...pageOf(q), hasMore: page.has_more }), results });
+    const links = pageLinks(req, deps, pageOf(q, page.has_more));
+    sendJson(res, { next: links.next, previous: links.previous, results });
   });
 
   // Before /companies/:vid, which would otherwise take "suggest" for a vid.
@@ -71,12 +73,12 @@ export function companiesRoutes(deps: RestDeps): RouteTable {
     r.get(`/companies/:vid/${path}`, async (req: Request<{ vid: string }>, res) => {
       const vid = checkPathId('vid', req.params.vid);
       const q = parseQuery(req.query, LIST_PARAMS);
-      const data = await deps.run(op, { ...q, vid }, req);
+      // The variables are the parameters with the vid added, not a copy made by spreading them (see pageLinks).
+      q.vid = vid;
+      const data = await deps.run(op, q, req);
       const page = data.list as PageData<unknown>;
-      sendJson(res, {
-        ...pageLinks(req, deps, { ...pageOf(q), hasMore: page.has_more }),
-        results: page.results,
-      });
+      const links = pageLinks(req, deps, pageOf(q, page.has_more));
+      sendJson(res, { next: links.next, previous: links.previous, results: page.results });
     });
   list('suppliers', OPERATIONS.suppliers);
   list('customers', OPERATIONS.customers);

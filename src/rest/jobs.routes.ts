@@ -62,10 +62,8 @@ export function jobsRoutes(deps: RestDeps, maxTiers: () => number): RouteTable {
     const page = data.jobs as { has_more: boolean; results: Record<string, unknown>[] };
     const limit = typeof q.limit === 'number' ? q.limit : PAGE_DEFAULTS.limit;
     const offset = typeof q.offset === 'number' ? q.offset : PAGE_DEFAULTS.offset;
-    sendJson(res, {
-      ...pageLinks(req, deps, { limit, offset, hasMore: page.has_more }),
-      results: page.results.map(jobBody),
-    });
+    const links = pageLinks(req, deps, { limit, offset, hasMore: page.has_more });
+    sendJson(res, { next: links.next, previous: links.previous, results: page.results.map(jobBody) });
   });
 
   const show = async (req: Request<{ run_id: string }>, res: Response) => {
