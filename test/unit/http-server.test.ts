@@ -1,6 +1,7 @@
 import type http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import v8 from 'node:v8';
+import vm from 'node:vm';
 import express from 'express';
 import { createHttpServer } from '../../src/http/http-server';
 
@@ -101,5 +102,35 @@ describe('createHttpServer', () => {
     // The first ones may still be settling V8's estimate of their size; the last two are as every later one.
     expect(sameShape(shapes[2]!.req, shapes[3]!.req)).toBe(true);
     expect(sameShape(shapes[2]!.res, shapes[3]!.res)).toBe(true);
+  });
+
+  it('keeps requests and responses fast objects when garbage is collected between the first ones', async () => {
+    v8.setFlagsFromString('--allow-natives-syntax');
+    v8.setFlagsFromString('--expose-gc');
+    // eslint-disable-next-line @typescript-eslint/no-implied-eval -- natives syntax parses only in code compiled after the flag
+    const fast = new Function('o', 'return %HasFastProperties(o)') as (o: object) => boolean;
+    const gc = vm.runInNewContext('gc') as () => void;
+    const app = express();
+    // Judged as they are answered, not kept: the objects of a server die young, which is what lets
+    // a collection end V8's sizing with room for nothing.
+    const seen: { req: boolean; res: boolean }[] = [];
+    app.get('/', (req, res) => {
+      seen.push({ req: fast(req), res: fast(res) });
+      res.json({ ok: true });
+    });
+    const fresh = createHttpServer(app);
+    await new Promise<void>((resolve) => fresh.listen(0, '127.0.0.1', resolve));
+    try {
+      const url = `http://127.0.0.1:${(fresh.address() as AddressInfo).port}/`;
+      // As a server's first requests come while it loads its data: full collections in between.
+      for (let i = 0; i < 20; i++) {
+        await (await fetch(url)).json();
+        if (i < 10) gc();
+      }
+      expect(seen).toHaveLength(20);
+      expect(seen.slice(-5)).toEqual(Array(5).fill({ req: true, res: true }));
+    } finally {
+      await new Promise((resolve) => fresh.close(resolve));
+    }
   });
 });
