@@ -4,6 +4,7 @@ import v8 from 'node:v8';
 import vm from 'node:vm';
 import express from 'express';
 import { createHttpServer } from '../../src/http/http-server';
+import { fastProperties, sameShape } from '../support/v8-shapes';
 
 describe('createHttpServer', () => {
   let server: http.Server;
@@ -89,13 +90,6 @@ describe('createHttpServer', () => {
   });
 
   it('makes every request and response with one shape, which V8 property lookups then find cached', async () => {
-    // V8's own test of shapes (maps), reachable once its natives syntax is allowed.
-    v8.setFlagsFromString('--allow-natives-syntax');
-    // eslint-disable-next-line @typescript-eslint/no-implied-eval -- natives syntax parses only in code compiled after the flag
-    const sameShape = new Function('a', 'b', 'return %HaveSameMap(a, b)') as (
-      a: object,
-      b: object,
-    ) => boolean;
     shapes.length = 0;
     for (let i = 0; i < 4; i++) await (await fetch(`${base}/shape`)).json();
     expect(shapes).toHaveLength(4);
@@ -105,17 +99,14 @@ describe('createHttpServer', () => {
   });
 
   it('keeps requests and responses fast objects when garbage is collected between the first ones', async () => {
-    v8.setFlagsFromString('--allow-natives-syntax');
     v8.setFlagsFromString('--expose-gc');
-    // eslint-disable-next-line @typescript-eslint/no-implied-eval -- natives syntax parses only in code compiled after the flag
-    const fast = new Function('o', 'return %HasFastProperties(o)') as (o: object) => boolean;
     const gc = vm.runInNewContext('gc') as () => void;
     const app = express();
     // Judged as they are answered, not kept: the objects of a server die young, which is what lets
     // a collection end V8's sizing with room for nothing.
     const seen: { req: boolean; res: boolean }[] = [];
     app.get('/', (req, res) => {
-      seen.push({ req: fast(req), res: fast(res) });
+      seen.push({ req: fastProperties(req), res: fastProperties(res) });
       res.json({ ok: true });
     });
     const fresh = createHttpServer(app);

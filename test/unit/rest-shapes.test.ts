@@ -1,6 +1,5 @@
 import type http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import v8 from 'node:v8';
 import express from 'express';
 import { createHttpServer } from '../../src/http/http-server';
 import { dispatchUnder } from '../../src/http/dispatch-under';
@@ -8,6 +7,7 @@ import { clustersRoutes } from '../../src/rest/clusters.routes';
 import { companiesRoutes } from '../../src/rest/companies.routes';
 import type * as JsonAnswer from '../../src/rest/json-answer';
 import type { RestDeps } from '../../src/rest/rest-deps';
+import { sameShape } from '../support/v8-shapes';
 
 /** Requests per case: enough for V8 to optimize the routes, whose optimized code made the shapes. */
 const ROUNDS = 600;
@@ -63,13 +63,6 @@ describe('REST page bodies and operation variables', () => {
     ['a supplier list', '/v1/companies/c1/suppliers/?limit=5'],
     ['a cluster', '/v1/clusters/k1?limit=5'],
   ])('gives %s the same shapes on every request', async (_what, path) => {
-    // V8's own test of shapes (maps), reachable once its natives syntax is allowed.
-    v8.setFlagsFromString('--allow-natives-syntax');
-    // eslint-disable-next-line @typescript-eslint/no-implied-eval -- natives syntax parses only in code compiled after the flag
-    const sameShape = new Function('a', 'b', 'return %HaveSameMap(a, b)') as (
-      a: object,
-      b: object,
-    ) => boolean;
     bodies.length = 0;
     variables.length = 0;
     for (let i = 0; i < ROUNDS; i++) {
