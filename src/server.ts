@@ -27,7 +27,7 @@ import { generateDataset } from './demo/generate';
 import type { BlobStore } from './blobs/blob-store';
 import { GcsBlobStore } from './blobs/gcs/gcs.blob-store';
 import { TierViewService } from './services/tierview.service';
-import { JobQueue } from './jobs/job-queue';
+import { JobQueue, QUEUE_DRAIN_MS } from './jobs/job-queue';
 import { openJobsEngine } from './jobs/open-jobs-engine';
 import { jobQueueOptions } from './jobs/job-queue.options';
 import { stopWithin } from './stop-within';
@@ -147,8 +147,8 @@ export async function startServer(config: Config, log: Logger): Promise<RunningS
       }),
     );
     await jobs.start();
-    // The queue drains running exports for up to 10 s (JobQueue.close) before it lets go.
-    started.push(() => stopWithin('job queue', () => jobs.close(), JOBS_CLOSE_MS + 10_000, log));
+    // The queue drains running exports (QUEUE_DRAIN_MS) before it lets go.
+    started.push(() => stopWithin('job queue', () => jobs.close(), JOBS_CLOSE_MS + QUEUE_DRAIN_MS, log));
     // Servers outside this process that answers depend on: /readyz says whether they answer now.
     const dependencies = new Dependencies({
       ...(store.reachable ? { graph_store: () => store.reachable!() } : {}),

@@ -103,6 +103,9 @@ export interface JobQueueOptions {
  */
 const RUN_SLOT_RETRY_S = 10;
 
+/** How long closing the queue waits for running exports to finish before it lets go of them. */
+export const QUEUE_DRAIN_MS = 10_000;
+
 /**
  * Tier-view runs on Agenda. The run store keeps what clients poll; Agenda keeps
  * the queue and the locks, so a run whose worker died is taken up again once
@@ -234,7 +237,7 @@ export class JobQueue {
   }
 
   /** Stops taking jobs and waits up to `graceMs` for running ones; unfinished ones resume after a restart. */
-  async close(graceMs = 10_000): Promise<void> {
+  async close(graceMs = QUEUE_DRAIN_MS): Promise<void> {
     if (!this.started) return;
     this.started = false;
     if (this.owedCallbacksTimer) clearInterval(this.owedCallbacksTimer);

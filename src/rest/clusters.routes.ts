@@ -1,7 +1,6 @@
-import { PAGE_DEFAULTS } from '../domain/params';
 import { OPERATIONS } from './operations';
 import { checkPathId, parseQuery } from './query-params';
-import { pageLinks } from './links';
+import { askedPage, pageLinks } from './links';
 import type { RestDeps } from './rest-deps';
 import { sendJson } from './json-answer';
 import { RouteTable } from './route-table';
@@ -22,12 +21,8 @@ export function clustersRoutes(deps: RestDeps): RouteTable {
     q.cid_id = cidId;
     const data = await deps.run(OPERATIONS.cluster, q, req);
     const c = data.cluster as ClusterData;
-    const page = {
-      limit: typeof q.limit === 'number' ? q.limit : PAGE_DEFAULTS.limit,
-      offset: typeof q.offset === 'number' ? q.offset : PAGE_DEFAULTS.offset,
-      hasMore: c.members.has_more,
-    };
-    const links = pageLinks(req, deps, page);
+    // The cluster's own fields come first, so its body names the links itself (see pageLinks).
+    const links = pageLinks(req, deps, askedPage(q, c.members.has_more));
     sendJson(res, {
       cid_id: c.cid_id,
       parent: c.parent,

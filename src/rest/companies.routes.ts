@@ -1,10 +1,9 @@
 import type { Request } from 'express';
 import type { DocumentNode } from 'graphql';
 import { badRequest } from '../domain/errors';
-import { PAGE_DEFAULTS } from '../domain/params';
 import { OPERATIONS } from './operations';
 import { checkPathId, parseQuery } from './query-params';
-import { pageLinks } from './links';
+import { askedPage, pageBody } from './links';
 import type { RestDeps } from './rest-deps';
 import { sendJson } from './json-answer';
 import { RouteTable } from './route-table';
@@ -35,12 +34,6 @@ interface PageData<T> {
 /** /v1/companies/... routes: validate, run the operation, add links, send. */
 export function companiesRoutes(deps: RestDeps): RouteTable {
   const r = new RouteTable();
-  const pageOf = (q: Record<string, unknown>, hasMore: boolean) => ({
-    limit: typeof q.limit === 'number' ? q.limit : PAGE_DEFAULTS.limit,
-    offset: typeof q.offset === 'number' ? q.offset : PAGE_DEFAULTS.offset,
-    hasMore,
-  });
-
   r.get('/companies', async (req, res) => {
     const q = parseQuery(req.query, SEARCH_PARAMS);
     const data = await deps.run(OPERATIONS.searchCompanies, q, req);
@@ -50,8 +43,7 @@ export function companiesRoutes(deps: RestDeps): RouteTable {
       q.name === undefined
         ? page.results.map(({ search_similarity: _s, word_similarity: _w, matched_name: _m, ...c }) => c)
         : page.results;
-    const links = pageLinks(req, deps, pageOf(q, page.has_more));
-    sendJson(res, { next: links.next, previous: links.previous, results });
+    sendJson(res, pageBody(req, deps, askedPage(q, page.has_more), results));
   });
 
   // Before /companies/:vid, which would otherwise take "suggest" for a vid.
@@ -77,8 +69,7 @@ export function companiesRoutes(deps: RestDeps): RouteTable {
       q.vid = vid;
       const data = await deps.run(op, q, req);
       const page = data.list as PageData<unknown>;
-      const links = pageLinks(req, deps, pageOf(q, page.has_more));
-      sendJson(res, { next: links.next, previous: links.previous, results: page.results });
+      sendJson(res, pageBody(req, deps, askedPage(q, page.has_more), page.results));
     });
   list('suppliers', OPERATIONS.suppliers);
   list('customers', OPERATIONS.customers);

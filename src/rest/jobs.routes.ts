@@ -1,8 +1,7 @@
 import type { Request, Response } from 'express';
 import { idempotencyKeyHeader } from '../domain/idempotency-key';
-import { PAGE_DEFAULTS } from '../domain/params';
 import { parseTierViewRequest } from '../domain/tierview';
-import { pageLinks } from './links';
+import { askedPage, pageBody } from './links';
 import { OPERATIONS } from './operations';
 import { parseQuery } from './query-params';
 import type { RestDeps } from './rest-deps';
@@ -60,10 +59,7 @@ export function jobsRoutes(deps: RestDeps, maxTiers: () => number): RouteTable {
     const q = parseQuery(req.query, { limit: 'int', offset: 'int' });
     const data = await deps.run(OPERATIONS.jobs, q, req);
     const page = data.jobs as { has_more: boolean; results: Record<string, unknown>[] };
-    const limit = typeof q.limit === 'number' ? q.limit : PAGE_DEFAULTS.limit;
-    const offset = typeof q.offset === 'number' ? q.offset : PAGE_DEFAULTS.offset;
-    const links = pageLinks(req, deps, { limit, offset, hasMore: page.has_more });
-    sendJson(res, { next: links.next, previous: links.previous, results: page.results.map(jobBody) });
+    sendJson(res, pageBody(req, deps, askedPage(q, page.has_more), page.results.map(jobBody)));
   });
 
   const show = async (req: Request<{ run_id: string }>, res: Response) => {

@@ -1,5 +1,6 @@
 import type { Request } from 'express';
 import { badRequest } from '../domain/errors';
+import { PAGE_DEFAULTS } from '../domain/params';
 import type { RestDeps } from './rest-deps';
 
 /**
@@ -26,12 +27,12 @@ const HOST = /^(?:\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9._~-]+)(?::\d{1,5})?$/;
  * refused (deep paging is for narrower criteria), though `has_more` says more
  * rows follow.
  *
- * Callers name `next` and `previous` in the body they build rather than spread
- * this object into it, and add to objects they have rather than spread them
- * into copies: on this Node's V8 an object made by a spread and then added to
- * gets a shape of its own every time, which made every property lookup on a
- * page body and on a list's GraphQL variables miss V8's caches, and
- * JSON.stringify slower (bench/README.md, 2026-12-01, morning).
+ * Bodies name `next` and `previous` (pageBody) rather than spread this object
+ * into them, and routes add to objects they have rather than spread them into
+ * copies: on this Node's V8 an object made by a spread and then added to gets
+ * a shape of its own every time, which made every property lookup on a page
+ * body and on a list's GraphQL variables miss V8's caches, and JSON.stringify
+ * slower (bench/README.md, 2026-12-01, morning).
  */
 export function pageLinks(
   req: Request,
@@ -53,4 +54,27 @@ export function pageLinks(
     next: page.hasMore && page.offset + page.limit <= maxOffset ? link(page.offset + page.limit) : null,
     previous: page.offset > 0 ? link(Math.max(0, page.offset - page.limit)) : null,
   };
+}
+
+/** The page a request asked for (its parsed `limit` and `offset`, or the defaults), and whether more rows follow it. */
+export function askedPage(
+  q: Record<string, unknown>,
+  hasMore: boolean,
+): { limit: number; offset: number; hasMore: boolean } {
+  return {
+    limit: typeof q.limit === 'number' ? q.limit : PAGE_DEFAULTS.limit,
+    offset: typeof q.offset === 'number' ? q.offset : PAGE_DEFAULTS.offset,
+    hasMore,
+  };
+}
+
+/** The body of a paged answer: its links, then its results. */
+export function pageBody<T>(
+  req: Request,
+  deps: Pick<RestDeps, 'publicUrl' | 'maxOffset'>,
+  page: { limit: number; offset: number; hasMore: boolean },
+  results: T,
+): { next: string | null; previous: string | null; results: T } {
+  const links = pageLinks(req, deps, page);
+  return { next: links.next, previous: links.previous, results };
 }
