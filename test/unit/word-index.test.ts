@@ -3,7 +3,7 @@ import { matchEntry, planQuery } from '../../src/search/relevance';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { WordIndex, WordIndexBuilder } from '../../src/search/word-index';
+import { WordIndex, WordIndexBuilder, entriesByRank } from '../../src/search/word-index';
 import { SnapshotWriter } from '../../src/store/snapshot';
 
 const NAMES = [
@@ -54,6 +54,38 @@ describe('WordIndex.build', () => {
     } finally {
       clearInterval(tick);
     }
+  });
+});
+
+describe('entriesByRank', () => {
+  /** What the build sorted by before: the doc's rank, then the entry. */
+  const bySort = (entryDoc: number[], rank: Uint32Array) =>
+    [...entryDoc.keys()].sort((a, b) => rank[entryDoc[a]!]! - rank[entryDoc[b]!]! || a - b);
+
+  it('orders entries as sorting by their doc rank, then by entry, does', () => {
+    let seed = 3;
+    const next = (n: number) => {
+      seed = (Math.imul(seed, 1103515245) + 12345) & 0x7fffffff;
+      return seed % n;
+    };
+    // Docs of one to four entries, ranked by a shuffled permutation, then by ranks with ties.
+    const entryDoc: number[] = [];
+    for (let doc = 0; doc < 5000; doc++) for (let k = 1 + next(4); k > 0; k--) entryDoc.push(doc);
+    const places = Uint32Array.from({ length: 5000 }, (_, i) => i);
+    for (let i = places.length - 1; i > 0; i--) {
+      const j = next(i + 1);
+      [places[i], places[j]] = [places[j]!, places[i]!];
+    }
+    const tied = Uint32Array.from({ length: 5000 }, () => next(50));
+    for (const rank of [places, tied])
+      expect([...entriesByRank(entryDoc, rank)]).toEqual(bySort(entryDoc, rank));
+  });
+
+  it('sorts by comparison when ranks run far past the entries', () => {
+    const entryDoc = [0, 0, 1, 2, 2, 3];
+    const rank = Uint32Array.from([4e9, 7, 4e9, 0]);
+    expect([...entriesByRank(entryDoc, rank)]).toEqual(bySort(entryDoc, rank));
+    expect([...entriesByRank([], rank)]).toEqual([]);
   });
 });
 
