@@ -40,13 +40,24 @@ if (missing.length)
     `${graphDir} lacks ${missing.join(', ')}: start a server on it once (bench/run.mjs) so every derived file is there to remove`,
   );
 
+/**
+ * The files of one kind of derived file in `dir`: the file itself and those beside it that belong to
+ * it, such as the edges an import keeps for the point-read file (`<generation>.point-reads.edges-…`,
+ * which the point-read file names). Leaving one out makes the server write the whole file anew.
+ */
+function filesOf(dir, kind) {
+  const file = `${current}.${kind}`;
+  return fs.readdirSync(dir).filter((f) => f === file || f.startsWith(`${file}.`));
+}
+
 /** One start with `removed` missing (see serveUntilSettled), and the derived files it left. */
 async function start(work, removed) {
   const graph = path.join(work, 'store', 'graph');
   for (const f of fs.readdirSync(graph))
     if (f !== 'CURRENT' && f !== current) fs.rmSync(path.join(graph, f), { force: true });
   for (const kind of DERIVED)
-    if (!removed.includes(kind)) fs.linkSync(derivedFile(graphDir, kind), derivedFile(graph, kind));
+    if (!removed.includes(kind))
+      for (const f of filesOf(graphDir, kind)) fs.linkSync(path.join(graphDir, f), path.join(graph, f));
   const r = await serveUntilSettled({
     cli,
     dataDir: path.join(work, 'store'),
@@ -54,10 +65,10 @@ async function start(work, removed) {
     settleS,
   });
   const written = Object.fromEntries(
-    DERIVED.map((k) => [
-      k,
-      fs.existsSync(derivedFile(graph, k)) ? fs.statSync(derivedFile(graph, k)).size : null,
-    ]),
+    DERIVED.map((k) => {
+      const files = filesOf(graph, k);
+      return [k, files.length ? files.reduce((n, f) => n + fs.statSync(path.join(graph, f)).size, 0) : null];
+    }),
   );
   return { removed, ...r, written };
 }
