@@ -1,7 +1,7 @@
 // What the benchmark scripts share: where the repository and the built CLI are,
 // their `--name value` arguments, the median, a free loopback port, a pause, a process's RSS, a
 // server started and watched until it has derived everything, profile reads alongside a batch of exports, the saved search index of a data dir (and loading it with this
-// build), writing results.
+// build), a CSV file's rows by column name, writing results.
 import autocannon from 'autocannon';
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
@@ -10,6 +10,7 @@ import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { parse as parseCsv } from 'csv-parse';
 
 export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 export const CLI = path.join(ROOT, 'dist', 'src', 'cli', 'main.js');
@@ -270,4 +271,27 @@ export function writeResults(name, data) {
   const machine = { cpus: os.cpus().length, model: os.cpus()[0]?.model, load: os.loadavg() };
   fs.writeFileSync(out, JSON.stringify({ machine, ...data }, null, 1));
   return out;
+}
+
+/**
+ * Streams a CSV file, calling onRow with the wanted columns' values; the header row decides their positions.
+ * onRow may return a promise (to apply backpressure), which is awaited before the next row.
+ */
+export async function eachCsvRow(file, wanted, onRow) {
+  const parser = fs
+    .createReadStream(file)
+    .pipe(parseCsv({ bom: true, relax_column_count: true, skip_empty_lines: true }));
+  let index = null;
+  for await (const record of parser) {
+    if (index === null) {
+      index = wanted.map((names) => {
+        const i = record.findIndex((h) => names.includes(h.trim()));
+        if (i < 0) throw new Error(`${file}: none of the columns ${names.join(', ')} in the header`);
+        return i;
+      });
+      continue;
+    }
+    const pending = onRow(index.map((i) => record[i] ?? ''));
+    if (pending) await pending;
+  }
 }

@@ -10,9 +10,8 @@ import { performance } from 'node:perf_hooks';
 import { parseArgs } from 'node:util';
 import autocannon from 'autocannon';
 import neo4j from 'neo4j-driver';
-import { parse as parseCsv } from 'csv-parse';
 import pg from 'pg';
-import { CLI, ROOT, freePort, rssBytes, serveArgs, settle, sleep } from './common.mjs';
+import { CLI, ROOT, eachCsvRow, freePort, rssBytes, serveArgs, settle, sleep } from './common.mjs';
 
 const RESULTS_DIR = path.join(ROOT, 'bench', 'results');
 const BENCH_KEY = 'tiergraph-bench-key-000000000000';
@@ -521,29 +520,6 @@ async function importDataset(datasetDir, env) {
     import_rows_per_s: num(m?.[2]),
     import_stdout: r.stdout.trim(),
   };
-}
-
-/**
- * Streams a CSV file, calling onRow with the wanted columns' values; the header row decides their positions.
- * onRow may return a promise (to apply backpressure), which is awaited before the next row.
- */
-async function eachCsvRow(file, wanted, onRow) {
-  const parser = fs
-    .createReadStream(file)
-    .pipe(parseCsv({ bom: true, relax_column_count: true, skip_empty_lines: true }));
-  let index = null;
-  for await (const record of parser) {
-    if (index === null) {
-      index = wanted.map((names) => {
-        const i = record.findIndex((h) => names.includes(h.trim()));
-        if (i < 0) throw new Error(`${file}: none of the columns ${names.join(', ')} in the header`);
-        return i;
-      });
-      continue;
-    }
-    const pending = onRow(index.map((i) => record[i] ?? ''));
-    if (pending) await pending;
-  }
 }
 
 function typo(name, rand) {

@@ -11,7 +11,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { createRequire } from 'node:module';
-import { ROOT, median, parseArgs, writeResults } from './common.mjs';
+import { ROOT, eachCsvRow, median, parseArgs, writeResults } from './common.mjs';
 
 const args = parseArgs();
 const dataDir = path.resolve(args['data-dir'] ?? path.join(ROOT, 'bench', 'data'));
@@ -24,24 +24,18 @@ const built = (rel) => {
   return require(file);
 };
 const { WordIndex } = built('search/word-index.js');
-const { parseCsvText } = built('import/csv.js');
 
 const file = path.join(dataDir, 'dataset', 'companies.csv');
 if (!fs.existsSync(file)) throw new Error(`${file} is missing: run bench/run.mjs on ${dataDir} first`);
 const names = [];
-let nameAt = -1;
-let aliasesAt = -1;
-parseCsvText(fs.readFileSync(file, 'utf8'), {
-  row: (f) => {
-    if (nameAt < 0) {
-      nameAt = f.indexOf('name');
-      aliasesAt = f.indexOf('aliases');
-      return;
-    }
-    const aliases = aliasesAt >= 0 && f[aliasesAt] ? f[aliasesAt].split('|').map((a) => a.trim()) : [];
-    names.push([f[nameAt], ...aliases.filter(Boolean)]);
-  },
-  error: () => undefined,
+await eachCsvRow(file, [['name'], ['aliases']], ([name, aliases]) => {
+  names.push([
+    name,
+    ...aliases
+      .split('|')
+      .map((a) => a.trim())
+      .filter(Boolean),
+  ]);
 });
 // A permutation of the companies (the step is prime to any count it is used with here).
 const step = 7919;
