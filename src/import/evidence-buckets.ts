@@ -6,11 +6,13 @@
  * file chosen by its edge's number; the Edge rows are then written one bucket
  * (a range of edges) at a time, each edge's items sorted.
  *
- * Building the JSON and the Edge rows is a large share of an import's work.
- * It runs in a worker thread (evidence-worker.ts) when the compiled worker
- * script is present, beside the importing thread that reads and checks the
- * files; otherwise in the importing thread. Either way the importing thread
- * talks to an EvidenceSink, and the work is done by a BucketStore.
+ * The importing thread, which reads and checks the files, writes each item's
+ * bucket line (its JSON included) once. Routing the lines to their buckets
+ * and writing the Edge rows, a large share of an import's work, moves bytes
+ * only; it runs in a worker thread (evidence-worker.ts) when the compiled
+ * worker script is present, otherwise in the importing thread. Either way the
+ * importing thread talks to an EvidenceSink, and the work is done by a
+ * BucketStore.
  */
 import { open, rm, stat } from 'node:fs/promises';
 import type { FileHandle } from 'node:fs/promises';
@@ -19,7 +21,8 @@ import { Worker } from 'node:worker_threads';
 import { workerFileAvailable } from '../worker-file';
 import { StagedKeysBuilder, keysFileOf } from '../store/staged-keys';
 import { encodeJson } from '../store/tables';
-import { ChunkWriter, TextBuffer } from './csv';
+import { ChunkWriter } from './csv';
+import { isoOf } from './format';
 
 /** Temporary file of bucket b in a staging directory; the loader never reads it (not a stagingFile name). */
 export function bucketFile(b: number): string {
@@ -47,29 +50,6 @@ export function bucketStart(b: number, nBuckets: number, nEdges: number): number
   return Math.ceil((b * nEdges) / nBuckets);
 }
 
-/**
- * One accepted evidence item as the importing thread hands it over: its
- * fields separated by tabs, dates as staged (ISO 8601 UTC), blanks empty.
- * Validated values never hold a tab or a line break (free text has them
- * turned into spaces, other columns refuse them).
- */
-export function evidenceRecord(
-  edge: number,
-  date: string,
-  id: string,
-  type: string,
-  url: string,
-  domain: string,
-  status: string,
-  byCustomer: string,
-  metadata: string,
-  finalisedOn: string,
-  createdOn: string,
-  lastModifiedOn: string,
-): string {
-  return `${edge}\t${date}\t${id}\t${type}\t${url}\t${domain}\t${status}\t${byCustomer}\t${metadata}\t${finalisedOn}\t${createdOn}\t${lastModifiedOn}\n`;
-}
-
 /** What JSON.stringify escapes in a string: quote, backslash, control characters, surrogates. */
 // eslint-disable-next-line no-control-regex -- control characters are among what it escapes
 const JSON_ESCAPED_RE = /["\\\u0000-\u001f\ud800-\udfff]/;
@@ -91,30 +71,181 @@ export function jsonText(s: string): string {
   return s === '' ? 'null' : jsonString(s);
 }
 
-/** A JSON value that needs no escaping (codes, numbers), or null when blank. */
-function jsonPlain(s: string, quoted: boolean): string {
-  return s === '' ? 'null' : quoted ? `"${s}"` : s;
-}
-
-const MIDNIGHT = 'T00:00:00Z';
-
-/** A staged date as a JSON string, without its time when that is midnight UTC (most are); null when blank. */
-function jsonDate(s: string): string {
-  if (s === '') return 'null';
-  return s.length === 20 && s.endsWith(MIDNIGHT) ? `"${s.slice(0, 10)}"` : `"${s}"`;
-}
-
-/**
- * The JSON of an evidence record (split at tabs): an array in the order of
- * EVIDENCE_FIELDS (src/store/tables.ts). Naming every field in every item
- * would double the size of the Edge table, and its bulk load with it.
- */
-function itemJson(f: string[]): string {
-  return `["${f[2] as string}",${jsonDate(f[1] as string)},${jsonPlain(f[3] as string, true)},${jsonText(f[4] as string)},${jsonText(f[5] as string)},${jsonPlain(f[6] as string, false)},${jsonPlain(f[7] as string, false)},${jsonText(f[8] as string)},${jsonDate(f[9] as string)},${jsonDate(f[10] as string)},${jsonDate(f[11] as string)}]`;
-}
-
 const TAB = 9;
 const LF = 10;
+const QUOTE = 34;
+const COMMA = 44;
+const BACKSLASH = 92;
+const DAY_MS = 86400000;
+
+/**
+ * Accepted evidence items as the importing thread hands them over: bucket
+ * lines as UTF-8 (edge, date, id, then the item's JSON led by a comma; see
+ * BucketStore), so that the store only routes bytes. The item's JSON is an
+ * array in the order of EVIDENCE_FIELDS (src/store/tables.ts): naming every
+ * field in every item would double the size of the Edge table, and its bulk
+ * load with it.
+ *
+ * Ten million items pass here in a large import, on the thread that reads
+ * every file, so the lines are written byte by byte: a string per line, and
+ * its encoding, cost that thread several seconds. Text that is not plain ASCII
+ * or that JSON must escape takes the slower way through jsonString, so the
+ * bytes are exactly the UTF-8 of the strings the JSON helpers above give.
+ */
+export class EvidenceLines {
+  private buf: Buffer;
+  private len = 0;
+
+  constructor(private readonly initialBytes = 1 << 17) {
+    this.buf = Buffer.allocUnsafeSlow(initialBytes);
+  }
+
+  /** Bytes written so far. */
+  get size(): number {
+    return this.len;
+  }
+
+  /**
+   * Appends one item. Dates are epoch milliseconds (NaN for none, except `date`); ids, codes
+   * (`type`, `status`, `byCustomer`) are validated ASCII without tabs; blanks are empty strings.
+   */
+  add(
+    edge: number,
+    date: number,
+    id: string,
+    type: string,
+    url: string,
+    domain: string,
+    status: string,
+    byCustomer: string,
+    metadata: string,
+    finalisedOn: number,
+    createdOn: number,
+    lastModifiedOn: number,
+  ): void {
+    // Worst case: every character escaped as \uXXXX; four dates, the edge and punctuation.
+    const worst =
+      256 +
+      6 *
+        (2 * id.length +
+          type.length +
+          url.length +
+          domain.length +
+          status.length +
+          byCustomer.length +
+          metadata.length);
+    if (this.len + worst > this.buf.length) this.grow(worst);
+    const buf = this.buf;
+    let p = digitsAt(buf, this.len, edge);
+    buf[p++] = TAB;
+    const day = isoOf(date);
+    p = asciiAt(buf, p, day, day.length);
+    buf[p++] = TAB;
+    p = asciiAt(buf, p, id, id.length);
+    buf[p++] = TAB;
+    buf[p++] = COMMA;
+    buf[p++] = 91; // [
+    p = quotedAt(buf, p, id);
+    buf[p++] = COMMA;
+    p = dateAt(buf, p, date);
+    buf[p++] = COMMA;
+    p = type === '' ? nullAt(buf, p) : quotedAt(buf, p, type);
+    buf[p++] = COMMA;
+    p = url === '' ? nullAt(buf, p) : quotedAt(buf, p, url);
+    buf[p++] = COMMA;
+    p = domain === '' ? nullAt(buf, p) : quotedAt(buf, p, domain);
+    buf[p++] = COMMA;
+    p = status === '' ? nullAt(buf, p) : asciiAt(buf, p, status, status.length);
+    buf[p++] = COMMA;
+    p = byCustomer === '' ? nullAt(buf, p) : asciiAt(buf, p, byCustomer, byCustomer.length);
+    buf[p++] = COMMA;
+    p = metadata === '' ? nullAt(buf, p) : quotedAt(buf, p, metadata);
+    buf[p++] = COMMA;
+    p = dateAt(buf, p, finalisedOn);
+    buf[p++] = COMMA;
+    p = dateAt(buf, p, createdOn);
+    buf[p++] = COMMA;
+    p = dateAt(buf, p, lastModifiedOn);
+    buf[p++] = 93; // ]
+    buf[p++] = LF;
+    this.len = p;
+  }
+
+  /** Everything written so far, in a buffer of its own (not from the pool, so that it can be transferred). */
+  take(): Buffer {
+    const out = this.buf.subarray(0, this.len);
+    this.buf = Buffer.allocUnsafeSlow(Math.max(this.initialBytes, this.len));
+    this.len = 0;
+    return out;
+  }
+
+  private grow(bytes: number): void {
+    const b = Buffer.allocUnsafeSlow(Math.max(this.buf.length * 2, this.len + bytes));
+    this.buf.copy(b, 0, 0, this.len);
+    this.buf = b;
+  }
+}
+
+/*
+ * The writers below put a value into buf at p, which has room for it, and return where it ends.
+ */
+
+function nullAt(buf: Buffer, p: number): number {
+  buf[p] = 110; // n
+  buf[p + 1] = 117; // u
+  buf[p + 2] = 108; // l
+  buf[p + 3] = 108; // l
+  return p + 4;
+}
+
+/** A non-negative integer in decimal. */
+function digitsAt(buf: Buffer, p: number, n: number): number {
+  let end = p + 1;
+  for (let x = n; x >= 10; x = Math.floor(x / 10)) end++;
+  let q = end;
+  let x = n;
+  do {
+    buf[--q] = 48 + (x % 10);
+    x = Math.floor(x / 10);
+  } while (x > 0);
+  return end;
+}
+
+/** The first n characters of s, ASCII as the caller promises; anything else is encoded as UTF-8. */
+function asciiAt(buf: Buffer, p: number, s: string, n: number): number {
+  let q = p;
+  for (let i = 0; i < n; i++) {
+    const c = s.charCodeAt(i);
+    if (c >= 0x80) return p + buf.write(s.slice(0, n), p, 'utf8');
+    buf[q++] = c;
+  }
+  return q;
+}
+
+/** s as a JSON string: quoted as it is when nothing in it needs escaping, else as jsonString gives it. */
+function quotedAt(buf: Buffer, p: number, s: string): number {
+  let q = p;
+  buf[q++] = QUOTE;
+  for (let i = 0; i < s.length; i++) {
+    const c = s.charCodeAt(i);
+    if (c < 0x20 || c >= 0x80 || c === QUOTE || c === BACKSLASH)
+      return p + buf.write(jsonString(s), p, 'utf8');
+    buf[q++] = c;
+  }
+  buf[q++] = QUOTE;
+  return q;
+}
+
+/** A date as a JSON string, without its time when that is midnight UTC (most are); null for none. */
+function dateAt(buf: Buffer, p: number, ms: number): number {
+  if (Number.isNaN(ms)) return nullAt(buf, p);
+  const s = isoOf(ms);
+  buf[p] = QUOTE;
+  const q = asciiAt(buf, p + 1, s, ms % DAY_MS === 0 && s.length === 20 ? 10 : s.length);
+  buf[q] = QUOTE;
+  return q + 1;
+}
+
 const Z = 90;
 /** Length of `YYYY-MM-DDThh:mm:ss`, the part of a staged date before its fraction or zone. */
 const SECONDS_LEN = 19;
@@ -200,18 +331,23 @@ export class BucketStore {
     }
   }
 
-  /** Appends evidence records (evidenceRecord lines) to their buckets. */
-  async add(records: string): Promise<void> {
+  /** Appends evidence records (evidenceRecord lines, as UTF-8) to their buckets. */
+  async add(records: Buffer): Promise<void> {
     const { writers, nBuckets, nEdges } = this;
+    const n = records.length;
     let p = 0;
-    while (p < records.length) {
-      const nl = records.indexOf('\n', p);
-      const f = records.slice(p, nl).split('\t');
+    while (p < n) {
+      let q = p;
+      let c = records[q] as number;
+      let e = 0;
+      while (c !== TAB) {
+        e = e * 10 + c - 48;
+        c = records[++q] as number;
+      }
+      const nl = records.indexOf(LF, q);
+      if (nl < 0) throw new Error('evidence record without its line end');
+      (writers[bucketOf(e, nBuckets, nEdges)] as ChunkWriter).writeBytes(records, p, nl + 1);
       p = nl + 1;
-      const e = f[0] as string;
-      (writers[bucketOf(Number(e), nBuckets, nEdges)] as ChunkWriter).write(
-        `${e}\t${f[1] as string}\t${f[2] as string}\t,${itemJson(f)}\n`,
-      );
     }
     for (const w of writers) if (w.full) await w.flush();
   }
@@ -406,8 +542,8 @@ export class BucketStore {
 
 /** How the importing thread hands evidence over and has Edge rows written. */
 export interface EvidenceSink {
-  /** Takes one evidenceRecord line; it is handed over at the next flush(). */
-  add(record: string): void;
+  /** Where the importing thread writes items (EvidenceLines.add); they are handed over at the next flush(). */
+  readonly lines: EvidenceLines;
   /** Hands over the records taken so far; waits while the store is behind. */
   flush(): Promise<void>;
   /** Forgets every record: a second pass over the evidence follows. */
@@ -424,24 +560,21 @@ export interface EvidenceSink {
   abort(): Promise<void>;
 }
 
+/** Bytes of records gathered before they are handed to the store. */
+const HANDOVER_BYTES = 1 << 16;
+
 class LocalSink implements EvidenceSink {
-  private pending = '';
+  readonly lines = new EvidenceLines(HANDOVER_BYTES * 2);
 
   constructor(private readonly store: BucketStore) {}
 
-  add(record: string): void {
-    this.pending += record;
-  }
-
   async flush(): Promise<void> {
-    if (this.pending === '') return;
-    const records = this.pending;
-    this.pending = '';
-    await this.store.add(records);
+    if (this.lines.size === 0) return;
+    await this.store.add(this.lines.take());
   }
 
   async reset(): Promise<void> {
-    this.pending = '';
+    this.lines.take();
     await this.store.reset();
   }
 
@@ -488,8 +621,6 @@ export interface EvidenceWorkerData {
   nEdges: number;
 }
 
-/** Records gathered before they are sent to the worker, in characters (about as many bytes). */
-const HANDOVER_BYTES = 1 << 16;
 /** Batches of records the worker may be behind; more would only pile up in its message queue. */
 const MAX_BEHIND = 16;
 
@@ -499,8 +630,7 @@ class WorkerSink implements EvidenceSink {
    * Records as UTF-8, handed over by moving the buffer: posting them as a
    * string copies it, which cost the importing thread seconds per ten million items.
    */
-  private pending = new TextBuffer(HANDOVER_BYTES * 2);
-  private pendingChars = 0;
+  readonly lines = new EvidenceLines(HANDOVER_BYTES * 2);
   private sent = 0;
   private answered = 0;
   private failure: Error | null = null;
@@ -545,31 +675,24 @@ class WorkerSink implements EvidenceSink {
     }
   }
 
-  add(record: string): void {
-    this.pending.write(record);
-    this.pendingChars += record.length;
-  }
-
   private handOver(): void {
-    const records = this.pending.take();
-    this.pendingChars = 0;
+    const records = this.lines.take();
     this.send({ type: 'add', records }, [records.buffer as ArrayBuffer]);
   }
 
   async flush(): Promise<void> {
-    if (this.pendingChars >= HANDOVER_BYTES) this.handOver();
+    if (this.lines.size >= HANDOVER_BYTES) this.handOver();
     await this.until(MAX_BEHIND);
   }
 
   async reset(): Promise<void> {
-    this.pending.take();
-    this.pendingChars = 0;
+    this.lines.take();
     this.send({ type: 'reset' });
     await this.until(0);
   }
 
   async seal(): Promise<void> {
-    if (this.pendingChars > 0) this.handOver();
+    if (this.lines.size > 0) this.handOver();
     this.send({ type: 'seal' });
     await this.until(0);
   }

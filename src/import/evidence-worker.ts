@@ -13,9 +13,7 @@ if (port !== null) {
   const handle = async (m: EvidenceWorkerRequest): Promise<void> => {
     switch (m.type) {
       case 'add':
-        return store.add(
-          Buffer.from(m.records.buffer, m.records.byteOffset, m.records.byteLength).toString('utf8'),
-        );
+        return store.add(Buffer.from(m.records.buffer, m.records.byteOffset, m.records.byteLength));
       case 'reset':
         return store.reset();
       case 'seal':

@@ -7,10 +7,12 @@ import {
   bucketCount,
   bucketOf,
   bucketStart,
-  evidenceRecord,
+  EvidenceLines,
   jsonString,
+  jsonText,
   openEvidenceSink,
 } from '../../src/import/evidence-buckets';
+import { isoOf } from '../../src/import/format';
 import type * as EvidenceBuckets from '../../src/import/evidence-buckets';
 import { LineEntries, readStagedKeys } from '../../src/store/staged-keys';
 import { fnv1a } from '../../src/store/string-hash';
@@ -52,6 +54,97 @@ describe('jsonString', () => {
   });
 });
 
+/** A staged date as its JSON: without its time at midnight UTC; null for none. */
+function dateJson(ms: number): string {
+  if (Number.isNaN(ms)) return 'null';
+  const s = isoOf(ms);
+  return s.endsWith('T00:00:00Z') ? `"${s.slice(0, 10)}"` : `"${s}"`;
+}
+
+describe('EvidenceLines', () => {
+  it('writes the UTF-8 of each bucket line as the JSON helpers spell it, escaped text included', () => {
+    type Item = Parameters<EvidenceLines['add']>;
+    const day = Date.parse('2021-03-04T00:00:00Z');
+    const items: Item[] = [
+      [0, day, 'v1', 'text', 'https://a.example.com/x', 'a.example.com', '1', 'true', '', NaN, NaN, NaN],
+      [9, day + 1, 'v2', '', '', '', '', '', 'say "hi"', day, day + 3600000, day - 1],
+      [
+        10,
+        Date.parse('1950-06-01T12:30:45Z'),
+        'v3',
+        'customs',
+        '',
+        '',
+        '12',
+        'false',
+        'tab\there\nand\u0001',
+        NaN,
+        day,
+        NaN,
+      ],
+      [
+        1234567,
+        day,
+        'v4',
+        'filing',
+        'https://例え.jp/ü?q=1',
+        'bücher.example',
+        '',
+        '',
+        'ß, 日本 and 😀',
+        NaN,
+        NaN,
+        day,
+      ],
+      [11, day, 'v5', 'text', '', '', '', '', 'back\\slash', NaN, NaN, NaN],
+      // Not a valid id, but the writer must still spell it as UTF-8, not byte by byte.
+      [42, day, 'ïd', 'text', '', '', '', '', '', NaN, NaN, NaN],
+    ];
+    const want = items
+      .map(
+        ([e, date, id, type, url, domain, status, byCustomer, meta, fin, created, mod]) =>
+          `${e}\t${isoOf(date)}\t${id}\t,[${jsonString(id)},${dateJson(date)},${type === '' ? 'null' : jsonString(type)},${jsonText(url)},${jsonText(domain)},${status === '' ? 'null' : status},${byCustomer === '' ? 'null' : byCustomer},${jsonText(meta)},${dateJson(fin)},${dateJson(created)},${dateJson(mod)}]\n`,
+      )
+      .join('');
+    // A small first buffer, so that it grows on the way.
+    const lines = new EvidenceLines(16);
+    for (let round = 0; round < 50; round++) for (const it of items) lines.add(...it);
+    const got = lines.take().toString('utf8');
+    expect(got).toBe(want.repeat(50));
+    expect(lines.size).toBe(0);
+    // The JSON after each line's comma reads back as the item's fields.
+    const parsed = want
+      .trimEnd()
+      .split('\n')
+      .map((l) => JSON.parse(l.slice(l.indexOf('\t,') + 2)) as unknown[]);
+    expect(parsed[1]).toEqual([
+      'v2',
+      '2021-03-04T00:00:00.001Z',
+      null,
+      null,
+      null,
+      null,
+      null,
+      'say "hi"',
+      '2021-03-04',
+      '2021-03-04T01:00:00Z',
+      '2021-03-03T23:59:59.999Z',
+    ]);
+    expect(parsed[2]![1]).toBe('1950-06-01T12:30:45Z');
+    expect(parsed[2]![7]).toBe('tab\there\nand\u0001');
+    expect(parsed[3]!.slice(0, 5)).toEqual([
+      'v4',
+      '2021-03-04',
+      'filing',
+      'https://例え.jp/ü?q=1',
+      'bücher.example',
+    ]);
+    expect(parsed[3]![7]).toBe('ß, 日本 and 😀');
+    expect(parsed[4]![7]).toBe('back\\slash');
+    expect(parsed[5]![0]).toBe('ïd');
+  });
+});
+
 describe('evidence sink (in this thread)', () => {
   it('sorts each edge’s items, across buckets and whatever the input order, and cleans up', async () => {
     const nEdges = 10;
@@ -76,7 +169,7 @@ describe('evidence sink (in this thread)', () => {
     );
     const add = (list: typeof items): void => {
       for (const it of list)
-        sink.add(evidenceRecord(it.e, it.date, it.id, 'text', '', '', '', '', '', '', '', ''));
+        sink.lines.add(it.e, Date.parse(it.date), it.id, 'text', '', '', '', '', '', NaN, NaN, NaN);
     };
     // A first pass that is thrown away, as when duplicate ids send the evidence through a second pass.
     add(mixed.slice(0, 10));
@@ -145,33 +238,32 @@ async function edgesThrough(mod: EvidenceModule, dir: string, inWorker: boolean)
   const nb = mod.bucketCount(nEdges) + 2;
   mkdirSync(dir, { recursive: true });
   const sink = await mod.openEvidenceSink(dir, nb, nEdges, inWorker);
-  const records: string[] = [];
+  type Item = Parameters<EvidenceLines['add']>;
+  const records: Item[] = [];
   for (let k = 0; k < 6000; k++) {
     const e = (k * 7919) % nEdges;
     const day = String(1 + (k % 28)).padStart(2, '0');
-    records.push(
-      mod.evidenceRecord(
-        e,
-        `2020-03-${day}T00:00:00Z`,
-        `id${k}`,
-        'text',
-        `https://x.example.com/${k}`,
-        'x.example.com',
-        '1',
-        'true',
-        k % 3 === 0 ? 'say "hi" \\ ß' : '',
-        '',
-        '',
-        '',
-      ),
-    );
+    records.push([
+      e,
+      Date.parse(`2020-03-${day}T00:00:00Z`),
+      `id${k}`,
+      'text',
+      `https://x.example.com/${k}`,
+      'x.example.com',
+      '1',
+      'true',
+      k % 3 === 0 ? 'say "hi" \\ ß' : '',
+      NaN,
+      NaN,
+      NaN,
+    ]);
   }
   // More than one hand-over's worth before the reset, so that a moved buffer is thrown away too.
-  for (const r of records.slice(0, 3000)) sink.add(r);
+  for (const r of records.slice(0, 3000)) sink.lines.add(...r);
   await sink.flush();
   await sink.reset();
   for (const [i, r] of records.entries()) {
-    sink.add(r);
+    sink.lines.add(...r);
     if (i % 500 === 0) await sink.flush();
   }
   await sink.seal();

@@ -3,7 +3,7 @@
  * evidence sink, which later writes it into its Edge row; the edge keeps only
  * the summaries the derive step needs (count, latest dates, types).
  */
-import { bucketCount, evidenceRecord, evidenceWorkerAvailable, openEvidenceSink } from '../evidence-buckets';
+import { bucketCount, evidenceWorkerAvailable, openEvidenceSink } from '../evidence-buckets';
 import type { EvidenceSink } from '../evidence-buckets';
 import {
   DATE_RANGE,
@@ -15,7 +15,6 @@ import {
   refuseIdOfRejected,
   excerpt,
   isId,
-  isoOf,
   normBoolean,
   urlHost,
 } from '../format';
@@ -23,7 +22,7 @@ import { fingerprint } from '../string-index';
 import { need, readInputFile, val } from './read-file';
 import type { RowHandler } from './read-file';
 import type { StageState } from './state';
-import { iso, listField } from './values';
+import { listField } from './values';
 
 /** Fewest relationships for which the evidence worker thread pays off. */
 const EVIDENCE_WORKER_FROM = 50000;
@@ -143,22 +142,7 @@ function evidenceHandler(state: StageState, ix: (c: string) => number): RowHandl
         }
         state.evidenceFp[state.evidenceFpCount++] = fingerprint(id);
       }
-      sink.add(
-        evidenceRecord(
-          e,
-          isoOf(date),
-          id,
-          type,
-          url,
-          domain,
-          status,
-          byCustomer,
-          meta,
-          iso(fin),
-          iso(created),
-          iso(mod),
-        ),
-      );
+      sink.lines.add(e, date, id, type, url, domain, status, byCustomer, meta, fin, created, mod);
       items.evidence++;
       E.evCount[e] = (E.evCount[e] as number) + 1;
       if (!(date <= (E.evMax[e] as number))) E.evMax[e] = date;
