@@ -331,7 +331,7 @@ export class BucketStore {
     }
   }
 
-  /** Appends evidence records (evidenceRecord lines, as UTF-8) to their buckets. */
+  /** Appends evidence records (bucket lines as EvidenceLines writes them) to their buckets. */
   async add(records: Buffer): Promise<void> {
     const { writers, nBuckets, nEdges } = this;
     const n = records.length;
@@ -340,12 +340,12 @@ export class BucketStore {
       let q = p;
       let c = records[q] as number;
       let e = 0;
-      while (c !== TAB) {
+      while (c !== TAB && q < n) {
         e = e * 10 + c - 48;
         c = records[++q] as number;
       }
       const nl = records.indexOf(LF, q);
-      if (nl < 0) throw new Error('evidence record without its line end');
+      if (q === p || nl < 0) throw new Error('evidence record without its edge or its line end');
       (writers[bucketOf(e, nBuckets, nEdges)] as ChunkWriter).writeBytes(records, p, nl + 1);
       p = nl + 1;
     }

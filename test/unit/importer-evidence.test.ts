@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ChunkWriter, TextBuffer } from '../../src/import/csv';
 import {
+  BucketStore,
   bucketCount,
   bucketOf,
   bucketStart,
@@ -142,6 +143,22 @@ describe('EvidenceLines', () => {
     expect(parsed[3]![7]).toBe('ß, 日本 and 😀');
     expect(parsed[4]![7]).toBe('back\\slash');
     expect(parsed[5]![0]).toBe('ïd');
+  });
+});
+
+describe('BucketStore.add', () => {
+  it('refuses a record without its edge or its line end instead of reading past the batch', async () => {
+    // A folder of its own: the next test lists `work`.
+    const dir = await mkdtemp(join(tmpdir(), 'tg-buckets-'));
+    const store = new BucketStore(dir, 2, 10);
+    await store.open();
+    await expect(store.add(Buffer.from('7'))).rejects.toThrow('without its edge or its line end');
+    await expect(store.add(Buffer.from('\tx\n'))).rejects.toThrow('without its edge or its line end');
+    await expect(store.add(Buffer.from('3\t2021-01-01T00:00:00Z\tv1\t,["v1"]'))).rejects.toThrow(
+      'without its edge or its line end',
+    );
+    await store.abandon();
+    await rm(dir, { recursive: true, force: true });
   });
 });
 
