@@ -236,7 +236,11 @@ function quotedAt(buf: Buffer, p: number, s: string): number {
   return q;
 }
 
-/** A date as a JSON string, without its time when that is midnight UTC (most are); null for none. */
+/**
+ * A date as a JSON string, without its time when that is midnight UTC (most are); null for none.
+ * Staged dates are whole milliseconds within DATE_RANGE (format.ts), so isoOf gives 20 characters
+ * for a whole second, and a midnight is a multiple of a day.
+ */
 function dateAt(buf: Buffer, p: number, ms: number): number {
   if (Number.isNaN(ms)) return nullAt(buf, p);
   const s = isoOf(ms);

@@ -113,6 +113,26 @@ describe('EvidenceLines', () => {
     const got = lines.take().toString('utf8');
     expect(got).toBe(want.repeat(50));
     expect(lines.size).toBe(0);
+    // Long text whose every character takes several bytes, escaped or encoded: each must find room,
+    // whatever was written before it.
+    const long = ['"'.repeat(5000), '\\'.repeat(3000) + '\u0001'.repeat(2000), '日本😀'.repeat(3000)];
+    const big = new EvidenceLines(16);
+    for (const meta of long) {
+      big.add(1, day, 'v9', '', '', '', '', '', meta, NaN, NaN, NaN);
+      big.add(2, day, 'v8', '', '', '', '', '', 'x', NaN, NaN, NaN);
+    }
+    const bigLines = big.take().toString('utf8').trimEnd().split('\n');
+    expect(bigLines).toHaveLength(6);
+    for (const [k, meta] of long.entries()) {
+      const line = bigLines[2 * k]!;
+      expect(line).toBe(
+        `1\t${isoOf(day)}\tv9\t,["v9","2021-03-04",null,null,null,null,null,${jsonText(meta)},null,null,null]`,
+      );
+      expect((JSON.parse(line.slice(line.indexOf('\t,') + 2)) as unknown[])[7]).toBe(meta);
+      expect(bigLines[2 * k + 1]).toBe(
+        `2\t${isoOf(day)}\tv8\t,["v8","2021-03-04",null,null,null,null,null,"x",null,null,null]`,
+      );
+    }
     // The JSON after each line's comma reads back as the item's fields.
     const parsed = want
       .trimEnd()
@@ -275,9 +295,12 @@ async function edgesThrough(mod: EvidenceModule, dir: string, inWorker: boolean)
       NaN,
     ]);
   }
-  // More than one hand-over's worth before the reset, so that a moved buffer is thrown away too.
-  for (const r of records.slice(0, 3000)) sink.lines.add(...r);
-  await sink.flush();
+  // Several hand-overs' worth before the reset, and more not yet handed over, so that both a moved
+  // buffer and a pending one are thrown away.
+  for (const [i, r] of records.slice(0, 3000).entries()) {
+    sink.lines.add(...r);
+    if (i % 500 === 0) await sink.flush();
+  }
   await sink.reset();
   for (const [i, r] of records.entries()) {
     sink.lines.add(...r);
