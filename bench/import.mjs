@@ -3,7 +3,9 @@
 // wall time, the rows the CLI counted and its two phases. Prints a table with the
 // median of the runs and writes every run to bench/results/import-<timestamp>.json.
 //   node bench/import.mjs [--data-dir bench/data] [--runs 3] [--store embedded|neo4j|neo4j-admin]
-//                         [--launcher DIR] [--first-start] [--settle 1800]
+//                         [--launcher DIR] [--first-start] [--settle 1800] [--busy]
+// With --busy, a process spinning on one core (`node -e "for(;;){}"`) runs beside each import
+// (not beside a first start): on two cores, issue 13's "with the other core busy".
 // With --first-start (embedded store), each import is followed by a server started on its
 // DATA_DIR, timed to ready and to nothing building in the background (what it derives that the
 // import did not write: the walk memory, the list heads, and whatever the import left out), with
@@ -32,6 +34,7 @@ const dataset = path.join(dataDir, 'dataset');
 const launcher = args.launcher ?? process.env.TEST_NEO4J_LAUNCHER;
 const firstStart = 'first-start' in args;
 const settleS = Number(args.settle ?? 1800);
+const busy = 'busy' in args;
 if (firstStart && store !== 'embedded') throw new Error('--first-start needs --store embedded');
 if (!['embedded', 'neo4j', 'neo4j-admin'].includes(store))
   throw new Error('--store takes embedded, neo4j or neo4j-admin');
@@ -163,12 +166,29 @@ async function importOnce(workDir) {
   }
 }
 
+/** Runs fn, with --busy beside a process that keeps one core busy until fn has ended. */
+async function withBusyCore(fn) {
+  if (!busy) return fn();
+  const spinner = spawn(process.execPath, ['-e', 'for(;;){}'], { stdio: 'ignore' });
+  const gone = new Promise((resolve) => spinner.once('exit', resolve));
+  const stop = () => spinner.kill('SIGKILL');
+  // Should this script end on an error, the spinner must not stay behind.
+  process.once('exit', stop);
+  try {
+    return await fn();
+  } finally {
+    stop();
+    await gone;
+    process.removeListener('exit', stop);
+  }
+}
+
 const results = [];
 for (let i = 0; i < runs; i++) {
   const workDir = fs.mkdtempSync(path.join(os.tmpdir(), 'tiergraph-import-bench-'));
   try {
-    log(`run ${i + 1}/${runs} into ${workDir}`);
-    const r = await importOnce(workDir);
+    log(`run ${i + 1}/${runs} into ${workDir}${busy ? ', the other core kept busy' : ''}`);
+    const r = await withBusyCore(() => importOnce(workDir));
     log(`  ${r.seconds.toFixed(1)} s, ${r.rows.toLocaleString('en-US')} rows`);
     if (firstStart) {
       r.firstStart = await serveUntilSettled({ cli: CLI, dataDir: workDir, datasetDir: dataset, settleS });
@@ -188,6 +208,7 @@ const total = median(results.map((r) => r.seconds));
 const summary = {
   machine: `${os.cpus().length} x ${os.cpus()[0]?.model ?? 'cpu'}, ${(os.totalmem() / 2 ** 30).toFixed(1)} GiB, Node ${process.version}`,
   store,
+  busy,
   runs,
   rows,
   median_seconds: total,
@@ -206,7 +227,7 @@ const summary = {
 process.stdout.write(
   [
     `machine: ${summary.machine}`,
-    `store: ${store}, dataset: ${dataset}`,
+    `store: ${store}, dataset: ${dataset}${busy ? ', the other core kept busy by a spinning process' : ''}`,
     `| what | median of ${runs} |`,
     '|---|---:|',
     `| rows of the dataset's files | ${rows.toLocaleString('en-US')} |`,
