@@ -22,7 +22,7 @@ import { workerFileAvailable } from '../worker-file';
 import { StagedKeysBuilder, keysFileOf } from '../store/staged-keys';
 import { encodeJson } from '../store/tables';
 import { ChunkWriter } from './csv';
-import { isoOf } from './format';
+import { DAY_MS, isoOf } from './format';
 
 /** Temporary file of bucket b in a staging directory; the loader never reads it (not a stagingFile name). */
 export function bucketFile(b: number): string {
@@ -76,7 +76,6 @@ const LF = 10;
 const QUOTE = 34;
 const COMMA = 44;
 const BACKSLASH = 92;
-const DAY_MS = 86400000;
 
 /**
  * Accepted evidence items as the importing thread hands them over: bucket
@@ -147,7 +146,7 @@ export class EvidenceLines {
     buf[p++] = 91; // [
     p = quotedAt(buf, p, id);
     buf[p++] = COMMA;
-    p = dateAt(buf, p, date);
+    p = isoDateAt(buf, p, date, day);
     buf[p++] = COMMA;
     p = type === '' ? nullAt(buf, p) : quotedAt(buf, p, type);
     buf[p++] = COMMA;
@@ -242,8 +241,11 @@ function quotedAt(buf: Buffer, p: number, s: string): number {
  * for a whole second, and a midnight is a multiple of a day.
  */
 function dateAt(buf: Buffer, p: number, ms: number): number {
-  if (Number.isNaN(ms)) return nullAt(buf, p);
-  const s = isoOf(ms);
+  return Number.isNaN(ms) ? nullAt(buf, p) : isoDateAt(buf, p, ms, isoOf(ms));
+}
+
+/** dateAt for a date whose ISO text `s` (isoOf(ms)) the caller already has. */
+function isoDateAt(buf: Buffer, p: number, ms: number, s: string): number {
   buf[p] = QUOTE;
   const q = asciiAt(buf, p + 1, s, ms % DAY_MS === 0 && s.length === 20 ? 10 : s.length);
   buf[q] = QUOTE;

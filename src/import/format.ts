@@ -584,7 +584,8 @@ export function parseIsoDate(v: string): number {
   return ms;
 }
 
-const DAY_MS = 86400000;
+/** Milliseconds in a day: a staged date at midnight UTC is a multiple of it. */
+export const DAY_MS = 86400000;
 
 function digitAt(v: string, i: number): number {
   const d = v.charCodeAt(i) - 48;
