@@ -68,7 +68,26 @@ export class CsvParser {
   /** An over-long line without quotes is being passed over, up to its line break. */
   private skipping = false;
 
-  constructor(private readonly sink: CsvSink) {}
+  /**
+   * `midFile`: the text starts at a record boundary inside a file (a range read), so its first
+   * character is data even when it is a byte order mark, and lines count from 1 there.
+   */
+  constructor(
+    private readonly sink: CsvSink,
+    midFile = false,
+  ) {
+    this.started = midFile;
+  }
+
+  /** Whether everything pushed so far ended a record: no record, quoted or over-long, is open. */
+  atRecordStart(): boolean {
+    return this.buf === '' && !this.skipping;
+  }
+
+  /** The physical line the next record starts on. */
+  get nextLine(): number {
+    return this.line;
+  }
 
   /** Feeds the next piece of text; records completed by it go to the sink. */
   push(text: string): void {
@@ -296,27 +315,52 @@ export async function readCsvFile(
   path: string,
   sink: CsvSink,
   afterChunk?: (p: ReadProgress) => Promise<void> | void,
-): Promise<void> {
+  range: CsvRange = {},
+): Promise<CsvRangeEnd> {
   const totalBytes = (await stat(path)).size;
-  const parser = new CsvParser(sink);
+  const start = range.start ?? 0;
+  const parser = new CsvParser(sink, start > 0);
   const decoder = new StringDecoder('utf8');
-  let bytesRead = 0;
-  const stream = createReadStream(path, { highWaterMark: READ_CHUNK_BYTES });
+  let bytesRead = start;
+  const stream = createReadStream(path, {
+    highWaterMark: READ_CHUNK_BYTES,
+    start,
+    end: range.end === undefined ? undefined : range.end - 1,
+  });
   try {
     for await (const chunk of stream as AsyncIterable<Buffer>) {
       bytesRead += chunk.length;
       parser.push(decoder.write(chunk));
       if (afterChunk) await afterChunk({ bytesRead, totalBytes });
     }
-    const tail = decoder.end();
-    if (tail.length > 0) parser.push(tail);
-    parser.end();
+    // A range that stops inside the file is not the file's end: an open record there stays open.
+    if (range.end === undefined || range.end >= totalBytes) {
+      const tail = decoder.end();
+      if (tail.length > 0) parser.push(tail);
+      parser.end();
+    }
   } catch (e) {
     // The parser knows the line, not the file: an import reads several.
     if (e instanceof CsvFatalError) throw new CsvFatalError(`${basename(path)}: ${e.message}`, e.line);
     throw e;
   }
   if (afterChunk) await afterChunk({ bytesRead, totalBytes });
+  return { atRecordStart: parser.atRecordStart(), nextLine: parser.nextLine };
+}
+
+/**
+ * Part of a file to read, in bytes: [start, end). A range that starts inside the file must start
+ * on a record boundary; its lines are then numbered from 1 there.
+ */
+export interface CsvRange {
+  start?: number;
+  end?: number;
+}
+
+/** Where a read stopped: whether on a record boundary, and the physical line that follows. */
+export interface CsvRangeEnd {
+  atRecordStart: boolean;
+  nextLine: number;
 }
 
 /** Parses a whole CSV text held in memory (tests, small inputs). */

@@ -17,7 +17,8 @@
 import { open, rm, stat } from 'node:fs/promises';
 import type { FileHandle } from 'node:fs/promises';
 import { join } from 'node:path';
-import { Worker } from 'node:worker_threads';
+import { MessageChannel, Worker } from 'node:worker_threads';
+import type { MessagePort, Transferable } from 'node:worker_threads';
 import { workerFileAvailable } from '../worker-file';
 import { StagedKeysBuilder, keysFileOf } from '../store/staged-keys';
 import { encodeJson } from '../store/tables';
@@ -564,6 +565,8 @@ export interface EvidenceSink {
   finish(): Promise<void>;
   /** Stops at once. The bucket files are left for the caller to remove. */
   abort(): Promise<void>;
+  /** Where the buckets are filled by a worker: a port through which another thread can add to them (PortSink). */
+  connect?(): Promise<MessagePort>;
 }
 
 /** Bytes of records gathered before they are handed to the store. */
@@ -615,7 +618,9 @@ export type EvidenceWorkerRequest =
   | { type: 'seal' }
   | { type: 'edges-file'; path: string }
   | { type: 'edges'; b: number; lo: number; hi: number; prefixes: Uint8Array }
-  | { type: 'finish' };
+  | { type: 'finish' }
+  /** Another channel to take requests from, answered on it: WorkerSink.connect. */
+  | { type: 'port'; port: MessagePort };
 
 export interface EvidenceWorkerReply {
   type: 'done';
@@ -630,34 +635,40 @@ export interface EvidenceWorkerData {
 /** Batches of records the worker may be behind; more would only pile up in its message queue. */
 const MAX_BEHIND = 16;
 
-class WorkerSink implements EvidenceSink {
-  private readonly worker: Worker;
-  /**
-   * Records as UTF-8, handed over by moving the buffer: posting them as a
-   * string copies it, which cost the importing thread seconds per ten million items.
-   */
-  readonly lines = new EvidenceLines(HANDOVER_BYTES * 2);
+/**
+ * Requests to the evidence worker over one channel (the worker itself, or a port to it that another
+ * thread was given), each answered in order; a failure of the worker or the channel is rethrown at
+ * the next request or wait.
+ */
+class Requests {
   private sent = 0;
   private answered = 0;
   private failure: Error | null = null;
   /** Called when the worker answers, fails or stops. */
   private wake: (() => void) | null = null;
 
-  constructor(data: EvidenceWorkerData) {
-    this.worker = new Worker(EVIDENCE_WORKER_FILE, { workerData: data });
-    this.worker.on('message', () => {
+  constructor(private readonly to: Worker | MessagePort) {
+    to.on('message', () => {
       this.answered++;
       this.signal();
     });
-    this.worker.on('error', (e) => {
-      this.failure ??= e;
-      this.signal();
-    });
-    this.worker.on('exit', (code) => {
-      if (this.answered < this.sent)
-        this.failure ??= new Error(`evidence worker stopped with exit code ${code}`);
-      this.signal();
-    });
+    if (to instanceof Worker) {
+      to.on('error', (e) => this.fail(e));
+      to.on('exit', (code) => {
+        if (this.answered < this.sent) this.fail(new Error(`evidence worker stopped with exit code ${code}`));
+        this.signal();
+      });
+    } else {
+      to.on('close', () => {
+        if (this.answered < this.sent) this.fail(new Error('the evidence worker closed its port'));
+        this.signal();
+      });
+    }
+  }
+
+  private fail(e: Error): void {
+    this.failure ??= e;
+    this.signal();
   }
 
   private signal(): void {
@@ -666,63 +677,144 @@ class WorkerSink implements EvidenceSink {
     wake?.();
   }
 
-  private send(m: EvidenceWorkerRequest, transfer: ArrayBuffer[] = []): void {
+  send(m: EvidenceWorkerRequest, transfer: Transferable[] = []): void {
     if (this.failure !== null) throw this.failure;
     this.sent++;
-    this.worker.postMessage(m, transfer);
+    this.to.postMessage(m, transfer);
   }
 
   /** Waits until at most `behind` requests are unanswered. */
-  private async until(behind: number): Promise<void> {
+  async until(behind: number): Promise<void> {
     for (;;) {
       if (this.failure !== null) throw this.failure;
       if (this.sent - this.answered <= behind) return;
       await new Promise<void>((resolve) => (this.wake = resolve));
     }
   }
+}
+
+class WorkerSink implements EvidenceSink {
+  private readonly worker: Worker;
+  private readonly requests: Requests;
+  /**
+   * Records as UTF-8, handed over by moving the buffer: posting them as a
+   * string copies it, which cost the importing thread seconds per ten million items.
+   */
+  readonly lines = new EvidenceLines(HANDOVER_BYTES * 2);
+
+  constructor(data: EvidenceWorkerData) {
+    this.worker = new Worker(EVIDENCE_WORKER_FILE, { workerData: data });
+    this.requests = new Requests(this.worker);
+  }
+
+  /**
+   * A port another thread can fill the buckets through (PortSink), beside this sink. Its records are
+   * added in whatever order the two arrive: the buckets sort each edge's items.
+   */
+  async connect(): Promise<MessagePort> {
+    const { port1, port2 } = new MessageChannel();
+    this.requests.send({ type: 'port', port: port1 }, [port1]);
+    await this.requests.until(0);
+    return port2;
+  }
 
   private handOver(): void {
     const records = this.lines.take();
-    this.send({ type: 'add', records }, [records.buffer as ArrayBuffer]);
+    this.requests.send({ type: 'add', records }, [records.buffer as ArrayBuffer]);
   }
 
   async flush(): Promise<void> {
     if (this.lines.size >= HANDOVER_BYTES) this.handOver();
-    await this.until(MAX_BEHIND);
+    await this.requests.until(MAX_BEHIND);
   }
 
   async reset(): Promise<void> {
     this.lines.take();
-    this.send({ type: 'reset' });
-    await this.until(0);
+    this.requests.send({ type: 'reset' });
+    await this.requests.until(0);
   }
 
   async seal(): Promise<void> {
     if (this.lines.size > 0) this.handOver();
-    this.send({ type: 'seal' });
-    await this.until(0);
+    this.requests.send({ type: 'seal' });
+    await this.requests.until(0);
   }
 
   async startEdges(w: ChunkWriter): Promise<void> {
     await w.close();
-    this.send({ type: 'edges-file', path: w.path });
+    this.requests.send({ type: 'edges-file', path: w.path });
   }
 
   async writeEdges(b: number, lo: number, hi: number, prefixes: Buffer): Promise<void> {
     // The buffer moves to the worker (TextBuffer.take gives one of its own).
-    this.send({ type: 'edges', b, lo, hi, prefixes }, [prefixes.buffer as ArrayBuffer]);
+    this.requests.send({ type: 'edges', b, lo, hi, prefixes }, [prefixes.buffer as ArrayBuffer]);
     // One bucket being written and one waiting keep the worker busy.
-    await this.until(1);
+    await this.requests.until(1);
   }
 
   async finish(): Promise<void> {
-    this.send({ type: 'finish' });
-    await this.until(0);
+    this.requests.send({ type: 'finish' });
+    await this.requests.until(0);
   }
 
   async abort(): Promise<void> {
     await this.worker.terminate();
   }
+}
+
+/**
+ * Evidence items of another thread, added to the buckets of a WorkerSink through the port its
+ * connect() gave. Only lines, flush and seal are for this side: seal hands over the last records and
+ * waits until every one is in its bucket; the buckets stay open for the WorkerSink.
+ */
+export class PortSink implements EvidenceSink {
+  private readonly requests: Requests;
+  readonly lines = new EvidenceLines(HANDOVER_BYTES * 2);
+
+  constructor(private readonly port: MessagePort) {
+    this.requests = new Requests(port);
+  }
+
+  async flush(): Promise<void> {
+    if (this.lines.size >= HANDOVER_BYTES) this.handOver();
+    await this.requests.until(MAX_BEHIND);
+  }
+
+  async seal(): Promise<void> {
+    if (this.lines.size > 0) this.handOver();
+    await this.requests.until(0);
+    this.port.close();
+  }
+
+  private handOver(): void {
+    const records = this.lines.take();
+    this.requests.send({ type: 'add', records }, [records.buffer as ArrayBuffer]);
+  }
+
+  reset(): Promise<void> {
+    return notHere('reset');
+  }
+
+  startEdges(): Promise<void> {
+    return notHere('startEdges');
+  }
+
+  writeEdges(): Promise<void> {
+    return notHere('writeEdges');
+  }
+
+  finish(): Promise<void> {
+    return notHere('finish');
+  }
+
+  abort(): Promise<void> {
+    this.port.close();
+    return Promise.resolve();
+  }
+}
+
+function notHere(what: string): Promise<never> {
+  return Promise.reject(new Error(`PortSink.${what}: only the thread of the WorkerSink may do this`));
 }
 
 const EVIDENCE_WORKER_FILE = join(__dirname, 'evidence-worker.js');

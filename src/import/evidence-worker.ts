@@ -3,6 +3,7 @@
  * writes the Edge rows from them as stage.ts asks (see evidence-buckets.ts).
  */
 import { parentPort, workerData } from 'node:worker_threads';
+import type { MessagePort } from 'node:worker_threads';
 import { BucketStore } from './evidence-buckets';
 import type { EvidenceWorkerData, EvidenceWorkerReply, EvidenceWorkerRequest } from './evidence-buckets';
 
@@ -29,18 +30,29 @@ if (port !== null) {
         );
       case 'finish':
         return store.finishEdges();
+      case 'port':
+        return;
     }
   };
-  // Requests are handled one after the other, in order, each answered when done.
+  // Requests are handled one after the other, in order, each answered when done, on the channel it
+  // came by: the parent's, or a port the parent passed on to another thread.
   let chain = store.open();
   let failed = false;
-  port.on('message', (m: EvidenceWorkerRequest) => {
+  const ports: MessagePort[] = [];
+  const listen = (from: MessagePort): void => {
+    from.on('message', (m: EvidenceWorkerRequest) => take(m, from));
+  };
+  const take = (m: EvidenceWorkerRequest, from: MessagePort): void => {
     chain = chain
-      .then(() => handle(m))
       .then(() => {
-        port.postMessage({ type: 'done' } satisfies EvidenceWorkerReply);
-        // The last answer is out: closing the port lets the thread end.
-        if (m.type === 'finish') port.close();
+        if (m.type !== 'port') return handle(m);
+        ports.push(m.port);
+        listen(m.port);
+      })
+      .then(() => {
+        from.postMessage({ type: 'done' } satisfies EvidenceWorkerReply);
+        // The last answer is out: closing the ports lets the thread end.
+        if (m.type === 'finish') for (const p of [port, ...ports]) p.close();
       });
     chain.catch((e: unknown) => {
       if (failed) return;
@@ -50,5 +62,6 @@ if (port !== null) {
         throw e;
       });
     });
-  });
+  };
+  listen(port);
 }

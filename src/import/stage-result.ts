@@ -56,6 +56,13 @@ export interface StageOptions {
    */
   evidenceWorker?: boolean;
   /**
+   * Read the second part of evidence.csv on a thread of its own, from the first line after this
+   * byte offset (true: about half way), while the staging thread reads the first. Default: when the
+   * file holds 32 MiB or more and the evidence worker and the compiled scripts are there. The
+   * staging files and rejected rows are the same either way.
+   */
+  evidenceSplit?: boolean | number;
+  /**
    * Hears the Company rows long before they are written: once the addresses are read, every column of
    * a company but its four counts is final. An import builds its search index from them meanwhile.
    */

@@ -13,6 +13,7 @@ import { Worker } from 'node:worker_threads';
 import { workerFileAvailable } from '../worker-file';
 import { stageImport } from './stage';
 import { ImportAbortedError } from './stage-result';
+import { STAGE_YOUNG_GENERATION_MB } from './stage/state';
 import type {
   CompanyCountColumns,
   ImportProgress,
@@ -27,6 +28,7 @@ export interface StageThreadData {
   stagingDir: string;
   maxRejected?: number;
   evidenceWorker?: boolean;
+  evidenceSplit?: boolean | number;
   /** Whether the Company rows are handed over (StageOptions.companies). */
   companies: boolean;
 }
@@ -56,13 +58,6 @@ export interface StageThreadError {
   warningCount?: number;
 }
 
-/**
- * The young generation of the staging thread, in MiB (three semi-spaces of 64). Measured at 1M
- * companies: 64 MiB semi-spaces saved the staging 7 s of 70; the memory is the import's, not a
- * server's, and it is given back when the thread ends.
- */
-const STAGE_YOUNG_GENERATION_MB = 192;
-
 const WORKER_FILE = join(__dirname, 'stage-worker.js');
 
 /** Whether the compiled worker script is there (it is not when running from TypeScript sources). */
@@ -84,6 +79,7 @@ export async function stageOnThread(
       stagingDir,
       maxRejected: opts.maxRejected,
       evidenceWorker: opts.evidenceWorker,
+      evidenceSplit: opts.evidenceSplit,
       companies: companies !== undefined,
     } satisfies StageThreadData,
     resourceLimits: { maxYoungGenerationSizeMb: STAGE_YOUNG_GENERATION_MB },

@@ -38,6 +38,7 @@ if (port !== null) {
   stageImport(data.inputDir, data.stagingDir, {
     maxRejected: data.maxRejected,
     evidenceWorker: data.evidenceWorker,
+    evidenceSplit: data.evidenceSplit,
     onProgress: (progress) => reply({ type: 'progress', progress }),
     companies,
   }).then(

@@ -65,7 +65,7 @@ export async function stageImport(
     // Handed over while the relationships and evidence are read (see CompanyFeed).
     feed = opts.companies && new CompanyFeed(state, opts.companies);
     await stageRelationships(state);
-    await stageEvidence(state, opts.evidenceWorker);
+    await stageEvidence(state, opts.evidenceWorker, opts.evidenceSplit);
     if (feed) {
       feed.hurry();
       await feed.done;

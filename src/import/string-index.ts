@@ -141,6 +141,28 @@ export class AsciiIndex extends HashSlots {
     return this.n;
   }
 
+  /** The index as plain arrays, for another thread (AsciiIndex.from): copies, so this one stays usable. */
+  snapshot(): AsciiIndexSnapshot {
+    return {
+      table: this.table.slice(),
+      bytes: new Uint8Array(this.bytes.subarray(0, this.used)),
+      start: this.start.slice(0, this.n + 1),
+      n: this.n,
+    };
+  }
+
+  /** An index equal to the one a snapshot was taken of. */
+  static from(s: AsciiIndexSnapshot): AsciiIndex {
+    const ix = new AsciiIndex();
+    ix.table = s.table;
+    ix.mask = s.table.length / 2 - 1;
+    ix.bytes = Buffer.from(s.bytes.buffer, s.bytes.byteOffset, s.bytes.byteLength);
+    ix.used = s.bytes.byteLength;
+    ix.start = s.start;
+    ix.n = s.n;
+    return ix;
+  }
+
   /** All keys decoded at once; slicing it is much cheaper than decoding keys one by one. */
   private all: string | null = null;
 
@@ -210,6 +232,14 @@ export class AsciiIndex extends HashSlots {
     this.place(slot, i, this.n);
     return i;
   }
+}
+
+/** What AsciiIndex.snapshot gives: structured-clonable arrays. */
+export interface AsciiIndexSnapshot {
+  table: Int32Array<ArrayBuffer>;
+  bytes: Uint8Array<ArrayBuffer>;
+  start: Float64Array<ArrayBuffer>;
+  n: number;
 }
 
 /**

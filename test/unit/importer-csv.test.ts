@@ -232,6 +232,42 @@ describe('readCsvFile', () => {
     }
   });
 
+  it('reads a range: up to a line break, telling whether a record ended there, and on from it', async () => {
+    const path = join(dir, 'range.csv');
+    const text = '\ufeffid,note\n1,"two\nlines"\n2,plain\n\ufeff3,bom\n4,last\n';
+    await writeFile(path, text);
+    const bytes = Buffer.from(text);
+    const read = async (start?: number, end?: number) => {
+      const s = sink();
+      const at = await readCsvFile(path, s, undefined, { start, end });
+      return { at, rows: lines(s), errors: s.errors };
+    };
+    // Up to the line break inside the quoted field: no record ends there.
+    const inQuote = bytes.indexOf('\nlines') + 1;
+    const first = await read(undefined, inQuote);
+    expect(first.at.atRecordStart).toBe(false);
+    expect(first.rows).toEqual([[1, ['id', 'note']]]);
+    // Up to the line break after it: one does, and the next record is on line 4.
+    const after = bytes.indexOf('\n2,') + 1;
+    const head = await read(undefined, after);
+    expect(head.at).toEqual({ atRecordStart: true, nextLine: 4 });
+    expect(head.rows).toEqual([
+      [1, ['id', 'note']],
+      [2, ['1', 'two\nlines']],
+    ]);
+    // From there on, lines count from 1 and a byte order mark inside the file is data.
+    const tail = await read(after);
+    expect(tail.rows).toEqual([
+      [1, ['2', 'plain']],
+      [2, ['\ufeff3', 'bom']],
+      [3, ['4', 'last']],
+    ]);
+    expect(tail.at).toEqual({ atRecordStart: true, nextLine: 4 });
+    expect(tail.errors).toEqual([]);
+    const fromBom = await read(bytes.indexOf('\ufeff3'));
+    expect(fromBom.rows[0]).toEqual([1, ['\ufeff3', 'bom']]);
+  });
+
   it('names the file when a record never ends (an unbalanced quote)', async () => {
     const path = join(dir, 'companies.csv');
     await writeFile(path, `vid,name\nc1,"oops\n${'c2,Name\n'.repeat(MAX_OPEN_RECORD_CHARS / 6)}`);

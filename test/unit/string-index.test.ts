@@ -78,3 +78,33 @@ describe.each<[string, () => Index]>([
     expect(() => idx.commit('y')).toThrow(/without a failed get/);
   });
 });
+
+describe('AsciiIndex.snapshot', () => {
+  it('gives arrays from which another thread rebuilds the same numbering, the original left usable', () => {
+    const idx = new AsciiIndex();
+    const keys = ids(20_000, 'e', 9);
+    for (const k of keys) add(idx, k);
+    const snap = structuredClone(idx.snapshot());
+    const copy = AsciiIndex.from(snap);
+    expect(copy.size).toBe(keys.length);
+    for (const [i, k] of keys.entries()) {
+      expect(copy.get(k)).toBe(i);
+      expect(copy.key(i)).toBe(k);
+    }
+    expect(copy.get('e-missing')).toBe(-1);
+    // Both go on independently.
+    expect(copy.commit('e-missing')).toBe(keys.length);
+    expect(idx.get('e-missing')).toBe(-1);
+    expect(add(idx, 'e-other')).toBe(keys.length);
+    expect(copy.get('e-other')).toBe(-1);
+    expect(copy.get(keys[123] as string)).toBe(123);
+  });
+
+  it('copies an empty index', () => {
+    const copy = AsciiIndex.from(new AsciiIndex().snapshot());
+    expect(copy.size).toBe(0);
+    expect(copy.get('x')).toBe(-1);
+    expect(copy.commit('x')).toBe(0);
+    expect(copy.get('x')).toBe(0);
+  });
+});

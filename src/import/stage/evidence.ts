@@ -3,6 +3,11 @@
  * evidence sink, which later writes it into its Edge row; the edge keeps only
  * the summaries the derive step needs (count, latest dates, types).
  */
+import { open, stat } from 'node:fs/promises';
+import { join } from 'node:path';
+import { Worker } from 'node:worker_threads';
+import type { MessagePort } from 'node:worker_threads';
+import { workerFileAvailable } from '../../worker-file';
 import { bucketCount, evidenceWorkerAvailable, openEvidenceSink } from '../evidence-buckets';
 import type { EvidenceSink } from '../evidence-buckets';
 import {
@@ -21,14 +26,36 @@ import {
 import { fingerprint } from '../string-index';
 import { need, readInputFile, val } from './read-file';
 import type { RowHandler } from './read-file';
+import { STAGE_YOUNG_GENERATION_MB } from './state';
 import type { StageState } from './state';
 import { listField } from './values';
+import type {
+  EvidenceHalfData,
+  EvidenceHalfReply,
+  EvidenceHalfRequest,
+  EvidenceHalfResult,
+} from './evidence-half';
 
 /** Fewest relationships for which the evidence worker thread pays off. */
 const EVIDENCE_WORKER_FROM = 50000;
 
-/** Reads evidence.csv, a second time with exact duplicate checks when the fast pass may have seen one. */
-export async function stageEvidence(state: StageState, worker: boolean | undefined): Promise<void> {
+/** Smallest evidence.csv read by two threads at once, in bytes. */
+const SPLIT_FROM_BYTES = 32 << 20;
+/** Share of evidence.csv the staging thread reads itself when another thread reads the rest. */
+const SPLIT_SHARE = 0.5;
+/** Furthest the line break after a split's guessed offset is looked for. */
+const SPLIT_SEARCH_BYTES = 8 << 20;
+
+/**
+ * Reads evidence.csv, a second time with exact duplicate checks when the fast pass may have seen one.
+ * `split`: read the file's second part on another thread, from the first line after this byte
+ * offset (true: about half way; default: when the file is large and the threads are there).
+ */
+export async function stageEvidence(
+  state: StageState,
+  worker: boolean | undefined,
+  split?: boolean | number,
+): Promise<void> {
   const n = state.edges.n;
   state.nBuckets = bucketCount(n);
   state.evidence = await openEvidenceSink(
@@ -37,7 +64,13 @@ export async function stageEvidence(state: StageState, worker: boolean | undefin
     n,
     worker ?? (n >= EVIDENCE_WORKER_FROM && evidenceWorkerAvailable()),
   );
-  await readInputFile(state, 'evidence', (ix) => evidenceHandler(state, ix));
+  const whole = () => readInputFile(state, 'evidence', (ix) => evidenceHandler(state, ix));
+  const at = state.evidence.connect && halfThreadAvailable() ? await splitOffset(state, split) : -1;
+  if (at < 0) await whole();
+  else if (!(await readEvidenceInTwo(state, at))) {
+    await resetEvidence(state);
+    await whole();
+  }
   if (duplicateFingerprints(state)) {
     await resetEvidence(state);
     state.evidenceExact = true;
@@ -46,7 +79,161 @@ export async function stageEvidence(state: StageState, worker: boolean | undefin
   await state.evidence.seal();
 }
 
-function evidenceHandler(state: StageState, ix: (c: string) => number): RowHandler {
+const HALF_THREAD_FILE = join(__dirname, 'evidence-half.js');
+
+function halfThreadAvailable(): boolean {
+  return workerFileAvailable(HALF_THREAD_FILE);
+}
+
+/** Where a second thread starts reading evidence.csv: just past a line break; -1 for one thread. */
+async function splitOffset(state: StageState, split: boolean | number | undefined): Promise<number> {
+  if (split === false) return -1;
+  const path = join(state.inputDir, INPUT_FILES.evidence.file);
+  const size = await stat(path).then(
+    (st) => (st.isFile() ? st.size : -1),
+    () => -1,
+  );
+  if (size < 0 || (split === undefined && size < SPLIT_FROM_BYTES)) return -1;
+  const guess = typeof split === 'number' ? split : Math.floor(size * SPLIT_SHARE);
+  if (guess <= 0 || guess >= size) return -1;
+  const fh = await open(path, 'r');
+  try {
+    const buf = Buffer.allocUnsafe(Math.min(SPLIT_SEARCH_BYTES, size - guess));
+    const { bytesRead } = await fh.read(buf, 0, buf.length, guess);
+    const nl = buf.subarray(0, bytesRead).indexOf(10);
+    const at = nl < 0 ? -1 : guess + nl + 1;
+    return at < size ? at : -1;
+  } finally {
+    await fh.close();
+  }
+}
+
+/**
+ * Reads evidence.csv with two threads: this one up to byte `at`, a worker from there to the end,
+ * and merges what the worker found. `at` follows a line break, which need not end a record (a quoted
+ * field may hold one): reading up to it tells, and then, as when the worker met a case whose merge
+ * would differ from one thread's reading, this returns false with the items of both in the buckets,
+ * for the caller to reset and read the file on one thread.
+ */
+async function readEvidenceInTwo(state: StageState, at: number): Promise<boolean> {
+  const sink = state.evidence as EvidenceSink;
+  const port = await (sink.connect as () => Promise<MessagePort>).call(sink);
+  const snapshot = state.edgeIds.snapshot();
+  const data: EvidenceHalfData = {
+    inputDir: state.inputDir,
+    stagingDir: state.stagingDir,
+    maxRejected: state.maxRejected,
+    start: at,
+    nEdges: state.edges.n,
+    edgeIds: snapshot,
+    rejectedEdges: state.rejectedEdges,
+    port,
+  };
+  const half = new Worker(HALF_THREAD_FILE, {
+    workerData: data,
+    transferList: [port, snapshot.table.buffer, snapshot.bytes.buffer, snapshot.start.buffer],
+    resourceLimits: { maxYoungGenerationSizeMb: STAGE_YOUNG_GENERATION_MB },
+  });
+  const answer = new Promise<EvidenceHalfReply>((resolve, reject) => {
+    half.on('message', (m: EvidenceHalfReply) => {
+      if (m.type !== 'read') return resolve(m);
+      state.readBeside.rows = m.rows;
+      state.readBeside.bytes = m.bytes;
+    });
+    half.on('error', reject);
+    half.on('exit', (code) => reject(new Error(`evidence reader stopped with exit code ${code}`)));
+  });
+  // Settled whatever happens here: a failure of the worker also shows when it is awaited.
+  answer.catch(() => undefined);
+  let told = false;
+  try {
+    const end = await readInputFile(state, 'evidence', (ix) => evidenceHandler(state, ix), {
+      end: at,
+      onHeader: (names) => {
+        half.postMessage({ type: 'header', names } satisfies EvidenceHalfRequest);
+        told = true;
+      },
+    });
+    if (end === null) throw new Error('evidence.csv went away while it was read');
+    // No header before `at` (blank lines first): the worker never started, and one thread reads all.
+    if (!told) return false;
+    const reply = await answer;
+    if (!end.atRecordStart || reply.type !== 'done') return false;
+    const r = reply.result;
+    if (r.idReused || rejectedIdAccepted(state, r.fingerprints)) return false;
+    mergeHalf(state, r, end.nextLine - 1);
+    const file = INPUT_FILES.evidence.file;
+    const rows = state.inputRows[file] as number;
+    state.progress({ phase: 'read', file, rows, totalRowsHint: rows });
+    return true;
+  } finally {
+    state.readBeside.rows = 0;
+    state.readBeside.bytes = 0;
+    await half.terminate();
+  }
+}
+
+/** Whether an id the first part rejected may have been accepted by the second (one thread refuses it). */
+function rejectedIdAccepted(state: StageState, accepted: Float64Array): boolean {
+  if (state.rejectedEvidence.size === 0) return false;
+  const rejected = new Set<number>();
+  for (const id of state.rejectedEvidence.keys()) rejected.add(fingerprint(id));
+  for (let i = 0; i < accepted.length; i++) if (rejected.has(accepted[i] as number)) return true;
+  return false;
+}
+
+/** Adds the second part's findings to the first's; its lines follow line `shift` of the file. */
+function mergeHalf(state: StageState, r: EvidenceHalfResult, shift: number): void {
+  const file = INPUT_FILES.evidence.file;
+  state.inputRows[file] = (state.inputRows[file] ?? 0) + r.rows;
+  for (const w of r.warnings) state.warn(w.file, w.line + shift, w.reason);
+  state.warningCount += r.warningCount - r.warnings.length;
+  // In line order after the first part's, so that a limit of rejected rows stops where one thread would.
+  for (const x of r.rejected) state.reject(x.file, x.line + shift, x.reason);
+  state.items.evidence += r.items;
+  const fp = r.fingerprints;
+  if (state.evidenceFpCount + fp.length > state.evidenceFp.length) {
+    const b = new Float64Array(state.evidenceFpCount + fp.length);
+    b.set(state.evidenceFp.subarray(0, state.evidenceFpCount));
+    state.evidenceFp = b;
+  }
+  state.evidenceFp.set(fp, state.evidenceFpCount);
+  state.evidenceFpCount += fp.length;
+  // The second part's type bits, numbered by its own first sight, renumbered in this thread's.
+  const bits = r.types.slice(0, 30).map((t) => state.typeBits.add(t));
+  const masks = new Map<number, number>();
+  const E = state.edges;
+  for (let e = 0; e < E.n; e++) {
+    const c = r.evCount[e] as number;
+    if (c === 0) continue;
+    E.evCount[e] = (E.evCount[e] as number) + c;
+    const max = r.evMax[e] as number;
+    if (!Number.isNaN(max) && !(max <= (E.evMax[e] as number))) E.evMax[e] = max;
+    const fin = r.evMaxFin[e] as number;
+    if (!Number.isNaN(fin) && !(fin <= (E.evMaxFin[e] as number))) E.evMaxFin[e] = fin;
+    const m = r.evTypes[e] as number;
+    if (m === 0) continue;
+    let mapped = masks.get(m);
+    if (mapped === undefined) {
+      mapped = 0;
+      for (let b = 0; b < bits.length; b++) {
+        if ((m & (1 << b)) === 0) continue;
+        const to = bits[b] as number;
+        // Past this thread's 30 bits: kept per edge, as addType does (-1 marks such a mask).
+        if (to >= 30) mapped = -1;
+        if (mapped >= 0) mapped |= 1 << to;
+        if (mapped < 0) break;
+      }
+      masks.set(m, mapped);
+    }
+    if (mapped >= 0) E.evTypes[e] = (E.evTypes[e] as number) | mapped;
+    else
+      for (let b = 0; b < bits.length; b++) if ((m & (1 << b)) !== 0) addType(state, e, r.types[b] as string);
+  }
+  for (const [e, types] of r.extraTypes) for (const t of types) addType(state, e, t);
+}
+
+export function evidenceHandler(state: StageState, ix: (c: string) => number): RowHandler {
   const cId = ix('id');
   const cEdge = ix('edge_id');
   const cDate = ix('date');
@@ -84,6 +271,7 @@ function evidenceHandler(state: StageState, ix: (c: string) => number): RowHandl
         }
       }
       h.at = '';
+      if (state.rejectedEvidence.size > 0 && state.rejectedEvidence.has(id)) state.evidenceIdReused = true;
       refuseIdOfRejected(state.rejectedEvidence, 'evidence id', id);
       evidenceId = id;
       h.at = 'edge_id';
@@ -183,9 +371,16 @@ async function resetEvidence(state: StageState): Promise<void> {
   const file = INPUT_FILES.evidence.file;
   for (let i = state.rejected.length - 1; i >= 0; i--)
     if (state.rejected[i]?.file === file) state.rejected.splice(i, 1);
+  for (let i = state.warnings.length - 1; i >= 0; i--)
+    if (state.warnings[i]?.file === file) {
+      state.warnings.splice(i, 1);
+      state.warningCount--;
+    }
   state.evidenceFp = new Float64Array(0);
   state.evidenceFpCount = 0;
   state.rejectedEvidence.clear();
+  state.evidenceIdReused = false;
+  state.inputRows[file] = 0;
 }
 
 function addType(state: StageState, e: number, type: string): void {
