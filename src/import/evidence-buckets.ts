@@ -693,18 +693,34 @@ class Requests {
   }
 }
 
-class WorkerSink implements EvidenceSink {
-  private readonly worker: Worker;
-  private readonly requests: Requests;
+/** Hands records over to the evidence worker through one channel. */
+abstract class HandOver {
   /**
    * Records as UTF-8, handed over by moving the buffer: posting them as a
    * string copies it, which cost the importing thread seconds per ten million items.
    */
   readonly lines = new EvidenceLines(HANDOVER_BYTES * 2);
 
+  constructor(protected readonly requests: Requests) {}
+
+  protected handOver(): void {
+    const records = this.lines.take();
+    this.requests.send({ type: 'add', records }, [records.buffer as ArrayBuffer]);
+  }
+
+  async flush(): Promise<void> {
+    if (this.lines.size >= HANDOVER_BYTES) this.handOver();
+    await this.requests.until(MAX_BEHIND);
+  }
+}
+
+class WorkerSink extends HandOver implements EvidenceSink {
+  private readonly worker: Worker;
+
   constructor(data: EvidenceWorkerData) {
-    this.worker = new Worker(EVIDENCE_WORKER_FILE, { workerData: data });
-    this.requests = new Requests(this.worker);
+    const worker = new Worker(EVIDENCE_WORKER_FILE, { workerData: data });
+    super(new Requests(worker));
+    this.worker = worker;
   }
 
   /**
@@ -716,16 +732,6 @@ class WorkerSink implements EvidenceSink {
     this.requests.send({ type: 'port', port: port1 }, [port1]);
     await this.requests.until(0);
     return port2;
-  }
-
-  private handOver(): void {
-    const records = this.lines.take();
-    this.requests.send({ type: 'add', records }, [records.buffer as ArrayBuffer]);
-  }
-
-  async flush(): Promise<void> {
-    if (this.lines.size >= HANDOVER_BYTES) this.handOver();
-    await this.requests.until(MAX_BEHIND);
   }
 
   async reset(): Promise<void> {
@@ -767,28 +773,15 @@ class WorkerSink implements EvidenceSink {
  * connect() gave. Only lines, flush and seal are for this side: seal hands over the last records and
  * waits until every one is in its bucket; the buckets stay open for the WorkerSink.
  */
-export class PortSink implements EvidenceSink {
-  private readonly requests: Requests;
-  readonly lines = new EvidenceLines(HANDOVER_BYTES * 2);
-
+export class PortSink extends HandOver implements EvidenceSink {
   constructor(private readonly port: MessagePort) {
-    this.requests = new Requests(port);
-  }
-
-  async flush(): Promise<void> {
-    if (this.lines.size >= HANDOVER_BYTES) this.handOver();
-    await this.requests.until(MAX_BEHIND);
+    super(new Requests(port));
   }
 
   async seal(): Promise<void> {
     if (this.lines.size > 0) this.handOver();
     await this.requests.until(0);
     this.port.close();
-  }
-
-  private handOver(): void {
-    const records = this.lines.take();
-    this.requests.send({ type: 'add', records }, [records.buffer as ArrayBuffer]);
   }
 
   reset(): Promise<void> {
