@@ -79,6 +79,13 @@ export class CsvParser {
     this.started = midFile;
   }
 
+  /**
+   * Whether a line or record longer than MAX_RECORD_CHARS was met. How such a one is read depends on
+   * where the pieces of text end (the limits are checked between pieces), so a reader that starts
+   * inside a file may not read it as a reader from the start does.
+   */
+  sawLong = false;
+
   /** Whether everything pushed so far ended a record: no record, quoted or over-long, is open. */
   atRecordStart(): boolean {
     return this.buf === '' && !this.skipping;
@@ -106,6 +113,7 @@ export class CsvParser {
     }
     const pos = this.parse(s, false);
     this.buf = pos >= s.length ? '' : s.slice(pos);
+    if (this.buf.length > MAX_RECORD_CHARS) this.sawLong = true;
     if (this.buf.length > MAX_RECORD_CHARS && this.buf.indexOf('"') < 0) {
       // One line, too long to be a record, but with no quote to lose the reader's place: rejected, and
       // the reader goes on at the next line.
@@ -152,8 +160,10 @@ export class CsvParser {
         let end = nl;
         if (end > pos && s.charCodeAt(end - 1) === CR) end--;
         const lineNo = this.line++;
-        if (end - pos > MAX_RECORD_CHARS) this.sink.error(lineNo, tooLong);
-        else if (end > pos) {
+        if (end - pos > MAX_RECORD_CHARS) {
+          this.sawLong = true;
+          this.sink.error(lineNo, tooLong);
+        } else if (end > pos) {
           const text = s.slice(pos, end);
           const suspect = suspectChunk || (hasCr && text.indexOf('\r') >= 0);
           sink.row(text.split(','), lineNo, suspect);
@@ -259,7 +269,10 @@ export class CsvParser {
     // The record's characters, its separators included, as a line without quotes is measured.
     let chars = fields.length - 1;
     for (const f of fields) chars += f.length;
-    if (chars > MAX_RECORD_CHARS) return this.fail(next, breaks, tooLongRecord, newline);
+    if (chars > MAX_RECORD_CHARS) {
+      this.sawLong = true;
+      return this.fail(next, breaks, tooLongRecord, newline);
+    }
     const lineNo = this.line;
     this.line += breaks + (newline ? 1 : 0);
     this.sink.row(fields, lineNo, suspect);
@@ -345,7 +358,7 @@ export async function readCsvFile(
     throw e;
   }
   if (afterChunk) await afterChunk({ bytesRead, totalBytes });
-  return { atRecordStart: parser.atRecordStart(), nextLine: parser.nextLine };
+  return { atRecordStart: parser.atRecordStart(), nextLine: parser.nextLine, sawLong: parser.sawLong };
 }
 
 /**
@@ -361,6 +374,8 @@ export interface CsvRange {
 export interface CsvRangeEnd {
   atRecordStart: boolean;
   nextLine: number;
+  /** CsvParser.sawLong. */
+  sawLong: boolean;
 }
 
 /** Parses a whole CSV text held in memory (tests, small inputs). */

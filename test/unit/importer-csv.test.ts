@@ -250,7 +250,7 @@ describe('readCsvFile', () => {
     // Up to the line break after it: one does, and the next record is on line 4.
     const after = bytes.indexOf('\n2,') + 1;
     const head = await read(undefined, after);
-    expect(head.at).toEqual({ atRecordStart: true, nextLine: 4 });
+    expect(head.at).toEqual({ atRecordStart: true, nextLine: 4, sawLong: false });
     expect(head.rows).toEqual([
       [1, ['id', 'note']],
       [2, ['1', 'two\nlines']],
@@ -262,10 +262,25 @@ describe('readCsvFile', () => {
       [2, ['\ufeff3', 'bom']],
       [3, ['4', 'last']],
     ]);
-    expect(tail.at).toEqual({ atRecordStart: true, nextLine: 4 });
+    expect(tail.at).toEqual({ atRecordStart: true, nextLine: 4, sawLong: false });
     expect(tail.errors).toEqual([]);
     const fromBom = await read(bytes.indexOf('\ufeff3'));
     expect(fromBom.rows[0]).toEqual([1, ['\ufeff3', 'bom']]);
+  });
+
+  it('tells when it met a line or record longer than the limit, which it reads by where its pieces end', async () => {
+    const long = 'x'.repeat(MAX_RECORD_CHARS + 10);
+    for (const [name, text] of [
+      ['plain', `a,b\n1,${long}\n2,z\n`],
+      ['quoted', `a,b\n1,"${long}"\n2,z\n`],
+    ] as const) {
+      const path = join(dir, `long-${name}.csv`);
+      await writeFile(path, text);
+      expect((await readCsvFile(path, sink())).sawLong).toBe(true);
+    }
+    const path = join(dir, 'short.csv');
+    await writeFile(path, `a,b\n1,"${'x'.repeat(MAX_RECORD_CHARS - 10)}"\n`);
+    expect((await readCsvFile(path, sink())).sawLong).toBe(false);
   });
 
   it('names the file when a record never ends (an unbalanced quote)', async () => {

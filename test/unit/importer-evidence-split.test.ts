@@ -4,6 +4,7 @@ import path from 'node:path';
 import workerThreads from 'node:worker_threads';
 import type * as StageModule from '../../src/import/stage';
 import type { ImportProgress, StageOptions, StageResult } from '../../src/import/stage-result';
+import { MAX_RECORD_CHARS } from '../../src/import/csv';
 import { generateDataset } from '../../src/demo/generate';
 import { compiledDir, compiledModule } from '../support/compiled-sources';
 
@@ -183,6 +184,46 @@ describe('evidence.csv read by two threads', () => {
     expect(two.reads).toBe(2);
     expect(one.result?.rejected).toEqual([]);
     expect(one.files['Edge.tsv']).toContain('notes on two lines, \\"quoted\\"');
+  });
+
+  it('still finds a repeated evidence id after reading the file again on one thread', async () => {
+    const n = rows.length;
+    const m = Math.floor(n / 2);
+    const lines = [header, ...rows];
+    lines[m + 1] = withField(m, 8, '"notes on\ntwo lines"');
+    const id = (rows[2] as string).split(',')[0] as string;
+    lines[n - 2] = withField(n - 3, 0, id);
+    const at = offsetOf(lines, m) + (lines[m + 1] as string).indexOf('\n') - 2;
+    const { one, two } = await both(lines, at);
+    expect(two.reads).toBe(3);
+    expect(one.result?.rejected.map((r) => r.reason)).toEqual([
+      `duplicate evidence id "${id}" (first at line 4)`,
+    ]);
+  });
+
+  it('reads the file again when an id rejected in the first part comes back on a row the second part rejects', async () => {
+    const n = rows.length;
+    const lines = [header, ...rows];
+    lines[4] = withField(3, 2, '2021-02-30');
+    const id = (rows[3] as string).split(',')[0] as string;
+    const f = (rows[n - 6] as string).split(',');
+    f[0] = id;
+    f[1] = 'e-unknown';
+    lines[n - 5] = f.join(',');
+    const { one, two } = await both(lines, offsetOf(lines, Math.floor(n / 2)));
+    expect(two.reads).toBe(2);
+    expect(one.result?.rejected[1]?.reason).toBe(
+      `duplicate evidence id "${id}" (first at line 5, which was rejected)`,
+    );
+  });
+
+  it('reads the file again on one thread when the second part holds a record longer than the limit', async () => {
+    const n = rows.length;
+    const lines = [header, ...rows];
+    lines[n - 5] = withField(n - 6, 8, `"${'x'.repeat(MAX_RECORD_CHARS + 100)}"`);
+    const { one, two } = await both(lines, offsetOf(lines, Math.floor(n / 2)));
+    expect(two.reads).toBe(2);
+    expect(one.result?.rejected.map((r) => r.line)).toEqual([n - 4]);
   });
 
   it('finds an evidence id repeated across the parts, with the exact pass', async () => {

@@ -7,7 +7,7 @@
  */
 import { parentPort, workerData } from 'node:worker_threads';
 import type { MessagePort, Transferable } from 'node:worker_threads';
-import { CsvFatalError } from '../csv';
+import { CsvFatalError, MAX_RECORD_CHARS } from '../csv';
 import { PortSink } from '../evidence-buckets';
 import { ImportAbortedError } from '../stage-result';
 import type { RejectedRow } from '../stage-result';
@@ -54,6 +54,8 @@ export interface EvidenceHalfResult {
   types: string[];
   /** Types past the first 30, per edge. */
   extraTypes: [number, string[]][];
+  /** Ids of its rejected rows, where they were valid ids. */
+  rejectedIds: string[];
   /** A row reused the id of a rejected row: its reason names that row's line, counted from `start`. */
   idReused: boolean;
 }
@@ -84,7 +86,15 @@ if (port !== null) {
   const read = async (names: string[]): Promise<void> => {
     let rows = 0;
     try {
-      rows = await readInputRows(state, 'evidence', names, data.start, (ix) => evidenceHandler(state, ix));
+      const read = await readInputRows(state, 'evidence', names, data.start, (ix) =>
+        evidenceHandler(state, ix),
+      );
+      rows = read.rows;
+      if (read.end.sawLong) {
+        await sink.seal();
+        reply({ type: 'again', reason: `a line or record longer than ${MAX_RECORD_CHARS} characters` });
+        return;
+      }
     } catch (e) {
       // Past its limit of rejected rows, or CSV that cannot be read on (which a start inside a quoted
       // field also gives): the staging thread reads the whole file and says what it finds there.
@@ -111,6 +121,7 @@ if (port !== null) {
       evMaxFin: E.evMaxFin,
       types,
       extraTypes: [...state.extraTypes].map(([e, set]) => [e, [...set]]),
+      rejectedIds: [...state.rejectedEvidence.keys()],
       idReused: state.evidenceIdReused,
     };
     reply({ type: 'done', result }, [

@@ -8,6 +8,8 @@ import { join } from 'node:path';
 import { Worker } from 'node:worker_threads';
 import type { MessagePort } from 'node:worker_threads';
 import { workerFileAvailable } from '../../worker-file';
+import { CsvFatalError } from '../csv';
+import type { CsvRangeEnd } from '../csv';
 import { bucketCount, evidenceWorkerAvailable, openEvidenceSink } from '../evidence-buckets';
 import type { EvidenceSink } from '../evidence-buckets';
 import {
@@ -65,14 +67,16 @@ export async function stageEvidence(
     worker ?? (n >= EVIDENCE_WORKER_FROM && evidenceWorkerAvailable()),
   );
   const whole = () => readInputFile(state, 'evidence', (ix) => evidenceHandler(state, ix));
+  // Warnings from before evidence.csv, to go back to when it is read again.
+  const warnings = { kept: state.warnings.length, count: state.warningCount };
   const at = state.evidence.connect && halfThreadAvailable() ? await splitOffset(state, split) : -1;
   if (at < 0) await whole();
   else if (!(await readEvidenceInTwo(state, at))) {
-    await resetEvidence(state);
+    await resetEvidence(state, warnings);
     await whole();
   }
   if (duplicateFingerprints(state)) {
-    await resetEvidence(state);
+    await resetEvidence(state, warnings);
     state.evidenceExact = true;
     await readInputFile(state, 'evidence', (ix) => evidenceHandler(state, ix));
   }
@@ -129,11 +133,17 @@ async function readEvidenceInTwo(state: StageState, at: number): Promise<boolean
     rejectedEdges: state.rejectedEdges,
     port,
   };
-  const half = new Worker(HALF_THREAD_FILE, {
-    workerData: data,
-    transferList: [port, snapshot.table.buffer, snapshot.bytes.buffer, snapshot.start.buffer],
-    resourceLimits: { maxYoungGenerationSizeMb: STAGE_YOUNG_GENERATION_MB },
-  });
+  let half: Worker;
+  try {
+    half = new Worker(HALF_THREAD_FILE, {
+      workerData: data,
+      transferList: [port, snapshot.table.buffer, snapshot.bytes.buffer, snapshot.start.buffer],
+      resourceLimits: { maxYoungGenerationSizeMb: STAGE_YOUNG_GENERATION_MB },
+    });
+  } catch (e) {
+    port.close();
+    throw e;
+  }
   const answer = new Promise<EvidenceHalfReply>((resolve, reject) => {
     half.on('message', (m: EvidenceHalfReply) => {
       if (m.type !== 'read') return resolve(m);
@@ -147,37 +157,51 @@ async function readEvidenceInTwo(state: StageState, at: number): Promise<boolean
   answer.catch(() => undefined);
   let told = false;
   try {
-    const end = await readInputFile(state, 'evidence', (ix) => evidenceHandler(state, ix), {
-      end: at,
-      onHeader: (names) => {
-        half.postMessage({ type: 'header', names } satisfies EvidenceHalfRequest);
-        told = true;
-      },
-    });
+    let end: CsvRangeEnd | null;
+    try {
+      end = await readInputFile(state, 'evidence', (ix) => evidenceHandler(state, ix), {
+        end: at,
+        onHeader: (names) => {
+          half.postMessage({ type: 'header', names } satisfies EvidenceHalfRequest);
+          told = true;
+        },
+      });
+    } catch (e) {
+      // The limits of an open record are checked where the text read ends, and this part ends at `at`
+      // where one thread's piece would not: one thread decides, once the worker's lines are all in.
+      if (!(e instanceof CsvFatalError)) throw e;
+      if (told) await answer;
+      return false;
+    }
     if (end === null) throw new Error('evidence.csv went away while it was read');
     // No header before `at` (blank lines first): the worker never started, and one thread reads all.
     if (!told) return false;
     const reply = await answer;
     if (!end.atRecordStart || reply.type !== 'done') return false;
     const r = reply.result;
-    if (r.idReused || rejectedIdAccepted(state, r.fingerprints)) return false;
+    if (r.idReused || rejectedIdSeen(state, r)) return false;
     mergeHalf(state, r, end.nextLine - 1);
     const file = INPUT_FILES.evidence.file;
     const rows = state.inputRows[file] as number;
     state.progress({ phase: 'read', file, rows, totalRowsHint: rows });
     return true;
   } finally {
+    await half.terminate();
     state.readBeside.rows = 0;
     state.readBeside.bytes = 0;
-    await half.terminate();
   }
 }
 
-/** Whether an id the first part rejected may have been accepted by the second (one thread refuses it). */
-function rejectedIdAccepted(state: StageState, accepted: Float64Array): boolean {
+/**
+ * Whether the second part may hold the id of a row the first part rejected, accepted (by fingerprint)
+ * or rejected for another reason: one thread refuses such a row as the reuse of a rejected id.
+ */
+function rejectedIdSeen(state: StageState, r: EvidenceHalfResult): boolean {
   if (state.rejectedEvidence.size === 0) return false;
+  for (const id of r.rejectedIds) if (state.rejectedEvidence.has(id)) return true;
   const rejected = new Set<number>();
   for (const id of state.rejectedEvidence.keys()) rejected.add(fingerprint(id));
+  const accepted = r.fingerprints;
   for (let i = 0; i < accepted.length; i++) if (rejected.has(accepted[i] as number)) return true;
   return false;
 }
@@ -324,7 +348,7 @@ export function evidenceHandler(state: StageState, ix: (c: string) => number): R
         state.evidenceLine.push(line);
       } else {
         if (state.evidenceFpCount === state.evidenceFp.length) {
-          const b = new Float64Array(state.evidenceFp.length * 2);
+          const b = new Float64Array(Math.max(1 << 16, state.evidenceFp.length * 2));
           b.set(state.evidenceFp);
           state.evidenceFp = b;
         }
@@ -358,8 +382,8 @@ function duplicateFingerprints(state: StageState): boolean {
   return false;
 }
 
-/** Forgets everything the evidence file contributed, for a second, exact pass. */
-async function resetEvidence(state: StageState): Promise<void> {
+/** Forgets everything the evidence file contributed, for a second pass; warnings go back to `warnings`. */
+async function resetEvidence(state: StageState, warnings: { kept: number; count: number }): Promise<void> {
   await state.evidence?.reset();
   state.items.evidence = 0;
   const E = state.edges;
@@ -371,12 +395,9 @@ async function resetEvidence(state: StageState): Promise<void> {
   const file = INPUT_FILES.evidence.file;
   for (let i = state.rejected.length - 1; i >= 0; i--)
     if (state.rejected[i]?.file === file) state.rejected.splice(i, 1);
-  for (let i = state.warnings.length - 1; i >= 0; i--)
-    if (state.warnings[i]?.file === file) {
-      state.warnings.splice(i, 1);
-      state.warningCount--;
-    }
-  state.evidenceFp = new Float64Array(0);
+  state.warnings.length = warnings.kept;
+  state.warningCount = warnings.count;
+  state.evidenceFp = new Float64Array(1 << 16);
   state.evidenceFpCount = 0;
   state.rejectedEvidence.clear();
   state.evidenceIdReused = false;

@@ -119,7 +119,7 @@ export async function readInputFile(
 /**
  * Reads the rows of an input file from byte `start`, a record boundary past its header, to its end;
  * `names` are the header's columns as readInputFile checked them. Lines count from 1 at `start`.
- * Returns the number of rows read.
+ * Returns the number of rows read and where the read ended.
  */
 export async function readInputRows(
   state: StageState,
@@ -127,14 +127,16 @@ export async function readInputRows(
   names: string[],
   start: number,
   makeHandler: (ix: (col: string) => number) => RowHandler,
-): Promise<number> {
+): Promise<{ rows: number; end: CsvRangeEnd }> {
   const rows = new RowReader(state, name, names, makeHandler);
   const sink: CsvSink = {
     row: (f, line, suspect) => rows.row(f, line, suspect),
     error: (line, reason) => rows.error(line, reason),
   };
-  await readRows(state, join(state.inputDir, INPUT_FILES[name].file), sink, () => rows.rows, { start });
-  return rows.rows;
+  const end = await readRows(state, join(state.inputDir, INPUT_FILES[name].file), sink, () => rows.rows, {
+    start,
+  });
+  return { rows: rows.rows, end };
 }
 
 /** The data rows of one input file, once its header is known: each goes to the handler or is rejected. */
