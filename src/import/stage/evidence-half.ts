@@ -6,65 +6,20 @@
  * fingerprints, the rejected rows with lines counted from its start, and the evidence types.
  */
 import { parentPort, workerData } from 'node:worker_threads';
-import type { MessagePort, Transferable } from 'node:worker_threads';
+import type { Transferable } from 'node:worker_threads';
 import { CsvFatalError, MAX_RECORD_CHARS } from '../csv';
 import { PortSink } from '../evidence-buckets';
 import { ImportAbortedError } from '../stage-result';
-import type { RejectedRow } from '../stage-result';
 import { AsciiIndex } from '../string-index';
-import type { AsciiIndexSnapshot } from '../string-index';
 import { evidenceHandler } from './evidence';
+import type {
+  EvidenceHalfData,
+  EvidenceHalfReply,
+  EvidenceHalfRequest,
+  EvidenceHalfResult,
+} from './evidence-half-messages';
 import { readInputRows } from './read-file';
 import { StageState } from './state';
-
-/** What the thread is started with. */
-export interface EvidenceHalfData {
-  inputDir: string;
-  stagingDir: string;
-  maxRejected: number;
-  /** Byte offset of the first line it reads: a record boundary, if the guess holds. */
-  start: number;
-  nEdges: number;
-  edgeIds: AsciiIndexSnapshot;
-  rejectedEdges: Map<string, number>;
-  /** To the evidence worker (WorkerSink.connect). */
-  port: MessagePort;
-}
-
-/** The staging thread's one message: the header's columns, once it has checked them. */
-export interface EvidenceHalfRequest {
-  type: 'header';
-  names: string[];
-}
-
-/** What it read, for the staging thread to merge. Lines count from 1 at `start`. */
-export interface EvidenceHalfResult {
-  rows: number;
-  items: number;
-  rejected: RejectedRow[];
-  warnings: RejectedRow[];
-  warningCount: number;
-  /** Fingerprints of the accepted ids. */
-  fingerprints: Float64Array<ArrayBuffer>;
-  evCount: Int32Array<ArrayBuffer>;
-  evTypes: Int32Array<ArrayBuffer>;
-  evMax: Float64Array<ArrayBuffer>;
-  evMaxFin: Float64Array<ArrayBuffer>;
-  /** Evidence types in the order of their bits in evTypes. */
-  types: string[];
-  /** Types past the first 30, per edge. */
-  extraTypes: [number, string[]][];
-  /** Ids of its rejected rows, where they were valid ids. */
-  rejectedIds: string[];
-  /** A row reused the id of a rejected row: its reason names that row's line, counted from `start`. */
-  idReused: boolean;
-}
-
-export type EvidenceHalfReply =
-  | { type: 'read'; rows: number; bytes: number }
-  | { type: 'done'; result: EvidenceHalfResult }
-  /** What it read cannot be merged as it is; the staging thread reads the whole file instead. */
-  | { type: 'again'; reason: string };
 
 const port = parentPort;
 if (port !== null) {

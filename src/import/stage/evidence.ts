@@ -36,7 +36,7 @@ import type {
   EvidenceHalfReply,
   EvidenceHalfRequest,
   EvidenceHalfResult,
-} from './evidence-half';
+} from './evidence-half-messages';
 
 /** Fewest relationships for which the evidence worker thread pays off. */
 const EVIDENCE_WORKER_FROM = 50000;
@@ -401,7 +401,6 @@ async function resetEvidence(state: StageState, warnings: { kept: number; count:
   state.evidenceFpCount = 0;
   state.rejectedEvidence.clear();
   state.evidenceIdReused = false;
-  state.inputRows[file] = 0;
 }
 
 function addType(state: StageState, e: number, type: string): void {
