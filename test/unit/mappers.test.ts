@@ -5,6 +5,8 @@ import {
   iso,
   isoAsIs,
   isoOfTime,
+  jsonList,
+  stringsAt,
   toEdge,
   toProfile,
   toTierRelationship,
@@ -255,5 +257,88 @@ describe('isoOfTime', () => {
       -8.64e15,
     ];
     expect(times.map(isoOfTime)).toEqual(times.map(printed));
+  });
+});
+
+describe('stringsAt', () => {
+  /** What stringsAt stands for: every object's `key`, where it is a string. */
+  const parsed = (v: unknown, key: string): string[] =>
+    jsonList(v).flatMap((o) => (typeof o[key] === 'string' ? [o[key]] : []));
+
+  const staged = [
+    '',
+    '[]',
+    '[{"type":"duns","value":"123456789"}]',
+    '[{"type":"duns","value":"1"},{"type":"lei","value":"Ünïcødé – 名前 😀"}]',
+    '[{"address_line":"1 Main St","city":"Berlin","region":null,"postal_code":"10115","country":"Germany","type":"hq"},{"address_line":null,"city":null,"region":"BY","postal_code":null,"country":null,"type":null}]',
+    '[{"city":"a"},{},{"city":""}]',
+    // A key given twice: JSON.parse keeps its last value, a null included.
+    '[{"city":"first","city":"second"},{"city":"x","city":null},{"city":null,"city":"y"}]',
+    // Names that hold the key, or that it holds.
+    '[{"cityx":"no","xcity":"no","cit":"no","city":"yes"}]',
+    '[{"city":"yes","cityx":"no","xcity":"no","cit":"no"}]',
+  ];
+
+  it('reads the staged form without parsing it, as parsing would', () => {
+    for (const text of staged)
+      for (const key of ['city', 'value', 'type', 'nothing']) {
+        const expected = parsed(text, key);
+        const parse = jest.spyOn(JSON, 'parse');
+        const got = stringsAt(text, key);
+        expect(parse).not.toHaveBeenCalled();
+        parse.mockRestore();
+        expect(got).toEqual(expected);
+      }
+  });
+
+  it('gives what parsing gives for any other text, and for lists already parsed', () => {
+    const others: unknown[] = [
+      '[{"city":"a\\"b"}]',
+      '[{"city":"caf\\u00e9"}]',
+      '[ {"city":"spaced"} ]',
+      '[{"city" :"a"}]',
+      '[{"city":1},{"city":true},{"city":false},{"city":"ok"}]',
+      '[{"city":{"city":"nested"}},{"city":["x"]},{"a":{"b":1},"city":"after"}]',
+      '["city",null,1,[{"city":"deep"}],{"city":"top"}]',
+      '{"city":"not a list"}',
+      '"[]"',
+      'null',
+      '[{"city":"tab\there"}]',
+      '[{"city":"line\nbreak"}]',
+      '[{"city":"a"}]trailing',
+      '[{"city":"a"}],',
+      '[{"city":"a"},]',
+      '[{"city":"a",}]',
+      '[{"city"}]',
+      '[{city:"a"}]',
+      'not json',
+      [{ city: 'parsed' }, { city: null }, 'x', null, { city: 3 }],
+      { city: 'object' },
+      null,
+      undefined,
+      42,
+    ];
+    for (const v of others)
+      for (const key of ['city', 'value']) expect(stringsAt(v, key)).toEqual(parsed(v, key));
+  });
+
+  it('agrees with parsing on every cut and every one-character change of a staged text', () => {
+    const texts = [staged[4]!, staged[6]!, '[{"type":"a","value":"b"},{"type":"c","value":"d"}]'];
+    const alphabet = ['', '"', ',', ':', '{', '}', '[', ']', ' ', 'n', 'null', '\\', '\n', 'x', '1'];
+    let compared = 0;
+    for (const text of texts) {
+      for (let i = 0; i <= text.length; i++) {
+        const cut = text.slice(0, i);
+        expect(stringsAt(cut, 'city')).toEqual(parsed(cut, 'city'));
+        for (const c of alphabet) {
+          const changed = text.slice(0, i) + c + text.slice(i + 1);
+          for (const key of ['city', 'value', 'type']) {
+            expect(stringsAt(changed, key)).toEqual(parsed(changed, key));
+            compared++;
+          }
+        }
+      }
+    }
+    expect(compared).toBeGreaterThan(10_000);
   });
 });
