@@ -16,6 +16,7 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
+import type { Identifier } from '../domain/model';
 import type { Logger } from '../logger';
 import type { LoadAlongside } from './graph-store';
 import { byTypeThenValue, int, iso, jsonList, texts, toIdentifier } from './mappers';
@@ -78,7 +79,8 @@ export async function writeStagedPointFile(
  * the addresses are the staged JSON as it is, which the staging writes in the form toAddress gives
  * (addressesField: its keys, in its order, each value a string or null). The few values that need
  * more (identifiers, which toProfile sorts; aliases, which are percent-encoded; dates) are decoded
- * and mapped by the mappers themselves.
+ * and mapped by the mappers themselves, except identifiers already in the profile's form and order
+ * (identifiersAsProfiled), copied as they are, and dates seen before, whose JSON is kept.
  */
 export class StagedProfileWriter {
   private out = Buffer.allocUnsafe(1 << 16);
@@ -153,17 +155,20 @@ export class StagedProfileWriter {
       case 'parent':
         return this.raw(equals(b, a, z, TRUE) ? TRUE : FALSE);
       case 'date':
-        return a === z ? this.raw(NULL) : this.text(JSON.stringify(iso(b.toString('utf8', a, z))));
+        return a === z ? this.raw(NULL) : this.text(this.dateJson(b.toString('utf8', a, z)));
       case 'identifiers':
-        return a === z || equals(b, a, z, EMPTY)
-          ? this.raw(EMPTY)
-          : this.text(
-              JSON.stringify(
-                jsonList(b.toString('utf8', a, z))
-                  .map(toIdentifier)
-                  .sort(byTypeThenValue),
-              ),
-            );
+        if (a === z || equals(b, a, z, EMPTY)) return this.raw(EMPTY);
+        if (identifiersAsProfiled(b, a, z)) {
+          this.used += b.copy(this.out, this.used, a, z);
+          return;
+        }
+        return this.text(
+          JSON.stringify(
+            jsonList(b.toString('utf8', a, z))
+              .map(toIdentifier)
+              .sort(byTypeThenValue),
+          ),
+        );
       case 'addresses':
         if (a === z) return this.raw(EMPTY);
         this.used += b.copy(this.out, this.used, a, z);
@@ -173,6 +178,19 @@ export class StagedProfileWriter {
           ? this.raw(EMPTY)
           : this.text(JSON.stringify(texts(b.toString('utf8', a, z))));
     }
+  }
+
+  /** The JSON of each date text seen, as iso maps it: a million companies' dates fall on far fewer days. */
+  private dates = new Map<string, string>();
+
+  private dateJson(text: string): string {
+    let json = this.dates.get(text);
+    if (json === undefined) {
+      if (this.dates.size >= DATES_KEPT) this.dates = new Map();
+      json = JSON.stringify(iso(text));
+      this.dates.set(text, json);
+    }
+    return json;
   }
 
   /** Bytes as they are (short ones: names, literals). */
@@ -238,6 +256,59 @@ export class StagedProfileWriter {
     if (!plain) return this.text(JSON.stringify(int(Number(b.toString('utf8', a, z)))));
     this.used += b.copy(this.out, this.used, a, z);
   }
+}
+
+/** Date texts whose JSON a StagedProfileWriter keeps; past them it starts afresh. */
+const DATES_KEPT = 1 << 16;
+
+const IDENTIFIER_TYPE = Buffer.from('{"type":"');
+const IDENTIFIER_VALUE = Buffer.from('","value":"');
+
+/**
+ * Whether the staged identifiers b[a, z) are byte for byte the profile's: what
+ * JSON.stringify(jsonList(text).map(toIdentifier).sort(byTypeThenValue)) gives for their text. So
+ * when they are ASCII objects of a type and a value, in that order, nothing in them escaped, already
+ * in byTypeThenValue's order (the staging orders them by its own rule). Most companies' are, and
+ * copying them spares their parse, sort and print.
+ */
+function identifiersAsProfiled(b: Buffer, a: number, z: number): boolean {
+  if (b[a] !== 0x5b || b[z - 1] !== 0x5d) return false; // [ ]
+  let previous: Identifier | null = null;
+  for (let p = a + 1; ;) {
+    if (!equals(b, p, p + IDENTIFIER_TYPE.length, IDENTIFIER_TYPE)) return false;
+    const type = p + IDENTIFIER_TYPE.length;
+    const typeEnd = plainStringEnd(b, type, z);
+    if (typeEnd < 0 || !equals(b, typeEnd, typeEnd + IDENTIFIER_VALUE.length, IDENTIFIER_VALUE)) return false;
+    const value = typeEnd + IDENTIFIER_VALUE.length;
+    const valueEnd = plainStringEnd(b, value, z);
+    if (valueEnd < 0 || b[valueEnd + 1] !== 0x7d) return false; // }
+    // One identifier is in order; more are compared as the sort compares them.
+    const next = valueEnd + 2;
+    if (previous !== null || b[next] === COMMA) {
+      const current = {
+        type: b.toString('latin1', type, typeEnd),
+        value: b.toString('latin1', value, valueEnd),
+      };
+      if (previous !== null && byTypeThenValue(previous, current) > 0) return false;
+      previous = current;
+    }
+    if (next === z - 1) return true;
+    if (b[next] !== COMMA) return false;
+    p = next + 1;
+  }
+}
+
+/**
+ * Where the JSON string whose text begins at p ends (its closing quote); -1 past z, or for a byte
+ * that is not ASCII or that JSON.stringify would not print as it is.
+ */
+function plainStringEnd(b: Buffer, p: number, z: number): number {
+  for (let q = p; q < z; q++) {
+    const c = b[q]!;
+    if (c === QUOTE) return q;
+    if (c < 0x20 || c >= 0x80 || c === BACKSLASH) return -1;
+  }
+  return -1;
 }
 
 type FieldKind =

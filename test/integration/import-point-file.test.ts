@@ -224,4 +224,79 @@ describe('the point-read file written by an import', () => {
     // A line without a vid is no profile: nothing could ask for it.
     expect(json(`\t${odd.slice(1).join('\t')}`)).toBeNull();
   });
+
+  it('copies identifiers already in the profile form and order, and maps any others alike', () => {
+    const columns = stagedColumns('Company');
+    const decode = stagedRowDecoder('Company', columns);
+    const profiles = new StagedProfileWriter(columns);
+    const line = (identifiers: string, date = '') =>
+      columns
+        .map((c) =>
+          c === 'vid' ? 'v1' : c === 'identifiers' ? identifiers : c === 'incorporation_date' ? date : '',
+        )
+        .join('\t');
+    const written = (text: string) => {
+      const bytes = Buffer.from(text, 'utf8');
+      const w = profiles.write(bytes, 0, bytes.length)!;
+      return w.json.toString('utf8', 0, w.length);
+    };
+    const expected = (text: string) => JSON.stringify(toProfile(decode(text.split('\t'))));
+    const id = (type: string, value: string) => `{"type":"${type}","value":"${value}"}`;
+    // In the profile's order already: copied, so not parsed.
+    const inOrder = [
+      `[${id('DUNS', '123456789')}]`,
+      `[${id('DUNS', '1')},${id('DUNS', '2')},${id('LEI', '5299000J2N45DDNE4Y28')}]`,
+      // byTypeThenValue's order (the locale's), not the order of code units the staging sorts by.
+      `[${id('duns', 'a')},${id('duns', 'b')},${id('duns', 'B')}]`,
+    ];
+    for (const identifiers of inOrder) {
+      const text = line(identifiers);
+      const want = expected(text);
+      const parse = jest.spyOn(JSON, 'parse');
+      const got = written(text);
+      expect(parse).not.toHaveBeenCalled();
+      parse.mockRestore();
+      expect(got).toBe(want);
+      expect(got).toContain(`"identifiers":${identifiers}`);
+    }
+    // Any other form or order: as toProfile maps them.
+    const others = [
+      `[${id('duns', 'Z')},${id('duns', 'a')}]`, // the staging's order, not the profile's
+      `[${id('LEI', 'x')},${id('DUNS', 'y')}]`,
+      `[${id('Wikipedia', 'Zürich')}]`,
+      `[${id('a', 'say \\"hi\\"')}]`,
+      '[{"value":"x","type":"y"}]',
+      '[{"type":"y","value":"x","extra":"z"}]',
+      '[{"type":"y","value":null}]',
+      `[${id('a', 'b')}`,
+      `[${id('a', 'b')},]`,
+      `[${id('a', 'b')}] `,
+      `${id('a', 'b')}`,
+      '[{"type":"a"}]',
+      '[{"type":"a","value":"b"x]',
+      '[{"type":"a","value":"\\u0041\\/"}]',
+      '[{"type":"a","value":"bell \u0007"}]',
+      'not json',
+    ];
+    for (const identifiers of others) {
+      const text = line(identifiers);
+      expect(written(text)).toBe(expected(text));
+    }
+    // Bytes that are not UTF-8 read as the decoder reads them, not copied.
+    const bytes = Buffer.from(line(`[${id('DUNS', 'AB')}]`), 'utf8');
+    const at = bytes.indexOf('"AB"') + 1;
+    bytes[at] = 0xf0;
+    bytes[at + 1] = 0x90;
+    const w = profiles.write(bytes, 0, bytes.length)!;
+    expect(Buffer.from(w.json.subarray(0, w.length))).toEqual(Buffer.from(expected(bytes.toString('utf8'))));
+    // Every cut of a list in order: only the whole list is copied.
+    const whole = inOrder[1]!;
+    for (let i = 1; i < whole.length; i++) {
+      const text = line(whole.slice(0, i));
+      expect(written(text)).toBe(expected(text));
+    }
+    // Dates, the same ones again and again, and one that is no day: each as iso maps it.
+    for (const date of ['2001-05-17', '2001-05-17T00:00:00Z', '2024-04-31', '2001-05-17', '2024-04-31', 'x'])
+      expect(written(line('[]', date))).toBe(expected(line('[]', date)));
+  });
 });
