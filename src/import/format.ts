@@ -4,6 +4,7 @@
  * user-facing description of the same rules; keep the two in step.
  */
 import { LIST_SEPARATOR } from '../domain/lists';
+import { detach } from '../memoize';
 import { LIST_ELEMENT_FORBIDDEN, isListElement } from '../store/tables';
 
 /** Separator of list values inside one field of an import file (domains, websites, hs_codes, aliases); exports use it too. */
@@ -631,16 +632,6 @@ export function isoOf(ms: number): string {
 }
 
 /**
- * A copy of s that shares no memory with it. Values cut from a file chunk keep
- * the whole multi-megabyte chunk alive while they are referenced, so a cache
- * that outlives the chunk must hold copies.
- */
-export function detach(s: string): string {
-  // JSON round trip: a fresh string for any input, lone surrogates included.
-  return s.length === 0 ? s : (JSON.parse(JSON.stringify(s)) as string);
-}
-
-/**
  * Caches parsed dates by their text: real data repeats the same few thousand
  * days millions of times. The cache is dropped when it grows past its bound.
  */
@@ -659,22 +650,4 @@ export class DateParser {
     if (ms < range.min || ms > range.max) fail(`${excerpt(v)} is outside ${range.label}`);
     return ms;
   }
-}
-
-/**
- * Remembers the results of a pure check for recently seen values: countries,
- * codes and domains repeat millions of times in real files. Failures are not
- * remembered; the cache is dropped when it reaches `max` entries.
- */
-export function memoize(fn: (v: string) => string, max = 4096): (v: string) => string {
-  let cache = new Map<string, string>();
-  return (v) => {
-    let r = cache.get(v);
-    if (r === undefined) {
-      r = fn(v);
-      if (cache.size >= max) cache = new Map();
-      cache.set(detach(v), detach(r));
-    }
-    return r;
-  };
 }

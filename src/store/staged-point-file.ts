@@ -18,6 +18,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import type { Identifier } from '../domain/model';
 import type { Logger } from '../logger';
+import { memoize } from '../memoize';
 import type { LoadAlongside } from './graph-store';
 import { byTypeThenValue, int, iso, jsonList, texts, toIdentifier } from './mappers';
 import { fillPointFile } from './point-file';
@@ -180,18 +181,8 @@ export class StagedProfileWriter {
     }
   }
 
-  /** The JSON of each date text seen, as iso maps it: a million companies' dates fall on far fewer days. */
-  private dates = new Map<string, string>();
-
-  private dateJson(text: string): string {
-    let json = this.dates.get(text);
-    if (json === undefined) {
-      if (this.dates.size >= DATES_KEPT) this.dates = new Map();
-      json = JSON.stringify(iso(text));
-      this.dates.set(text, json);
-    }
-    return json;
-  }
+  /** The JSON of a date text, as iso maps it, kept: a million companies' dates fall on far fewer days. */
+  private readonly dateJson = memoize((text) => JSON.stringify(iso(text)), DATES_KEPT);
 
   /** Bytes as they are (short ones: names, literals). */
   private raw(bytes: Uint8Array): void {
@@ -258,7 +249,7 @@ export class StagedProfileWriter {
   }
 }
 
-/** Date texts whose JSON a StagedProfileWriter keeps; past them it starts afresh. */
+/** Date texts whose JSON a StagedProfileWriter keeps; past them it starts afresh (memoize). */
 const DATES_KEPT = 1 << 16;
 
 const IDENTIFIER_TYPE = Buffer.from('{"type":"');

@@ -9,12 +9,10 @@ import {
   checkPhone,
   checkText,
   checkUrl,
-  detach,
   isinCheckDigit,
   isoOf,
   leiCheckDigits,
   leiChecksumOk,
-  memoize,
   normBoolean,
   normDomain,
   normInteger,
@@ -24,6 +22,7 @@ import {
   parseIsoDate,
   urlHost,
 } from '../../src/import/format';
+import { detach, memoize } from '../../src/memoize';
 import { Rng, base32, feistel, opaqueId, permute30 } from '../../src/demo/random';
 import { AsciiIndex, StringIndex, fingerprint } from '../../src/import/string-index';
 

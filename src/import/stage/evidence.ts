@@ -216,11 +216,7 @@ function mergeHalf(state: StageState, r: EvidenceHalfResult, shift: number): voi
   for (const x of r.rejected) state.reject(x.file, x.line + shift, x.reason);
   state.items.evidence += r.items;
   const fp = r.fingerprints;
-  if (state.evidenceFpCount + fp.length > state.evidenceFp.length) {
-    const b = new Float64Array(state.evidenceFpCount + fp.length);
-    b.set(state.evidenceFp.subarray(0, state.evidenceFpCount));
-    state.evidenceFp = b;
-  }
+  state.roomForFingerprints(fp.length);
   state.evidenceFp.set(fp, state.evidenceFpCount);
   state.evidenceFpCount += fp.length;
   // The second part's type bits, numbered by its own first sight, renumbered in this thread's.
@@ -347,11 +343,7 @@ export function evidenceHandler(state: StageState, ix: (c: string) => number): R
         state.evidenceIds.commit(id);
         state.evidenceLine.push(line);
       } else {
-        if (state.evidenceFpCount === state.evidenceFp.length) {
-          const b = new Float64Array(Math.max(1 << 16, state.evidenceFp.length * 2));
-          b.set(state.evidenceFp);
-          state.evidenceFp = b;
-        }
+        state.roomForFingerprints(1);
         state.evidenceFp[state.evidenceFpCount++] = fingerprint(id);
       }
       sink.lines.add(e, date, id, type, url, domain, status, byCustomer, meta, fin, created, mod);
@@ -397,8 +389,7 @@ async function resetEvidence(state: StageState, warnings: { kept: number; count:
     if (state.rejected[i]?.file === file) state.rejected.splice(i, 1);
   state.warnings.length = warnings.kept;
   state.warningCount = warnings.count;
-  state.evidenceFp = new Float64Array(1 << 16);
-  state.evidenceFpCount = 0;
+  state.clearFingerprints();
   state.rejectedEvidence.clear();
   state.evidenceIdReused = false;
 }

@@ -17,10 +17,10 @@ import {
   checkListElement,
   checkToken,
   excerpt,
-  memoize,
   normDomain,
   normInteger,
 } from '../format';
+import { memoize } from '../../memoize';
 import { ImportAbortedError } from '../stage-result';
 import type { ImportProgress, RejectedRow, StagedItems } from '../stage-result';
 import { AsciiIndex, StringIndex } from '../string-index';
@@ -47,6 +47,9 @@ function canonicalCountry(v: string): string {
   const code = countryCode(v);
   return (code && countryName(code)) ?? v;
 }
+
+/** Room for evidence id fingerprints at first; it doubles as needed. */
+const FINGERPRINTS_FIRST = 1 << 16;
 
 /** Most warnings kept in full; beyond, they are only counted. */
 const MAX_WARNINGS = 100_000;
@@ -125,8 +128,23 @@ export class StageState {
   evidenceExact = false;
   evidenceIds = new StringIndex();
   evidenceLine = new IntList();
-  evidenceFp = new Float64Array(1 << 16);
+  evidenceFp = new Float64Array(FINGERPRINTS_FIRST);
   evidenceFpCount = 0;
+
+  /** Room in evidenceFp for `more` fingerprints after those held. */
+  roomForFingerprints(more: number): void {
+    const need = this.evidenceFpCount + more;
+    if (need <= this.evidenceFp.length) return;
+    const b = new Float64Array(Math.max(need, this.evidenceFp.length * 2));
+    b.set(this.evidenceFp.subarray(0, this.evidenceFpCount));
+    this.evidenceFp = b;
+  }
+
+  /** No fingerprints held, as at the start (a file read again). */
+  clearFingerprints(): void {
+    this.evidenceFp = new Float64Array(FINGERPRINTS_FIRST);
+    this.evidenceFpCount = 0;
+  }
   /** Rows and bytes of the file being read that another thread has read meanwhile, for progress reports. */
   readonly readBeside = { rows: 0, bytes: 0 };
   /** Hears, about every 50,000 rows, the rows and bytes this thread has read of the file being read. */
