@@ -20,7 +20,7 @@
 // the first open of a server does). Neo4j's tools and server come from the launcher
 // that .ci/services.sh builds (--launcher, default TEST_NEO4J_LAUNCHER): its class
 // path holds the same importer as the neo4j-admin of a Neo4j 5.26 installation.
-import { spawn } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -49,10 +49,38 @@ if (!fs.existsSync(CLI)) throw new Error(`${CLI} is missing: run npm run build f
 if (!fs.existsSync(path.join(dataset, 'companies.csv')))
   throw new Error(`no dataset in ${dataset}: run bench/run.mjs or tiergraph generate first`);
 
-/** Runs a command to its end; resolves to its output, rejects on a non-zero exit. */
+/** Clock ticks a second, the unit of /proc's CPU times. */
+const CLOCK_TICKS = (() => {
+  try {
+    return Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim()) || 100;
+  } catch {
+    return 100;
+  }
+})();
+
+/**
+ * CPU seconds (user and system) of this process's children that have ended and been waited
+ * for, from /proc/self/stat's cutime and cstime; null where there is no /proc. The difference
+ * across one command is that command's CPU, all its threads: beside its wall time it shows
+ * whether a slower run did more work or ran on a slower machine.
+ */
+function childrenCpuSeconds() {
+  let stat;
+  try {
+    stat = fs.readFileSync('/proc/self/stat', 'utf8');
+  } catch {
+    return null;
+  }
+  // The fields after the command name's closing parenthesis begin with the third, the state.
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return (Number(fields[16 - 3]) + Number(fields[17 - 3])) / CLOCK_TICKS;
+}
+
+/** Runs a command to its end; resolves to its output, wall and CPU seconds, rejects on a non-zero exit. */
 function run(command, argv, opts = {}) {
   return new Promise((resolve, reject) => {
     const started = process.hrtime.bigint();
+    const cpuBefore = childrenCpuSeconds();
     const child = spawn(command, argv, { ...opts, stdio: ['ignore', 'pipe', 'pipe'] });
     let out = '';
     let err = '';
@@ -60,9 +88,11 @@ function run(command, argv, opts = {}) {
     child.stderr.on('data', (d) => (err += d));
     child.on('exit', (code) => {
       const seconds = Number(process.hrtime.bigint() - started) / 1e9;
+      const cpuAfter = childrenCpuSeconds();
+      const cpuSeconds = cpuBefore === null || cpuAfter === null ? null : cpuAfter - cpuBefore;
       if (code !== 0)
         return reject(new Error(`${path.basename(command)} exited ${code}: ${(err || out).slice(-2000)}`));
-      resolve({ out, err, seconds });
+      resolve({ out, err, seconds, cpuSeconds });
     });
   });
 }
@@ -81,7 +111,7 @@ async function importOnce(workDir) {
   const env = { ...process.env, DATA_DIR: workDir, STORE: store, LOG_LEVEL: 'warn' };
   if (store !== 'neo4j-admin') {
     const r = await run(process.execPath, [CLI, 'import', dataset], { env });
-    return { seconds: r.seconds, ...parseImport(r.out), output: r.out };
+    return { seconds: r.seconds, cpuSeconds: r.cpuSeconds, ...parseImport(r.out), output: r.out };
   }
   const files = path.join(workDir, 'files');
   const written = await run(process.execPath, [CLI, 'import', dataset, '--neo4j-admin-files', files], {
@@ -153,6 +183,7 @@ async function importOnce(workDir) {
     );
     return {
       seconds: written.seconds + loaded.seconds + migrated.seconds,
+      cpuSeconds: sumOrNull([written.cpuSeconds, loaded.cpuSeconds, migrated.cpuSeconds]),
       ...parsed,
       filesSeconds: written.seconds,
       adminSeconds: loaded.seconds,
@@ -164,6 +195,10 @@ async function importOnce(workDir) {
     server.kill('SIGTERM');
     await exited;
   }
+}
+
+function sumOrNull(xs) {
+  return xs.some((x) => x === null) ? null : xs.reduce((a, b) => a + b, 0);
 }
 
 /** Runs fn, with --busy beside a process that keeps one core busy until fn has ended. */
@@ -189,7 +224,9 @@ for (let i = 0; i < runs; i++) {
   try {
     log(`run ${i + 1}/${runs} into ${workDir}${busy ? ', the other core kept busy' : ''}`);
     const r = await withBusyCore(() => importOnce(workDir));
-    log(`  ${r.seconds.toFixed(1)} s, ${r.rows.toLocaleString('en-US')} rows`);
+    log(
+      `  ${r.seconds.toFixed(1)} s${r.cpuSeconds === null ? '' : ` (${r.cpuSeconds.toFixed(1)} s of CPU)`}, ${r.rows.toLocaleString('en-US')} rows`,
+    );
     if (firstStart) {
       r.firstStart = await serveUntilSettled({ cli: CLI, dataDir: workDir, datasetDir: dataset, settleS });
       const f = r.firstStart;
@@ -205,6 +242,7 @@ for (let i = 0; i < runs; i++) {
 
 const rows = results[0].rows;
 const total = median(results.map((r) => r.seconds));
+const cpu = results.flatMap((r) => (r.cpuSeconds === null ? [] : [r.cpuSeconds]));
 const summary = {
   machine: `${os.cpus().length} x ${os.cpus()[0]?.model ?? 'cpu'}, ${(os.totalmem() / 2 ** 30).toFixed(1)} GiB, Node ${process.version}`,
   store,
@@ -216,6 +254,8 @@ const summary = {
   median_stage_seconds: median(results.map((r) => r.stageSeconds)),
   median_load_seconds: median(results.map((r) => r.loadSeconds)),
   runs_seconds: results.map((r) => Number(r.seconds.toFixed(1))),
+  median_cpu_seconds: cpu.length === results.length ? median(cpu) : null,
+  runs_cpu_seconds: cpu.length === results.length ? cpu.map((c) => Number(c.toFixed(1))) : null,
   ...(firstStart
     ? {
         median_first_ready_seconds: median(results.map((r) => r.firstStart.readyS)),
@@ -251,8 +291,12 @@ process.stdout.write(
           `| first start after it: RSS peak | ${summary.median_first_rss_peak_mib} MiB |`,
         ]
       : []),
+    ...(summary.median_cpu_seconds === null
+      ? []
+      : [`| CPU, all threads (user and system) | ${summary.median_cpu_seconds.toFixed(1)} s |`]),
     `| rows/s | ${summary.median_rows_per_s.toLocaleString('en-US')} |`,
     `runs: ${summary.runs_seconds.join(' s, ')} s`,
+    ...(summary.runs_cpu_seconds === null ? [] : [`CPU: ${summary.runs_cpu_seconds.join(' s, ')} s`]),
     '',
   ].join('\n'),
 );
