@@ -10,7 +10,7 @@
 import { BATCH } from './state';
 import type { StageState } from './state';
 import { typesField } from './evidence';
-import { iso, listField } from './values';
+import { iso, listField, numberText } from './values';
 
 /** Arrays the derive step computes once and the table writers share. */
 export interface Derived {
@@ -169,7 +169,7 @@ function writeClusterEdges(state: StageState, d: Derived, i: number, budget: num
     const cidA = state.clusterCid[a] as string;
     const cidB = state.clusterCid[b] as string;
     cs.write(
-      `${state.vids.key(state.clusterParent[a] as number)}\t${state.vids.key(state.clusterParent[b] as number)}\t${cidA}~${cidB}\t${listField(ids)}\t${conf}\t${iso(date)}\t${typesField(state, mask, extra)}\n`,
+      `${state.vids.key(state.clusterParent[a] as number)}\t${state.vids.key(state.clusterParent[b] as number)}\t${cidA}~${cidB}\t${listField(ids)}\t${numberText(conf)}\t${iso(date)}\t${typesField(state, mask, extra)}\n`,
     );
     state.counts.CLUSTER_SUPPLIES++;
     i = j;

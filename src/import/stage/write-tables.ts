@@ -15,7 +15,7 @@ import { typesField } from './evidence';
 import { identifiersField } from './identifiers';
 import { BATCH, PROGRESS_EVERY } from './state';
 import type { StageState } from './state';
-import { iso, num } from './values';
+import { iso, num, numberText } from './values';
 
 /**
  * The columns this module writes, per table, in order. Checked against the
@@ -196,7 +196,7 @@ function writeEdges(state: StageState, d: Derived, from: number, to: number, pre
     const ld = iso(latest[e] as number);
     const lf = iso(latestFin[e] as number);
     const lm = iso(E.lastMod[e] as number);
-    const conf = String(E.conf[e]);
+    const conf = numberText(E.conf[e] as number);
     const hs = E.hs[e] as string;
     const types = typesField(state, E.evTypes[e] as number, state.extraTypes.get(e));
     prefixes.write(`${id}\t${s}\t${c}\t${label}\t${status}\t${ld}\t${lf}\t${lm}\t${conf}\t${hs}\n`);
