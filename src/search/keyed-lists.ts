@@ -112,13 +112,25 @@ function hashBytes(b: Buffer, from: number, to: number): number {
 
 /**
  * Gathers {@link KeyedLists} one value at a time, as a build reads its rows, without an array per key:
- * at a million companies the keys number millions, most with one value, and a Map of arrays made the
- * collector walk them all through the build. Keys keep the order in which they were first given; a
- * value given again right after itself for the same key is kept once.
+ * at a million companies the keys number millions, most with one value. Keys keep the order in which
+ * they were first given; a value given again right after itself for the same key is kept once.
+ *
+ * The keys are held as UTF-8 bytes with an open-addressing table of their own (as the lists are, once
+ * built), not in a Map of strings: at 1M companies a Map and a string per key held some 200 MB of the
+ * build thread's heap, which each of its full garbage collections marked, and a Map lookup cost more
+ * than hashing a few bytes. A key is encoded into a scratch buffer, hashed (FNV-1a, as the built
+ * lists hash) and compared byte by byte; so keys whose UTF-8 is the same (strings differing only in
+ * lone surrogates, which encode as U+FFFD) are one key, as a lookup in the built lists sees them.
  */
 export class KeyedListsBuilder {
-  private readonly ids = new Map<string, number>();
-  private readonly names: string[] = [];
+  /** The keys' UTF-8 bytes, concatenated; key k is `keys[keyStart[k], keyStart[k + 1])`. */
+  private keys = Buffer.allocUnsafeSlow(1 << 16);
+  private keyStart = new Uint32Array(1024);
+  private count = 0;
+  /** Open addressing, linear probing, at most half full: 1 + key id, 0 for an empty slot. */
+  private slots = new Uint32Array(2048);
+  /** The key being looked up, encoded. */
+  private scratch = Buffer.allocUnsafeSlow(256);
   /** Per key id, its last value (to drop repeats and see whether the values came in order). */
   private last = new Float64Array(1024);
   /** Key id and value of every pair, in the order given. */
@@ -129,19 +141,57 @@ export class KeyedListsBuilder {
 
   /** The id of `key`, given one now if it is new (with no value yet). */
   key(key: string): number {
-    let id = this.ids.get(key);
-    if (id === undefined) {
-      id = this.names.length;
-      this.ids.set(key, id);
-      this.names.push(key);
-      if (id === this.last.length) {
-        const last = new Float64Array(id * 2);
-        last.set(this.last);
-        this.last = last;
-      }
-      this.last[id] = -1;
+    if (key.length * 3 > this.scratch.length) this.scratch = Buffer.allocUnsafeSlow(key.length * 3);
+    const scratch = this.scratch;
+    const length = scratch.write(key, 0, 'utf8');
+    const mask = this.slots.length - 1;
+    let slot = hashBytes(scratch, 0, length) & mask;
+    for (;;) {
+      const entry = this.slots[slot]!;
+      if (entry === 0) break;
+      if (this.holds(entry - 1, length)) return entry - 1;
+      slot = (slot + 1) & mask;
     }
+    const id = this.count++;
+    const from = this.keyStart[id]!;
+    if (from + length > this.keys.length) {
+      const keys = Buffer.allocUnsafeSlow(Math.max(this.keys.length * 2, from + length));
+      this.keys.copy(keys, 0, 0, from);
+      this.keys = keys;
+    }
+    scratch.copy(this.keys, from, 0, length);
+    if (id + 1 === this.keyStart.length) {
+      this.keyStart = widened(this.keyStart);
+      const last = new Float64Array(this.keyStart.length);
+      last.set(this.last);
+      this.last = last;
+    }
+    this.keyStart[id + 1] = from + length;
+    this.last[id] = -1;
+    this.slots[slot] = id + 1;
+    if (this.count * 2 > this.slots.length) this.growSlots();
     return id;
+  }
+
+  /** Whether key `id` is the `length` bytes in the scratch buffer. */
+  private holds(id: number, length: number): boolean {
+    const from = this.keyStart[id]!;
+    if (this.keyStart[id + 1]! - from !== length) return false;
+    const keys = this.keys;
+    const scratch = this.scratch;
+    for (let i = 0; i < length; i++) if (keys[from + i] !== scratch[i]) return false;
+    return true;
+  }
+
+  private growSlots(): void {
+    const slots = new Uint32Array(this.slots.length * 2);
+    const mask = slots.length - 1;
+    for (let id = 0; id < this.count; id++) {
+      let slot = hashBytes(this.keys, this.keyStart[id]!, this.keyStart[id + 1]!) & mask;
+      while (slots[slot] !== 0) slot = (slot + 1) & mask;
+      slots[slot] = id + 1;
+    }
+    this.slots = slots;
   }
 
   /** Adds `value` (an integer from 0 to 2^32 - 1) to the list of `key`. */
@@ -160,11 +210,10 @@ export class KeyedListsBuilder {
   }
 
   build(): KeyedLists {
-    const n = this.names.length;
-    const keyStart = new Uint32Array(n + 1);
-    for (let k = 0; k < n; k++) keyStart[k + 1] = keyStart[k]! + Buffer.byteLength(this.names[k]!, 'utf8');
-    const keys = Buffer.allocUnsafe(keyStart[n]!);
-    for (let k = 0; k < n; k++) keys.write(this.names[k]!, keyStart[k]!, 'utf8');
+    const n = this.count;
+    const keyStart = this.keyStart.slice(0, n + 1);
+    const keys = Buffer.allocUnsafeSlow(keyStart[n]!);
+    this.keys.copy(keys, 0, 0, keyStart[n]);
     const valueStart = new Uint32Array(n + 1);
     for (let p = 0; p < this.pairs; p++) valueStart[this.pairKey[p]! + 1]!++;
     for (let k = 0; k < n; k++) valueStart[k + 1]! += valueStart[k]!;

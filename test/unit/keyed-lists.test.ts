@@ -68,6 +68,38 @@ describe('keyed lists', () => {
     }
   });
 
+  it('holds thousands of keys of any length and script, each found by its own bytes', () => {
+    // Past every first size of the builder: its table (1,024 keys), its key bytes (64 KiB) and the
+    // buffer a key is encoded into (256 bytes).
+    const b = new KeyedListsBuilder();
+    const keys: string[] = [];
+    for (let i = 0; i < 5_000; i++) {
+      const key =
+        i % 5 === 0
+          ? `${'ä'.repeat(i % 300)}${i}`
+          : i % 5 === 1
+            ? `東京-${i}`
+            : i % 5 === 2
+              ? `x${'y'.repeat(i % 400)}-${i}`
+              : `${i}`;
+      keys.push(key);
+    }
+    // Keys that begin with every shorter one, the longest first: each new one is compared with
+    // longer keys it is the beginning of, wherever they share a run of the table.
+    for (let n = 600; n > 0; n--) keys.push('q'.repeat(n));
+    const order = keys.map((_, i) => i);
+    expect(keys.map((key) => b.key(key))).toEqual(order);
+    for (let i = 0; i < keys.length; i++) b.add(keys[i]!, i);
+    // Every key again, with a second value: ids stay, lists grow.
+    expect(keys.map((key) => b.key(key))).toEqual(order);
+    for (let i = 0; i < keys.length; i++) b.add(keys[i]!, i + 1);
+    const built = b.build();
+    expect(built.size).toBe(keys.length);
+    expect(keys.map((key) => Array.from(built.get(key) ?? []))).toEqual(order.map((i) => [i, i + 1]));
+    for (const missing of ['x', `${'ä'.repeat(299)}`, '東京-', '5000', 'y'.repeat(10)])
+      expect(built.get(missing)).toBeUndefined();
+  });
+
   it('sorts values a builder was given out of order', () => {
     const b = new KeyedListsBuilder();
     for (const v of [5, 3, 3, 9, 1]) b.add('k', v);
