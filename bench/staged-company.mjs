@@ -4,9 +4,13 @@
 //             search index's build maps while the import stages its files; the lines are handed over
 //             in pieces of 4 MiB, as the import's feed hands them;
 //   profiles  the point-read file's profiles (StagedProfileWriter, src/store/staged-point-file.ts),
-//             written from the staged lines while the engine loads them.
+//             written from the staged lines while the engine loads them;
+//   build     the whole search index build an import feeds (SearchIndexBuilder, then
+//             CompanySearchIndex.finish): the rows, their keys and names, then the counts (read from
+//             the same lines) and the index made from them, with the typo thread it starts. Its CPU is
+//             the process's, every thread's; not part of `both`.
 // Usage (after `npm run build`):
-//   node bench/staged-company.mjs [--data-dir bench/data] [--runs 5] [--step rows|profiles|both]
+//   node bench/staged-company.mjs [--data-dir bench/data] [--runs 5] [--step rows|profiles|both|build]
 //                                 [--root <a built checkout>]
 // The first run on a data directory stages its dataset (as `tiergraph import` does, without loading
 // it) and keeps the staged Company file in <data-dir>/staged-company.tsv; delete it to stage again.
@@ -23,7 +27,8 @@ const dataDir = path.resolve(args['data-dir'] ?? path.join(ROOT, 'bench', 'data'
 const runs = Number(args.runs ?? 5);
 const root = path.resolve(args.root ?? ROOT);
 const step = args.step ?? 'both';
-if (!['rows', 'profiles', 'both'].includes(step)) throw new Error(`--step ${step}: rows, profiles or both`);
+if (!['rows', 'profiles', 'both', 'build'].includes(step))
+  throw new Error(`--step ${step}: rows, profiles, both or build`);
 const require = createRequire(import.meta.url);
 const built = (base, rel) => {
   const file = path.join(base, 'dist', 'src', rel);
@@ -53,8 +58,8 @@ const { stagedColumns } = built(root, 'store/staging-file.js');
 const bytes = fs.readFileSync(staged);
 const first = bytes.indexOf(10) + 1;
 
-/** Every line to its search row, in pieces of whole lines as the import's feed hands them (its FEED_BYTES). */
-function prepareRows() {
+/** The lines as text, in pieces of whole lines as the import's feed hands them (its FEED_BYTES). */
+function piecesOfLines() {
   const PIECE = 4 << 20;
   const pieces = [];
   for (let p = first; p < bytes.length;) {
@@ -63,6 +68,12 @@ function prepareRows() {
     pieces.push(bytes.toString('utf8', p, end + 1));
     p = end + 1;
   }
+  return pieces;
+}
+
+/** Every line to its search row. */
+function prepareRows() {
+  const pieces = piecesOfLines();
   return () => {
     const decode = stagedSearchRowDecoder();
     let n = 0;
@@ -86,7 +97,37 @@ function prepareProfiles() {
   };
 }
 
-const steps = { rows: prepareRows, profiles: prepareProfiles };
+/** The search index's build as an import feeds it: rows without their counts, then the counts. */
+function prepareBuild() {
+  const { SearchIndexBuilder, CompanySearchIndex } = built(root, 'search/company-search.js');
+  const pieces = piecesOfLines();
+  const columns = stagedColumns('Company');
+  const at = (name) => columns.indexOf(name);
+  const counted = [
+    'count_suppliers',
+    'count_customers',
+    'count_supplier_evidence',
+    'count_customer_evidence',
+  ].map(at);
+  const counts = counted.map(() => []);
+  for (let p = first; p < bytes.length;) {
+    const nl = bytes.indexOf(10, p);
+    const fields = bytes.toString('utf8', p, nl).split('\t');
+    counted.forEach((c, k) => counts[k].push(Number(fields[c])));
+    p = nl + 1;
+  }
+  const [suppliers, customers, supplierEvidence, customerEvidence] = counts.map((c) => Int32Array.from(c));
+  return async () => {
+    const builder = new SearchIndexBuilder();
+    const decode = stagedSearchRowDecoder();
+    for (const piece of pieces) builder.addUncounted(decodeStagedCompanyLines(piece, decode));
+    builder.setCounts({ suppliers, customers, supplierEvidence, customerEvidence });
+    const index = await CompanySearchIndex.finish(builder);
+    return index.size;
+  };
+}
+
+const steps = { rows: prepareRows, profiles: prepareProfiles, build: prepareBuild };
 const summary = { root, runs };
 const all = {};
 for (const name of step === 'both' ? ['rows', 'profiles'] : [step]) {
@@ -96,7 +137,7 @@ for (const name of step === 'both' ? ['rows', 'profiles'] : [step]) {
   for (let r = 0; r < runs; r++) {
     const t = performance.now();
     const c = process.cpuUsage();
-    count = run();
+    count = await run();
     const u = process.cpuUsage(c);
     const one = { wallMs: performance.now() - t, cpuMs: (u.user + u.system) / 1000 };
     results.push(one);
