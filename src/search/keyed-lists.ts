@@ -116,9 +116,9 @@ function hashBytes(b: Buffer, from: number, to: number): number {
  * they were first given; a value given again right after itself for the same key is kept once.
  *
  * The keys are held as UTF-8 bytes with an open-addressing table of their own (as the lists are, once
- * built), not in a Map of strings: at 1M companies a Map and a string per key held some 200 MB of the
- * build thread's heap, which each of its full garbage collections marked, and a Map lookup cost more
- * than hashing a few bytes. A key is encoded into a scratch buffer, hashed (FNV-1a, as the built
+ * built), not in a Map of strings: at 1M companies a Map and a string per key held some 160 MB of
+ * the build thread's heap (bench/README.md, 2026-12-01, evening), which each of its full
+ * collections marked, and a Map lookup cost more than hashing a few bytes. A key is encoded into a scratch buffer, hashed (FNV-1a, as the built
  * lists hash) and compared byte by byte; so keys whose UTF-8 is the same (strings differing only in
  * lone surrogates, which encode as U+FFFD) are one key, as a lookup in the built lists sees them.
  */
