@@ -34,14 +34,7 @@ export class KeyedLists {
     const n = keyStart.length - 1;
     let size = 16;
     while (size < n * 2) size *= 2;
-    const slots = new Uint32Array(size);
-    const mask = size - 1;
-    for (let i = 0; i < n; i++) {
-      let slot = hashBytes(keys, keyStart[i]!, keyStart[i + 1]!) & mask;
-      while (slots[slot] !== 0) slot = (slot + 1) & mask;
-      slots[slot] = i + 1;
-    }
-    return new KeyedLists(keys, keyStart, valueStart, values, slots);
+    return new KeyedLists(keys, keyStart, valueStart, values, slotsOf(keys, keyStart, n, size));
   }
 
   /** Number of keys. */
@@ -101,6 +94,21 @@ export class KeyedLists {
     if (used !== n) return null;
     return new KeyedLists(keys, keyStart, valueStart, values, slots);
   }
+}
+
+/**
+ * The open-addressing table (linear probing) of `size` slots, a power of two, for keys [0, n): each
+ * key's slot holds 1 + its number, found from the FNV-1a hash of its bytes; 0 is an empty slot.
+ */
+function slotsOf(keys: Buffer, keyStart: Uint32Array, n: number, size: number): Uint32Array<ArrayBuffer> {
+  const slots = new Uint32Array(size);
+  const mask = size - 1;
+  for (let i = 0; i < n; i++) {
+    let slot = hashBytes(keys, keyStart[i]!, keyStart[i + 1]!) & mask;
+    while (slots[slot] !== 0) slot = (slot + 1) & mask;
+    slots[slot] = i + 1;
+  }
+  return slots;
 }
 
 /** FNV-1a over bytes [from, to) of `b`. */
@@ -184,14 +192,7 @@ export class KeyedListsBuilder {
   }
 
   private growSlots(): void {
-    const slots = new Uint32Array(this.slots.length * 2);
-    const mask = slots.length - 1;
-    for (let id = 0; id < this.count; id++) {
-      let slot = hashBytes(this.keys, this.keyStart[id]!, this.keyStart[id + 1]!) & mask;
-      while (slots[slot] !== 0) slot = (slot + 1) & mask;
-      slots[slot] = id + 1;
-    }
-    this.slots = slots;
+    this.slots = slotsOf(this.keys, this.keyStart, this.count, this.slots.length * 2);
   }
 
   /** Adds `value` (an integer from 0 to 2^32 - 1) to the list of `key`. */
