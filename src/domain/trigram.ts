@@ -247,16 +247,23 @@ function emitWord(wordLen: number, count: number): number {
  * Text without letters or digits has no trigrams.
  */
 export function trigramSet(text: string): Uint32Array {
-  const count = collectTrigrams(text);
-  if (count === 0) return new Uint32Array(0);
+  return trigramSetView(text).slice();
+}
 
+/**
+ * {@link trigramSet} as a view of this module's scratch buffer, valid only until the next call into this
+ * module: for a caller that copies the set at once, so that no buffer is made per text.
+ */
+export function trigramSetView(text: string): Uint32Array {
+  const count = collectTrigrams(text);
   const all = trigramBuf.subarray(0, count);
+  if (count === 0) return all;
   all.sort();
   let unique = 1;
   for (let i = 1; i < count; i++) {
     if (all[i] !== all[unique - 1]) all[unique++] = all[i]!;
   }
-  return all.slice(0, unique);
+  return trigramBuf.subarray(0, unique);
 }
 
 /**

@@ -1,5 +1,5 @@
 import type { SnapshotReader, SnapshotWriter } from '../store/snapshot';
-import { float4Ratio, trigramSet } from '../domain/trigram';
+import { float4Ratio, trigramSet, trigramSetView } from '../domain/trigram';
 
 /**
  * In-process candidate index for pg_trgm similarity search over many names: the documents whose
@@ -80,7 +80,7 @@ export class TrigramIndexBuilder {
   /** Adds one document; returns its dense doc number (0, 1, 2, ... in call order). */
   add(name: string): number {
     if (this.built) throw new Error('TrigramIndexBuilder: add() after build()');
-    const set = trigramSet(name);
+    const set = trigramSetView(name);
     if (this.used + set.length > this.trigrams.length) {
       this.trigrams = grow(this.trigrams, this.used + set.length, this.used);
     }
@@ -140,14 +140,16 @@ export class TrigramIndexBuilder {
     const memberFill = memberStart.slice(0, groups);
     for (let d = 0; d < size; d++) members[memberFill[internalOf[d]!]!++] = d;
 
-    // The trigrams of one document per group, in group order.
-    const groupTrigrams = new Uint32Array(used);
+    // The trigrams of one document per group, in group order, moved down in place: a group's first
+    // document starts no earlier than the groups before it end once laid out, so no move overwrites
+    // trigrams still to be moved.
     for (let g = 0; g < groups; g++) {
       const from = startOf(firstDoc[g]!);
-      groupTrigrams.set(trigrams.subarray(from, from + lengthOf(g)), groupEnds[g]! - lengthOf(g));
+      trigrams.copyWithin(groupEnds[g]! - lengthOf(g), from, from + lengthOf(g));
     }
+    const groupTrigrams = trigrams.subarray(0, used);
 
-    const { ids, df } = distinctIds(groupTrigrams, used);
+    const { ids, df, table } = distinctIds(groupTrigrams, used);
     const termCount = ids.length;
     let maxDf = 0;
     for (let t = 0; t < termCount; t++) maxDf = Math.max(maxDf, df[t]!);
@@ -164,12 +166,10 @@ export class TrigramIndexBuilder {
     }
     for (let r = 1; r <= termCount; r++) listStart[r]! += listStart[r - 1]!;
     // Rank by id: binary search for small indexes, a direct table over all 2^24 ids (64 MB while
-    // building) when there are tens of millions of lookups to make.
-    let rankTable: Uint32Array | undefined;
-    if (used >= SMALL_BUILD) {
-      rankTable = new Uint32Array(1 << 24);
-      for (let t = 0; t < termCount; t++) rankTable[ids[t]!] = rankOfId[t]!;
-    }
+    // building) when there are tens of millions of lookups to make. It is the table that counted the
+    // ids: only the slots of ids present are read, and each is overwritten here.
+    const rankTable = table;
+    if (rankTable) for (let t = 0; t < termCount; t++) rankTable[ids[t]!] = rankOfId[t]!;
     const rankOf = (id: number): number => (rankTable ? rankTable[id]! : rankOfId[findId(ids, id)]!);
 
     // Each group's trigrams as global ranks, ascending, in internal order.
@@ -272,8 +272,14 @@ function sameRange(arr: Uint32Array, aFrom: number, aTo: number, bFrom: number, 
 /** Below this many trigram occurrences, building sorts ids instead of using tables over all 2^24 ids. */
 const SMALL_BUILD = 1 << 20;
 
-/** Distinct trigram ids, ascending, and the number of documents having each. */
-function distinctIds(trigrams: Uint32Array, used: number): { ids: Uint32Array; df: Uint32Array } {
+/**
+ * Distinct trigram ids, ascending, and the number of documents having each; for a large build also the
+ * table over all 2^24 ids that counted them, for the caller to reuse.
+ */
+function distinctIds(
+  trigrams: Uint32Array,
+  used: number,
+): { ids: Uint32Array; df: Uint32Array; table?: Uint32Array } {
   if (used < SMALL_BUILD) {
     const sorted = trigrams.slice(0, used).sort();
     let count = 0;
@@ -299,7 +305,7 @@ function distinctIds(trigrams: Uint32Array, used: number): { ids: Uint32Array; d
     ids[t] = id;
     df[t++] = table[id]!;
   }
-  return { ids, df };
+  return { ids, df, table };
 }
 
 /**

@@ -7,6 +7,7 @@ import {
   similarity,
   similarityOfSets,
   trigramSet,
+  trigramSetView,
 } from '../../src/domain/trigram';
 
 /** test/fixtures/pg-trgm-similarity.json: values printed by a real PostgreSQL 15 (see its note). */
@@ -127,6 +128,34 @@ describe('trigramSet', () => {
 
   it('treats lone surrogates as separators', () => {
     expect(trigramSet('ab\ud800cd')).toEqual(trigramSet('ab cd'));
+  });
+
+  it('as a view, is the same set in one shared buffer, and a set is a copy of its own', () => {
+    // Texts short and long (the long ones make the scratch buffer grow), with and without trigrams.
+    const texts = [
+      '',
+      '!?',
+      'a',
+      'Crown Electronics GmbH & Co. KG',
+      '東京電力',
+      'x'.repeat(3000),
+      'ab cd ab',
+    ];
+    texts.push(Array.from({ length: 400 }, (_, i) => `word${i}`).join(' '));
+    let buffer: ArrayBufferLike | null = null;
+    for (const text of texts) {
+      const set = trigramSet(text);
+      const view = trigramSetView(text);
+      expect(Array.from(view)).toEqual(Array.from(set));
+      // The view answers from the module's buffer (replaced only when it grows); the set never does.
+      expect(view.byteOffset).toBe(0);
+      expect(set.buffer).not.toBe(view.buffer);
+      if (buffer !== null && text.length < 100) expect(view.buffer).toBe(buffer);
+      buffer = view.buffer;
+      trigramSetView('zzz qqq');
+      // The next call reuses the buffer: a view taken before it no longer holds its set; a set does.
+      expect(Array.from(trigramSetView(text))).toEqual(Array.from(set));
+    }
   });
 });
 
