@@ -1726,8 +1726,9 @@ export class SearchIndexBuilder {
       const sup = c.suppliers[i]!;
       const cus = c.customers[i]!;
       // The order of CoreRecord: supplier evidence, customer evidence, customers, suppliers.
-      records.addText(
-        `${prefixes.text(i)},${c.supplierEvidence[i]!},${c.customerEvidence[i]!},${cus},${sup}]`,
+      records.addJoined(
+        prefixes.bytesOf(i),
+        `,${c.supplierEvidence[i]!},${c.customerEvidence[i]!},${cus},${sup}]`,
       );
       degree[i] = sup + cus;
     }

@@ -24,12 +24,33 @@ export class PackedRecordsBuilder {
   /** Appends a record given as its JSON text. */
   addText(text: string): void {
     const bytes = Buffer.byteLength(text);
-    if (this.used + bytes > this.current.length) {
-      this.seal();
-      this.current = Buffer.allocUnsafe(Math.max(CHUNK_BYTES, bytes));
-      this.used = 0;
-    }
+    this.room(bytes);
     this.current.write(text, this.used);
+    this.record(bytes);
+  }
+
+  /**
+   * Appends a record whose JSON text is the UTF-8 bytes `head` followed by `tail`: a record completed
+   * from one packed before it (PackedRecords.bytesOf) is copied as bytes, not decoded and encoded again.
+   */
+  addJoined(head: Uint8Array, tail: string): void {
+    const bytes = head.length + Buffer.byteLength(tail);
+    this.room(bytes);
+    this.current.set(head, this.used);
+    this.current.write(tail, this.used + head.length);
+    this.record(bytes);
+  }
+
+  /** Makes room for a record of `bytes` in the current chunk. */
+  private room(bytes: number): void {
+    if (this.used + bytes <= this.current.length) return;
+    this.seal();
+    this.current = Buffer.allocUnsafe(Math.max(CHUNK_BYTES, bytes));
+    this.used = 0;
+  }
+
+  /** Numbers the record of `bytes` just written at the end of the current chunk. */
+  private record(bytes: number): void {
     this.chunkOf.push(this.chunks.length);
     this.starts.push(this.used);
     this.lengths.push(bytes);
@@ -37,12 +58,18 @@ export class PackedRecordsBuilder {
   }
 
   private seal(): void {
-    // The unused tail is given back: only the written bytes are kept.
-    if (this.used > 0) this.chunks.push(Buffer.from(this.current.subarray(0, this.used)));
+    if (this.used === 0) return;
+    // A full chunk is kept as it is: its unused tail is less than the record that did not fit. A chunk
+    // sealed with much of it unused (the last) gives it back: only its written bytes are copied.
+    const full = this.current.length - this.used < this.current.length / 8;
+    const written = this.current.subarray(0, this.used);
+    this.chunks.push(full ? written : Buffer.from(written));
   }
 
   build(): PackedRecords {
     this.seal();
+    // The sealed chunk may be kept as it is: a record added after this goes to a chunk of its own.
+    this.current = Buffer.alloc(0);
     this.used = 0;
     return new PackedRecords(
       this.chunks,
@@ -82,6 +109,12 @@ export class PackedRecords {
   /** Bytes held, for logs. */
   get bytes(): number {
     return this.chunks.reduce((n, c) => n + c.length, 0);
+  }
+
+  /** The UTF-8 bytes of record `i`'s JSON text, viewed where they are held. */
+  bytesOf(i: number): Buffer {
+    const start = this.starts[i]!;
+    return this.chunks[this.chunkOf[i]!]!.subarray(start, start + this.lengths[i]!);
   }
 
   /** The JSON text of record `i`. */

@@ -20,4 +20,35 @@ describe('packed records', () => {
     const json = records.reduce((n, r) => n + Buffer.byteLength(JSON.stringify(r)), 0);
     expect(packed.bytes).toBe(json);
   });
+
+  it("joins a packed record's bytes and a tail into the record their texts make", () => {
+    const first = new PackedRecordsBuilder();
+    const heads = Array.from({ length: 40_000 }, (_, i) => `[${i},"${'Präzision 株式会社 '.repeat(i % 30)}"`);
+    heads.push(`["${'y'.repeat(9 * 1024 * 1024)}"`);
+    for (const h of heads) first.addText(h);
+    const prefixes = first.build();
+    const joined = new PackedRecordsBuilder();
+    const tail = (i: number): string => `,${i % 7},${i}]`;
+    for (let i = 0; i < heads.length; i++) {
+      expect(prefixes.bytesOf(i).equals(Buffer.from(heads[i]!))).toBe(true);
+      joined.addJoined(prefixes.bytesOf(i), tail(i));
+    }
+    const done = joined.build();
+    expect(done.size).toBe(heads.length);
+    for (let i = 0; i < heads.length; i++) expect(done.text(i)).toBe(heads[i] + tail(i));
+    expect(done.bytes).toBe(heads.reduce((n, h, i) => n + Buffer.byteLength(h + tail(i)), 0));
+  });
+
+  it('keeps what it built when records are added after', () => {
+    const builder = new PackedRecordsBuilder();
+    // Nearly a whole chunk of 8 MiB: kept as it is when the build seals it, not copied.
+    const long = 'f'.repeat(8 * 1024 * 1024 - 1000);
+    builder.add({ a: long });
+    builder.add({ b: 'second' });
+    const built = builder.build();
+    builder.add({ c: 'written after the build' });
+    expect(built.get(0)).toEqual({ a: long });
+    expect(built.get(1)).toEqual({ b: 'second' });
+    expect(builder.build().get(2)).toEqual({ c: 'written after the build' });
+  });
 });
