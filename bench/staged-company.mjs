@@ -6,9 +6,10 @@
 //   profiles  the point-read file's profiles (StagedProfileWriter, src/store/staged-point-file.ts),
 //             written from the staged lines while the engine loads them;
 //   build     the whole search index build an import feeds (SearchIndexBuilder, then
-//             CompanySearchIndex.finish): the rows, their keys and names, then the counts (read from
-//             the same lines) and the index made from them, with the typo thread it starts. Its CPU is
-//             the process's, every thread's; not part of `both`.
+//             CompanySearchIndex.finish): the names ahead of their rows, in pieces of 1 MiB of
+//             names lines as the import reads them from companies.csv, then the rows and their keys,
+//             then the counts (read from the same lines) and the index made from them, with the typo
+//             thread it starts. Its CPU is the process's, every thread's; not part of `both`.
 // Usage (after `npm run build`):
 //   node bench/staged-company.mjs [--data-dir bench/data] [--runs 5] [--step rows|profiles|both|build]
 //                                 [--root <a built checkout>]
@@ -52,7 +53,10 @@ if (!fs.existsSync(staged)) {
   }
 }
 
-const { decodeStagedCompanyLines, stagedSearchRowDecoder } = built(root, 'store/staged-search-rows.js');
+const { decodeStagedCompanyLines, decodeStagedNames, stagedNamesLine, stagedSearchRowDecoder } = built(
+  root,
+  'store/staged-search-rows.js',
+);
 const { StagedProfileWriter } = built(root, 'store/staged-point-file.js');
 const { stagedColumns } = built(root, 'store/staging-file.js');
 const bytes = fs.readFileSync(staged);
@@ -110,15 +114,27 @@ function prepareBuild() {
     'count_customer_evidence',
   ].map(at);
   const counts = counted.map(() => []);
+  // The names lines, as the import's staging of companies.csv hands them over (its NAMES_BYTES): the
+  // names the build holds are cut from these pieces, as in an import, not from the whole lines.
+  const NAMES_PIECE = 1 << 20;
+  const namePieces = [];
+  let names = '';
   for (let p = first; p < bytes.length;) {
     const nl = bytes.indexOf(10, p);
     const fields = bytes.toString('utf8', p, nl).split('\t');
     counted.forEach((c, k) => counts[k].push(Number(fields[c])));
+    names += stagedNamesLine(fields[at('name')], fields[at('aliases')]);
+    if (names.length >= NAMES_PIECE) {
+      namePieces.push(Buffer.from(names));
+      names = '';
+    }
     p = nl + 1;
   }
+  if (names.length > 0) namePieces.push(Buffer.from(names));
   const [suppliers, customers, supplierEvidence, customerEvidence] = counts.map((c) => Int32Array.from(c));
   return async () => {
     const builder = new SearchIndexBuilder();
+    for (const piece of namePieces) builder.addNames(decodeStagedNames(piece.toString('utf8')));
     const decode = stagedSearchRowDecoder();
     for (const piece of pieces) builder.addUncounted(decodeStagedCompanyLines(piece, decode));
     builder.setCounts({ suppliers, customers, supplierEvidence, customerEvidence });
