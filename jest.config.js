@@ -14,6 +14,10 @@ module.exports = {
   },
   transformIgnorePatterns: ['/node_modules/(?!(agenda|@agendajs)/)'],
   testTimeout: 60000,
+  // One temporary directory a run, for every test's (test/support/test-run-temp.js): removed when
+  // the run passes, kept and named when it fails.
+  globalSetup: '<rootDir>/test/support/test-run-temp.js',
+  reporters: ['default', '<rootDir>/test/support/test-run-temp-reporter.js'],
   // Kuzu runs queries on native threads; one worker per core keeps the machine responsive.
   maxWorkers: 2,
 };
