@@ -63,10 +63,11 @@ export class LeadLists {
     }
     // Listings were made most important first: three stable counting sorts (fewest words after the
     // beginning, then the hash's low and high halves) order them by hash, then words after, then importance.
-    let order: Uint32Array = Uint32Array.from({ length: total }, (_, i) => i);
-    order = await countingSort(order, (i) => rest[i]!, 256, slice);
-    order = await countingSort(order, (i) => hash[i]! & 0xffff, 1 << 16, slice);
-    order = await countingSort(order, (i) => hash[i]! >>> 16, 1 << 16, slice);
+    let order: Uint32Array = new Uint32Array(total);
+    for (let i = 0; i < total; i++) order[i] = i;
+    order = await countingSort(order, rest, 0, 0xff, slice);
+    order = await countingSort(order, hash, 0, 0xffff, slice);
+    order = await countingSort(order, hash, 16, 0xffff, slice);
     let distinct = 0;
     for (let k = 0; k < total; k++) if (k === 0 || hash[order[k]!] !== hash[order[k - 1]!]) distinct++;
     const hashes = new Uint32Array(distinct);
@@ -124,22 +125,27 @@ function hashStep(h: number, id: number): number {
   return Math.imul(h ^ (id >>> 24), 0x01000193) >>> 0;
 }
 
-/** `order` stably sorted by `key`, whose values lie in [0, size). */
+/**
+ * `order` stably sorted by the field `(keys[i] >>> shift) & mask` of each of its listings `i`: the key is
+ * read from an array, not through a function, so that the two passes over millions of listings make no
+ * call each.
+ */
 async function countingSort(
   order: Uint32Array,
-  key: (i: number) => number,
-  size: number,
+  keys: Uint8Array | Uint32Array,
+  shift: number,
+  mask: number,
   slice: { next(): Promise<void> },
 ): Promise<Uint32Array> {
-  const count = new Uint32Array(size + 1);
-  for (let k = 0; k < order.length; k++) count[key(order[k]!) + 1]!++;
-  for (let v = 1; v <= size; v++) count[v]! += count[v - 1]!;
+  const count = new Uint32Array(mask + 2);
+  for (let k = 0; k < order.length; k++) count[((keys[order[k]!]! >>> shift) & mask) + 1]!++;
+  for (let v = 1; v <= mask + 1; v++) count[v]! += count[v - 1]!;
   await slice.next();
   const out = new Uint32Array(order.length);
   for (let k = 0; k < order.length; k++) {
     if ((k & 262143) === 0) await slice.next();
     const i = order[k]!;
-    out[count[key(i)]!++] = i;
+    out[count[(keys[i]! >>> shift) & mask]!++] = i;
   }
   return out;
 }

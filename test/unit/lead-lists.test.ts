@@ -46,6 +46,13 @@ describe('names by how they begin', () => {
     expect(docsBeginning(index, ['borealis', 'cables', 'industries'])).toEqual([0]);
   });
 
+  it('orders names by how many words follow the beginning, past 127 of them', async () => {
+    // The more important name has 129 words after "aa", the other 100: fewer words after come first.
+    const words = (n: number) => Array.from({ length: n }, (_, k) => `w${k}`).join(' ');
+    const long = await build([`aa ${words(129)}`, `aa ${words(100)}`]);
+    expect(docsBeginning(long, ['aa'])).toEqual([1, 0]);
+  });
+
   it('keeps, with a range of word ids, the names whose next word is in it (a typed beginning)', () => {
     const docsThen = (words: string[], beginning: string) => {
       const ids = words.map((w) => index.idOf(w));
