@@ -1,5 +1,5 @@
 // jest reporter: removes the run's temporary directory (see test-run-temp.js) once the run has
-// passed; keeps it, and says where, when any test or test file failed.
+// passed; keeps it, and says where, when any test or test file failed and the tests left anything.
 const fs = require('node:fs');
 const { RUN_TMP } = require('./test-run-temp');
 
@@ -8,7 +8,8 @@ class RunTempReporter {
     const dir = process.env[RUN_TMP];
     if (!dir || !fs.existsSync(dir)) return;
     const failed = results.numFailedTests + results.numFailedTestSuites + results.numRuntimeErrorTestSuites;
-    if (failed > 0 || results.wasInterrupted) {
+    // An empty directory has nothing to look at, whatever the run's outcome.
+    if ((failed > 0 || results.wasInterrupted) && fs.readdirSync(dir).length > 0) {
       process.stderr.write(`\nThe temporary files of this test run are kept in ${dir}\n`);
       return;
     }

@@ -87,4 +87,15 @@ describe("a test run's temporary directory", () => {
     }
     expect(fs.readFileSync(left, 'utf8')).toBe('left by a test');
   });
+
+  it('goes when a run failed but its tests left nothing', () => {
+    const said = jest.spyOn(process.stderr, 'write').mockImplementation(() => true);
+    try {
+      new RunTempReporter().onRunComplete([], { ...passed, numFailedTests: 1 });
+      expect(said).not.toHaveBeenCalled();
+    } finally {
+      said.mockRestore();
+    }
+    expect(fs.existsSync(stand)).toBe(false);
+  });
 });
