@@ -117,13 +117,15 @@ function prepareBuild() {
   // The names lines, as the import's staging of companies.csv hands them over (its NAMES_BYTES): the
   // names the build holds are cut from these pieces, as in an import, not from the whole lines.
   const NAMES_PIECE = 1 << 20;
+  const nameAt = at('name');
+  const aliasesAt = at('aliases');
   const namePieces = [];
   let names = '';
   for (let p = first; p < bytes.length;) {
     const nl = bytes.indexOf(10, p);
     const fields = bytes.toString('utf8', p, nl).split('\t');
     counted.forEach((c, k) => counts[k].push(Number(fields[c])));
-    names += stagedNamesLine(fields[at('name')], fields[at('aliases')]);
+    names += stagedNamesLine(fields[nameAt], fields[aliasesAt]);
     if (names.length >= NAMES_PIECE) {
       namePieces.push(Buffer.from(names));
       names = '';

@@ -126,9 +126,10 @@ function hashBytes(b: Buffer, from: number, to: number): number {
  * The keys are held as UTF-8 bytes with an open-addressing table of their own (as the lists are, once
  * built), not in a Map of strings: at 1M companies a Map and a string per key held some 160 MB of
  * the build thread's heap (bench/README.md, 2026-12-01, evening), which each of its full
- * collections marked, and a Map lookup cost more than hashing a few bytes. A key is encoded into a scratch buffer, hashed (FNV-1a, as the built
- * lists hash) and compared byte by byte; so keys whose UTF-8 is the same (strings differing only in
- * lone surrogates, which encode as U+FFFD) are one key, as a lookup in the built lists sees them.
+ * collections marked, and a Map lookup cost more than hashing a few bytes. A key is encoded into a
+ * scratch buffer, hashed (FNV-1a, as the built lists hash) and compared byte by byte; so keys whose
+ * UTF-8 is the same (strings differing only in lone surrogates, which encode as U+FFFD) are one key,
+ * as a lookup in the built lists sees them.
  */
 export class KeyedListsBuilder {
   /** The keys' UTF-8 bytes, concatenated; key k is `keys[keyStart[k], keyStart[k + 1])`. */

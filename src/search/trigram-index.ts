@@ -149,7 +149,7 @@ export class TrigramIndexBuilder {
     }
     const groupTrigrams = trigrams.subarray(0, used);
 
-    const { ids, df, table } = distinctIds(groupTrigrams, used);
+    const { ids, df, table: rankTable } = distinctIds(groupTrigrams, used);
     const termCount = ids.length;
     let maxDf = 0;
     for (let t = 0; t < termCount; t++) maxDf = Math.max(maxDf, df[t]!);
@@ -168,7 +168,6 @@ export class TrigramIndexBuilder {
     // Rank by id: binary search for small indexes, a direct table over all 2^24 ids (64 MB while
     // building) when there are tens of millions of lookups to make. It is the table that counted the
     // ids: only the slots of ids present are read, and each is overwritten here.
-    const rankTable = table;
     if (rankTable) for (let t = 0; t < termCount; t++) rankTable[ids[t]!] = rankOfId[t]!;
     const rankOf = (id: number): number => (rankTable ? rankTable[id]! : rankOfId[findId(ids, id)]!);
 
