@@ -243,9 +243,12 @@ _tg_services() (
     build=$(java_launcher neo4j) || fail "could not build the Neo4j launcher"
     # A fresh, empty database each start: the data of a previous server is dropped.
     rm -rf "$log_dir/neo4j"
+    # Its own temporary directory: the harness leaves a logging configuration in it at every start.
+    mkdir -p "$log_dir/neo4j"
     say "starting Neo4j on 127.0.0.1:$neo4j_port"
     local pid
     pid=$(NEO4J_PASSWORD=tiergraph daemon "$log_dir/neo4j.log" java -Xms256m -Xmx1g -XX:+UseG1GC \
+      "-Djava.io.tmpdir=$log_dir/neo4j" \
       --add-opens=java.base/java.nio=ALL-UNNAMED --add-opens=java.base/java.io=ALL-UNNAMED \
       --add-opens=java.base/sun.nio.ch=ALL-UNNAMED -Dio.netty.tryReflectionSetAccessible=true \
       -cp "$build/neo4j-test-server-1.jar:$(cat "$build/classpath.txt")" \

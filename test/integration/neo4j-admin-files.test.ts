@@ -1,4 +1,5 @@
 import fs from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { generateDataset } from '../../src/demo/generate';
 import { importDirectory } from '../../src/import/import-directory';
@@ -24,6 +25,23 @@ import { skipVisibly } from '../support/services';
 function cli(dataDir: string, ...args: string[]) {
   const env = { DATA_DIR: dataDir, STORE: 'neo4j', NEO4J_URI: 'bolt://127.0.0.1:9', LOG_LEVEL: 'warn' };
   return runCli(args, env, 120_000);
+}
+
+/** Files the Neo4j harness writes into the temporary directory it is given (its logging configuration). */
+function strayNeo4jFiles(): string[] {
+  return fs
+    .readdirSync(os.tmpdir())
+    .filter((f) => /^log4j-\d+\.xml$/.test(f))
+    .map((f) => path.join(os.tmpdir(), f));
+}
+
+/** A file's text, or '' once another process has removed it. */
+function textOf(file: string): string {
+  try {
+    return fs.readFileSync(file, 'utf8');
+  } catch {
+    return '';
+  }
 }
 
 const hint =
@@ -73,7 +91,11 @@ if (hint !== null) {
       const loaded = neo4jAdminImport(launcher, files, home);
       if (loaded.status !== 0) throw new Error(`neo4j-admin import failed:\n${loaded.output}`);
       expect(loaded.output).toMatch(/IMPORT DONE/);
+      const strayBefore = new Set(strayNeo4jFiles());
       bulk = await serveNeo4jData(launcher, path.join(home, 'data'), path.join(work, 'server'));
+      // Nothing of this server's is left in the system's temporary directory.
+      const strays = strayNeo4jFiles().filter((f) => !strayBefore.has(f) && textOf(f).includes(work));
+      expect(strays).toEqual([]);
 
       online = await openNeo4jStore(shared);
       await importDirectory(online, dataset, { workDir: path.join(work, 'staging') });

@@ -314,10 +314,14 @@ const BULK_PASSWORD = 'tiergraph-bulk';
 /** A Neo4j server of its own (the launcher, on a free port) serving the data directory `data`, auth on. */
 export async function serveNeo4jData(launcher: string, data: string, work: string): Promise<Neo4jTarget> {
   const port = await freePort();
+  fs.mkdirSync(work, { recursive: true });
   const child = spawn(
     'java',
     [
       '-Xmx512m',
+      // The harness leaves a logging configuration in the temporary directory at every start: in
+      // the system's, one file a test run; in `work`, nothing outlives the test's own directory.
+      `-Djava.io.tmpdir=${work}`,
       '--add-opens=java.base/java.nio=ALL-UNNAMED',
       '--add-opens=java.base/java.io=ALL-UNNAMED',
       '--add-opens=java.base/sun.nio.ch=ALL-UNNAMED',
