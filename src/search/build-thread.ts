@@ -16,7 +16,8 @@ import type { CompanyCounts } from './company-search';
 /**
  * What the main thread sends a build thread: the store's rows batch by batch, or an import's staged
  * Company lines without their counts (see SearchIndexBuilder.addUncounted), their end, and then the
- * counts; then the end of all.
+ * counts; then the end of all. An import's thread keeps the index it finished (`keep`) until it is
+ * told where to save it.
  */
 export type BuildThreadRequest =
   | { type: 'rows'; rows: SearchRow[] }
@@ -24,13 +25,15 @@ export type BuildThreadRequest =
   | { type: 'lines'; text: Uint8Array }
   | { type: 'all-lines' }
   | { type: 'counts'; counts: CompanyCounts }
-  | { type: 'end' };
+  | { type: 'end'; keep?: boolean }
+  | { type: 'save'; file: string; key: string };
 
-/** A build thread's answer: a batch taken, the index built (in shared memory), or a failure. */
+/** A build thread's answer: a batch taken, the index built (in shared memory) or saved, or a failure. */
 export type BuildThreadReply =
   | { type: 'started'; lowered: boolean }
   | { type: 'taken'; rows: number }
   | { type: 'built'; shared: SharedSnapshot }
+  | { type: 'saved'; companies: number }
   | { type: 'failed'; error: string };
 
 /** A built index, with its arrays in shared memory when it was built on a thread of its own. */
@@ -130,6 +133,7 @@ async function onThread(
         wake?.();
       } else if (m.type === 'built') resolve(m.shared);
       else if (m.type === 'failed') fail(new Error(`search index build thread failed: ${m.error}`));
+      else fail(new Error(`search index build thread answered ${m.type}`));
     });
     worker.once('error', fail);
     worker.once('exit', (code) => fail(new Error(`search index build thread exited with ${code}`)));
@@ -193,8 +197,13 @@ export interface FedSearchIndex {
   allLines(): void;
   /** Every company's counts, in the order of the lines: the build then finishes on its own. */
   counts(counts: CompanyCounts): void;
-  /** The index, once built; rejects when the build failed, was stopped, or `signal` aborts first. */
-  built(signal?: AbortSignal): Promise<BuiltIndex>;
+  /**
+   * Saves the index, once built, to `file` under `key` (CompanySearchIndex.save), from where it was
+   * built: an index made on a thread of its own is written by that thread, not copied to this one
+   * first. Answers how many companies it holds; rejects when the build or the save failed, the build
+   * was stopped, or `signal` aborts first. The build is over then, whatever the outcome.
+   */
+  save(file: string, key: string, signal?: AbortSignal): Promise<{ companies: number }>;
   /** Stops the build (an import that failed); its thread ends. */
   stop(): void;
 }
@@ -230,7 +239,7 @@ function fedHere(log: Logger | undefined): FedSearchIndex {
   const decode = stagedSearchRowDecoder();
   let failure: Error | null = null;
   let stopped = false;
-  let result: Promise<BuiltIndex> | null = null;
+  let result: Promise<CompanySearchIndex> | null = null;
   const guard = (work: () => void) => {
     if (failure !== null || stopped) return;
     try {
@@ -248,15 +257,18 @@ function fedHere(log: Logger | undefined): FedSearchIndex {
     counts: (counts) =>
       guard(() => {
         builder.setCounts(counts);
-        result = CompanySearchIndex.finish(builder, log).then((index) => ({ index, shared: null }));
+        result = CompanySearchIndex.finish(builder, log);
         result.catch(() => undefined);
       }),
-    built: async (signal) => {
+    save: async (file, key, signal) => {
       signal?.throwIfAborted();
       if (stopped) throw new Error('search index build stopped');
       if (failure !== null) throw failure;
       if (!result) throw new Error('search index build not given the counts of its companies');
-      return result;
+      const index = await result;
+      signal?.throwIfAborted();
+      await index.save(file, key);
+      return { companies: index.size };
     },
     stop: () => void (stopped = true),
   };
@@ -276,15 +288,17 @@ function fedOnThread(log: Logger | undefined): FedSearchIndex & { lowered: Promi
   let wake: (() => void) | null = null;
   let started_: (lowered: boolean) => void = () => undefined;
   const lowered = new Promise<boolean>((resolve) => (started_ = resolve));
-  const built = new Promise<SharedSnapshot>((resolve, reject) => {
+  // The thread's answer to the save: the companies of the index it saved.
+  const saved = new Promise<number>((resolve, reject) => {
     worker.on('message', (m: BuildThreadReply) => {
       if (m.type === 'started') started_(m.lowered);
       else if (m.type === 'taken') {
         companies += m.rows;
         ahead--;
         wake?.();
-      } else if (m.type === 'built') resolve(m.shared);
-      else reject(new Error(`search index build thread failed: ${m.error}`));
+      } else if (m.type === 'saved') resolve(m.companies);
+      else if (m.type === 'failed') reject(new Error(`search index build thread failed: ${m.error}`));
+      else reject(new Error(`search index build thread answered ${m.type}`));
     });
     worker.once('error', reject);
     worker.once('exit', (code) => reject(new Error(`search index build thread exited with ${code}`)));
@@ -295,7 +309,7 @@ function fedOnThread(log: Logger | undefined): FedSearchIndex & { lowered: Promi
     wake?.();
     started_(false);
   };
-  built.catch(end);
+  saved.catch(end);
   const post = (m: BuildThreadRequest, transfer: ArrayBuffer[] = []) => {
     if (!ended) worker.postMessage(m, transfer);
   };
@@ -324,20 +338,23 @@ function fedOnThread(log: Logger | undefined): FedSearchIndex & { lowered: Promi
     allLines: () => post({ type: 'all-lines' }),
     counts: (counts) => {
       post({ type: 'counts', counts });
-      post({ type: 'end' });
+      post({ type: 'end', keep: true });
       log?.info({ companies: counts.suppliers.length }, 'search index: counts given; finishing it');
     },
-    built: async (signal) => {
+    save: async (file, key, signal) => {
       const onAbort = () => stop();
       signal?.addEventListener('abort', onAbort, { once: true });
       try {
         signal?.throwIfAborted();
-        const result = await fromThread(built, signal);
+        post({ type: 'save', file, key });
+        const size = await saved.catch((err: unknown) => {
+          throw signal?.aborted ? signal.reason : err;
+        });
         log?.info(
-          { companies: result.index.size, ms: Date.now() - started, fed: companies },
-          'search index built',
+          { companies: size, ms: Date.now() - started, fed: companies },
+          'search index built and saved',
         );
-        return result;
+        return { companies: size };
       } finally {
         signal?.removeEventListener('abort', onAbort);
         stop();

@@ -1,7 +1,10 @@
 /**
  * A worker thread that builds the search index from what the main thread hands it (see
  * build-thread.ts): a store's rows, or an import's staged Company lines and then their counts. It
- * hands the index back in shared memory; the main thread then ends it.
+ * hands the index back in shared memory or, for an import, keeps it until it is told where to save
+ * it, and saves it from here (the index is the size of its file: a copy for the main thread to write
+ * was that much memory more, and a second or two of CPU while the import's staging finished); the
+ * main thread then ends it.
  */
 import os from 'node:os';
 import { parentPort, workerData } from 'node:worker_threads';
@@ -54,6 +57,9 @@ function restorePriority(): void {
  */
 const typoRaise = new Int32Array(new SharedArrayBuffer(4));
 
+/** An import's index (`end` with `keep`), finished or not yet, until the main thread says where to save it. */
+let kept: Promise<CompanySearchIndex> | null = null;
+
 /** The text of UTF-8 bytes the main thread moved here. */
 const textOf = (bytes: Uint8Array) =>
   Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('utf8');
@@ -94,10 +100,29 @@ port.on('message', (m: BuildThreadRequest) => {
         restorePriority();
         break;
       case 'end':
-        CompanySearchIndex.finish(builder)
-          .then((index) => reply({ type: 'built', shared: index.toShared() }))
+        if (m.keep === true) {
+          kept = CompanySearchIndex.finish(builder);
+          kept.catch(fail);
+        } else
+          CompanySearchIndex.finish(builder)
+            .then((index) => reply({ type: 'built', shared: index.toShared() }))
+            .catch(fail);
+        break;
+      case 'save': {
+        if (!kept) throw new Error('search index asked to be saved before its build ended');
+        const { file, key } = m;
+        kept
+          .then(
+            async (index) => {
+              await index.save(file, key);
+              reply({ type: 'saved', companies: index.size });
+            },
+            // Its failure is answered already.
+            () => undefined,
+          )
           .catch(fail);
         break;
+      }
     }
   } catch (err) {
     fail(err);

@@ -2,7 +2,7 @@ import type { Logger } from '../logger';
 import type { LoadAlongside } from '../store/graph-store';
 import { scanStagedSearchRows } from '../store/staged-search-rows';
 import { buildSearchIndex } from './build-thread';
-import type { BuiltIndex, FedSearchIndex } from './build-thread';
+import type { FedSearchIndex } from './build-thread';
 import { SEARCH_INDEX_NAME } from './search-index-holder';
 
 /**
@@ -16,26 +16,29 @@ import { SEARCH_INDEX_NAME } from './search-index-holder';
 export function searchIndexAlongside(log?: Logger, fed?: FedSearchIndex): LoadAlongside {
   return async (stagingDir, derivedFile, signal) => {
     const started = Date.now();
-    let built: BuiltIndex | null = null;
-    if (fed) {
-      built = await fed.built(signal).catch((err: unknown) => {
-        if (signal.aborted) throw err;
-        log?.warn({ err }, 'search index fed by the staging failed; building it from the staging files');
-        return null;
-      });
-    }
-    // Read on this thread and indexed on a thread of its own: a thread that did both took twice as long.
-    built ??= await buildSearchIndex(
-      { scanSearchRows: (onBatch) => scanStagedSearchRows(stagingDir, onBatch) },
-      log,
-      { signal },
-    );
-    signal.throwIfAborted();
     const { file, key } = derivedFile(SEARCH_INDEX_NAME);
-    await built.index.save(file, key);
-    log?.info(
-      { companies: built.index.size, ms: Date.now() - started, file },
-      'search index of the import saved',
-    );
+    let companies: number | null = null;
+    if (fed) {
+      companies = await fed.save(file, key, signal).then(
+        (saved) => saved.companies,
+        (err: unknown) => {
+          if (signal.aborted) throw err;
+          log?.warn({ err }, 'search index fed by the staging failed; building it from the staging files');
+          return null;
+        },
+      );
+    }
+    if (companies === null) {
+      // Read on this thread and indexed on a thread of its own: a thread that did both took twice as long.
+      const built = await buildSearchIndex(
+        { scanSearchRows: (onBatch) => scanStagedSearchRows(stagingDir, onBatch) },
+        log,
+        { signal },
+      );
+      signal.throwIfAborted();
+      await built.index.save(file, key);
+      companies = built.index.size;
+    }
+    log?.info({ companies, ms: Date.now() - started, file }, 'search index of the import saved');
   };
 }
