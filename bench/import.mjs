@@ -10,6 +10,9 @@
 // DATA_DIR, timed to ready and to nothing building in the background (what it derives that the
 // import did not write: the walk memory, the list heads, and whatever the import left out), with
 // its largest RSS: the import's time to a server at full speed.
+// Each run's peak RSS is the import process's own (all its threads; /proc's VmHWM, read every
+// quarter second, so a peak shorter than that may be missed); with --store neo4j-admin the largest
+// of its three commands'.
 // The dataset comes from bench/run.mjs (or `tiergraph generate --out <data-dir>/dataset`).
 // With --store neo4j the NEO4J_* variables of the environment are used, and every
 // run imports into the same database (a re-import is an upsert).
@@ -76,7 +79,20 @@ function childrenCpuSeconds() {
   return (Number(fields[16 - 3]) + Number(fields[17 - 3])) / CLOCK_TICKS;
 }
 
-/** Runs a command to its end; resolves to its output, wall and CPU seconds, rejects on a non-zero exit. */
+/** The peak RSS of a running process in MiB (VmHWM), or null once it is gone or where there is no /proc. */
+function peakRssMiB(pid) {
+  try {
+    const m = /^VmHWM:\s+(\d+) kB$/m.exec(fs.readFileSync(`/proc/${pid}/status`, 'utf8'));
+    return m ? Number(m[1]) / 1024 : null;
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * Runs a command to its end; resolves to its output, wall and CPU seconds and peak RSS (MiB, null
+ * where unknown), rejects on a non-zero exit.
+ */
 function run(command, argv, opts = {}) {
   return new Promise((resolve, reject) => {
     const started = process.hrtime.bigint();
@@ -84,15 +100,19 @@ function run(command, argv, opts = {}) {
     const child = spawn(command, argv, { ...opts, stdio: ['ignore', 'pipe', 'pipe'] });
     let out = '';
     let err = '';
+    let peak = null;
+    // A high-water mark: the last reading before the exit is the peak, but for its last moments.
+    const watch = setInterval(() => (peak = peakRssMiB(child.pid) ?? peak), 250);
     child.stdout.on('data', (d) => (out += d));
     child.stderr.on('data', (d) => (err += d));
     child.on('exit', (code) => {
+      clearInterval(watch);
       const seconds = Number(process.hrtime.bigint() - started) / 1e9;
       const cpuAfter = childrenCpuSeconds();
       const cpuSeconds = cpuBefore === null || cpuAfter === null ? null : cpuAfter - cpuBefore;
       if (code !== 0)
         return reject(new Error(`${path.basename(command)} exited ${code}: ${(err || out).slice(-2000)}`));
-      resolve({ out, err, seconds, cpuSeconds });
+      resolve({ out, err, seconds, cpuSeconds, peakRssMiB: peak === null ? null : Math.round(peak) });
     });
   });
 }
@@ -111,7 +131,13 @@ async function importOnce(workDir) {
   const env = { ...process.env, DATA_DIR: workDir, STORE: store, LOG_LEVEL: 'warn' };
   if (store !== 'neo4j-admin') {
     const r = await run(process.execPath, [CLI, 'import', dataset], { env });
-    return { seconds: r.seconds, cpuSeconds: r.cpuSeconds, ...parseImport(r.out), output: r.out };
+    return {
+      seconds: r.seconds,
+      cpuSeconds: r.cpuSeconds,
+      peakRssMiB: r.peakRssMiB,
+      ...parseImport(r.out),
+      output: r.out,
+    };
   }
   const files = path.join(workDir, 'files');
   const written = await run(process.execPath, [CLI, 'import', dataset, '--neo4j-admin-files', files], {
@@ -184,6 +210,7 @@ async function importOnce(workDir) {
     return {
       seconds: written.seconds + loaded.seconds + migrated.seconds,
       cpuSeconds: sumOrNull([written.cpuSeconds, loaded.cpuSeconds, migrated.cpuSeconds]),
+      peakRssMiB: maxOrNull([written.peakRssMiB, loaded.peakRssMiB, migrated.peakRssMiB]),
       ...parsed,
       filesSeconds: written.seconds,
       adminSeconds: loaded.seconds,
@@ -199,6 +226,10 @@ async function importOnce(workDir) {
 
 function sumOrNull(xs) {
   return xs.some((x) => x === null) ? null : xs.reduce((a, b) => a + b, 0);
+}
+
+function maxOrNull(xs) {
+  return xs.some((x) => x === null) ? null : Math.max(...xs);
 }
 
 /** Runs fn, with --busy beside a process that keeps one core busy until fn has ended. */
@@ -225,7 +256,7 @@ for (let i = 0; i < runs; i++) {
     log(`run ${i + 1}/${runs} into ${workDir}${busy ? ', the other core kept busy' : ''}`);
     const r = await withBusyCore(() => importOnce(workDir));
     log(
-      `  ${r.seconds.toFixed(1)} s${r.cpuSeconds === null ? '' : ` (${r.cpuSeconds.toFixed(1)} s of CPU)`}, ${r.rows.toLocaleString('en-US')} rows`,
+      `  ${r.seconds.toFixed(1)} s${r.cpuSeconds === null ? '' : ` (${r.cpuSeconds.toFixed(1)} s of CPU)`}, ${r.rows.toLocaleString('en-US')} rows${r.peakRssMiB === null ? '' : `, peak RSS ${r.peakRssMiB} MiB`}`,
     );
     if (firstStart) {
       r.firstStart = await serveUntilSettled({ cli: CLI, dataDir: workDir, datasetDir: dataset, settleS });
@@ -243,6 +274,7 @@ for (let i = 0; i < runs; i++) {
 const rows = results[0].rows;
 const total = median(results.map((r) => r.seconds));
 const cpu = results.flatMap((r) => (r.cpuSeconds === null ? [] : [r.cpuSeconds]));
+const peaks = results.flatMap((r) => (r.peakRssMiB === null ? [] : [r.peakRssMiB]));
 const summary = {
   machine: `${os.cpus().length} x ${os.cpus()[0]?.model ?? 'cpu'}, ${(os.totalmem() / 2 ** 30).toFixed(1)} GiB, Node ${process.version}`,
   store,
@@ -256,6 +288,8 @@ const summary = {
   runs_seconds: results.map((r) => Number(r.seconds.toFixed(1))),
   median_cpu_seconds: cpu.length === results.length ? median(cpu) : null,
   runs_cpu_seconds: cpu.length === results.length ? cpu.map((c) => Number(c.toFixed(1))) : null,
+  median_peak_rss_mib: peaks.length === results.length ? median(peaks) : null,
+  runs_peak_rss_mib: peaks.length === results.length ? peaks : null,
   ...(firstStart
     ? {
         median_first_ready_seconds: median(results.map((r) => r.firstStart.readyS)),
@@ -294,9 +328,15 @@ process.stdout.write(
     ...(summary.median_cpu_seconds === null
       ? []
       : [`| CPU, all threads (user and system) | ${summary.median_cpu_seconds.toFixed(1)} s |`]),
+    ...(summary.median_peak_rss_mib === null
+      ? []
+      : [`| peak RSS of the import | ${summary.median_peak_rss_mib} MiB |`]),
     `| rows/s | ${summary.median_rows_per_s.toLocaleString('en-US')} |`,
     `runs: ${summary.runs_seconds.join(' s, ')} s`,
     ...(summary.runs_cpu_seconds === null ? [] : [`CPU: ${summary.runs_cpu_seconds.join(' s, ')} s`]),
+    ...(summary.runs_peak_rss_mib === null
+      ? []
+      : [`peak RSS: ${summary.runs_peak_rss_mib.join(' MiB, ')} MiB`]),
     '',
   ].join('\n'),
 );
