@@ -265,6 +265,8 @@ function fedHere(log: Logger | undefined): FedSearchIndex {
       if (stopped) throw new Error('search index build stopped');
       if (failure !== null) throw failure;
       if (!result) throw new Error('search index build not given the counts of its companies');
+      // Over now, as on a thread of its own: a second save is refused.
+      stopped = true;
       const index = await result;
       signal?.throwIfAborted();
       await index.save(file, key);
@@ -284,6 +286,7 @@ function fedOnThread(log: Logger | undefined): FedSearchIndex & { lowered: Promi
   });
   let companies = 0;
   let ended = false;
+  let saveAsked = false;
   let ahead = 0;
   let wake: (() => void) | null = null;
   let started_: (lowered: boolean) => void = () => undefined;
@@ -342,6 +345,9 @@ function fedOnThread(log: Logger | undefined): FedSearchIndex & { lowered: Promi
       log?.info({ companies: counts.suppliers.length }, 'search index: counts given; finishing it');
     },
     save: async (file, key, signal) => {
+      // The thread ends with the first save: a second would answer without saving anything.
+      if (saveAsked) throw new Error('search index build stopped: it was saved once already');
+      saveAsked = true;
       const onAbort = () => stop();
       signal?.addEventListener('abort', onAbort, { once: true });
       try {

@@ -161,6 +161,8 @@ describe('the search index built by an import', () => {
     const fed = (await feedSearchIndex())!;
     await stageImport(input, staging, { companies: fed });
     const saved = await fed.save(path.join(dir, 'fed.index'), 'k');
+    // The build is over once saved.
+    await expect(fed.save(path.join(dir, 'fed-again.index'), 'k')).rejects.toThrow();
     const fromFile = await CompanySearchIndex.build({
       scanSearchRows: (onBatch) => scanStagedSearchRows(staging, onBatch, 64),
     });

@@ -199,6 +199,9 @@ describe('the search index built on a thread of its own', () => {
     });
     await fromFile.save(path.join(dir, 'file'), 'k');
     expect(fs.readFileSync(path.join(dir, 'fed')).equals(fs.readFileSync(path.join(dir, 'file')))).toBe(true);
+    // Saved once: the build is over.
+    await expect(fed!.save(path.join(dir, 'again'), 'k')).rejects.toThrow(/saved once already/);
+    expect(fs.existsSync(path.join(dir, 'again'))).toBe(false);
     // The thread ended once the index was saved.
     const { worker } = buildThreads().at(-1)!;
     expect(await until(() => worker.threadId === -1)).toBe(true);
