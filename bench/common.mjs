@@ -56,10 +56,16 @@ export function freePort() {
 
 export const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 
-/** The resident size (`VmRSS`) of process `pid` in bytes, from /proc; null where it cannot be read. */
-export function rssBytes(pid) {
+/**
+ * The resident size (`VmRSS`) of process `pid` in bytes, or with `peak` its largest so far (`VmHWM`),
+ * from /proc; null where it cannot be read.
+ */
+export function rssBytes(pid, peak = false) {
   try {
-    const m = /^VmRSS:\s+(\d+)\s+kB/m.exec(fs.readFileSync(`/proc/${pid}/status`, 'utf8'));
+    const field = peak ? 'VmHWM' : 'VmRSS';
+    const m = new RegExp(`^${field}:\\s+(\\d+)\\s+kB`, 'm').exec(
+      fs.readFileSync(`/proc/${pid}/status`, 'utf8'),
+    );
     return m ? Number(m[1]) * 1024 : null;
   } catch {
     return null;

@@ -27,7 +27,7 @@ import { execFileSync, spawn } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { CLI, ROOT, freePort, median, parseArgs, serveUntilSettled } from './common.mjs';
+import { CLI, ROOT, freePort, median, parseArgs, rssBytes, serveUntilSettled } from './common.mjs';
 
 const args = parseArgs();
 const dataDir = path.resolve(args['data-dir'] ?? path.join(ROOT, 'bench', 'data'));
@@ -79,16 +79,6 @@ function childrenCpuSeconds() {
   return (Number(fields[16 - 3]) + Number(fields[17 - 3])) / CLOCK_TICKS;
 }
 
-/** The peak RSS of a running process in MiB (VmHWM), or null once it is gone or where there is no /proc. */
-function peakRssMiB(pid) {
-  try {
-    const m = /^VmHWM:\s+(\d+) kB$/m.exec(fs.readFileSync(`/proc/${pid}/status`, 'utf8'));
-    return m ? Number(m[1]) / 1024 : null;
-  } catch {
-    return null;
-  }
-}
-
 /**
  * Runs a command to its end; resolves to its output, wall and CPU seconds and peak RSS (MiB, null
  * where unknown), rejects on a non-zero exit.
@@ -102,7 +92,7 @@ function run(command, argv, opts = {}) {
     let err = '';
     let peak = null;
     // A high-water mark: the last reading before the exit is the peak, but for its last moments.
-    const watch = setInterval(() => (peak = peakRssMiB(child.pid) ?? peak), 250);
+    const watch = setInterval(() => (peak = rssBytes(child.pid, true) ?? peak), 250);
     child.stdout.on('data', (d) => (out += d));
     child.stderr.on('data', (d) => (err += d));
     child.on('exit', (code) => {
@@ -112,7 +102,13 @@ function run(command, argv, opts = {}) {
       const cpuSeconds = cpuBefore === null || cpuAfter === null ? null : cpuAfter - cpuBefore;
       if (code !== 0)
         return reject(new Error(`${path.basename(command)} exited ${code}: ${(err || out).slice(-2000)}`));
-      resolve({ out, err, seconds, cpuSeconds, peakRssMiB: peak === null ? null : Math.round(peak) });
+      resolve({
+        out,
+        err,
+        seconds,
+        cpuSeconds,
+        peakRssMiB: peak === null ? null : Math.round(peak / 2 ** 20),
+      });
     });
   });
 }
