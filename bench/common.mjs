@@ -73,6 +73,48 @@ export function rssBytes(pid, peak = false) {
 }
 
 /**
+ * The machine's counters that say what else went on during a run (Linux; each null where it cannot
+ * be read): every core's busy time and the hypervisor's steal, in seconds (/proc/stat), the time some
+ * task waited for I/O, in seconds (/proc/pressure/io, `some`), and the load average of the last
+ * minute. Two readings go to machineBeside.
+ */
+export function machineCounters() {
+  const read = (file) => {
+    try {
+      return fs.readFileSync(file, 'utf8');
+    } catch {
+      return null;
+    }
+  };
+  const stat = read('/proc/stat');
+  // user nice system idle iowait irq softirq steal, in clock ticks of 1/100 s (USER_HZ).
+  const cpu = stat ? stat.split('\n')[0].trim().split(/\s+/).slice(1).map(Number) : null;
+  const io = /^some .*total=(\d+)/m.exec(read('/proc/pressure/io') ?? '');
+  return {
+    busyS: cpu ? (cpu[0] + cpu[1] + cpu[2] + cpu[5] + cpu[6] + cpu[7]) / 100 : null,
+    stealS: cpu ? cpu[7] / 100 : null,
+    ioWaitS: io ? Number(io[1]) / 1e6 : null,
+    load1: os.loadavg()[0],
+  };
+}
+
+/**
+ * What else the machine did between two machineCounters readings, beside a run that used `ownCpuS`
+ * seconds of CPU: other processes' CPU seconds, steal and I/O wait seconds, and the load average
+ * before. A run that drifts from its neighbours with one of these up did not run alone.
+ */
+export function machineBeside(before, after, ownCpuS) {
+  const delta = (k) => (before[k] === null || after[k] === null ? null : after[k] - before[k]);
+  const busy = delta('busyS');
+  return {
+    other_cpu_s: busy === null || ownCpuS === null ? null : Math.max(0, busy - ownCpuS),
+    steal_s: delta('stealS'),
+    io_wait_s: delta('ioWaitS'),
+    load1_before: before.load1,
+  };
+}
+
+/**
  * Waits until the server at `base` builds nothing in the background (its /readyz lists what it
  * derives from the graph and where each stands), at most `maxS` seconds; then at least `minS`
  * seconds have passed; `onPoll` runs at every look (about once a second). Resolves with the states

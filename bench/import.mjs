@@ -13,6 +13,9 @@
 // Each run's peak RSS is the import process's own (all its threads; /proc's VmHWM, read every
 // quarter second, so a peak shorter than that may be missed); with --store neo4j-admin the largest
 // of its three commands'.
+// Beside each run it reports what else the machine did meanwhile (machineBeside in common.mjs): the
+// CPU of every other process (the spinner of --busy among them, and with --store neo4j the Neo4j
+// server's), the hypervisor's steal, the time tasks waited for I/O, and the load average before.
 // The dataset comes from bench/run.mjs (or `tiergraph generate --out <data-dir>/dataset`).
 // With --store neo4j the NEO4J_* variables of the environment are used, and every
 // run imports into the same database (a re-import is an upsert).
@@ -27,7 +30,17 @@ import { execFileSync, spawn } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { CLI, ROOT, freePort, median, parseArgs, rssBytes, serveUntilSettled } from './common.mjs';
+import {
+  CLI,
+  ROOT,
+  freePort,
+  machineBeside,
+  machineCounters,
+  median,
+  parseArgs,
+  rssBytes,
+  serveUntilSettled,
+} from './common.mjs';
 
 const args = parseArgs();
 const dataDir = path.resolve(args['data-dir'] ?? path.join(ROOT, 'bench', 'data'));
@@ -228,6 +241,12 @@ function maxOrNull(xs) {
   return xs.some((x) => x === null) ? null : Math.max(...xs);
 }
 
+/** What else the machine did during a run, in words (machineBeside's figures). */
+function besideText(b) {
+  const s = (x) => (x === null ? '?' : x.toFixed(1));
+  return `beside it: other processes ${s(b.other_cpu_s)} s of CPU${busy ? ' (the spinning process among them)' : ''}, steal ${s(b.steal_s)} s, I/O wait ${s(b.io_wait_s)} s, load ${b.load1_before.toFixed(2)} before`;
+}
+
 /** Runs fn, with --busy beside a process that keeps one core busy until fn has ended. */
 async function withBusyCore(fn) {
   if (!busy) return fn();
@@ -250,9 +269,11 @@ for (let i = 0; i < runs; i++) {
   const workDir = fs.mkdtempSync(path.join(os.tmpdir(), 'tiergraph-import-bench-'));
   try {
     log(`run ${i + 1}/${runs} into ${workDir}${busy ? ', the other core kept busy' : ''}`);
+    const before = machineCounters();
     const r = await withBusyCore(() => importOnce(workDir));
+    r.beside = machineBeside(before, machineCounters(), r.cpuSeconds);
     log(
-      `  ${r.seconds.toFixed(1)} s${r.cpuSeconds === null ? '' : ` (${r.cpuSeconds.toFixed(1)} s of CPU)`}, ${r.rows.toLocaleString('en-US')} rows${r.peakRssMiB === null ? '' : `, peak RSS ${r.peakRssMiB} MiB`}`,
+      `  ${r.seconds.toFixed(1)} s${r.cpuSeconds === null ? '' : ` (${r.cpuSeconds.toFixed(1)} s of CPU)`}, ${r.rows.toLocaleString('en-US')} rows${r.peakRssMiB === null ? '' : `, peak RSS ${r.peakRssMiB} MiB`}; ${besideText(r.beside)}`,
     );
     if (firstStart) {
       r.firstStart = await serveUntilSettled({ cli: CLI, dataDir: workDir, datasetDir: dataset, settleS });
@@ -333,6 +354,7 @@ process.stdout.write(
     ...(summary.runs_peak_rss_mib === null
       ? []
       : [`peak RSS: ${summary.runs_peak_rss_mib.join(' MiB, ')} MiB`]),
+    ...results.map((r, i) => `run ${i + 1}, ${besideText(r.beside)}`),
     '',
   ].join('\n'),
 );
