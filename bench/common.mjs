@@ -73,6 +73,20 @@ export function rssBytes(pid, peak = false) {
 }
 
 /**
+ * The CPU seconds, user and system, in a /proc stat file: a process's (`/proc/<pid>/stat`, all its
+ * threads) or one thread's (`/proc/<pid>/task/<tid>/stat`); null where it cannot be read. Linux
+ * counts them in clock ticks of 1/100 s (USER_HZ) on the architectures Node runs on.
+ */
+export function statCpu(file) {
+  try {
+    const fields = fs.readFileSync(file, 'utf8').split(') ')[1].split(' ');
+    return { user: Number(fields[11]) / 100, system: Number(fields[12]) / 100 };
+  } catch {
+    return null;
+  }
+}
+
+/**
  * The machine's counters that say what else went on during a run (Linux; each null where it cannot
  * be read): every core's busy time and the hypervisor's steal, in seconds (/proc/stat), the time some
  * task waited for I/O, in seconds (/proc/pressure/io, `some`), and the load average of the last

@@ -10,10 +10,9 @@
 // Reads the server process's CPU from /proc (Linux). Writes bench/results/http-floor-<time>.json.
 import autocannon from 'autocannon';
 import { spawn } from 'node:child_process';
-import fs from 'node:fs';
 import http from 'node:http';
 import { fileURLToPath } from 'node:url';
-import { freePort, median, parseArgs, sleep, writeResults } from './common.mjs';
+import { freePort, median, parseArgs, sleep, statCpu, writeResults } from './common.mjs';
 
 const args = parseArgs();
 
@@ -106,8 +105,9 @@ async function main() {
   }
 }
 
-/** CPU seconds (user, system) of process `pid`, all threads; Linux counts ticks of 1/100 s. */
+/** CPU seconds (user, system) of process `pid`, all its threads. */
 function cpuOf(pid) {
-  const f = fs.readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
-  return { user: Number(f[11]) / 100, system: Number(f[12]) / 100 };
+  const cpu = statCpu(`/proc/${pid}/stat`);
+  if (cpu === null) throw new Error(`cannot read the CPU time of process ${pid} from /proc (Linux only)`);
+  return cpu;
 }

@@ -11,7 +11,7 @@ import { parseArgs } from 'node:util';
 import autocannon from 'autocannon';
 import neo4j from 'neo4j-driver';
 import pg from 'pg';
-import { CLI, ROOT, eachCsvRow, freePort, rssBytes, serveArgs, settle, sleep } from './common.mjs';
+import { CLI, ROOT, eachCsvRow, freePort, rssBytes, serveArgs, settle, sleep, statCpu } from './common.mjs';
 
 const RESULTS_DIR = path.join(ROOT, 'bench', 'results');
 const BENCH_KEY = 'tiergraph-bench-key-000000000000';
@@ -241,10 +241,7 @@ class LatencyRecorder {
   }
 }
 
-/**
- * CPU seconds the process has used (user and system, all its threads), from /proc; null elsewhere.
- * Linux counts them in clock ticks of 1/100 s (USER_HZ) on the architectures Node runs on.
- */
+/** CPU seconds the process has used (user and system, all its threads), from /proc; null elsewhere. */
 function cpuSeconds(pid) {
   return statCpuSeconds(`/proc/${pid}/stat`);
 }
@@ -259,12 +256,8 @@ function mainThreadCpuSeconds(pid) {
 }
 
 function statCpuSeconds(file) {
-  try {
-    const fields = fs.readFileSync(file, 'utf8').split(') ')[1].split(' ');
-    return (Number(fields[11]) + Number(fields[12])) / 100;
-  } catch {
-    return null;
-  }
+  const cpu = statCpu(file);
+  return cpu === null ? null : cpu.user + cpu.system;
 }
 
 const fmtInt = (n) => (n === null || n === undefined ? '-' : Math.round(n).toLocaleString('en-US'));
