@@ -1,9 +1,9 @@
 // What the benchmark scripts share: where the repository and the built CLI are,
-// their `--name value` arguments, the median, a free loopback port, a pause, a process's RSS, a
+// their `--name value` arguments, the median, a free loopback port, a pause, a process's RSS and CPU time from /proc, what else the machine did, a
 // server started and watched until it has derived everything, profile reads alongside a batch of exports, the saved search index of a data dir (and loading it with this
 // build), a CSV file's rows by column name, writing results.
 import autocannon from 'autocannon';
-import { spawn } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
 import fs from 'node:fs';
 import { createRequire } from 'node:module';
 import net from 'node:net';
@@ -61,29 +61,49 @@ export const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
  * from /proc; null where it cannot be read.
  */
 export function rssBytes(pid, peak = false) {
+  const field = peak ? 'VmHWM' : 'VmRSS';
+  const m = new RegExp(`^${field}:\\s+(\\d+)\\s+kB`, 'm').exec(readProc(`/proc/${pid}/status`) ?? '');
+  return m ? Number(m[1]) * 1024 : null;
+}
+
+/** A file of /proc as text; null where it cannot be read (not Linux, or the process has ended). */
+function readProc(file) {
   try {
-    const field = peak ? 'VmHWM' : 'VmRSS';
-    const m = new RegExp(`^${field}:\\s+(\\d+)\\s+kB`, 'm').exec(
-      fs.readFileSync(`/proc/${pid}/status`, 'utf8'),
-    );
-    return m ? Number(m[1]) * 1024 : null;
+    return fs.readFileSync(file, 'utf8');
   } catch {
     return null;
   }
 }
 
+/** Clock ticks a second, the unit of /proc's CPU times (USER_HZ). */
+export const CLOCK_TICKS = (() => {
+  try {
+    return Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim()) || 100;
+  } catch {
+    return 100;
+  }
+})();
+
+/**
+ * The fields of a /proc stat file (`/proc/<pid>/stat`, `/proc/<pid>/task/<tid>/stat`) after the
+ * command name, whose parentheses may hold spaces: element 0 is field 3 of proc(5), the state.
+ * Null where it cannot be read.
+ */
+export function statFields(file) {
+  const text = readProc(file);
+  return text === null ? null : text.slice(text.lastIndexOf(')') + 2).split(' ');
+}
+
 /**
  * The CPU seconds, user and system, in a /proc stat file: a process's (`/proc/<pid>/stat`, all its
- * threads) or one thread's (`/proc/<pid>/task/<tid>/stat`); null where it cannot be read. Linux
- * counts them in clock ticks of 1/100 s (USER_HZ) on the architectures Node runs on.
+ * threads) or one thread's (`/proc/<pid>/task/<tid>/stat`); null where it cannot be read.
  */
 export function statCpu(file) {
-  try {
-    const fields = fs.readFileSync(file, 'utf8').split(') ')[1].split(' ');
-    return { user: Number(fields[11]) / 100, system: Number(fields[12]) / 100 };
-  } catch {
-    return null;
-  }
+  const fields = statFields(file);
+  // utime and stime, fields 14 and 15.
+  return fields === null
+    ? null
+    : { user: Number(fields[14 - 3]) / CLOCK_TICKS, system: Number(fields[15 - 3]) / CLOCK_TICKS };
 }
 
 /**
@@ -93,20 +113,13 @@ export function statCpu(file) {
  * minute. Two readings go to machineBeside.
  */
 export function machineCounters() {
-  const read = (file) => {
-    try {
-      return fs.readFileSync(file, 'utf8');
-    } catch {
-      return null;
-    }
-  };
-  const stat = read('/proc/stat');
-  // user nice system idle iowait irq softirq steal, in clock ticks of 1/100 s (USER_HZ).
+  const stat = readProc('/proc/stat');
+  // user nice system idle iowait irq softirq steal, in clock ticks.
   const cpu = stat ? stat.split('\n')[0].trim().split(/\s+/).slice(1).map(Number) : null;
-  const io = /^some .*total=(\d+)/m.exec(read('/proc/pressure/io') ?? '');
+  const io = /^some .*total=(\d+)/m.exec(readProc('/proc/pressure/io') ?? '');
   return {
-    busyS: cpu ? (cpu[0] + cpu[1] + cpu[2] + cpu[5] + cpu[6] + cpu[7]) / 100 : null,
-    stealS: cpu ? cpu[7] / 100 : null,
+    busyS: cpu ? (cpu[0] + cpu[1] + cpu[2] + cpu[5] + cpu[6] + cpu[7]) / CLOCK_TICKS : null,
+    stealS: cpu ? cpu[7] / CLOCK_TICKS : null,
     ioWaitS: io ? Number(io[1]) / 1e6 : null,
     load1: os.loadavg()[0],
   };

@@ -26,12 +26,13 @@
 // the first open of a server does). Neo4j's tools and server come from the launcher
 // that .ci/services.sh builds (--launcher, default TEST_NEO4J_LAUNCHER): its class
 // path holds the same importer as the neo4j-admin of a Neo4j 5.26 installation.
-import { execFileSync, spawn } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import {
   CLI,
+  CLOCK_TICKS,
   ROOT,
   freePort,
   machineBeside,
@@ -40,6 +41,7 @@ import {
   parseArgs,
   rssBytes,
   serveUntilSettled,
+  statFields,
 } from './common.mjs';
 
 const args = parseArgs();
@@ -65,15 +67,6 @@ if (!fs.existsSync(CLI)) throw new Error(`${CLI} is missing: run npm run build f
 if (!fs.existsSync(path.join(dataset, 'companies.csv')))
   throw new Error(`no dataset in ${dataset}: run bench/run.mjs or tiergraph generate first`);
 
-/** Clock ticks a second, the unit of /proc's CPU times. */
-const CLOCK_TICKS = (() => {
-  try {
-    return Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim()) || 100;
-  } catch {
-    return 100;
-  }
-})();
-
 /**
  * CPU seconds (user and system) of this process's children that have ended and been waited
  * for, from /proc/self/stat's cutime and cstime; null where there is no /proc. The difference
@@ -81,15 +74,8 @@ const CLOCK_TICKS = (() => {
  * whether a slower run did more work or ran on a slower machine.
  */
 function childrenCpuSeconds() {
-  let stat;
-  try {
-    stat = fs.readFileSync('/proc/self/stat', 'utf8');
-  } catch {
-    return null;
-  }
-  // The fields after the command name's closing parenthesis begin with the third, the state.
-  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-  return (Number(fields[16 - 3]) + Number(fields[17 - 3])) / CLOCK_TICKS;
+  const fields = statFields('/proc/self/stat');
+  return fields === null ? null : (Number(fields[16 - 3]) + Number(fields[17 - 3])) / CLOCK_TICKS;
 }
 
 /**
