@@ -34,8 +34,8 @@ const SERVER_CASES = [
 const ALL_CASES = [...SERVER_CASES, 'pg_trgm'];
 
 const SEARCH_TERMS = 2000;
-const PROFILE_VIDS = 5000;
-const EDGE_IDS = 5000;
+/** Vids and edge ids the profile and edge cases read unless --keys says otherwise. */
+const POINT_KEYS = 5000;
 const TOP_COMPANIES = 100;
 /** Pairs of companies 3 tiers apart for the paths case, found by walks over supplier lists. */
 const PATH_PAIRS = 100;
@@ -89,6 +89,7 @@ function readOptions() {
       'accept-encoding': { type: 'string' },
       'fresh-server': { type: 'boolean' },
       warmup: { type: 'string' },
+      keys: { type: 'string' },
       help: { type: 'boolean', short: 'h' },
     },
   });
@@ -98,7 +99,7 @@ function readOptions() {
         `                   [--data-dir DIR] [--cases ${ALL_CASES.join(',')}] [--skip-pg]\n` +
         '                   [--store embedded|neo4j] [--neo4j-uri bolt://HOST:PORT] [--read-cache ENTRIES]\n' +
         '                   [--node-args=--max-old-space-size=1536] [--settle SECONDS] [--accept-encoding "gzip, br"]\n' +
-        '                   [--fresh-server] [--warmup SECONDS]\n' +
+        '                   [--fresh-server] [--warmup SECONDS] [--keys N]\n' +
         'Each option can also be set as BENCH_<NAME> in the environment (BENCH_DATA_DIR, BENCH_SKIP_PG=1, ...).\n',
     );
     process.exit(0);
@@ -157,6 +158,10 @@ function readOptions() {
     // optimises its code during its first seconds of a case, which the figures of a long-running
     // server do not pay.
     warmup: int('warmup', 0, 0, 600),
+    // How many vids and edge ids the profile and edge cases read. More than a run's requests spread
+    // the reads over the store as traffic over every company does, beyond what the read cache and the
+    // page cache keep from earlier requests; each run set then starts at its own share of them.
+    keys: int('keys', POINT_KEYS, 1, 50_000_000),
   };
 }
 
@@ -549,8 +554,8 @@ async function sampleInputs(opts, datasetDir) {
   const started = performance.now();
   const rand = prng(opts.seed ^ 0x5eed);
   const names = new Reservoir(SEARCH_TERMS, rand);
-  const vids = new Reservoir(PROFILE_VIDS, rand);
-  const edges = new Reservoir(EDGE_IDS, rand);
+  const vids = new Reservoir(POINT_KEYS, rand);
+  const edges = new Reservoir(POINT_KEYS, rand);
   await eachCsvRow(path.join(datasetDir, 'companies.csv'), [['vid'], ['name']], ([vid, name]) => {
     vids.offer(vid);
     if (name.trim().length > 0) names.offer(name.trim());
@@ -572,6 +577,32 @@ async function sampleInputs(opts, datasetDir) {
       `from ${vids.seen} companies and ${edges.seen} relationships in ${((performance.now() - started) / 1000).toFixed(1)} s`,
   );
   return inputs;
+}
+
+/**
+ * The vids and edge ids of the profile and edge cases: the sampled inputs' own 5,000, or with --keys
+ * another number of them, drawn with a PRNG of their own (so the search terms and the path pairs stay
+ * those of every other run) and cached beside the inputs.
+ */
+async function pointKeys(opts, datasetDir, inputs) {
+  if (opts.keys === POINT_KEYS) return { vids: inputs.vids, edge_ids: inputs.edge_ids };
+  const cache = path.join(datasetDir, `_bench_keys_v1_${opts.seed}_${opts.keys}.json`);
+  if (fs.existsSync(cache)) return JSON.parse(fs.readFileSync(cache, 'utf8'));
+  const started = performance.now();
+  const rand = prng(opts.seed ^ 0x6b657973);
+  const vids = new Reservoir(opts.keys, rand);
+  const edges = new Reservoir(opts.keys, rand);
+  await eachCsvRow(path.join(datasetDir, 'companies.csv'), [['vid']], ([vid]) => vids.offer(vid));
+  await eachCsvRow(path.join(datasetDir, 'relationships.csv'), [['edge_id', 'id']], ([id]) =>
+    edges.offer(id),
+  );
+  const keys = { vids: shuffle(vids.items, rand), edge_ids: shuffle(edges.items, rand) };
+  fs.writeFileSync(cache, JSON.stringify(keys));
+  log(
+    `sampled ${keys.vids.length} vids and ${keys.edge_ids.length} edge ids for --keys ` +
+      `in ${((performance.now() - started) / 1000).toFixed(1)} s`,
+  );
+  return keys;
 }
 
 // ---------------------------------------------------------------- server
@@ -787,9 +818,9 @@ async function preflight(server, name, paths) {
     log(`WARNING ${name}: GET ${paths[0]} -> ${res.status} ${body.slice(0, 300)}`);
 }
 
-async function runCannon(server, paths, opts) {
+async function runCannon(server, paths, opts, start = 0) {
   // The measured requests go on where the warm-up's stopped in the list of paths.
-  let next = 0;
+  let next = start;
   const cannon = (duration) =>
     autocannon({
       url: server.base,
@@ -1154,6 +1185,9 @@ function report(results) {
       `store ${results.options.store}${results.options.neo4jUri ? ` (${results.options.neo4jUri})` : ''}, ` +
       `read cache ${results.options.readCache ?? 'server default'}` +
       (results.options.acceptEncoding ? `, Accept-Encoding: ${results.options.acceptEncoding}` : '') +
+      (results.options.keys === POINT_KEYS
+        ? ''
+        : `, ${results.options.keys.toLocaleString('en-US')} vids and edge ids`) +
       (nodeArgs.length > 0 ? `, node ${nodeArgs.join(' ')}` : ''),
     '',
     '| case | req/s (median) | p50 ms | p99 ms | ratio to healthz | server CPU µs/request | of it, main thread | non-2xx / errors | target |',
@@ -1247,12 +1281,13 @@ async function main() {
     if (inputs.search_terms.length === 0 || inputs.vids.length === 0 || inputs.edge_ids.length === 0) {
       throw new Error(`the dataset in ${dataset.datasetDir} has no companies or no relationships`);
     }
+    const keys = await pointKeys(opts, dataset.datasetDir, inputs);
     results.inputs = {
       companies_read: inputs.companies_read,
       edges_read: inputs.edges_read,
       search_terms: inputs.search_terms.length,
-      vids: inputs.vids.length,
-      edge_ids: inputs.edge_ids.length,
+      vids: keys.vids.length,
+      edge_ids: keys.edge_ids.length,
       search_term_examples: inputs.search_terms.slice(0, 10),
     };
 
@@ -1279,7 +1314,9 @@ async function main() {
         if (pairs.length === 0) throw new Error('no pair of companies 3 tiers apart was found');
         results.inputs.path_pairs = pairs.length;
       }
-      const paths = Object.fromEntries(serverCases.map((c) => [c, casePaths(c, inputs, top, pairs)]));
+      const paths = Object.fromEntries(
+        serverCases.map((c) => [c, casePaths(c, { ...inputs, ...keys }, top, pairs)]),
+      );
       for (const c of serverCases) await preflight(server, c, paths[c]);
 
       // Runs are the outer loop so every run set sees the server in the same state, and ratios compare like with like.
@@ -1295,7 +1332,12 @@ async function main() {
         for (const c of serverCases) {
           if (interrupted) break;
           log(`run ${run}/${opts.runs}: ${c} (${paths[c].length} paths, ${opts.duration} s)`);
-          set[c] = await runCannon(server, paths[c], opts);
+          // Each run set starts at its own share of the keys (see --keys); the other cases' paths are
+          // read from their start in every run.
+          const start = ['profile', 'edge'].includes(c)
+            ? Math.floor(((run - 1) * paths[c].length) / opts.runs)
+            : 0;
+          set[c] = await runCannon(server, paths[c], opts, start);
           log(
             `  ${fmtInt(set[c].rps)} req/s, p50 ${fmtMs(set[c].p50)} ms, p99 ${fmtMs(set[c].p99)} ms, ` +
               `non-2xx ${set[c].non2xx}, errors ${set[c].errors + set[c].timeouts}`,
