@@ -554,15 +554,9 @@ async function sampleInputs(opts, datasetDir) {
   const started = performance.now();
   const rand = prng(opts.seed ^ 0x5eed);
   const names = new Reservoir(SEARCH_TERMS, rand);
-  const vids = new Reservoir(POINT_KEYS, rand);
-  const edges = new Reservoir(POINT_KEYS, rand);
-  await eachCsvRow(path.join(datasetDir, 'companies.csv'), [['vid'], ['name']], ([vid, name]) => {
-    vids.offer(vid);
+  const { vids, edges } = await drawKeys(datasetDir, POINT_KEYS, rand, (name) => {
     if (name.trim().length > 0) names.offer(name.trim());
   });
-  await eachCsvRow(path.join(datasetDir, 'relationships.csv'), [['edge_id', 'id']], ([id]) =>
-    edges.offer(id),
-  );
   const terms = names.items.map((name, i) => searchTerm(name, i % 5, rand));
   const inputs = {
     companies_read: vids.seen,
@@ -580,6 +574,24 @@ async function sampleInputs(opts, datasetDir) {
 }
 
 /**
+ * Uniform samples of `size` company vids and `size` edge ids from the dataset's files, in one pass over
+ * each; `eachName` sees every company's name right after its vid is offered (the order in which
+ * `rand` is drawn, so a seed always gives the same inputs).
+ */
+async function drawKeys(datasetDir, size, rand, eachName = () => {}) {
+  const vids = new Reservoir(size, rand);
+  const edges = new Reservoir(size, rand);
+  await eachCsvRow(path.join(datasetDir, 'companies.csv'), [['vid'], ['name']], ([vid, name]) => {
+    vids.offer(vid);
+    eachName(name);
+  });
+  await eachCsvRow(path.join(datasetDir, 'relationships.csv'), [['edge_id', 'id']], ([id]) =>
+    edges.offer(id),
+  );
+  return { vids, edges };
+}
+
+/**
  * The vids and edge ids of the profile and edge cases: the sampled inputs' own 5,000, or with --keys
  * another number of them, drawn with a PRNG of their own (so the search terms and the path pairs stay
  * those of every other run) and cached beside the inputs.
@@ -590,12 +602,7 @@ async function pointKeys(opts, datasetDir, inputs) {
   if (fs.existsSync(cache)) return JSON.parse(fs.readFileSync(cache, 'utf8'));
   const started = performance.now();
   const rand = prng(opts.seed ^ 0x6b657973);
-  const vids = new Reservoir(opts.keys, rand);
-  const edges = new Reservoir(opts.keys, rand);
-  await eachCsvRow(path.join(datasetDir, 'companies.csv'), [['vid']], ([vid]) => vids.offer(vid));
-  await eachCsvRow(path.join(datasetDir, 'relationships.csv'), [['edge_id', 'id']], ([id]) =>
-    edges.offer(id),
-  );
+  const { vids, edges } = await drawKeys(datasetDir, opts.keys, rand);
   const keys = { vids: shuffle(vids.items, rand), edge_ids: shuffle(edges.items, rand) };
   fs.writeFileSync(cache, JSON.stringify(keys));
   log(
