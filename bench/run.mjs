@@ -90,6 +90,7 @@ function readOptions() {
       'fresh-server': { type: 'boolean' },
       warmup: { type: 'string' },
       keys: { type: 'string' },
+      skew: { type: 'string' },
       help: { type: 'boolean', short: 'h' },
     },
   });
@@ -99,7 +100,7 @@ function readOptions() {
         `                   [--data-dir DIR] [--cases ${ALL_CASES.join(',')}] [--skip-pg]\n` +
         '                   [--store embedded|neo4j] [--neo4j-uri bolt://HOST:PORT] [--read-cache ENTRIES]\n' +
         '                   [--node-args=--max-old-space-size=1536] [--settle SECONDS] [--accept-encoding "gzip, br"]\n' +
-        '                   [--fresh-server] [--warmup SECONDS] [--keys N]\n' +
+        '                   [--fresh-server] [--warmup SECONDS] [--keys N] [--skew S]\n' +
         'Each option can also be set as BENCH_<NAME> in the environment (BENCH_DATA_DIR, BENCH_SKIP_PG=1, ...).\n',
     );
     process.exit(0);
@@ -162,7 +163,19 @@ function readOptions() {
     // the reads over the store as traffic over every company does, beyond what the read cache and the
     // page cache keep from earlier requests; each run set then starts at its own share of them.
     keys: int('keys', POINT_KEYS, 1, 50_000_000),
+    // Zipf's exponent for the order in which profile and edge read their keys: 0 reads each in turn;
+    // above 0 the n-th key of a run set's share is read in proportion to 1/n^S, so some repeat often
+    // and most seldom, as readers of a few well-known companies and many others do.
+    skew: skewOption(raw('skew')),
   };
+}
+
+/** --skew: a number from 0 to 4, given with up to two decimals. */
+function skewOption(v) {
+  if (v === undefined || v === '') return 0;
+  const n = Number(v);
+  if (!/^\d+(\.\d{1,2})?$/.test(String(v)) || n > 4) fail('--skew must be a number from 0 to 4');
+  return n;
 }
 
 function fail(message) {
@@ -193,6 +206,27 @@ function shuffle(items, rand) {
     [items[i], items[j]] = [items[j], items[i]];
   }
   return items;
+}
+
+/**
+ * Draws ranks 0..n-1 with probability in proportion to 1/(rank+1)^s (Zipf's law): the cumulative
+ * weights once, then a binary search per draw.
+ */
+function zipfRanks(n, s, rand) {
+  const cumulative = new Float64Array(n);
+  let sum = 0;
+  for (let i = 0; i < n; i++) cumulative[i] = sum += 1 / Math.pow(i + 1, s);
+  return () => {
+    const x = rand() * sum;
+    let lo = 0;
+    let hi = n - 1;
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1;
+      if (cumulative[mid] < x) lo = mid + 1;
+      else hi = mid;
+    }
+    return lo;
+  };
 }
 
 /** Uniform sample of a stream of unknown length in one pass (algorithm R). */
@@ -825,9 +859,10 @@ async function preflight(server, name, paths) {
     log(`WARNING ${name}: GET ${paths[0]} -> ${res.status} ${body.slice(0, 300)}`);
 }
 
-async function runCannon(server, paths, opts, start = 0) {
+async function runCannon(server, paths, opts, start = 0, skew = 0) {
   // The measured requests go on where the warm-up's stopped in the list of paths.
   let next = start;
+  const rank = skew > 0 ? zipfRanks(paths.length, skew, prng(start ^ 0x7a697066)) : null;
   const cannon = (duration) =>
     autocannon({
       url: server.base,
@@ -842,7 +877,7 @@ async function runCannon(server, paths, opts, start = 0) {
         {
           method: 'GET',
           setupRequest: (req) => {
-            req.path = paths[next++ % paths.length];
+            req.path = paths[rank === null ? next++ % paths.length : (start + rank()) % paths.length];
             return req;
           },
         },
@@ -1195,6 +1230,7 @@ function report(results) {
       (results.options.keys === POINT_KEYS
         ? ''
         : `, ${results.options.keys.toLocaleString('en-US')} vids and edge ids`) +
+      (results.options.skew > 0 ? `, keys read with Zipf's exponent ${results.options.skew}` : '') +
       (nodeArgs.length > 0 ? `, node ${nodeArgs.join(' ')}` : ''),
     '',
     '| case | req/s (median) | p50 ms | p99 ms | ratio to healthz | server CPU µs/request | of it, main thread | non-2xx / errors | target |',
@@ -1344,7 +1380,8 @@ async function main() {
           const start = ['profile', 'edge'].includes(c)
             ? Math.floor(((run - 1) * paths[c].length) / opts.runs)
             : 0;
-          set[c] = await runCannon(server, paths[c], opts, start);
+          const skew = ['profile', 'edge'].includes(c) ? opts.skew : 0;
+          set[c] = await runCannon(server, paths[c], opts, start, skew);
           log(
             `  ${fmtInt(set[c].rps)} req/s, p50 ${fmtMs(set[c].p50)} ms, p99 ${fmtMs(set[c].p99)} ms, ` +
               `non-2xx ${set[c].non2xx}, errors ${set[c].errors + set[c].timeouts}`,
