@@ -36,6 +36,8 @@ const ALL_CASES = [...SERVER_CASES, 'pg_trgm'];
 const SEARCH_TERMS = 2000;
 /** Vids and edge ids the profile and edge cases read unless --keys says otherwise. */
 const POINT_KEYS = 5000;
+/** The cases that read those keys, whose order --keys and --skew set. */
+const POINT_CASES = ['profile', 'edge'];
 const TOP_COMPANIES = 100;
 /** Pairs of companies 3 tiers apart for the paths case, found by walks over supplier lists. */
 const PATH_PAIRS = 100;
@@ -1377,11 +1379,15 @@ async function main() {
           log(`run ${run}/${opts.runs}: ${c} (${paths[c].length} paths, ${opts.duration} s)`);
           // Each run set starts at its own share of the keys (see --keys); the other cases' paths are
           // read from their start in every run.
-          const start = ['profile', 'edge'].includes(c)
-            ? Math.floor(((run - 1) * paths[c].length) / opts.runs)
-            : 0;
-          const skew = ['profile', 'edge'].includes(c) ? opts.skew : 0;
-          set[c] = await runCannon(server, paths[c], opts, start, skew);
+          set[c] = POINT_CASES.includes(c)
+            ? await runCannon(
+                server,
+                paths[c],
+                opts,
+                Math.floor(((run - 1) * paths[c].length) / opts.runs),
+                opts.skew,
+              )
+            : await runCannon(server, paths[c], opts);
           log(
             `  ${fmtInt(set[c].rps)} req/s, p50 ${fmtMs(set[c].p50)} ms, p99 ${fmtMs(set[c].p99)} ms, ` +
               `non-2xx ${set[c].non2xx}, errors ${set[c].errors + set[c].timeouts}`,
