@@ -142,7 +142,11 @@ export class CompaniesService {
   }
 
   async profile(vid: string): Promise<CompanyProfile> {
-    const company = await this.cache.get(`profile:${vid}`, () => this.store.getCompany(vid));
+    const read = () => this.store.getCompany(vid);
+    // Only a read the engine answers is kept (see GraphStore.readsFromFile).
+    const company = await (this.store.readsFromFile('company')
+      ? read()
+      : this.cache.get(`profile:${vid}`, read));
     if (!company) throw notFound('company', vid);
     return company;
   }

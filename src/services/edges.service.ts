@@ -11,7 +11,8 @@ export class EdgesService {
   ) {}
 
   async get(edgeId: string): Promise<EdgeRecord> {
-    const edge = await this.cache.get(`edge:${edgeId}`, () => this.store.getEdge(edgeId));
+    const read = () => this.store.getEdge(edgeId);
+    const edge = await (this.store.readsFromFile('edge') ? read() : this.cache.get(`edge:${edgeId}`, read));
     if (!edge) throw notFound('edge', edgeId);
     return edge;
   }

@@ -2,11 +2,16 @@ import fs from 'node:fs';
 import path from 'node:path';
 import type { EmbeddedGraphStore } from '../../src/store/embedded/embedded.store';
 import type { EmbeddedStoreOptions } from '../../src/store/embedded/embedded.store';
+import type { SearchIndexHolder } from '../../src/search/search-index-holder';
+import { CompaniesService } from '../../src/services/companies.service';
+import { EdgesService } from '../../src/services/edges.service';
+import { ReadCache } from '../../src/services/read-cache';
 import { pointFileCounts } from '../../src/store/point-file';
 import { tempDir } from '../support/paths';
 import { openSeededStore } from '../support/seeded-store';
 
 const VIDS = ['acme-gmbh', 'acme-hold', 'acme-jp', 'boeing', 'bolt', 'delta', 'lonely', 'mueller', 'nobody'];
+const LIMITS = { maxPageSize: 100, maxOffset: 10_000 };
 const EDGES = ['e1', 'e2', 'e3', 'e4', 'e5', 'e6', 'e7', 'e8', 'e-none'];
 
 /** Point reads (profiles, edges, list counterparts) from the file the embedded store writes beside its graph. */
@@ -155,6 +160,36 @@ describe('embedded store: point reads from a file', () => {
       expect(count('point-read file opened')).toBe(1);
     } finally {
       await store.close();
+    }
+  });
+
+  it('keeps in the read cache only the profiles and edges the engine answers', async () => {
+    /** Which of a profile and an edge read the services keep, in a cache of their own. */
+    const kept = async (store: EmbeddedGraphStore) => {
+      await store.getCompany('boeing'); // in `wait` mode, the first read waits for the file
+      const cache = new ReadCache(100, () => store.generation);
+      const companies = new CompaniesService(store, {} as SearchIndexHolder, LIMITS, cache);
+      expect((await companies.profile('boeing')).name).toBe('Boeing Co');
+      expect((await new EdgesService(store, cache).get('e4')).supplier_id).toBe('acme-jp');
+      return { size: cache.size, file: [store.readsFromFile('company'), store.readsFromFile('edge')] };
+    };
+    const both = await open('wait');
+    try {
+      expect(await kept(both)).toEqual({ size: 0, file: [true, true] });
+    } finally {
+      await both.close();
+    }
+    const companiesOnly = await open('wait', false, false);
+    try {
+      expect(await kept(companiesOnly)).toEqual({ size: 1, file: [true, false] });
+    } finally {
+      await companiesOnly.close();
+    }
+    const engine = await open('off', false);
+    try {
+      expect(await kept(engine)).toEqual({ size: 2, file: [false, false] });
+    } finally {
+      await engine.close();
     }
   });
 
