@@ -183,6 +183,13 @@ const schema = z.object({
    * the file again.
    */
   EMBEDDED_POINT_READS_EDGES: bool.default(true),
+  /**
+   * Once a server holds its point-read file (EMBEDDED_POINT_READS, NEO4J_POINT_READS), it reads
+   * the file through once in the background, so that the page cache holds it: a point read that
+   * goes to the disk holds up the requests behind it. Skipped when the file is more than half the
+   * memory available.
+   */
+  POINT_READS_WARM: bool.default(true),
   /** Connections the embedded adapter keeps open for concurrent queries. */
   EMBEDDED_CONNECTIONS: intIn(1, 64).default(4),
   /** Read results kept in memory between imports (0 turns the cache off). */

@@ -33,6 +33,7 @@ export function neo4jStore(
     derivedDir: config.dataDir,
     walkMemory: serving && config.NEO4J_WALK_MEMORY ? 'background' : 'off',
     pointFile: serving && config.NEO4J_POINT_READS ? 'background' : 'off',
+    warmPointFile: config.POINT_READS_WARM,
     // Any import writes it for the servers that read it, the CLI's too.
     pointFileAtImport: config.NEO4J_POINT_READS,
     logger: log.child({ module: 'store' }),
@@ -60,6 +61,7 @@ export function embeddedStore(
     walkMemory: serving && config.EMBEDDED_WALK_MEMORY ? 'background' : 'off',
     pointFile: serving && config.EMBEDDED_POINT_READS ? 'background' : 'off',
     pointFileEdges: config.EMBEDDED_POINT_READS_EDGES,
+    warmPointFile: config.POINT_READS_WARM,
     // Any import writes it for the servers that read it, the CLI's too.
     pointFileAtImport: config.EMBEDDED_POINT_READS,
     logger: log.child({ module: 'store' }),

@@ -1,4 +1,5 @@
 import fs from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import type { Logger } from '../logger';
 import { derivedState, oncePerGeneration } from './derived-state';
@@ -120,6 +121,8 @@ export class PointFile {
     readonly counts: Record<Kind, number>,
     /** Decoders of the kinds whose rows are staged lines (see Footer.staged). */
     private readonly staged: Partial<Record<Kind, (fields: readonly string[]) => Props>>,
+    /** The file and those it keeps rows apart in. */
+    private readonly files: readonly string[],
   ) {}
 
   /**
@@ -130,6 +133,7 @@ export class PointFile {
     if (!fs.existsSync(file)) return null;
     const fd = fs.openSync(file, 'r');
     const fds = { companies: fd, edges: fd } as Record<Kind, number>;
+    const files = [file];
     try {
       const footer = readFooter(fd);
       if (!footer || footer.key !== key) {
@@ -145,9 +149,13 @@ export class PointFile {
         const columns = footer.staged?.[kind];
         if (columns) staged[kind] = stagedRowDecoder(STAGED_TABLES[kind], checkKeyFirst(kind, columns));
         const apart = footer.apart?.[kind];
-        if (apart) fds[kind] = openApart(file, apart);
+        if (apart) {
+          const opened = openApart(file, apart);
+          fds[kind] = opened.fd;
+          files.push(opened.file);
+        }
       }
-      return new PointFile(fds, indexes, counts, staged);
+      return new PointFile(fds, indexes, counts, staged, files);
     } catch (err) {
       closeAll(fds);
       throw err;
@@ -210,6 +218,36 @@ export class PointFile {
     return this.buffer.toString('utf8', 0, length);
   }
 
+  /** The bytes of the file and of those it keeps rows apart in. */
+  get bytes(): number {
+    return this.files.reduce((sum, f) => sum + fs.statSync(f).size, 0);
+  }
+
+  /**
+   * Reads the file and those it keeps rows apart in through once, a chunk at a time on Node's
+   * thread pool, so that the page cache holds them: a point read is a synchronous `pread`, and one
+   * that goes to the disk holds up every request behind it. Stops when the file is closed;
+   * resolves with the bytes read.
+   */
+  async warm(): Promise<number> {
+    const chunk = Buffer.allocUnsafe(WARM_CHUNK);
+    let read = 0;
+    for (const file of this.files) {
+      const handle = await fs.promises.open(file, 'r');
+      try {
+        for (;;) {
+          if (this.fds === null) return read;
+          const { bytesRead } = await handle.read(chunk, 0, chunk.length, null);
+          if (bytesRead === 0) break;
+          read += bytesRead;
+        }
+      } finally {
+        await handle.close();
+      }
+    }
+    return read;
+  }
+
   /** Once only: a descriptor closed twice could be another file's by then. */
   close(): void {
     if (this.fds === null) return;
@@ -219,16 +257,17 @@ export class PointFile {
 }
 
 /** Opens the file a kind's rows are kept in apart from `file` (see Footer.apart); throws when it is not the one written. */
-function openApart(file: string, apart: { file: string; bytes: number }): number {
+function openApart(file: string, apart: { file: string; bytes: number }): { fd: number; file: string } {
   const name = path.basename(apart.file);
   if (name !== apart.file || !name.startsWith(`${path.basename(file)}.`))
     throw new Error(`point-read file names ${apart.file} as its rows' file`);
-  const fd = fs.openSync(path.join(path.dirname(file), name), 'r');
+  const at = path.join(path.dirname(file), name);
+  const fd = fs.openSync(at, 'r');
   if (fs.fstatSync(fd).size !== apart.bytes) {
     fs.closeSync(fd);
     throw new Error(`the rows' file ${name} of a point-read file is not the one written with it`);
   }
-  return fd;
+  return { fd, file: at };
 }
 
 /** Closes each descriptor once. */
@@ -327,6 +366,8 @@ export class HeldPointFile {
     private readonly write: (generation: number) => Promise<PointFile | null>,
     /** A write that failed while its generation was still the store's. */
     private readonly failed: (err: unknown, generation: number) => void,
+    /** Whether a file, once held, is read through into the page cache (see warmUp). */
+    private readonly warm: { enabled: boolean; logger?: Logger } = { enabled: false },
   ) {}
 
   /** The file of the data as it is now, or null (the engine answers). Use it before the next await. */
@@ -375,6 +416,7 @@ export class HeldPointFile {
         if (file) {
           this.drop();
           this.held = { generation: g, file };
+          if (this.warm.enabled) this.warming = this.warmUp(file);
         }
         return file;
       },
@@ -383,12 +425,41 @@ export class HeldPointFile {
     return this.reading.done;
   }
 
+  /**
+   * Reads the file held through once, unless it would take more than half the memory the system has
+   * available (it would push out what the other readers need). Warming never fails a read: at worst
+   * the file answers from the disk, as it would without it.
+   */
+  private async warmUp(file: PointFile): Promise<void> {
+    const logger = this.warm.logger;
+    const started = Date.now();
+    try {
+      const bytes = file.bytes;
+      const available = os.freemem();
+      if (bytes > available / 2) {
+        logger?.info({ bytes, available }, 'point-read file not warmed: more than half the memory available');
+        return;
+      }
+      const read = await file.warm();
+      const ms = Date.now() - started;
+      if (read === bytes) logger?.info({ bytes, ms }, 'point-read file warmed into the page cache');
+      else logger?.info({ bytes, read, ms }, 'point-read file warming stopped: the file was closed');
+    } catch (err) {
+      logger?.warn({ err }, 'point-read file not warmed');
+    }
+  }
+
   /** Waits for a write under way, then closes the file. */
   async close(): Promise<void> {
     this.closed = true;
     await this.reading?.done;
     this.drop();
+    // Stops at its next chunk, now that the file is closed.
+    await this.warming;
   }
+
+  /** The warming of the file held last, under way or done. */
+  private warming: Promise<void> | null = null;
 
   /** Set by close: no write is begun again after it (see ready). */
   private closed = false;
@@ -508,6 +579,9 @@ function readIndex(fd: number, place: IndexPlace): Index {
 
 /** Rows' files kept apart by this process so far (see PointFileWriter.addStagingFile). */
 let apartWrites = 0;
+
+/** Bytes read at a time while warming (PointFile.warm). */
+const WARM_CHUNK = 1024 * 1024;
 
 /** Rows are gathered into this many bytes before each write. */
 const WRITE_CHUNK = 4 * 1024 * 1024;

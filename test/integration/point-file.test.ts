@@ -1,4 +1,5 @@
 import fs from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import type { EmbeddedGraphStore } from '../../src/store/embedded/embedded.store';
 import type { EmbeddedStoreOptions } from '../../src/store/embedded/embedded.store';
@@ -191,6 +192,43 @@ describe('embedded store: point reads from a file', () => {
     } finally {
       await engine.close();
     }
+  });
+
+  it('reads the file through into the page cache once it holds it, when asked to', async () => {
+    const warmed = () =>
+      logged
+        .map((l) => JSON.parse(l) as { msg: string; bytes?: number; available?: number })
+        .filter((e) => e.msg.startsWith('point-read file') && e.msg.includes('warm'));
+    /** Opens the store, and closes it once it has read the file and logged what it did about warming. */
+    const reopen = async (warmPointFile: boolean, seed = false) => {
+      const before = warmed().length;
+      const store = await openSeededStore(dir, logged, { pointFile: 'wait', warmPointFile }, seed);
+      await store.getCompany('boeing'); // in `wait` mode, the first read waits for the file
+      const deadline = Date.now() + 5_000;
+      while (warmPointFile && warmed().length === before && Date.now() < deadline)
+        await new Promise((r) => setTimeout(r, 10));
+      await store.close();
+    };
+    await reopen(false, true);
+    expect(warmed()).toEqual([]);
+    const bytes = fs.statSync(path.join(dir, 'graph', files()[0]!)).size;
+    await reopen(true);
+    expect(warmed()).toEqual([
+      expect.objectContaining({ msg: 'point-read file warmed into the page cache', bytes }),
+    ]);
+    // Not when the file would take more than half the memory available.
+    const freemem = jest.spyOn(os, 'freemem').mockReturnValue(2 * bytes - 1);
+    try {
+      await reopen(true);
+    } finally {
+      freemem.mockRestore();
+    }
+    expect(warmed()[1]).toEqual(
+      expect.objectContaining({
+        msg: 'point-read file not warmed: more than half the memory available',
+        bytes,
+      }),
+    );
   });
 
   it('leaves every read to the engine when off, and writes no file', async () => {

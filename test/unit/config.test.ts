@@ -16,6 +16,8 @@ describe('loadConfig', () => {
       // Edges are read from the point-read file unless turned off (the engine's point query costs far more).
       EMBEDDED_POINT_READS: true,
       EMBEDDED_POINT_READS_EDGES: true,
+      // Read through into the page cache once held, so that the first reads after a start do not wait on the disk.
+      POINT_READS_WARM: true,
       // Reads seldom reach the engine once its derived data is held; a larger pool raised the peak.
       EMBEDDED_BUFFER_POOL_MB: 512,
     });

@@ -116,6 +116,20 @@ describe('PointFile', () => {
     expect(pointFileCounts(file)).toEqual({ companies: 20_002, edges: 3 });
   });
 
+  it('reads itself through for the page cache, and stops once closed', async () => {
+    const w = new PointFileWriter(file);
+    w.addCompanies(Array.from({ length: 5000 }, (_, i) => company(i)));
+    w.finish('k');
+    const bytes = fs.statSync(file).size;
+    expect(bytes).toBeGreaterThan(1024 * 1024); // more than one chunk
+    const f = PointFile.open(file, 'k')!;
+    expect(f.bytes).toBe(bytes);
+    expect(await f.warm()).toBe(bytes);
+    const warming = f.warm();
+    f.close();
+    expect(await warming).toBe(0);
+  });
+
   it('answers an empty kind with null', () => {
     const w = new PointFileWriter(file);
     w.addCompanies([company(1)]);

@@ -107,6 +107,12 @@ export interface EmbeddedStoreOptions {
    * EMBEDDED_POINT_READS, as the servers that read the file do).
    */
   pointFileAtImport?: boolean;
+  /**
+   * Whether the point-read file, once held, is read through into the page cache in the background
+   * (HeldPointFile.warmUp), so that the first reads after a start do not wait on the disk (default
+   * false; servers take POINT_READS_WARM).
+   */
+  warmPointFile?: boolean;
   logger?: Logger;
 }
 
@@ -258,6 +264,7 @@ export class EmbeddedGraphStore implements GraphStore {
           { err, generation },
           'point reads answered by the engine: the point-read file could not be written',
         ),
+      { enabled: options.warmPointFile ?? false, logger: options.logger },
     );
   }
 

@@ -163,6 +163,12 @@ export interface Neo4jStoreOptions extends Neo4jConnectionOptions {
    * false; the CLI and servers take NEO4J_POINT_READS).
    */
   pointFileAtImport?: boolean;
+  /**
+   * Whether the point-read file, once held, is read through into the page cache in the background
+   * (HeldPointFile.warmUp), so that the first reads after a start do not wait on the disk (default
+   * false; servers take POINT_READS_WARM).
+   */
+  warmPointFile?: boolean;
 }
 
 /** The walks' memory and the database generation it was read at. */
@@ -219,6 +225,7 @@ export class Neo4jGraphStore implements GraphStore {
             'point reads answered by Neo4j: the point-read file could not be written',
           );
       },
+      { enabled: options.warmPointFile ?? false, logger: options.logger },
     );
   }
 
@@ -504,7 +511,7 @@ export class Neo4jGraphStore implements GraphStore {
   }
 
   /** The file holds every company and edge once it is there. */
-  readsFromFile(): boolean {
+  readsFromFile(_read: 'company' | 'edge'): boolean {
     return this.points.file !== null;
   }
 
