@@ -142,11 +142,12 @@ export class CompaniesService {
   }
 
   async profile(vid: string): Promise<CompanyProfile> {
-    const read = () => this.store.getCompany(vid);
-    // Only a read the engine answers is kept (see GraphStore.readsFromFile).
-    const company = await (this.store.readsFromFile('company')
-      ? read()
-      : this.cache.get(`profile:${vid}`, read));
+    // A read from the point-read file is kept only once it repeats (see GraphStore.readsFromFile).
+    const company = await this.cache.get(
+      `profile:${vid}`,
+      () => this.store.getCompany(vid),
+      !this.store.readsFromFile('company'),
+    );
     if (!company) throw notFound('company', vid);
     return company;
   }

@@ -11,8 +11,11 @@ export class EdgesService {
   ) {}
 
   async get(edgeId: string): Promise<EdgeRecord> {
-    const read = () => this.store.getEdge(edgeId);
-    const edge = await (this.store.readsFromFile('edge') ? read() : this.cache.get(`edge:${edgeId}`, read));
+    const edge = await this.cache.get(
+      `edge:${edgeId}`,
+      () => this.store.getEdge(edgeId),
+      !this.store.readsFromFile('edge'),
+    );
     if (!edge) throw notFound('edge', edgeId);
     return edge;
   }
