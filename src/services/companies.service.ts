@@ -142,12 +142,7 @@ export class CompaniesService {
   }
 
   async profile(vid: string): Promise<CompanyProfile> {
-    // A read from the point-read file is kept only once it repeats (see GraphStore.readsFromFile).
-    const company = await this.cache.get(
-      `profile:${vid}`,
-      () => this.store.getCompany(vid),
-      !this.store.readsFromFile('company'),
-    );
+    const company = await this.cache.get(`profile:${vid}`, () => this.store.getCompany(vid));
     if (!company) throw notFound('company', vid);
     return company;
   }

@@ -11,11 +11,7 @@ export class EdgesService {
   ) {}
 
   async get(edgeId: string): Promise<EdgeRecord> {
-    const edge = await this.cache.get(
-      `edge:${edgeId}`,
-      () => this.store.getEdge(edgeId),
-      !this.store.readsFromFile('edge'),
-    );
+    const edge = await this.cache.get(`edge:${edgeId}`, () => this.store.getEdge(edgeId));
     if (!edge) throw notFound('edge', edgeId);
     return edge;
   }

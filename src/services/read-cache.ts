@@ -7,8 +7,6 @@
  */
 export class ReadCache {
   private readonly entries = new Map<string, Promise<unknown>>();
-  /** Keys read once and not kept (see `get`'s `keepFirstRead`), oldest first, at most `maxEntries`. */
-  private readonly readOnce = new Set<string>();
   private generation = -1;
   hits = 0;
   misses = 0;
@@ -22,18 +20,12 @@ export class ReadCache {
     return this.entries.size;
   }
 
-  /**
-   * The cached value of `key`, or `load()`'s (remembered when it succeeds). With `keepFirstRead`
-   * false, for reads that cost about what an entry costs to keep, a key is kept from its second
-   * read on: traffic spread over many keys then keeps nothing, and keys read again and again are
-   * kept as any other.
-   */
-  get<T>(key: string, load: () => Promise<T>, keepFirstRead = true): Promise<T> {
+  /** The cached value of `key`, or `load()`'s (remembered when it succeeds). */
+  get<T>(key: string, load: () => Promise<T>): Promise<T> {
     if (this.maxEntries === 0) return load();
     const generation = this.currentGeneration();
     if (generation !== this.generation) {
       this.entries.clear();
-      this.readOnce.clear();
       this.generation = generation;
     }
     const cached = this.entries.get(key);
@@ -45,11 +37,6 @@ export class ReadCache {
       return cached as Promise<T>;
     }
     this.misses++;
-    if (!keepFirstRead && !this.readOnce.delete(key)) {
-      this.readOnce.add(key);
-      if (this.readOnce.size > this.maxEntries) this.readOnce.delete(this.readOnce.values().next().value!);
-      return load();
-    }
     const pending = load();
     this.entries.set(key, pending);
     pending.catch(() => {

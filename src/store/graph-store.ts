@@ -133,12 +133,6 @@ export interface GraphStore {
   close(): Promise<void>;
   stats(): Promise<StoreStats>;
   getCompany(vid: string): Promise<CompanyProfile | null>;
-  /**
-   * Whether the next `getCompany` (`company`) or `getEdge` (`edge`) is answered from the point-read
-   * file of the data as it is now, without a query: such a read costs about what a read cache entry
-   * costs to keep, so it is not worth one.
-   */
-  readsFromFile(read: 'company' | 'edge'): boolean;
   /** Companies in the order of `vids`; unknown vids are left out. */
   getCompanies(vids: readonly string[]): Promise<CompanyCore[]>;
   /** Parent of the cluster of `vid` (the company itself for a cluster of one); null when unknown. */

@@ -299,9 +299,6 @@ if (neo4jAvailability() === null) {
           for (const id of edgeIds) expect(await held.getEdge(id)).toEqual(await store.getEdge(id));
           expect(await held.getCompany('no-such-company')).toBeNull();
           expect(await held.getEdge('no-such-edge')).toBeNull();
-          // So the services keep neither in the read cache; a store without the file has both kept.
-          expect([held.readsFromFile('company'), held.readsFromFile('edge')]).toEqual([true, true]);
-          expect([store.readsFromFile('company'), store.readsFromFile('edge')]).toEqual([false, false]);
           expect(await held.getCompanies(vids.slice(0, 5))).toEqual(
             await store.getCompanies(vids.slice(0, 5)),
           );

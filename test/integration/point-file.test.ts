@@ -3,16 +3,11 @@ import os from 'node:os';
 import path from 'node:path';
 import type { EmbeddedGraphStore } from '../../src/store/embedded/embedded.store';
 import type { EmbeddedStoreOptions } from '../../src/store/embedded/embedded.store';
-import type { SearchIndexHolder } from '../../src/search/search-index-holder';
-import { CompaniesService } from '../../src/services/companies.service';
-import { EdgesService } from '../../src/services/edges.service';
-import { ReadCache } from '../../src/services/read-cache';
 import { pointFileCounts } from '../../src/store/point-file';
 import { tempDir } from '../support/paths';
 import { openSeededStore } from '../support/seeded-store';
 
 const VIDS = ['acme-gmbh', 'acme-hold', 'acme-jp', 'boeing', 'bolt', 'delta', 'lonely', 'mueller', 'nobody'];
-const LIMITS = { maxPageSize: 100, maxOffset: 10_000 };
 const EDGES = ['e1', 'e2', 'e3', 'e4', 'e5', 'e6', 'e7', 'e8', 'e-none'];
 
 /** Point reads (profiles, edges, list counterparts) from the file the embedded store writes beside its graph. */
@@ -161,41 +156,6 @@ describe('embedded store: point reads from a file', () => {
       expect(count('point-read file opened')).toBe(1);
     } finally {
       await store.close();
-    }
-  });
-
-  it('keeps in the read cache the profiles and edges the file answers only once they are read again', async () => {
-    /** The cache's size after one profile and one edge read, and after both again, in a cache of their own. */
-    const kept = async (store: EmbeddedGraphStore) => {
-      await store.getCompany('boeing'); // in `wait` mode, the first read waits for the file
-      const cache = new ReadCache(100, () => store.generation);
-      const companies = new CompaniesService(store, {} as SearchIndexHolder, LIMITS, cache);
-      const edges = new EdgesService(store, cache);
-      const sizes: number[] = [];
-      for (let i = 0; i < 2; i++) {
-        expect((await companies.profile('boeing')).name).toBe('Boeing Co');
-        expect((await edges.get('e4')).supplier_id).toBe('acme-jp');
-        sizes.push(cache.size);
-      }
-      return { sizes, file: [store.readsFromFile('company'), store.readsFromFile('edge')] };
-    };
-    const both = await open('wait');
-    try {
-      expect(await kept(both)).toEqual({ sizes: [0, 2], file: [true, true] });
-    } finally {
-      await both.close();
-    }
-    const companiesOnly = await open('wait', false, false);
-    try {
-      expect(await kept(companiesOnly)).toEqual({ sizes: [1, 2], file: [true, false] });
-    } finally {
-      await companiesOnly.close();
-    }
-    const engine = await open('off', false);
-    try {
-      expect(await kept(engine)).toEqual({ sizes: [2, 2], file: [false, false] });
-    } finally {
-      await engine.close();
     }
   });
 

@@ -47,25 +47,4 @@ describe('ReadCache', () => {
     expect(reads).toBe(2);
     expect(cache.size).toBe(0);
   });
-
-  it('keeps a cheap read from its second on, and only keys read again before many others', async () => {
-    let generation = 1;
-    let reads = 0;
-    const cache = new ReadCache(2, () => generation);
-    const load = () => Promise.resolve(++reads);
-    const read = (key: string) => cache.get(key, load, false);
-    expect([await read('a'), await read('a'), await read('a'), cache.size]).toEqual([1, 2, 2, 1]);
-    // Read once each: nothing kept, and a key is remembered among the last two read once only.
-    for (const key of ['b', 'c', 'd', 'b']) await read(key);
-    expect(cache.size).toBe(1);
-    await read('d');
-    expect(cache.size).toBe(2);
-    // A new generation forgets which keys were read once.
-    await read('e');
-    generation = 2;
-    await read('e');
-    expect(cache.size).toBe(0);
-    expect(await read('e')).toBe(await read('e'));
-    expect(reads).toBe(10);
-  });
 });

@@ -589,16 +589,6 @@ export class EmbeddedGraphStore implements GraphStore {
     return this.reads.getCompany(vid);
   }
 
-  readsFromFile(read: 'company' | 'edge'): boolean {
-    const file = this.points.file;
-    return read === 'company' ? file !== null : this.fileHoldsEdges(file);
-  }
-
-  /** Edges come from the file only when asked for: a file kept from a start that asked holds them too. */
-  private fileHoldsEdges(file: PointFile | null): file is PointFile {
-    return (this.options.pointFileEdges ?? false) && (file?.holdsEdges ?? false);
-  }
-
   async getCompanies(vids: readonly string[]): Promise<CompanyCore[]> {
     await this.points.ready();
     const file = this.points.file;
@@ -678,7 +668,7 @@ export class EmbeddedGraphStore implements GraphStore {
   async getEdge(edgeId: string): Promise<EdgeRecord | null> {
     await this.points.ready();
     const file = this.points.file;
-    if (this.fileHoldsEdges(file)) {
+    if (this.options.pointFileEdges && file?.holdsEdges) {
       return file.edge(edgeId);
     }
     return this.reads.getEdge(edgeId);

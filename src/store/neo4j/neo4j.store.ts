@@ -510,11 +510,6 @@ export class Neo4jGraphStore implements GraphStore {
     return this.reads.getCompany(vid);
   }
 
-  /** The file holds every company and edge once it is there. */
-  readsFromFile(_read: 'company' | 'edge'): boolean {
-    return this.points.file !== null;
-  }
-
   async getCompanies(vids: readonly string[]): Promise<CompanyCore[]> {
     if (vids.length === 0) return [];
     await this.points.ready();
