@@ -4,9 +4,21 @@
  * so an import makes every older entry unreachable at once: nothing stale is
  * ever served. Concurrent misses on one key share a single store read; failures
  * are not cached.
+ *
+ * Entries are kept in two generations of half the size each: new and recently
+ * read entries go into `recent`, and when it is full it becomes `older` and the
+ * entries of the `older` before it are dropped at once. An entry read within
+ * the last half-size entries added stays, as in a least-recently-used cache,
+ * and every step costs the same however many entries there are: taking the
+ * oldest key from a Map's iterator, as a strict LRU on a Map does, walks over
+ * every slot deleted before it, which under reads spread over many keys cost
+ * some tens of microseconds a read.
  */
 export class ReadCache {
-  private readonly entries = new Map<string, Promise<unknown>>();
+  private recent = new Map<string, Promise<unknown>>();
+  private older = new Map<string, Promise<unknown>>();
+  /** Entries a generation holds: half the cache (one, not kept as `older`, in a cache of one). */
+  private readonly half: number;
   private generation = -1;
   hits = 0;
   misses = 0;
@@ -14,10 +26,13 @@ export class ReadCache {
   constructor(
     private readonly maxEntries: number,
     private readonly currentGeneration: () => number,
-  ) {}
+  ) {
+    this.half = Math.floor(maxEntries / 2);
+  }
 
+  /** Entries held, at most `maxEntries`. */
   get size(): number {
-    return this.entries.size;
+    return this.recent.size + this.older.size;
   }
 
   /** The cached value of `key`, or `load()`'s (remembered when it succeeds). */
@@ -25,27 +40,35 @@ export class ReadCache {
     if (this.maxEntries === 0) return load();
     const generation = this.currentGeneration();
     if (generation !== this.generation) {
-      this.entries.clear();
+      this.recent = new Map();
+      this.older = new Map();
       this.generation = generation;
     }
-    const cached = this.entries.get(key);
+    const cached = this.recent.get(key) ?? this.older.get(key);
     if (cached) {
-      // Re-insert to mark as recently used (Map keeps insertion order).
-      this.entries.delete(key);
-      this.entries.set(key, cached);
       this.hits++;
+      // Read again: kept for another turn (an entry is in one generation only).
+      if (!this.recent.has(key)) {
+        this.older.delete(key);
+        this.add(key, cached);
+      }
       return cached as Promise<T>;
     }
     this.misses++;
     const pending = load();
-    this.entries.set(key, pending);
+    this.add(key, pending);
     pending.catch(() => {
-      if (this.entries.get(key) === pending) this.entries.delete(key);
+      if (this.recent.get(key) === pending) this.recent.delete(key);
+      if (this.older.get(key) === pending) this.older.delete(key);
     });
-    if (this.entries.size > this.maxEntries) {
-      const oldest = this.entries.keys().next().value;
-      if (oldest !== undefined) this.entries.delete(oldest);
-    }
     return pending;
+  }
+
+  private add(key: string, value: Promise<unknown>): void {
+    if (this.recent.size >= Math.max(this.half, 1)) {
+      this.older = this.half > 0 ? this.recent : new Map();
+      this.recent = new Map();
+    }
+    this.recent.set(key, value);
   }
 }

@@ -47,4 +47,23 @@ describe('ReadCache', () => {
     expect(reads).toBe(2);
     expect(cache.size).toBe(0);
   });
+
+  it('drops the older half at once when the newer half is full, and never holds more than its size', async () => {
+    const cache = new ReadCache(4, () => 1);
+    const read = (key: string) => cache.get(key, () => Promise.resolve(key));
+    for (const key of ['a', 'b', 'c', 'd']) await read(key);
+    expect(cache.size).toBe(4);
+    // e starts a new half: a and b go together, where a least-recently-used list would drop only a.
+    await read('e');
+    expect(cache.size).toBe(3);
+    await expect(cache.get('b', () => Promise.resolve('b again'))).resolves.toBe('b again');
+    for (const max of [1, 2, 3, 7]) {
+      const small = new ReadCache(max, () => 1);
+      for (let i = 0; i < 50; i++) {
+        await small.get(`k${i}`, () => Promise.resolve(i));
+        expect(small.size).toBeLessThanOrEqual(max);
+      }
+      expect(small.size).toBeGreaterThan(Math.floor(max / 2));
+    }
+  });
 });
