@@ -66,7 +66,7 @@ export class ReadCache {
 
   private add(key: string, value: Promise<unknown>): void {
     if (this.recent.size >= Math.max(this.half, 1)) {
-      this.older = this.half > 0 ? this.recent : new Map();
+      this.older = this.half > 0 ? this.recent : new Map<string, Promise<unknown>>();
       this.recent = new Map();
     }
     this.recent.set(key, value);
