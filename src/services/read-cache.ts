@@ -17,17 +17,18 @@
 export class ReadCache {
   private recent = new Map<string, Promise<unknown>>();
   private older = new Map<string, Promise<unknown>>();
-  /** Entries a generation holds: half the cache (one, not kept as `older`, in a cache of one). */
-  private readonly half: number;
+  /** Entries `recent` holds before it turns into `older`: half the cache, or one. */
+  private readonly turnAt: number;
+  /** Whether a turn keeps `recent` as `older`: not in a cache of one, which holds a single entry. */
+  private readonly keepsOlder: boolean;
   private generation = -1;
-  hits = 0;
-  misses = 0;
 
   constructor(
     private readonly maxEntries: number,
     private readonly currentGeneration: () => number,
   ) {
-    this.half = Math.floor(maxEntries / 2);
+    this.turnAt = Math.max(1, Math.floor(maxEntries / 2));
+    this.keepsOlder = maxEntries > 1;
   }
 
   /** Entries held, at most `maxEntries`. */
@@ -53,11 +54,7 @@ export class ReadCache {
         this.add(key, cached);
       }
     }
-    if (cached) {
-      this.hits++;
-      return cached as Promise<T>;
-    }
-    this.misses++;
+    if (cached) return cached as Promise<T>;
     const pending = load();
     this.add(key, pending);
     pending.catch(() => {
@@ -68,8 +65,8 @@ export class ReadCache {
   }
 
   private add(key: string, value: Promise<unknown>): void {
-    if (this.recent.size >= Math.max(this.half, 1)) {
-      this.older = this.half > 0 ? this.recent : new Map<string, Promise<unknown>>();
+    if (this.recent.size >= this.turnAt) {
+      this.older = this.keepsOlder ? this.recent : new Map<string, Promise<unknown>>();
       this.recent = new Map();
     }
     this.recent.set(key, value);
