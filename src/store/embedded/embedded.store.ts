@@ -545,8 +545,7 @@ export class EmbeddedGraphStore implements GraphStore {
     this.pool = null;
     this.db = null;
     this.attached = null;
-    if (pool) await pool.close();
-    if (db) await db.close();
+    await closeEngine(pool, db);
   }
 
   private async createSchema(pool: ConnectionPool): Promise<void> {
@@ -948,8 +947,15 @@ export class EmbeddedGraphStore implements GraphStore {
    * two imports made while this server was between switches was never served.
    */
   private async adopt(next: string): Promise<void> {
-    await this.detach();
-    await this.attach(next);
+    // The generation served answers until the next one is open, so that no read in between finds the
+    // store without a graph; its queries under way finish before it closes.
+    const old = { pool: this.pool, db: this.db };
+    try {
+      await this.attach(next);
+    } finally {
+      // Unless the next one could not be opened at all: then the old one serves on.
+      if (this.pool !== old.pool) await closeEngine(old.pool, old.db);
+    }
     this.removeGenerationsBefore(next);
   }
 
@@ -1053,4 +1059,10 @@ const NEVER_STAGED = '\u0001';
  */
 export function copyStatement(table: TableName, file: string): string {
   return `COPY ${table} FROM ${literalPath(file)} (FILE_FORMAT='csv', HEADER=true, PARALLEL=true, DELIM='${STAGING_DELIMITER}', QUOTE='${NEVER_STAGED}', ESCAPE='${NEVER_STAGED}')`;
+}
+
+/** Closes a generation's connections once their queries under way are done, then its database. */
+async function closeEngine(pool: ConnectionPool | null, db: EngineDatabase | null): Promise<void> {
+  if (pool) await pool.close();
+  if (db) await db.close();
 }

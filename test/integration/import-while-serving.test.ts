@@ -1,0 +1,120 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import { generateDataset } from '../../src/demo/generate';
+import { importDirectory, stagingRoot } from '../../src/import/import-directory';
+import { startServer } from '../../src/server';
+import type { RunningServer } from '../../src/server';
+import { embeddedStore } from '../../src/store/open-store';
+import type { Config } from '../../src/config/env';
+import { appendRows, companyRow, csvColumn } from '../support/factories';
+import { tempDir } from '../support/paths';
+import { ERROR_LEVEL, recordingLogger, testConfig, TEST_KEY } from '../support/server';
+
+/**
+ * An import into the DATA_DIR a server serves builds a new graph generation beside the live one and
+ * switches to it; the server follows within seconds. Reads that arrive meanwhile are answered from
+ * one generation or the other, never with an error, as they are by `tiergraph import` beside
+ * `tiergraph serve`.
+ */
+describe('reads through a running server while imports replace its graph', () => {
+  const { log, lines } = recordingLogger();
+  let dir: string;
+  let input: string;
+  let config: Config;
+  let running: RunningServer;
+  let base: string;
+
+  /** What `tiergraph import` does: a store of its own on the same DATA_DIR, closed afterwards. */
+  const runImport = async () => {
+    const store = embeddedStore(config, log, 1);
+    try {
+      await importDirectory(store, input, { workDir: stagingRoot(config.dataDir), log });
+    } finally {
+      await store.close();
+    }
+  };
+  const get = (p: string) => fetch(`${base}${p}`, { headers: { 'X-SERVICE-KEY': TEST_KEY } });
+  /** Whether the company only the second import adds is served, by its profile and by a search. */
+  const servesLate = async () => {
+    const profile = await get('/v1/companies/late-1/');
+    if (
+      profile.status !== 200 ||
+      ((await profile.json()) as { name: string }).name !== 'Quillfeather Tooling GmbH'
+    )
+      return false;
+    const found = (await (await get('/v1/companies/?name=Quillfeather')).json()) as {
+      results?: { vid: string }[];
+    };
+    return (found.results ?? []).some((r) => r.vid === 'late-1');
+  };
+
+  beforeAll(async () => {
+    dir = tempDir('import-while-serving');
+    input = path.join(dir, 'dataset');
+    await generateDataset({ companies: 400, seed: 7, outDir: input });
+    // Every read goes to the engine: no read cache, no point-read file, no walk memory (they answer
+    // from the generation served until the next one is open, and hid a moment without a graph).
+    config = testConfig(path.join(dir, 'data'), {
+      READ_CACHE_ENTRIES: '0',
+      EMBEDDED_POINT_READS: 'false',
+      EMBEDDED_WALK_MEMORY: 'false',
+    });
+    await runImport();
+    running = await startServer(config, log);
+    base = `http://127.0.0.1:${running.port}`;
+    await running.searchReady;
+  });
+  afterAll(async () => {
+    await running?.close();
+    fs.rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('answers every read while two imports switch the graph, and then serves the newer one', async () => {
+    const vids = csvColumn(path.join(input, 'companies.csv'), 'vid').slice(0, 40);
+    const edges = csvColumn(path.join(input, 'relationships.csv'), 'edge_id').slice(0, 40);
+    const words = csvColumn(path.join(input, 'companies.csv'), 'name')
+      .slice(0, 40)
+      .map((n) => n.split(' ')[0]!);
+    const reads = [
+      (i: number) => `/v1/companies/${vids[i % vids.length]}/`,
+      (i: number) => `/v1/edges/${edges[i % edges.length]}/`,
+      (i: number) => `/v1/companies/${vids[i % vids.length]}/suppliers/?limit=10`,
+      (i: number) => `/v1/companies/${vids[i % vids.length]}/cluster_customers/?limit=10`,
+      (i: number) => `/v1/companies/?name=${encodeURIComponent(words[i % words.length]!)}`,
+    ];
+    const failures: string[] = [];
+    let answered = 0;
+    let reading = true;
+    const reader = async (w: number) => {
+      for (let i = w; reading; i += 7) {
+        const p = reads[i % reads.length]!(i);
+        try {
+          const res = await get(p);
+          await res.arrayBuffer();
+          if (res.status === 200) answered++;
+          else failures.push(`${res.status} ${p}`);
+        } catch (err) {
+          failures.push(`${(err as Error).message} ${p}`);
+        }
+      }
+    };
+    const readers = Array.from({ length: 6 }, (_, w) => reader(w));
+    try {
+      await runImport();
+      appendRows(path.join(input, 'companies.csv'), [
+        companyRow({ vid: 'late-1', name: 'Quillfeather Tooling GmbH' }),
+      ]);
+      await runImport();
+      // The server follows the newer generation (it looks every 2 s), and its search index with it.
+      const deadline = Date.now() + 30_000;
+      while (!(await servesLate()) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
+    } finally {
+      reading = false;
+      await Promise.all(readers);
+    }
+    expect(failures).toEqual([]);
+    expect(answered).toBeGreaterThan(100);
+    expect(await servesLate()).toBe(true);
+    expect(lines.filter((l) => l.level >= ERROR_LEVEL)).toEqual([]);
+  }, 120_000);
+});
