@@ -4,6 +4,7 @@ import { generateDataset } from '../../src/demo/generate';
 import { importDirectory, stagingRoot } from '../../src/import/import-directory';
 import { startServer } from '../../src/server';
 import type { RunningServer } from '../../src/server';
+import { EmbeddedGraphStore } from '../../src/store/embedded/embedded.store';
 import { embeddedStore } from '../../src/store/open-store';
 import type { Config } from '../../src/config/env';
 import { appendRows, companyRow, csvColumn } from '../support/factories';
@@ -116,5 +117,41 @@ describe('reads through a running server while imports replace its graph', () =>
     expect(answered).toBeGreaterThan(100);
     expect(await servesLate()).toBe(true);
     expect(lines.filter((l) => l.level >= ERROR_LEVEL)).toEqual([]);
+  }, 120_000);
+
+  it('serves on from the graph it has when the next one cannot be opened, and takes a later import', async () => {
+    const proto = EmbeddedGraphStore.prototype as unknown as {
+      openPool: (...args: unknown[]) => Promise<unknown>;
+    };
+    const openPool = proto.openPool;
+    const refused = jest.spyOn(proto, 'openPool').mockImplementation(function (
+      this: unknown,
+      ...args: unknown[]
+    ) {
+      if (this === running.store) return Promise.reject(new Error('the next generation cannot be opened'));
+      return openPool.apply(this, args);
+    });
+    const vid = csvColumn(path.join(input, 'companies.csv'), 'vid')[0]!;
+    appendRows(path.join(input, 'companies.csv'), [
+      companyRow({ vid: 'late-2', name: 'Zephyrine Castings Ltd' }),
+    ]);
+    const failed = () => lines.filter((l) => l.msg === 'could not switch to the new graph').length;
+    try {
+      await runImport();
+      const deadline = Date.now() + 30_000;
+      while (failed() === 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
+      expect(failed()).toBe(1);
+      expect((await get(`/v1/companies/${vid}/`)).status).toBe(200);
+      expect((await get('/v1/companies/late-1/')).status).toBe(200);
+      expect((await get('/v1/companies/late-2/')).status).toBe(404);
+    } finally {
+      refused.mockRestore();
+    }
+    await runImport();
+    const deadline = Date.now() + 30_000;
+    while ((await get('/v1/companies/late-2/')).status !== 200 && Date.now() < deadline)
+      await new Promise((r) => setTimeout(r, 100));
+    expect((await get('/v1/companies/late-2/')).status).toBe(200);
+    expect((await get(`/v1/companies/${vid}/`)).status).toBe(200);
   }, 120_000);
 });
