@@ -119,6 +119,38 @@ describe('reads through a running server while imports replace its graph', () =>
     expect(lines.filter((l) => l.level >= ERROR_LEVEL)).toEqual([]);
   }, 120_000);
 
+  it('ends a tier walk begun before a switch on the graph it began on', async () => {
+    const relationships = csvColumn(path.join(input, 'relationships.csv'), 'customer_id');
+    const counts = new Map<string, number>();
+    for (const vid of relationships) counts.set(vid, (counts.get(vid) ?? 0) + 1);
+    const root = [...counts].sort((a, b) => b[1] - a[1])[0]![0];
+    const store = running.store as EmbeddedGraphStore;
+    let release: () => void = () => undefined;
+    const gate = new Promise<void>((resolve) => (release = resolve));
+    let companies = 0;
+    let rows = 0;
+    // The engine walks (no walk memory here); its first batch waits until the store has switched.
+    const walk = store.walkTiers(
+      { root, direction: 'suppliers', tiers: 3, evidenceFrom: null },
+      {
+        companies: async (batch) => {
+          await gate;
+          companies += batch.length;
+        },
+        relationships: (_tier, batch) => void (rows += batch.length),
+      },
+    );
+    const before = store.generation;
+    await runImport();
+    const deadline = Date.now() + 30_000;
+    while (store.generation === before && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+    expect(store.generation).toBeGreaterThan(before);
+    release();
+    await expect(walk).resolves.toBe(true);
+    expect(companies).toBeGreaterThan(counts.get(root)!);
+    expect(rows).toBeGreaterThanOrEqual(counts.get(root)!);
+  }, 120_000);
+
   it('serves on from the graph it has when the next one cannot be opened, and takes a later import', async () => {
     const proto = EmbeddedGraphStore.prototype as unknown as {
       openPool: (...args: unknown[]) => Promise<unknown>;

@@ -89,6 +89,11 @@ export class ConnectionPool {
   private readonly all: PooledConnection[] = [];
   private readonly waiters: ((c: PooledConnection) => void)[] = [];
   private inFlight = 0;
+  /** Reads of several queries under way (see hold). */
+  private held = 0;
+  /** Set by close: queries are refused, but those of a read held (see hold). */
+  private closing = false;
+  /** Set once close has closed the connections: every query is refused. */
   private closed = false;
   private drained: (() => void) | null = null;
 
@@ -176,8 +181,25 @@ export class ConnectionPool {
     });
   }
 
+  /**
+   * Runs `fn`, a read of several queries on this pool, and keeps the pool open until it ends: close
+   * waits for it as for a query under way, and lets its queries through meanwhile. A store switching
+   * to another generation closes the pool it served from, and would otherwise cut such a read off
+   * between two of its queries.
+   */
+  async hold<T>(fn: () => Promise<T>): Promise<T> {
+    if (this.closing) throw new Error('graph store is closed');
+    this.held++;
+    try {
+      return await fn();
+    } finally {
+      this.held--;
+      this.settle();
+    }
+  }
+
   private async withConnection<T>(fn: (pc: PooledConnection) => Promise<T>): Promise<T> {
-    if (this.closed) throw new Error('graph store is closed');
+    if (this.closed || (this.closing && this.held === 0)) throw new Error('graph store is closed');
     const pc =
       this.idle.pop() ?? (await new Promise<PooledConnection>((resolve) => this.waiters.push(resolve)));
     this.inFlight++;
@@ -188,15 +210,21 @@ export class ConnectionPool {
       const next = this.waiters.shift();
       if (next) next(pc);
       else this.idle.push(pc);
-      if (this.inFlight === 0 && this.drained) this.drained();
+      this.settle();
     }
   }
 
-  /** Waits for running queries, then closes every connection. Idempotent. */
+  /** Lets close go on once no query runs and no read holds the pool. */
+  private settle(): void {
+    if (this.inFlight === 0 && this.held === 0 && this.drained) this.drained();
+  }
+
+  /** Waits for running queries and held reads, then closes every connection. Idempotent. */
   async close(): Promise<void> {
-    if (this.closed) return;
+    if (this.closing) return;
+    this.closing = true;
+    if (this.inFlight > 0 || this.held > 0) await new Promise<void>((resolve) => (this.drained = resolve));
     this.closed = true;
-    if (this.inFlight > 0) await new Promise<void>((resolve) => (this.drained = resolve));
     for (const pc of this.all) await pc.conn.close();
     this.all.length = 0;
     this.idle.length = 0;

@@ -686,11 +686,21 @@ export class EmbeddedGraphStore implements GraphStore {
   }
 
   async walkTiers(request: TierWalkRequest, sink: TierWalkSink, signal?: AbortSignal): Promise<boolean> {
+    // A walk is many queries: the generation it began on stays open until it ends (see adopt).
     const pool = this.live;
+    return pool.hold(() => this.walkTiersOn(pool, request, sink, signal));
+  }
+
+  private async walkTiersOn(
+    pool: ConnectionPool,
+    request: TierWalkRequest,
+    sink: TierWalkSink,
+    signal?: AbortSignal,
+  ): Promise<boolean> {
     const dir = request.direction;
     const evidenceFrom = request.evidenceFrom ?? NO_DATE_FLOOR;
     const anyDate = request.evidenceFrom === null;
-    const [rootRow] = await this.q('company/get-profile', { vid: request.root });
+    const [rootRow] = await pool.query(this.queries.get('company/get-profile')!, { vid: request.root });
     if (!rootRow) return false;
     const root = toTierCompany(rootRow, 0);
     // The relationships held in memory answer every walk, filters and company details included.
@@ -702,7 +712,7 @@ export class EmbeddedGraphStore implements GraphStore {
     }
     const spellings = request.countries
       ? domicileSpellings(
-          (await this.q('tierview/domiciles')).map((r) => r.country),
+          (await pool.query(this.queries.get('tierview/domiciles')!)).map((r) => r.country),
           request.countries,
         )
       : null;
@@ -762,7 +772,10 @@ export class EmbeddedGraphStore implements GraphStore {
     signal?.throwIfAborted();
 
     // Tier 0 to 1: the root's own relationships, by key.
-    const rootRows = await this.q(`tierview/step-${dir}-of`, { ...params, vid: request.root });
+    const rootRows = await pool.query(this.queries.get(`tierview/step-${dir}-of`)!, {
+      ...params,
+      vid: request.root,
+    });
     const tierOne = new Map<string, TierCompany>();
     for (const c of byOffset.values()) if (c.tier === 1) tierOne.set(c.vid, c);
     const first: TierRelationship[] = [];
