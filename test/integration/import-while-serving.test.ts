@@ -11,6 +11,13 @@ import { appendRows, companyRow, csvColumn } from '../support/factories';
 import { tempDir } from '../support/paths';
 import { ERROR_LEVEL, recordingLogger, testConfig, TEST_KEY } from '../support/server';
 
+/** The company named most often among `customers` (the customer_id column): the one with most suppliers. */
+function mostSupplied(customers: readonly string[]): string {
+  const counts = new Map<string, number>();
+  for (const vid of customers) counts.set(vid, (counts.get(vid) ?? 0) + 1);
+  return [...counts].sort((a, b) => b[1] - a[1])[0]![0];
+}
+
 /**
  * An import into the DATA_DIR a server serves builds a new graph generation beside the live one and
  * switches to it; the server follows within seconds. Reads that arrive meanwhile are answered from
@@ -120,10 +127,9 @@ describe('reads through a running server while imports replace its graph', () =>
   }, 120_000);
 
   it('ends a tier walk begun before a switch on the graph it began on', async () => {
-    const relationships = csvColumn(path.join(input, 'relationships.csv'), 'customer_id');
-    const counts = new Map<string, number>();
-    for (const vid of relationships) counts.set(vid, (counts.get(vid) ?? 0) + 1);
-    const root = [...counts].sort((a, b) => b[1] - a[1])[0]![0];
+    const customers = csvColumn(path.join(input, 'relationships.csv'), 'customer_id');
+    const root = mostSupplied(customers);
+    const suppliers = customers.filter((vid) => vid === root).length;
     const store = running.store as EmbeddedGraphStore;
     let release: () => void = () => undefined;
     const gate = new Promise<void>((resolve) => (release = resolve));
@@ -147,8 +153,8 @@ describe('reads through a running server while imports replace its graph', () =>
     expect(store.generation).toBeGreaterThan(before);
     release();
     await expect(walk).resolves.toBe(true);
-    expect(companies).toBeGreaterThan(counts.get(root)!);
-    expect(rows).toBeGreaterThanOrEqual(counts.get(root)!);
+    expect(companies).toBeGreaterThan(suppliers);
+    expect(rows).toBeGreaterThanOrEqual(suppliers);
   }, 120_000);
 
   it('serves on from the graph it has when the next one cannot be opened, and takes a later import', async () => {
@@ -186,4 +192,47 @@ describe('reads through a running server while imports replace its graph', () =>
     expect((await get('/v1/companies/late-2/')).status).toBe(200);
     expect((await get(`/v1/companies/${vid}/`)).status).toBe(200);
   }, 120_000);
+});
+
+describe('an embedded store closed while a tier walk holds its graph', () => {
+  let dir: string;
+
+  beforeAll(() => {
+    dir = tempDir('walk-at-close');
+  });
+  afterAll(() => fs.rmSync(dir, { recursive: true, force: true }));
+
+  it('closes without waiting for the walk, whose next query is refused', async () => {
+    const input = path.join(dir, 'dataset');
+    await generateDataset({ companies: 300, seed: 7, outDir: input });
+    const store = new EmbeddedGraphStore({ dir: path.join(dir, 'graph'), connections: 2, bufferPoolMb: 64 });
+    await store.open();
+    await importDirectory(store, input, { workDir: dir, searchIndex: false });
+    const root = mostSupplied(csvColumn(path.join(input, 'relationships.csv'), 'customer_id'));
+    let release: () => void = () => undefined;
+    const gate = new Promise<void>((resolve) => (release = resolve));
+    let reached: () => void = () => undefined;
+    const atGate = new Promise<void>((resolve) => (reached = resolve));
+    // The engine walks (no walk memory); the root's own relationships come between two queries.
+    const walk = store.walkTiers(
+      { root, direction: 'suppliers', tiers: 3, evidenceFrom: null },
+      {
+        companies: () => undefined,
+        relationships: async (tier) => {
+          if (tier !== 0) return;
+          reached();
+          await gate;
+        },
+      },
+    );
+    walk.catch(() => undefined);
+    await atGate;
+    const closed = await Promise.race([
+      store.close().then(() => 'closed'),
+      new Promise((r) => setTimeout(() => r('still waiting'), 10_000)),
+    ]);
+    release();
+    expect(closed).toBe('closed');
+    await expect(walk).rejects.toThrow('graph store is closed');
+  }, 60_000);
 });

@@ -93,6 +93,8 @@ export class ConnectionPool {
   private held = 0;
   /** Set by close: queries are refused, but those of a read held (see hold). */
   private closing = false;
+  /** Set by cut: close no longer waits for held reads, and their queries are refused too. */
+  private holdsCut = false;
   /** Set once close has closed the connections: every query is refused. */
   private closed = false;
   private drained: (() => void) | null = null;
@@ -199,7 +201,8 @@ export class ConnectionPool {
   }
 
   private async withConnection<T>(fn: (pc: PooledConnection) => Promise<T>): Promise<T> {
-    if (this.closed || (this.closing && this.held === 0)) throw new Error('graph store is closed');
+    if (this.closed || (this.closing && (this.held === 0 || this.holdsCut)))
+      throw new Error('graph store is closed');
     const pc =
       this.idle.pop() ?? (await new Promise<PooledConnection>((resolve) => this.waiters.push(resolve)));
     this.inFlight++;
@@ -216,14 +219,25 @@ export class ConnectionPool {
 
   /** Lets close go on once no query runs and no read holds the pool. */
   private settle(): void {
-    if (this.inFlight === 0 && this.held === 0 && this.drained) this.drained();
+    if (this.inFlight === 0 && (this.held === 0 || this.holdsCut) && this.drained) this.drained();
+  }
+
+  /**
+   * Stops honouring held reads (the process is stopping): a close under way or to come waits only
+   * for the queries running, and a held read's next query is refused. A read held in a sink that
+   * never returns would otherwise hold the close for ever.
+   */
+  cut(): void {
+    this.holdsCut = true;
+    this.settle();
   }
 
   /** Waits for running queries and held reads, then closes every connection. Idempotent. */
   async close(): Promise<void> {
     if (this.closing) return;
     this.closing = true;
-    if (this.inFlight > 0 || this.held > 0) await new Promise<void>((resolve) => (this.drained = resolve));
+    if (this.inFlight > 0 || (this.held > 0 && !this.holdsCut))
+      await new Promise<void>((resolve) => (this.drained = resolve));
     this.closed = true;
     for (const pc of this.all) await pc.conn.close();
     this.all.length = 0;

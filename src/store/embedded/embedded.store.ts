@@ -232,6 +232,8 @@ export class EmbeddedGraphStore implements GraphStore {
   /** vid of every company by its internal offset in the attached generation (see company/vid-offsets). */
   private vidByOffset: string[] = [];
   private swapping: Promise<void> = Promise.resolve();
+  /** The pool of the generation a switch is closing, while it waits for the reads that hold it. */
+  private retiring: ConnectionPool | null = null;
   /**
    * Walk queries run one at a time: each can fill much of the buffer pool, and two
    * at once (two exports) ran it out of memory at 1M companies. Exports still
@@ -305,6 +307,9 @@ export class EmbeddedGraphStore implements GraphStore {
   }
 
   async close(): Promise<void> {
+    // A walk in progress does not hold the process's end: its next query is refused instead.
+    this.retiring?.cut();
+    this.pool?.cut();
     await this.swapping;
     this.gen++; // a read of the walks' memory under way stops at its next query
     await this.memoryRead?.done;
@@ -967,7 +972,11 @@ export class EmbeddedGraphStore implements GraphStore {
       await this.attach(next);
     } finally {
       // Unless the next one could not be opened at all: then the old one serves on.
-      if (this.pool !== old.pool) await closeEngine(old.pool, old.db);
+      if (this.pool !== old.pool) {
+        this.retiring = old.pool;
+        await closeEngine(old.pool, old.db);
+        this.retiring = null;
+      }
     }
     this.removeGenerationsBefore(next);
   }
