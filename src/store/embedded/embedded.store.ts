@@ -563,8 +563,9 @@ export class EmbeddedGraphStore implements GraphStore {
     return this.pool;
   }
 
-  private q(name: QueryName, params: Record<string, unknown> = {}): Promise<EngineRow[]> {
-    return this.live.query(this.queries.get(name)!, params);
+  /** Runs the query `name` on `pool`: the generation served, unless a read holds another (see walkTiers). */
+  private q(name: QueryName, params: Record<string, unknown> = {}, pool = this.live): Promise<EngineRow[]> {
+    return pool.query(this.queries.get(name)!, params);
   }
 
   /** The rows of a `$vid` query for each of `vids`, one keyed query each on `pool` (see KEYED_STEP_MAX). */
@@ -705,7 +706,7 @@ export class EmbeddedGraphStore implements GraphStore {
     const dir = request.direction;
     const evidenceFrom = request.evidenceFrom ?? NO_DATE_FLOOR;
     const anyDate = request.evidenceFrom === null;
-    const [rootRow] = await pool.query(this.queries.get('company/get-profile')!, { vid: request.root });
+    const [rootRow] = await this.q('company/get-profile', { vid: request.root }, pool);
     if (!rootRow) return false;
     const root = toTierCompany(rootRow, 0);
     // The relationships held in memory answer every walk, filters and company details included.
@@ -717,7 +718,7 @@ export class EmbeddedGraphStore implements GraphStore {
     }
     const spellings = request.countries
       ? domicileSpellings(
-          (await pool.query(this.queries.get('tierview/domiciles')!)).map((r) => r.country),
+          (await this.q('tierview/domiciles', {}, pool)).map((r) => r.country),
           request.countries,
         )
       : null;
@@ -777,10 +778,7 @@ export class EmbeddedGraphStore implements GraphStore {
     signal?.throwIfAborted();
 
     // Tier 0 to 1: the root's own relationships, by key.
-    const rootRows = await pool.query(this.queries.get(`tierview/step-${dir}-of`)!, {
-      ...params,
-      vid: request.root,
-    });
+    const rootRows = await this.q(`tierview/step-${dir}-of`, { ...params, vid: request.root }, pool);
     const tierOne = new Map<string, TierCompany>();
     for (const c of byOffset.values()) if (c.tier === 1) tierOne.set(c.vid, c);
     const first: TierRelationship[] = [];
