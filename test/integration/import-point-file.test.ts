@@ -90,6 +90,34 @@ describe('the point-read file written by an import', () => {
     }
   });
 
+  it('is opened at once, not after the walk memory is read from the engine', async () => {
+    // After an import the walk memory is read through the engine (a minute at 1M); the file the
+    // import wrote needs no engine read, and profiles and edges should not wait for that one.
+    let release: () => void = () => undefined;
+    const gate = new Promise<void>((resolve) => (release = resolve));
+    const proto = EmbeddedGraphStore.prototype as unknown as {
+      readWalksMemory: (generation: number) => Promise<unknown>;
+    };
+    const read = proto.readWalksMemory;
+    const held = jest.spyOn(proto, 'readWalksMemory').mockImplementation(async function (this: unknown, g) {
+      await gate;
+      return read.call(this, g);
+    });
+    const serving = store({ pointFile: 'background', pointFileEdges: true, walkMemory: 'background' });
+    await serving.open();
+    try {
+      serving.prepare();
+      const deadline = Date.now() + 10_000;
+      while (serving.derivedData().point_reads !== 'ready' && Date.now() < deadline)
+        await new Promise((r) => setTimeout(r, 20));
+      expect(serving.derivedData()).toMatchObject({ point_reads: 'ready', walk_memory: 'building' });
+    } finally {
+      release();
+      held.mockRestore();
+      await serving.close();
+    }
+  });
+
   it('is not written by a store that is not asked to', async () => {
     const plain = store();
     await plain.open();

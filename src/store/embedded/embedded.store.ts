@@ -397,9 +397,6 @@ export class EmbeddedGraphStore implements GraphStore {
     const withEdges = this.options.pointFileEdges ?? false;
     const keyOf = (edges: boolean) => pointFileKey(derived.key, edges);
     const saved = { file: derived.file, key: keyOf(withEdges) };
-    // The walks' memory reads every relationship too: one full read at a time spares the engine's buffer pool.
-    if (this.memoryRead?.generation === generation) await this.memoryRead.done;
-    if (stale()) return null;
     const [stats] = await this.q('company/stats');
     const [edgeCount] = withEdges ? await this.q('edge/count') : [];
     const total = { companies: int(stats?.companies), edges: withEdges ? int(edgeCount?.edges) : 0 };
@@ -412,6 +409,10 @@ export class EmbeddedGraphStore implements GraphStore {
     // Turning the edges off needs no new file: the one written with them holds every company too.
     if (!file && !withEdges) file = openMatching(saved.file, keyOf(true), same, this.options.logger);
     if (!file) {
+      // The walks' memory reads every relationship too: one full read at a time spares the engine's
+      // buffer pool. A file already there (an import wrote it) is opened at once.
+      if (this.memoryRead?.generation === generation) await this.memoryRead.done;
+      if (stale()) return null;
       const ranges = (
         query: QueryName,
         end: number,
