@@ -141,6 +141,19 @@ export function machineBeside(before, after, ownCpuS) {
   };
 }
 
+/** Waits until the server at `base` answers /readyz with 200, polling every half second; throws after five minutes. */
+export async function untilReady(base) {
+  for (let i = 0; ; i++) {
+    if (i > 600) throw new Error('server not ready');
+    const ok = await fetch(`${base}/readyz`).then(
+      (r) => r.ok,
+      () => false,
+    );
+    if (ok) return;
+    await sleep(500);
+  }
+}
+
 /**
  * Waits until the server at `base` builds nothing in the background (its /readyz lists what it
  * derives from the graph and where each stands), at most `maxS` seconds; then at least `minS`

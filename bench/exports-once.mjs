@@ -11,7 +11,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import readline from 'node:readline';
-import { CLI, ROOT, freePort, parseArgs, profileReads, serveArgs, sleep } from './common.mjs';
+import { CLI, ROOT, freePort, parseArgs, profileReads, serveArgs, sleep, untilReady } from './common.mjs';
 
 const KEY = 'tiergraph-bench-key-000000000000';
 const args = parseArgs();
@@ -98,17 +98,7 @@ async function main() {
     process.exit(130);
   });
   try {
-    for (let i = 0; ; i++) {
-      if (i > 600) throw new Error('server not ready');
-      if (
-        await fetch(`${base}/readyz`).then(
-          (r) => r.ok,
-          () => false,
-        )
-      )
-        break;
-      await sleep(500);
-    }
+    await untilReady(base);
     const headers = { 'X-SERVICE-KEY': KEY, 'content-type': 'application/json' };
     const poll = async (id) => (await fetch(`${base}/v1/jobs/${id}`, { headers })).json();
     const vids = roots.map((r) => r.vid);

@@ -18,6 +18,7 @@ import {
   serveArgs,
   settle,
   sleep,
+  untilReady,
   writeResults,
 } from './common.mjs';
 
@@ -111,17 +112,7 @@ async function main() {
     stdio: ['ignore', 'inherit', 'inherit'],
   });
   try {
-    for (let i = 0; ; i++) {
-      if (i > 600) throw new Error('server not ready');
-      if (
-        await fetch(`${base}/readyz`).then(
-          (r) => r.ok,
-          () => false,
-        )
-      )
-        break;
-      await sleep(500);
-    }
+    await untilReady(base);
     const first = await settle(base, { maxS: settleS });
     log(`settled after ${first.seconds.toFixed(0)} s; reading ${phaseS} s before the import`);
     const before = await phase(base, vids, edges, sleep(phaseS * 1000));

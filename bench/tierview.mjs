@@ -19,6 +19,7 @@ import {
   serveArgs,
   settle,
   sleep,
+  untilReady,
 } from './common.mjs';
 
 const KEY = 'tiergraph-bench-key-000000000000';
@@ -110,15 +111,7 @@ async function main() {
     process.exit(130);
   });
   try {
-    for (let i = 0; ; i++) {
-      if (i > 600) throw new Error('server not ready');
-      const ok = await fetch(`${base}/readyz`).then(
-        (r) => r.ok,
-        () => false,
-      );
-      if (ok) break;
-      await sleep(500);
-    }
+    await untilReady(base);
     if (settleS > 0) {
       log(`ready; waiting until it builds nothing in the background, at most ${settleS} s (--settle)`);
       const settled = await settle(base, { maxS: settleS });
