@@ -179,7 +179,7 @@ export async function settle(base, { minS = 0, maxS = 600, onPoll = () => {} } =
 }
 
 /** The key bench servers are started with. */
-const SERVE_KEY = 'tiergraph-bench-key-000000000000';
+export const SERVE_KEY = 'tiergraph-bench-key-000000000000';
 
 async function getJson(url) {
   try {

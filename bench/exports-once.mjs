@@ -11,9 +11,19 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import readline from 'node:readline';
-import { CLI, ROOT, freePort, parseArgs, profileReads, serveArgs, sleep, untilReady } from './common.mjs';
+import {
+  CLI,
+  ROOT,
+  freePort,
+  parseArgs,
+  profileReads,
+  serveArgs,
+  sleep,
+  untilReady,
+  SERVE_KEY,
+} from './common.mjs';
 
-const KEY = 'tiergraph-bench-key-000000000000';
+const KEY = SERVE_KEY;
 const args = parseArgs();
 const dataDir = path.resolve(args['data-dir'] ?? path.join(ROOT, 'bench', 'data'));
 const runs = Number(args.runs ?? 50);

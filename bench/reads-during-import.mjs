@@ -20,9 +20,10 @@ import {
   sleep,
   untilReady,
   writeResults,
+  SERVE_KEY,
 } from './common.mjs';
 
-const KEY = 'tiergraph-bench-key-000000000000';
+const KEY = SERVE_KEY;
 const args = parseArgs();
 const dataDir = path.resolve(args['data-dir'] ?? path.join(ROOT, 'bench', 'data'));
 const dataset = path.join(dataDir, 'dataset');

@@ -11,10 +11,21 @@ import { parseArgs } from 'node:util';
 import autocannon from 'autocannon';
 import neo4j from 'neo4j-driver';
 import pg from 'pg';
-import { CLI, ROOT, eachCsvRow, freePort, rssBytes, serveArgs, settle, sleep, statCpu } from './common.mjs';
+import {
+  CLI,
+  ROOT,
+  eachCsvRow,
+  freePort,
+  rssBytes,
+  serveArgs,
+  settle,
+  sleep,
+  statCpu,
+  SERVE_KEY,
+} from './common.mjs';
 
 const RESULTS_DIR = path.join(ROOT, 'bench', 'results');
-const BENCH_KEY = 'tiergraph-bench-key-000000000000';
+const BENCH_KEY = SERVE_KEY;
 const KEY_HEADER = 'X-SERVICE-KEY';
 
 const SERVER_CASES = [
