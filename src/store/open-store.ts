@@ -64,6 +64,7 @@ export function embeddedStore(
     warmPointFile: config.POINT_READS_WARM,
     // Any import writes it for the servers that read it, the CLI's too.
     pointFileAtImport: config.EMBEDDED_POINT_READS,
+    walkMemoryAtImport: config.EMBEDDED_WALK_MEMORY,
     logger: log.child({ module: 'store' }),
   });
 }

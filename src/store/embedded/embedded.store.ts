@@ -43,6 +43,7 @@ import { NO_DATE_FLOOR, domicileSpellings, needsStepWalk, stepParams, walkByStep
 import { stagedCounts } from '../staging-file';
 import { runLoadAlongside, together } from '../load-alongside';
 import { pointFileAlongside } from '../staged-point-file';
+import { walkMemoryAlongside } from '../staged-walk-memory';
 import { LOAD_ORDER, STAGING_DELIMITER, stagingFile } from '../tables';
 import type { TableName } from '../tables';
 import { ConnectionPool } from './connection-pool';
@@ -107,6 +108,13 @@ export interface EmbeddedStoreOptions {
    * EMBEDDED_POINT_READS, as the servers that read the file do).
    */
   pointFileAtImport?: boolean;
+  /**
+   * Whether an import builds the tier walks' memory from its staging files while the engine loads
+   * them and saves it beside the new generation, so that the store serving the new data loads it
+   * instead of reading every relationship back from the engine (default false; the CLI and servers
+   * take EMBEDDED_WALK_MEMORY, as the servers that hold it do).
+   */
+  walkMemoryAtImport?: boolean;
   /**
    * Whether the point-read file, once held, is read through into the page cache in the background
    * (HeldPointFile.warmUp), so that the first reads after a start do not wait on the disk (default
@@ -538,11 +546,16 @@ export class EmbeddedGraphStore implements GraphStore {
 
   /** Offsets are fixed within a generation; seeds add companies, so they reload it too. */
   private async loadVidOffsets(): Promise<void> {
+    this.vidByOffset = await this.vidOffsetsOf(this.live);
+  }
+
+  /** The vid of every company of `pool`'s graph by its internal offset. */
+  private async vidOffsetsOf(pool: ConnectionPool): Promise<string[]> {
     const byOffset: string[] = [];
-    await this.live.stream(this.queries.get('company/vid-offsets')!, {}, 50_000, (rows) => {
+    await pool.stream(this.queries.get('company/vid-offsets')!, {}, 50_000, (rows) => {
       for (const r of rows) byOffset[int(r.off)] = str(r.vid) ?? '';
     });
-    this.vidByOffset = byOffset;
+    return byOffset;
   }
 
   private async detach(): Promise<void> {
@@ -909,11 +922,16 @@ export class EmbeddedGraphStore implements GraphStore {
     const loadFailed = new AbortController();
     // Generation `next` has no seeds yet (its files were just removed): its derived files' keys hold.
     const edges = this.options.pointFileEdges ?? false;
+    // The walks' memory is indexed by the engine's offsets, known once the companies are loaded.
+    const companiesLoaded = deferred<readonly string[]>();
     const besides = runLoadAlongside(
       together(
         alongside,
         this.options.pointFileAtImport
           ? pointFileAlongside(POINT_FILE, (key) => pointFileKey(key, edges), edges, this.options.logger)
+          : undefined,
+        this.options.walkMemoryAtImport
+          ? walkMemoryAlongside(WALK_MEMORY_FILE, companiesLoaded.promise, this.options.logger)
           : undefined,
       ),
       stagingDir,
@@ -928,12 +946,15 @@ export class EmbeddedGraphStore implements GraphStore {
         onProgress?.(table, done, LOAD_ORDER.length);
         await pool.run(copyStatement(table, path.join(stagingDir, stagingFile(table))));
         done++;
+        if (table === 'Company' && this.options.walkMemoryAtImport)
+          companiesLoaded.resolve(await this.vidOffsetsOf(pool));
       }
       onProgress?.('done', done, LOAD_ORDER.length);
       await pool.run('CHECKPOINT');
       await besides;
     } catch (e) {
       loadFailed.abort();
+      companiesLoaded.reject(e);
       await besides;
       await pool.close();
       await db.close();
@@ -1086,4 +1107,16 @@ export function copyStatement(table: TableName, file: string): string {
 async function closeEngine(pool: ConnectionPool | null, db: EngineDatabase | null): Promise<void> {
   if (pool) await pool.close();
   if (db) await db.close();
+}
+
+/** A promise with its settling functions; a rejection nobody waits for is not reported as unhandled. */
+function deferred<T>(): { promise: Promise<T>; resolve: (v: T) => void; reject: (e: unknown) => void } {
+  let resolve!: (v: T) => void;
+  let reject!: (e: unknown) => void;
+  const promise = new Promise<T>((res, rej) => {
+    resolve = res;
+    reject = rej;
+  });
+  promise.catch(() => undefined);
+  return { promise, resolve, reject };
 }

@@ -1,0 +1,159 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import { generateDataset } from '../../src/demo/generate';
+import { importDirectory } from '../../src/import/import-directory';
+import { EmbeddedGraphStore } from '../../src/store/embedded/embedded.store';
+import type { PackedStrings } from '../../src/store/packed-strings';
+import type { WalkMemory } from '../../src/store/walk-memory';
+import { appendRows, companyRow } from '../support/factories';
+import { tempDir } from '../support/paths';
+import { recordingLogger } from '../support/server';
+
+/**
+ * An import builds the tier walks' memory from its staging files while the engine loads them, so
+ * that a server of the new data loads it instead of reading every relationship back from the
+ * engine (about a minute at a million companies).
+ */
+describe('the walk memory written by an import', () => {
+  let dir: string;
+  let input: string;
+  const { log, lines } = recordingLogger('info');
+  const graph = () => path.join(dir, 'graph');
+  const store = (options: Partial<ConstructorParameters<typeof EmbeddedGraphStore>[0]> = {}) =>
+    new EmbeddedGraphStore({ dir: graph(), connections: 1, bufferPoolMb: 128, logger: log, ...options });
+
+  beforeAll(async () => {
+    dir = tempDir('import-walk-memory');
+    input = path.join(dir, 'dataset');
+    await generateDataset({ companies: 400, seed: 7, outDir: input });
+    // Values the staging encodes: list syntax in a name, no country, no industry.
+    appendRows(path.join(input, 'companies.csv'), [
+      companyRow({ vid: 'odd-1', name: 'Odd, Names & Co', aliases: 'A,B [x] | 100% "Odd"' }),
+      companyRow({ vid: 'odd-2', name: 'Plain Ltd', domiciled_country: '', industry: '' }),
+    ]);
+  });
+  afterAll(() => fs.rmSync(dir, { recursive: true, force: true }));
+
+  /** The memory a serving store holds once it has read or loaded it, with what its log said. */
+  async function served(): Promise<{ memory: WalkMemory; msgs: (string | undefined)[] }> {
+    const before = lines.length;
+    const serving = store({ walkMemory: 'wait' });
+    await serving.open();
+    try {
+      serving.prepare();
+      const read = (
+        serving as unknown as { walksMemory(wait: boolean): Promise<WalkMemory | null> }
+      ).walksMemory(true);
+      const memory = await read;
+      if (!memory) throw new Error('no walk memory held');
+      // A memory read from the engine is saved on the side; let that end before the store closes.
+      await (serving as unknown as { memorySave?: Promise<void> }).memorySave;
+      return { memory, msgs: lines.slice(before).map((l) => l.msg) };
+    } finally {
+      await serving.close();
+    }
+  }
+
+  it('is the memory a server reads from the engine, value for value', async () => {
+    const importer = store({ walkMemoryAtImport: true });
+    await importer.open();
+    let saved: { file: string; key: string };
+    try {
+      await importDirectory(importer, input, { workDir: dir, log });
+      saved = importer.derivedDataFile('walk-memory')!;
+      expect(fs.existsSync(saved.file)).toBe(true);
+    } finally {
+      await importer.close();
+    }
+    expect(lines.map((l) => l.msg)).toContain('walk memory of the import written');
+
+    const fromImport = await served();
+    expect(fromImport.msgs).toContain('relationships held in memory for tier walks: loaded');
+
+    // Without the file, the server reads every relationship from the engine (and saves it anew).
+    fs.renameSync(saved.file, `${saved.file}.from-import`);
+    const fromEngine = await served();
+    expect(fromEngine.msgs).toContain('relationships held in memory for tier walks');
+    expect(fromEngine.msgs).not.toContain('relationships held in memory for tier walks: loaded');
+
+    const a = canonical(fromImport.memory);
+    const b = canonical(fromEngine.memory);
+    expect(a.companies.length).toBe(402);
+    expect(a.relationships.length).toBeGreaterThan(1000);
+    expect(a.companies).toEqual(b.companies);
+    expect(a.relationships).toEqual(b.relationships);
+    // The staged values that need mapping are among them.
+    expect(a.companies.some((c) => c.includes('Odd, Names & Co'))).toBe(true);
+    expect(a.relationships.some((r) => typeof r[2] === 'number')).toBe(true);
+  });
+
+  it('is not written by a store that is not asked to', async () => {
+    const plain = store();
+    await plain.open();
+    try {
+      await importDirectory(plain, input, { workDir: dir, log });
+      expect(fs.existsSync(plain.derivedDataFile('walk-memory')!.file)).toBe(false);
+    } finally {
+      await plain.close();
+    }
+  });
+});
+
+/**
+ * Every company's held values by offset, and every relationship's, in one order: ids of interned
+ * values (domiciles, industries, lists) and the relationships' order depend on the order rows were
+ * read in, the values they stand for do not.
+ */
+function canonical(memory: WalkMemory): { companies: unknown[][]; relationships: unknown[][] } {
+  const c = (memory as unknown as { c: Record<string, unknown> }).c as {
+    vids: readonly string[];
+    names: PackedStrings;
+    legalNames: PackedStrings;
+    cids: PackedStrings;
+    country: Uint16Array;
+    countries: readonly (string | null)[];
+    websites: PackedStrings;
+    isPublic: Int8Array;
+    industry: Uint32Array;
+    industries: readonly unknown[];
+    counts: Float64Array;
+    parents: Int32Array;
+    clusterFlags: Int8Array;
+    sup: Int32Array;
+    cus: Int32Array;
+    time: Float64Array;
+    confidence: Float64Array;
+    status: Int32Array;
+    hs: Uint32Array;
+    types: Uint32Array;
+    edgeStart: Uint32Array;
+    edgeText: Buffer;
+    lists: readonly (readonly string[])[];
+  };
+  const companies = c.vids.map((vid, o) => [
+    vid,
+    c.names.get(o),
+    c.legalNames.get(o),
+    c.cids.get(o),
+    c.countries[c.country[o]!],
+    c.websites.get(o),
+    c.isPublic[o],
+    c.industries[c.industry[o]!],
+    c.counts[2 * o],
+    c.counts[2 * o + 1],
+    c.parents[o],
+    c.clusterFlags[o],
+  ]);
+  const relationships = Array.from(c.sup, (s, i) => [
+    c.vids[s],
+    c.vids[c.cus[i]!],
+    Number.isNaN(c.time[i]) ? null : c.time[i],
+    Number.isNaN(c.confidence[i]) ? null : c.confidence[i],
+    c.status[i],
+    c.lists[c.hs[i]!],
+    c.lists[c.types[i]!],
+    c.edgeText.toString('utf8', c.edgeStart[i], c.edgeStart[i + 1]),
+  ]);
+  relationships.sort((x, y) => (String(x[7]) < String(y[7]) ? -1 : String(x[7]) > String(y[7]) ? 1 : 0));
+  return { companies, relationships };
+}
