@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { openIfThere, readExactly, writeFully } from './file-io';
-import { fnv1a } from './string-hash';
+import { hashOfBytes } from './string-hash';
 import { eachLineOf } from './staging-file';
 import { STAGING_DELIMITER, stagingFile } from './tables';
 import type { TableName } from './tables';
@@ -154,18 +154,6 @@ export function readStagedKeys(file: string, bytes: number): StagedKeys | null {
   } finally {
     fs.closeSync(fd);
   }
-}
-
-/** fnv1a of the text of `bytes[start, end)` (UTF-8), without decoding it when it is ASCII. */
-export function hashOfBytes(bytes: Buffer, start: number, end: number): number {
-  let h = 0x811c9dc5;
-  for (let i = start; i < end; i++) {
-    const c = bytes[i]!;
-    // A code unit of the text is a byte only for ASCII; otherwise the text is decoded.
-    if (c >= 0x80) return fnv1a(bytes.toString('utf8', start, end));
-    h = Math.imul(h ^ c, 0x01000193);
-  }
-  return h >>> 0;
 }
 
 function bytesOf(a: Uint32Array | Float64Array, n: number): Buffer {

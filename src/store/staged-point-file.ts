@@ -22,7 +22,8 @@ import { memoize } from '../memoize';
 import type { LoadAlongside } from './graph-store';
 import { byTypeThenValue, int, iso, jsonList, texts, toIdentifier } from './mappers';
 import { fillPointFile } from './point-file';
-import { LineEntries, hashOfBytes, keysFileOf, readStagedKeys } from './staged-keys';
+import { LineEntries, keysFileOf, readStagedKeys } from './staged-keys';
+import { hashOfBytes } from './string-hash';
 import type { StagedKeys } from './staged-keys';
 import {
   checkStagedHeader,

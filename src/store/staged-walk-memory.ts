@@ -13,22 +13,42 @@
 import path from 'node:path';
 import type { Logger } from '../logger';
 import type { LoadAlongside } from './graph-store';
-import { str } from './mappers';
 import type { Props } from './mappers';
 import {
+  asLoaded,
   checkStagedHeader,
-  readStagingFile,
+  eachLineOf,
+  readStagingBlocks,
   stagedColumns,
   stagedCounts,
   stagedRowDecoder,
 } from './staging-file';
-import { TABLES, stagingFile } from './tables';
+import { STAGING_DELIMITER, TABLES, stagingFile } from './tables';
 import type { TableName } from './tables';
 import { WalkMemoryBuilder } from './walk-memory';
 import type { WalkMemory } from './walk-memory';
 
-/** Rows handed to the builder at a time. */
+/** Company rows handed to the builder at a time. */
 const BATCH = 10_000;
+const TAB = 9;
+
+/** The Company columns the memory holds (see tierview/memory-companies). */
+const COMPANY_COLUMNS = [
+  'vid',
+  'name',
+  'company_legal_name',
+  'cid_id',
+  'domiciled_country',
+  'websites',
+  'is_public',
+  'industry',
+  'industry_code_system',
+  'industry_code',
+  'count_suppliers',
+  'count_customers',
+  'cluster_parent_vid',
+  'is_cluster_parent',
+] as const;
 
 /**
  * The memory of the staged data, for the companies `vids` by internal offset. Throws when the
@@ -42,20 +62,36 @@ export async function stagedWalkMemory(
 ): Promise<WalkMemory> {
   const counts = stagedCounts(stagingDir);
   const builder = new WalkMemoryBuilder(vids, counts.SUPPLIES ?? 0);
-  await eachStagedBatch(stagingDir, 'Company', signal, (rows) => {
-    for (const r of rows) r.off = builder.offsetOf(str(r.vid) ?? '');
-    builder.addCompanies(rows);
-  });
-  await eachStagedBatch(stagingDir, 'SUPPLIES', signal, (rows) => {
-    for (const r of rows) {
-      r.s = builder.offsetOf(str(r.from) ?? '');
-      r.c = builder.offsetOf(str(r.to) ?? '');
-      // A timestamp comes back as a date; the staging holds ISO 8601 UTC text.
-      const latest = str(r.latest_edge_date);
-      r.latest = latest === null ? null : Date.parse(latest);
+  const decode = stagedRowDecoder('Company', COMPANY_COLUMNS);
+  const fields = new Array<string>(COMPANY_COLUMNS.length);
+  let rows: Props[] = [];
+  await eachStagedLine(stagingDir, 'Company', COMPANY_COLUMNS, signal, (bytes, at) => {
+    // Each field a string of its own: one cut from a block's text would keep the block alive.
+    for (let i = 0; i < fields.length; i++) fields[i] = bytes.toString('utf8', at[i], at[i + fields.length]);
+    const row = decode(fields);
+    row.off = builder.offsetOfBytes(bytes, at[0]!, at[fields.length]!);
+    rows.push(row);
+    if (rows.length === BATCH) {
+      builder.addCompanies(rows);
+      rows = [];
     }
-    builder.addRelationships(rows);
   });
+  builder.addCompanies(rows);
+  const times = new StagedTimes();
+  const n = RELATIONSHIP_COLUMNS.length;
+  const text = (bytes: Buffer, at: Int32Array, i: number) => bytes.toString('utf8', at[i], at[i + n]);
+  await eachStagedLine(stagingDir, 'SUPPLIES', RELATIONSHIP_COLUMNS, signal, (bytes, at) =>
+    builder.addRelationship(
+      builder.offsetOfBytes(bytes, at[0]!, at[n]!),
+      builder.offsetOfBytes(bytes, at[1]!, at[1 + n]!),
+      times.at(bytes, at[4]!, at[4 + n]!),
+      asLoaded(text(bytes, at, 3), 'DOUBLE') as number | null,
+      asLoaded(text(bytes, at, 5), 'INT64') as number | null,
+      text(bytes, at, 7),
+      text(bytes, at, 6),
+      text(bytes, at, 2),
+    ),
+  );
   const walks = builder.finish();
   if (walks.relationships !== (counts.SUPPLIES ?? 0))
     throw new Error('the staged relationships are not those its marker counts');
@@ -63,42 +99,105 @@ export async function stagedWalkMemory(
   return walks;
 }
 
+/** The SUPPLIES columns the memory holds, in the order stagedWalkMemory reads them. */
+const RELATIONSHIP_COLUMNS = [
+  'from',
+  'to',
+  'edge_id',
+  'confidence_score',
+  'latest_edge_date',
+  'status_code',
+  'evidence_types',
+  'hs_codes',
+] as const;
+
+/** Where a staged timestamp of whole seconds, `YYYY-MM-DDTHH:MM:SSZ`, has other bytes than digits. */
+const ISO_SECONDS = '0000-00-00T00:00:00Z';
+
 /**
- * Every data line of `table`'s staging file, decoded as the engine gives it back (a relationship's
- * ends as `from` and `to`, the vids they hold), `BATCH` at a time.
+ * Staged timestamps (ISO 8601 UTC) as epoch milliseconds, as the engine gives them back (NaN: none;
+ * NaN too for text no date is, which the builder refuses). Most are of whole seconds and of few
+ * distinct days: those are read from their bytes, each day's midnight parsed once.
  */
-async function eachStagedBatch(
+class StagedTimes {
+  private readonly days = new Map<number, number>();
+
+  at(bytes: Buffer, start: number, end: number): number {
+    if (end === start) return NaN;
+    if (end - start === ISO_SECONDS.length && this.wholeSeconds(bytes, start)) {
+      const digits = (from: number, count: number) => {
+        let v = 0;
+        for (let i = from; i < from + count; i++) v = v * 10 + bytes[start + i]! - 48;
+        return v;
+      };
+      const key = digits(0, 4) * 10_000 + digits(5, 2) * 100 + digits(8, 2);
+      let midnight = this.days.get(key);
+      if (midnight === undefined) {
+        midnight = Date.parse(`${bytes.toString('latin1', start, start + 10)}T00:00:00Z`);
+        this.days.set(key, midnight);
+      }
+      const [h, m, s] = [digits(11, 2), digits(14, 2), digits(17, 2)];
+      if (h < 24 && m < 60 && s < 60) return midnight + ((h * 60 + m) * 60 + s) * 1000;
+    }
+    return Date.parse(bytes.toString('utf8', start, end));
+  }
+
+  private wholeSeconds(bytes: Buffer, start: number): boolean {
+    for (let i = 0; i < ISO_SECONDS.length; i++) {
+      const want = ISO_SECONDS.charCodeAt(i);
+      const b = bytes[start + i]!;
+      if (want === 48 ? b < 48 || b > 57 : b !== want) return false;
+    }
+    return true;
+  }
+}
+
+/**
+ * Calls `line` for every data line of `table`'s staging file (a relationship's ends are columns
+ * `from` and `to`) with where the fields `wanted` are in `bytes`: field i is `bytes[at[i],
+ * at[i + wanted.length])`. The bytes past the last field wanted are not looked at.
+ */
+async function eachStagedLine(
   stagingDir: string,
   table: TableName,
+  wanted: readonly string[],
   signal: AbortSignal,
-  add: (rows: Props[]) => void,
+  line: (bytes: Buffer, at: Int32Array) => void,
 ): Promise<void> {
-  const ends = TABLES[table].kind === 'rel' ? 2 : 0;
-  const decode = stagedRowDecoder(table, stagedColumns(table));
-  let rows: Props[] = [];
-  await readStagingFile(
+  const ends = TABLES[table].kind === 'rel' ? ['from', 'to'] : [];
+  const all = [...ends, ...stagedColumns(table)];
+  const columnOf = wanted.map((name) => all.indexOf(name));
+  if (columnOf.includes(-1)) throw new Error(`the ${table} table has no column among ${wanted.join(', ')}`);
+  // The field each column is, or -1.
+  const slot = new Int32Array(Math.max(...columnOf) + 1).fill(-1);
+  columnOf.forEach((column, i) => (slot[column] = i));
+  const n = wanted.length;
+  const at = new Int32Array(2 * n);
+  await readStagingBlocks(
     path.join(stagingDir, stagingFile(table)),
-    (fields, line) => {
-      if (line === 1) {
-        if (ends > 0 && (fields[0] !== 'from' || fields[1] !== 'to'))
-          throw new Error(`staged ${table} header does not begin with from, to`);
-        checkStagedHeader(table, fields.slice(ends));
-        return;
-      }
-      const row = decode(ends > 0 ? fields.slice(ends) : fields);
-      if (ends > 0) {
-        row.from = fields[0];
-        row.to = fields[1];
-      }
-      rows.push(row);
-      if (rows.length >= BATCH) {
-        add(rows);
-        rows = [];
-      }
+    (header) => {
+      const names = header.split(STAGING_DELIMITER);
+      if (names.slice(0, ends.length).join(',') !== ends.join(','))
+        throw new Error(`staged ${table} header does not begin with ${ends.join(', ')}`);
+      checkStagedHeader(table, names.slice(ends.length));
     },
+    (bytes, start, end) =>
+      eachLineOf(bytes, start, end, (from, to) => {
+        let p = from;
+        for (let column = 0; column < slot.length; column++) {
+          let q = p;
+          while (q < to && bytes[q] !== TAB) q++;
+          const i = slot[column]!;
+          if (i >= 0) {
+            at[i] = p;
+            at[i + n] = q;
+          }
+          p = q < to ? q + 1 : to;
+        }
+        line(bytes, at);
+      }),
     () => signal.throwIfAborted(),
   );
-  if (rows.length > 0) add(rows);
 }
 
 /**

@@ -13,7 +13,7 @@ import { domicileSpellings, stronger } from './step-walk';
 import type { Ranked } from './step-walk';
 import { PackedStrings } from './packed-strings';
 import { byCodePoints } from './point-reads';
-import { fnv1a } from './string-hash';
+import { fnv1a, hashOfBytes } from './string-hash';
 import { SnapshotReader, SnapshotWriter } from './snapshot';
 import type { ArrayKind } from './snapshot';
 import { createHash } from 'node:crypto';
@@ -162,36 +162,59 @@ export class WalkMemoryBuilder {
   }
 
   addRelationships(rows: readonly Props[]): void {
+    for (const r of rows)
+      this.addRelationship(
+        int(r.s),
+        int(r.c),
+        timeOf(r.latest),
+        num(r.confidence_score),
+        num(r.status_code),
+        r.hs_codes,
+        r.evidence_types,
+        str(r.edge_id) ?? '',
+      );
+  }
+
+  /**
+   * One relationship from the company at offset `s` to the one at `c`: its latest evidence as epoch
+   * milliseconds (NaN: none), and its other values as the engine gives them back.
+   */
+  addRelationship(
+    s: number,
+    c: number,
+    time: number,
+    confidence: number | null,
+    status: number | null,
+    hsCodes: unknown,
+    evidenceTypes: unknown,
+    edgeId: string,
+  ): void {
     const n = this.vids.length;
-    for (const r of rows) {
-      const i = this.count;
-      if (i >= this.capacity) throw new NotHeldExactly('more relationships than counted');
-      const s = int(r.s);
-      const c = int(r.c);
-      if (s < 0 || s >= n || c < 0 || c >= n) throw new NotHeldExactly('a relationship end is not a company');
-      this.sup[i] = s;
-      this.cus[i] = c;
-      this.time[i] = timeOf(r.latest);
-      const conf = num(r.confidence_score);
-      this.confidence[i] = conf ?? NaN;
-      const status = num(r.status_code);
-      if (status !== null && !(Number.isInteger(status) && status > NO_STATUS && status <= 2_147_483_647))
-        throw new NotHeldExactly('a status code does not fit 32 bits');
-      this.status[i] = status ?? NO_STATUS;
-      this.hs[i] = this.listId(r.hs_codes);
-      this.types[i] = this.listId(r.evidence_types);
-      const edgeId = str(r.edge_id) ?? '';
-      const bytes = Buffer.byteLength(edgeId);
-      if (this.edgeBytes + bytes > this.edgeText.length) {
-        const grown = Buffer.alloc(Math.max(this.edgeText.length * 2, this.edgeBytes + bytes));
-        this.edgeText.copy(grown, 0, 0, this.edgeBytes);
-        this.edgeText = grown;
-      }
-      this.edgeText.write(edgeId, this.edgeBytes, 'utf8');
-      this.edgeBytes += bytes;
-      this.edgeStart[i + 1] = this.edgeBytes;
-      this.count++;
+    const i = this.count;
+    if (i >= this.capacity) throw new NotHeldExactly('more relationships than counted');
+    if (!(s >= 0 && s < n && c >= 0 && c < n))
+      throw new NotHeldExactly('a relationship end is not a company');
+    if (!Number.isNaN(time) && !Number.isSafeInteger(time))
+      throw new NotHeldExactly('a relationship date is not a timestamp');
+    this.sup[i] = s;
+    this.cus[i] = c;
+    this.time[i] = time;
+    this.confidence[i] = confidence ?? NaN;
+    if (status !== null && !(Number.isInteger(status) && status > NO_STATUS && status <= 2_147_483_647))
+      throw new NotHeldExactly('a status code does not fit 32 bits');
+    this.status[i] = status ?? NO_STATUS;
+    this.hs[i] = this.listId(hsCodes);
+    this.types[i] = this.listId(evidenceTypes);
+    const bytes = Buffer.byteLength(edgeId);
+    if (this.edgeBytes + bytes > this.edgeText.length) {
+      const grown = Buffer.alloc(Math.max(this.edgeText.length * 2, this.edgeBytes + bytes));
+      this.edgeText.copy(grown, 0, 0, this.edgeBytes);
+      this.edgeText = grown;
     }
+    this.edgeText.write(edgeId, this.edgeBytes, 'utf8');
+    this.edgeBytes += bytes;
+    this.edgeStart[i + 1] = this.edgeBytes;
+    this.count++;
   }
 
   private countryId(domicile: string | null): number {
@@ -226,6 +249,12 @@ export class WalkMemoryBuilder {
   offsetOf(vid: string): number {
     this.offsets ??= new OffsetIndex(this.vids);
     return this.offsets.get(vid);
+  }
+
+  /** As offsetOf, for the vid that is the UTF-8 text of `bytes[start, end)`. */
+  offsetOfBytes(bytes: Buffer, start: number, end: number): number {
+    this.offsets ??= new OffsetIndex(this.vids);
+    return this.offsets.getBytes(bytes, start, end);
   }
 
   finish(): WalkMemory {
@@ -361,6 +390,8 @@ function adjacency(by: Int32Array, companies: number): Adjacency {
 class OffsetIndex {
   private readonly slots: Int32Array;
   private readonly mask: number;
+  /** The offset getBytes found last, or -1. */
+  private last = -1;
 
   constructor(private readonly vids: readonly string[]) {
     let size = 2;
@@ -382,6 +413,25 @@ class OffsetIndex {
       if (o === -1 || this.vids[o] === vid) return o;
     }
   }
+
+  /** As `get`, for the vid that is the UTF-8 text of `bytes[start, end)`, decoded only when it is not ASCII. */
+  getBytes(bytes: Buffer, start: number, end: number): number {
+    // Staged relationships come grouped by supplier: the vid looked up last is often the one asked.
+    if (this.last >= 0 && sameAscii(this.vids[this.last]!, bytes, start, end)) return this.last;
+    for (let i = start; i < end; i++)
+      if (bytes[i]! >= 0x80) return this.get(bytes.toString('utf8', start, end));
+    for (let s = hashOfBytes(bytes, start, end) & this.mask; ; s = (s + 1) & this.mask) {
+      const o = this.slots[s]!;
+      if (o === -1 || sameAscii(this.vids[o]!, bytes, start, end)) return (this.last = o);
+    }
+  }
+}
+
+/** Whether `text` is the ASCII text of `bytes[start, end)`. */
+function sameAscii(text: string, bytes: Buffer, start: number, end: number): boolean {
+  if (text.length !== end - start) return false;
+  for (let i = 0; i < text.length; i++) if (text.charCodeAt(i) !== bytes[start + i]) return false;
+  return true;
 }
 
 /** Sink calls carry at most this many rows. */

@@ -5,7 +5,7 @@ import { importDirectory } from '../../src/import/import-directory';
 import { EmbeddedGraphStore } from '../../src/store/embedded/embedded.store';
 import type { PackedStrings } from '../../src/store/packed-strings';
 import type { WalkMemory } from '../../src/store/walk-memory';
-import { appendRows, companyRow } from '../support/factories';
+import { appendRows, companyRow, csvColumn, relationshipRow } from '../support/factories';
 import { tempDir } from '../support/paths';
 import { recordingLogger } from '../support/server';
 
@@ -26,10 +26,17 @@ describe('the walk memory written by an import', () => {
     dir = tempDir('import-walk-memory');
     input = path.join(dir, 'dataset');
     await generateDataset({ companies: 400, seed: 7, outDir: input });
+    const vids = csvColumn(path.join(input, 'companies.csv'), 'vid');
     // Values the staging encodes: list syntax in a name, no country, no industry.
     appendRows(path.join(input, 'companies.csv'), [
       companyRow({ vid: 'odd-1', name: 'Odd, Names & Co', aliases: 'A,B [x] | 100% "Odd"' }),
       companyRow({ vid: 'odd-2', name: 'Plain Ltd', domiciled_country: '', industry: '' }),
+    ]);
+    // Relationship dates with a time of day, with milliseconds, and none.
+    appendRows(path.join(input, 'relationships.csv'), [
+      relationshipRow('odd-1', 'odd-2', { latest_edge_date: '2021-03-04T10:20:30Z', hs_codes: '8471' }),
+      relationshipRow('odd-2', 'odd-1', { latest_edge_date: '2021-03-04T23:59:59.250Z', status_code: 3 }),
+      relationshipRow('odd-1', vids[0]!, { confidence_score: 0.25 }),
     ]);
   });
   afterAll(() => fs.rmSync(dir, { recursive: true, force: true }));
@@ -84,7 +91,14 @@ describe('the walk memory written by an import', () => {
     expect(a.relationships).toEqual(b.relationships);
     // The staged values that need mapping are among them.
     expect(a.companies.some((c) => c.includes('Odd, Names & Co'))).toBe(true);
-    expect(a.relationships.some((r) => typeof r[2] === 'number')).toBe(true);
+    const times = a.relationships.filter((r) => r[0] === 'odd-1' || r[0] === 'odd-2').map((r) => r[2]);
+    expect(times).toEqual(
+      expect.arrayContaining([
+        Date.parse('2021-03-04T10:20:30Z'),
+        Date.parse('2021-03-04T23:59:59.250Z'),
+        null,
+      ]),
+    );
   });
 
   it('is not written by a store that is not asked to', async () => {
