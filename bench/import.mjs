@@ -8,7 +8,7 @@
 // (not beside a first start): on two cores, issue 13's "with the other core busy".
 // With --first-start (embedded store), each import is followed by a server started on its
 // DATA_DIR, timed to ready and to nothing building in the background (what it derives that the
-// import did not write: the walk memory, the list heads, and whatever the import left out), with
+// import did not write: the list heads, and whatever the import left out), with
 // its largest RSS: the import's time to a server at full speed.
 // Each run's peak RSS is the import process's own (all its threads; /proc's VmHWM, read every
 // quarter second, so a peak shorter than that may be missed); with --store neo4j-admin the largest
