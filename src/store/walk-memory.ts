@@ -299,7 +299,8 @@ export class WalkMemoryBuilder {
   }
 }
 
-interface Columns {
+/** What the memory holds, column by column (exported for tests that compare two memories). */
+export interface Columns {
   vids: readonly string[];
   names: PackedStrings;
   legalNames: PackedStrings;

@@ -3,8 +3,7 @@ import path from 'node:path';
 import { generateDataset } from '../../src/demo/generate';
 import { importDirectory } from '../../src/import/import-directory';
 import { EmbeddedGraphStore } from '../../src/store/embedded/embedded.store';
-import type { PackedStrings } from '../../src/store/packed-strings';
-import type { WalkMemory } from '../../src/store/walk-memory';
+import type { Columns, WalkMemory } from '../../src/store/walk-memory';
 import { appendRows, companyRow, csvColumn, relationshipRow } from '../support/factories';
 import { tempDir } from '../support/paths';
 import { recordingLogger } from '../support/server';
@@ -119,31 +118,7 @@ describe('the walk memory written by an import', () => {
  * read in, the values they stand for do not.
  */
 function canonical(memory: WalkMemory): { companies: unknown[][]; relationships: unknown[][] } {
-  const c = (memory as unknown as { c: Record<string, unknown> }).c as {
-    vids: readonly string[];
-    names: PackedStrings;
-    legalNames: PackedStrings;
-    cids: PackedStrings;
-    country: Uint16Array;
-    countries: readonly (string | null)[];
-    websites: PackedStrings;
-    isPublic: Int8Array;
-    industry: Uint32Array;
-    industries: readonly unknown[];
-    counts: Float64Array;
-    parents: Int32Array;
-    clusterFlags: Int8Array;
-    sup: Int32Array;
-    cus: Int32Array;
-    time: Float64Array;
-    confidence: Float64Array;
-    status: Int32Array;
-    hs: Uint32Array;
-    types: Uint32Array;
-    edgeStart: Uint32Array;
-    edgeText: Buffer;
-    lists: readonly (readonly string[])[];
-  };
+  const c = (memory as unknown as { c: Columns }).c;
   const companies = c.vids.map((vid, o) => [
     vid,
     c.names.get(o),
