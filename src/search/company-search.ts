@@ -438,21 +438,29 @@ export class CompanySearchIndex {
 
   /** The index saved in `file` under `key`; null when there is none, or it is of other data or another layout. */
   static load(file: string, key: string): CompanySearchIndex | null {
-    return CompanySearchIndex.loadShared(file, key, false)?.index ?? null;
+    const r = SnapshotReader.open(file, key);
+    if (!r) return null;
+    try {
+      return CompanySearchIndex.readFrom(r, file);
+    } finally {
+      r.close();
+    }
   }
 
   /**
-   * As load, with the index's arrays in shared memory (`shared` true), so that worker threads can
-   * search the same index without a copy (fromShared).
+   * As load, for a server: the file is read on Node's thread pool (SnapshotReader.readAhead), and
+   * with `shared` the index's arrays are in shared memory, so that worker threads can search the
+   * same index without a copy (fromShared).
    */
-  static loadShared(
+  static async loadShared(
     file: string,
     key: string,
     shared = true,
-  ): { index: CompanySearchIndex; shared: SharedSnapshot | null } | null {
+  ): Promise<{ index: CompanySearchIndex; shared: SharedSnapshot | null } | null> {
     const r = SnapshotReader.open(file, key, { shared });
     if (!r) return null;
     try {
+      await r.readAhead();
       const index = CompanySearchIndex.readFrom(r, file);
       return index && { index, shared: r.shared };
     } finally {

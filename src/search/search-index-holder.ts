@@ -172,7 +172,7 @@ export class SearchIndexHolder {
       const started = Date.now();
       try {
         // With threads, into shared memory, so that they search the same arrays.
-        const loaded = CompanySearchIndex.loadShared(saved.file, saved.key, this.threads !== null);
+        const loaded = await CompanySearchIndex.loadShared(saved.file, saved.key, this.threads !== null);
         if (loaded) {
           this.log?.info(
             { companies: loaded.index.size, ms: Date.now() - started, file: saved.file },
@@ -207,7 +207,7 @@ export class SearchIndexHolder {
         .then(() => {
           this.log?.info({ ms: Date.now() - started, file: saved.file }, 'search index saved');
           // Built on a thread, the index is in shared memory already.
-          if (!shared) this.shareSaved(index, saved);
+          if (!shared) return this.shareSaved(index, saved);
         })
         .catch((err: unknown) =>
           this.log?.warn({ err, file: saved.file }, 'could not save the search index'),
@@ -220,10 +220,10 @@ export class SearchIndexHolder {
    * A built index, once saved, is loaded again into shared memory for the threads, and replaces the
    * built one if it is still the live index (same data, same answers).
    */
-  private shareSaved(built: CompanySearchIndex, saved: { file: string; key: string }): void {
+  private async shareSaved(built: CompanySearchIndex, saved: { file: string; key: string }): Promise<void> {
     if (!this.threads || this.current !== built) return;
     const generation = this.builtFor;
-    const loaded = CompanySearchIndex.loadShared(saved.file, saved.key);
+    const loaded = await CompanySearchIndex.loadShared(saved.file, saved.key);
     if (!loaded?.shared || this.current !== built || this.builtFor !== generation) return;
     this.current = loaded.index;
     this.threads.setIndex(generation, loaded.shared);

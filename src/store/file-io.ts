@@ -1,5 +1,6 @@
 import fs from 'node:fs';
 import path from 'node:path';
+import { promisify } from 'node:util';
 
 /** One read or write moves at most this much: a single one of 2 GiB or more fails. */
 export const MAX_IO_BYTES = 1 << 30;
@@ -16,6 +17,30 @@ export function readExactly(fd: number, into: Buffer, length: number, position: 
     done += n;
   }
 }
+
+/** As readExactly, on Node's thread pool: the calling thread goes on meanwhile. */
+export async function readExactlyAsync(
+  fd: number,
+  into: Uint8Array,
+  length: number,
+  position: number,
+  what: string,
+): Promise<void> {
+  let done = 0;
+  while (done < length) {
+    const { bytesRead } = await readAsync(
+      fd,
+      into,
+      done,
+      Math.min(MAX_IO_BYTES, length - done),
+      position + done,
+    );
+    if (bytesRead === 0) throw new Error(`${what} ends ${length - done} bytes early`);
+    done += bytesRead;
+  }
+}
+
+const readAsync = promisify(fs.read);
 
 /** Writes `bytes[0, length)` to `fd` at its position, in as many writes as it takes. */
 export function writeFully(fd: number, bytes: Buffer, length = bytes.length): void {

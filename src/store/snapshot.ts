@@ -1,6 +1,6 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import { MAX_IO_BYTES, openIfThere, readExactly, temporaryFor } from './file-io';
+import { MAX_IO_BYTES, openIfThere, readExactly, readExactlyAsync, temporaryFor } from './file-io';
 
 /**
  * A binary file of typed arrays, string lists and small JSON values, written and
@@ -151,6 +151,8 @@ export interface SharedSnapshot {
 
 export class SnapshotReader {
   private next = 0;
+  /** Every section's bytes, once readAhead has read them. */
+  private ahead: (ArrayBuffer | SharedArrayBuffer)[] | null = null;
   /** The sections read so far, when they are read into shared memory. */
   private readonly sharedOut: SharedSnapshot['sections'] | null;
 
@@ -225,6 +227,23 @@ export class SnapshotReader {
     return new SnapshotReader(fd, base, header.sections, shared);
   }
 
+  /**
+   * Reads every section into memory on Node's thread pool, before any is taken: a snapshot of some
+   * hundreds of MB read section by section on the calling thread holds up a server's requests for
+   * as long (the search index of 1M companies, 776 MB, took 0.8-2.8 s).
+   */
+  async readAhead(): Promise<void> {
+    if (this.fd === null || this.sharedIn || this.next > 0)
+      throw new Error('snapshot reader cannot read ahead now');
+    const ahead: (ArrayBuffer | SharedArrayBuffer)[] = [];
+    for (const s of this.sections) {
+      const bytes = this.sharedOut ? new SharedArrayBuffer(s.bytes) : new ArrayBuffer(s.bytes);
+      await readExactlyAsync(this.fd, new Uint8Array(bytes), s.bytes, this.base + s.at, 'snapshot');
+      ahead.push(bytes);
+    }
+    this.ahead = ahead;
+  }
+
   /** Releases the file; the arrays read stay valid. */
   close(): void {
     if (this.fd !== null) fs.closeSync(this.fd);
@@ -242,6 +261,11 @@ export class SnapshotReader {
   private read(kind: Kind): Buffer {
     const s = this.take(kind);
     if (this.sharedIn) return Buffer.from(this.sharedIn[this.next - 1]!.bytes);
+    const ahead = this.ahead?.[this.next - 1];
+    if (ahead) {
+      if (this.sharedOut) this.sharedOut.push({ kind, bytes: ahead as SharedArrayBuffer });
+      return Buffer.from(ahead);
+    }
     if (this.fd === null) throw new Error('snapshot reader is closed');
     if (!this.sharedOut) return readAt(this.fd, this.base + s.at, s.bytes);
     const bytes = new SharedArrayBuffer(s.bytes);

@@ -967,6 +967,7 @@ export class WalkMemory {
     const r = SnapshotReader.open(file, savedKey(key));
     if (!r) return null;
     try {
+      await r.readAhead();
       const head = r.json<SavedHead>();
       let vids = known;
       if (head.holdsVids) {

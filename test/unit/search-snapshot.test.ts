@@ -178,6 +178,25 @@ describe('search index snapshot', () => {
     expect(state.scans).toBe(2);
   });
 
+  it('is loaded for a server with its sections read on the thread pool, not the calling thread', async () => {
+    const { store } = fakeStore(dir);
+    const file = path.join(dir, 'index');
+    await (await CompanySearchIndex.build(store)).save(file, 'k1');
+    const reads = jest.spyOn(fs, 'readSync');
+    let loaded: Awaited<ReturnType<typeof CompanySearchIndex.loadShared>>;
+    try {
+      loaded = await CompanySearchIndex.loadShared(file, 'k1', false);
+      // Opening reads the header where it is called (two reads); every section comes after it.
+      expect(reads.mock.calls.length).toBeLessThanOrEqual(2);
+    } finally {
+      reads.mockRestore();
+    }
+    const criteria = { name: 'acme', minSimilarity: 0.3, includeSubsidiaries: true, limit: 5, offset: 0 };
+    const answer = loaded!.index.search(criteria);
+    expect(answer.hits.length).toBeGreaterThan(0);
+    expect(answer).toEqual(CompanySearchIndex.load(file, 'k1')!.search(criteria));
+  });
+
   it('leaves no temporary file behind when a save fails', async () => {
     // A directory where the file should go: the final rename fails after every byte was written.
     const file = path.join(dir, 'taken');
@@ -244,7 +263,7 @@ describe('search threads', () => {
     const { store } = fakeStore(dir);
     const file = path.join(dir, 'index');
     await (await CompanySearchIndex.build(store)).save(file, 'k1');
-    const loaded = CompanySearchIndex.loadShared(file, 'k1')!;
+    const loaded = (await CompanySearchIndex.loadShared(file, 'k1'))!;
     expect(loaded.shared!.sections.every((s) => s.bytes instanceof SharedArrayBuffer)).toBe(true);
     const mod = compiledThreads(compiled);
     expect(mod.searchThreadsAvailable()).toBe(true);
@@ -339,7 +358,7 @@ describe('search threads', () => {
     const { store } = fakeStore(dir);
     const file = path.join(dir, 'index');
     await (await CompanySearchIndex.build(store)).save(file, 'k1');
-    const loaded = CompanySearchIndex.loadShared(file, 'k1')!;
+    const loaded = (await CompanySearchIndex.loadShared(file, 'k1'))!;
     const mod = compiledThreads(compiled);
     const threads = new mod.SearchThreads(1);
     try {
