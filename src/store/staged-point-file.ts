@@ -28,6 +28,7 @@ import type { StagedKeys } from './staged-keys';
 import {
   checkStagedHeader,
   eachLineOf,
+  fieldBounds,
   readStagingBlocks,
   stagedColumns,
   stagedHeader,
@@ -91,10 +92,8 @@ export class StagedProfileWriter {
   private readonly from: Int32Array;
   private readonly to: Int32Array;
   private readonly order: number[];
-  private readonly columnCount: number;
 
   constructor(columns: readonly string[]) {
-    this.columnCount = columns.length;
     this.from = new Int32Array(columns.length);
     this.to = new Int32Array(columns.length);
     this.order = PROFILE_FIELDS.map(([name]) => {
@@ -110,22 +109,8 @@ export class StagedProfileWriter {
    * next call: `json[0, length)`, and the fnv1a hash of its vid; null for a line without a vid.
    */
   write(bytes: Buffer, start: number, end: number): { json: Buffer; length: number; hash: number } | null {
-    const { from, to, columnCount: count } = this;
-    // Fields as split on tabs reads them: one past the last column is left out.
-    let field = 0;
-    let last = end;
-    from[0] = start;
-    for (let p = start; p < end; p++) {
-      if (bytes[p] !== TAB) continue;
-      if (field + 1 >= count) {
-        last = p;
-        break;
-      }
-      to[field++] = p;
-      from[field] = p + 1;
-    }
-    to[field] = last;
-    for (let f = field + 1; f < count; f++) from[f] = to[f] = end;
+    const { from, to } = this;
+    fieldBounds(bytes, start, end, from, to);
     if (to[0] === from[0]) return null;
     // At most six bytes for each byte of the line (a control character as \u00XX), and the names.
     const need = 6 * (end - start) + 4096;
@@ -139,7 +124,7 @@ export class StagedProfileWriter {
       this.value(kind, bytes, from[i]!, to[i]!);
     }
     this.out[this.used++] = 0x7d; // }
-    return { json: this.out, length: this.used, hash: hashOfBytes(bytes, from[0], to[0]!) };
+    return { json: this.out, length: this.used, hash: hashOfBytes(bytes, from[0]!, to[0]!) };
   }
 
   private value(kind: FieldKind, b: Buffer, a: number, z: number): void {
@@ -344,7 +329,6 @@ const TRUE = Buffer.from('true');
 const FALSE = Buffer.from('false');
 const ZERO = Buffer.from('0');
 const EMPTY = Buffer.from('[]');
-const TAB = 9;
 const QUOTE = 0x22;
 const BACKSLASH = 0x5c;
 const COMMA = 0x2c;

@@ -18,6 +18,7 @@ import {
   asLoaded,
   checkStagedHeader,
   eachLineOf,
+  fieldBounds,
   readStagingBlocks,
   stagedColumns,
   stagedCounts,
@@ -30,7 +31,6 @@ import type { WalkMemory } from './walk-memory';
 
 /** Company rows handed to the builder at a time. */
 const BATCH = 10_000;
-const TAB = 9;
 
 /** The Company columns the memory holds (see tierview/memory-companies). */
 const COMPANY_COLUMNS = [
@@ -168,9 +168,8 @@ async function eachStagedLine(
   const all = [...ends, ...stagedColumns(table)];
   const columnOf = wanted.map((name) => all.indexOf(name));
   if (columnOf.includes(-1)) throw new Error(`the ${table} table has no column among ${wanted.join(', ')}`);
-  // The field each column is, or -1.
-  const slot = new Int32Array(Math.max(...columnOf) + 1).fill(-1);
-  columnOf.forEach((column, i) => (slot[column] = i));
+  const fieldFrom = new Int32Array(Math.max(...columnOf) + 1);
+  const fieldTo = new Int32Array(fieldFrom.length);
   const n = wanted.length;
   const at = new Int32Array(2 * n);
   await readStagingBlocks(
@@ -183,16 +182,10 @@ async function eachStagedLine(
     },
     (bytes, start, end) =>
       eachLineOf(bytes, start, end, (from, to) => {
-        let p = from;
-        for (let column = 0; column < slot.length; column++) {
-          let q = p;
-          while (q < to && bytes[q] !== TAB) q++;
-          const i = slot[column]!;
-          if (i >= 0) {
-            at[i] = p;
-            at[i + n] = q;
-          }
-          p = q < to ? q + 1 : to;
+        fieldBounds(bytes, from, to, fieldFrom, fieldTo);
+        for (let i = 0; i < n; i++) {
+          at[i] = fieldFrom[columnOf[i]!]!;
+          at[i + n] = fieldTo[columnOf[i]!]!;
         }
         line(bytes, at);
       }),

@@ -13,6 +13,7 @@ import type { Props } from './mappers';
 /** Bytes read at a time: small enough for the decoded text to stay a young-generation string. */
 const READ_CHUNK_BYTES = 1 << 16;
 const LINE_FEED = 10;
+const TAB = 9;
 
 /**
  * Calls `row` with the fields and the line number (1 = header) of every line
@@ -80,6 +81,35 @@ export function eachLineOf(
     line(p, nl);
     p = nl + 1;
   }
+}
+
+/**
+ * Where the first `from.length` fields of the line `bytes[start, end)` begin (`from`) and end
+ * (`to`, a tab or the line's end), as splitting it on tabs gives them: a field past the last one
+ * asked for is left out, and a field the line lacks is empty, at its end.
+ */
+export function fieldBounds(
+  bytes: Buffer,
+  start: number,
+  end: number,
+  from: Int32Array,
+  to: Int32Array,
+): void {
+  const count = from.length;
+  let field = 0;
+  let last = end;
+  from[0] = start;
+  for (let p = start; p < end; p++) {
+    if (bytes[p] !== TAB) continue;
+    if (field + 1 >= count) {
+      last = p;
+      break;
+    }
+    to[field++] = p;
+    from[field] = p + 1;
+  }
+  to[field] = last;
+  for (let f = field + 1; f < count; f++) from[f] = to[f] = end;
 }
 
 /** Bytes a block of readStagingBlocks holds at first (a longer line grows it). */
