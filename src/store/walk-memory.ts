@@ -110,6 +110,8 @@ export class WalkMemoryBuilder {
   private edgeBytes = 0;
   private readonly lists = new Map<string, number>();
   private readonly listTexts: string[] = [];
+  /** The ids of the ASCII lists among `listTexts`, by the hash of their text (listIdOfBytes). */
+  private readonly listsByHash = new Map<number, number[]>();
   private count = 0;
   private offsets: OffsetIndex | undefined;
 
@@ -169,15 +171,16 @@ export class WalkMemoryBuilder {
         timeOf(r.latest),
         num(r.confidence_score),
         num(r.status_code),
-        r.hs_codes,
-        r.evidence_types,
+        this.listId(r.hs_codes),
+        this.listId(r.evidence_types),
         str(r.edge_id) ?? '',
       );
   }
 
   /**
    * One relationship from the company at offset `s` to the one at `c`: its latest evidence as epoch
-   * milliseconds (NaN: none), and its other values as the engine gives them back.
+   * milliseconds (NaN: none), its other values as the engine gives them back, its lists by the ids
+   * `listId` or `listIdOfBytes` gave them, and its edge id as text or as that text's UTF-8 bytes.
    */
   addRelationship(
     s: number,
@@ -185,9 +188,9 @@ export class WalkMemoryBuilder {
     time: number,
     confidence: number | null,
     status: number | null,
-    hsCodes: unknown,
-    evidenceTypes: unknown,
-    edgeId: string,
+    hsCodes: number,
+    evidenceTypes: number,
+    edgeId: string | Uint8Array,
   ): void {
     const n = this.vids.length;
     const i = this.count;
@@ -203,15 +206,19 @@ export class WalkMemoryBuilder {
     if (status !== null && !(Number.isInteger(status) && status > NO_STATUS && status <= 2_147_483_647))
       throw new NotHeldExactly('a status code does not fit 32 bits');
     this.status[i] = status ?? NO_STATUS;
-    this.hs[i] = this.listId(hsCodes);
-    this.types[i] = this.listId(evidenceTypes);
-    const bytes = Buffer.byteLength(edgeId);
+    const lists = this.listTexts.length;
+    if (!(hsCodes >= 0 && hsCodes < lists && evidenceTypes >= 0 && evidenceTypes < lists))
+      throw new Error('a list id the builder did not give');
+    this.hs[i] = hsCodes;
+    this.types[i] = evidenceTypes;
+    const bytes = typeof edgeId === 'string' ? Buffer.byteLength(edgeId) : edgeId.length;
     if (this.edgeBytes + bytes > this.edgeText.length) {
       const grown = Buffer.alloc(Math.max(this.edgeText.length * 2, this.edgeBytes + bytes));
       this.edgeText.copy(grown, 0, 0, this.edgeBytes);
       this.edgeText = grown;
     }
-    this.edgeText.write(edgeId, this.edgeBytes, 'utf8');
+    if (typeof edgeId === 'string') this.edgeText.write(edgeId, this.edgeBytes, 'utf8');
+    else this.edgeText.set(edgeId, this.edgeBytes);
     this.edgeBytes += bytes;
     this.edgeStart[i + 1] = this.edgeBytes;
     this.count++;
@@ -228,7 +235,7 @@ export class WalkMemoryBuilder {
    * Lists (hs codes, evidence types) as the embedded engine stores them, `[a,b]`, or as Neo4j does, a
    * list of strings (kept as that text); few distinct ones exist.
    */
-  private listId(v: unknown): number {
+  listId(v: unknown): number {
     if (Array.isArray(v)) {
       // Elements never hold commas or brackets (staging contract); one that did could not be read back.
       if (!v.every((x) => typeof x === 'string' && !/[,[\]]/.test(x)))
@@ -239,6 +246,21 @@ export class WalkMemoryBuilder {
       throw new NotHeldExactly('a list column is neither text nor a list');
     const text = v ?? NO_LIST;
     return intern(this.lists, this.listTexts, text, text);
+  }
+
+  /**
+   * As listId, for the list that is the UTF-8 text of `bytes[start, end)` (as staged), found among
+   * the lists met before without decoding it when it is ASCII: a 1M import has 5 million of them
+   * and a few dozen distinct ones.
+   */
+  listIdOfBytes(bytes: Buffer, start: number, end: number): number {
+    const ascii = isAscii(bytes, start, end);
+    const hash = ascii ? hashOfBytes(bytes, start, end) : -1;
+    const known = ascii ? this.listsByHash.get(hash) : undefined;
+    if (known) for (const id of known) if (sameAscii(this.listTexts[id]!, bytes, start, end)) return id;
+    const id = this.listId(bytes.toString('utf8', start, end));
+    if (ascii) this.listsByHash.set(hash, [...(known ?? []), id]);
+    return id;
   }
 
   /**
@@ -419,13 +441,18 @@ class OffsetIndex {
   getBytes(bytes: Buffer, start: number, end: number): number {
     // Staged relationships come grouped by supplier: the vid looked up last is often the one asked.
     if (this.last >= 0 && sameAscii(this.vids[this.last]!, bytes, start, end)) return this.last;
-    for (let i = start; i < end; i++)
-      if (bytes[i]! >= 0x80) return this.get(bytes.toString('utf8', start, end));
+    if (!isAscii(bytes, start, end)) return this.get(bytes.toString('utf8', start, end));
     for (let s = hashOfBytes(bytes, start, end) & this.mask; ; s = (s + 1) & this.mask) {
       const o = this.slots[s]!;
       if (o === -1 || sameAscii(this.vids[o]!, bytes, start, end)) return (this.last = o);
     }
   }
+}
+
+/** Whether `bytes[start, end)` is ASCII. */
+function isAscii(bytes: Buffer, start: number, end: number): boolean {
+  for (let i = start; i < end; i++) if (bytes[i]! >= 0x80) return false;
+  return true;
 }
 
 /** Whether `text` is the ASCII text of `bytes[start, end)`. */

@@ -36,6 +36,10 @@ describe('the walk memory written by an import', () => {
       relationshipRow('odd-1', 'odd-2', { latest_edge_date: '2021-03-04T10:20:30Z', hs_codes: '8471' }),
       relationshipRow('odd-2', 'odd-1', { latest_edge_date: '2021-03-04T23:59:59.250Z', status_code: 3 }),
       relationshipRow('odd-1', vids[0]!, { confidence_score: 0.25 }),
+      // Scores read from their digits and one with more digits than a double holds exactly.
+      relationshipRow(vids[1]!, 'odd-1', { confidence_score: 0.1 }),
+      relationshipRow(vids[2]!, 'odd-1', { confidence_score: 1 }),
+      relationshipRow(vids[3]!, 'odd-1', { confidence_score: 0.30000000000000004 }),
     ]);
   });
   afterAll(() => fs.rmSync(dir, { recursive: true, force: true }));

@@ -1,5 +1,7 @@
 import { NotHeldExactly, WalkMemoryBuilder } from '../../src/store/walk-memory';
 import type { TierRelationship } from '../../src/domain/tier-walk';
+import { numberOfBytes } from '../../src/store/staged-walk-memory';
+import { fnv1a } from '../../src/store/string-hash';
 
 /** Two companies, a supplying b, with the relationship's lists given as `hs` and `types`. */
 function built(hs: unknown, types: unknown, latest: unknown = new Date('2024-05-06T00:00:00Z')) {
@@ -60,5 +62,68 @@ describe('WalkMemoryBuilder lists', () => {
     expect(fromDate[0]!.latest_evidence_date).toBe('2024-05-06');
     expect(() => built([], [], 1.5)).toThrow(NotHeldExactly);
     expect(() => built([], [], '2024-05-06')).toThrow(NotHeldExactly);
+  });
+});
+
+describe('WalkMemoryBuilder lists read from staged bytes', () => {
+  const idsOf = (builder: WalkMemoryBuilder, texts: string[]) => {
+    const line = Buffer.from(`x\t${texts.join('\t')}\t`);
+    let at = 2;
+    return texts.map((t) => {
+      const end = at + Buffer.byteLength(t);
+      const id = builder.listIdOfBytes(line, at, end);
+      at = end + 1;
+      return id;
+    });
+  };
+
+  it('gives a list the id its text gets, once per distinct list', () => {
+    const builder = new WalkMemoryBuilder(['a'], 0);
+    const texts = ['[text]', '[]', '[customs,text]', '[text]', '', '[café]', '[]', '[café]'];
+    const ids = idsOf(builder, texts);
+    expect(ids).toEqual([0, 1, 2, 0, 3, 4, 1, 4]);
+    expect(texts.map((t) => builder.listId(t))).toEqual(ids);
+  });
+
+  it('tells apart lists whose texts hash alike', () => {
+    // Two texts with the same FNV-1a hash (found by a search over random ones).
+    expect(fnv1a('[a7ot6z4]')).toBe(fnv1a('[yfwxu7w]'));
+    const builder = new WalkMemoryBuilder(['a'], 0);
+    expect(idsOf(builder, ['[a7ot6z4]', '[yfwxu7w]', '[a7ot6z4]', '[yfwxu7w]'])).toEqual([0, 1, 0, 1]);
+  });
+});
+
+describe('numberOfBytes', () => {
+  it('reads a staged number as Number reads its text, to the last bit', () => {
+    const texts = [
+      '0.793',
+      '0.1',
+      '0.3',
+      '1',
+      '-0',
+      '-0.5',
+      '007',
+      '.5',
+      '5.',
+      '0.30000000000000004',
+      '123456789012345',
+      '1234567890123456789',
+      '0.000000000000001',
+      '1e3',
+      '-',
+      '.',
+      '1.2.3',
+      '+1',
+      'Infinity',
+      '٣',
+    ];
+    const line = Buffer.from(texts.join('\t'));
+    let at = 0;
+    for (const text of texts) {
+      const end = at + Buffer.byteLength(text);
+      expect([text, numberOfBytes(line, at, end)]).toEqual([text, Number(text)]);
+      at = end + 1;
+    }
+    expect(numberOfBytes(line, 3, 3)).toBeNull();
   });
 });
