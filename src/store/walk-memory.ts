@@ -269,13 +269,13 @@ export class WalkMemoryBuilder {
    * memory.
    */
   offsetOf(vid: string): number {
-    this.offsets ??= new OffsetIndex(this.vids);
+    this.offsets ??= OffsetIndex.of(this.vids);
     return this.offsets.get(vid);
   }
 
   /** As offsetOf, for the vid that is the UTF-8 text of `bytes[start, end)`. */
   offsetOfBytes(bytes: Buffer, start: number, end: number): number {
-    this.offsets ??= new OffsetIndex(this.vids);
+    this.offsets ??= OffsetIndex.of(this.vids);
     return this.offsets.getBytes(bytes, start, end);
   }
 
@@ -316,7 +316,7 @@ export class WalkMemoryBuilder {
         edgeText,
         lists: this.listTexts.map((t) => Object.freeze(strings(t === NO_LIST ? null : t))),
       },
-      this.offsets,
+      { offsets: this.offsets },
     );
   }
 }
@@ -390,10 +390,34 @@ const SAVED: readonly (readonly [
   ['lists', 'json', 'any'],
 ];
 
+/**
+ * The lookup tables a memory derives from its columns: saved after them, so that a load (at every
+ * start and after every switch to an import) does not spend a few hundred milliseconds of the
+ * thread that answers requests rebuilding them.
+ */
+interface Prepared {
+  offsets: OffsetIndex;
+  into: Adjacency;
+  outOf: Adjacency;
+}
+
 /** Relationship indices grouped by one end: those of company `o` are `rels[start[o]]` to `rels[start[o + 1] - 1]`. */
 interface Adjacency {
   start: Uint32Array;
   rels: Uint32Array;
+}
+
+/**
+ * Whether a saved adjacency can be that of `relationships` relationships over `companies`
+ * companies: its bounds rise from 0 to the relationships' count and every index is a relationship.
+ */
+function fitsAdjacency(a: Adjacency, companies: number, relationships: number): boolean {
+  const { start, rels } = a;
+  if (start.length !== companies + 1 || rels.length !== relationships || start[0] !== 0) return false;
+  for (let o = 0; o < companies; o++) if (start[o + 1]! < start[o]!) return false;
+  if (start[companies] !== relationships) return false;
+  for (let k = 0; k < relationships; k++) if (rels[k]! >= relationships) return false;
+  return true;
 }
 
 function adjacency(by: Int32Array, companies: number): Adjacency {
@@ -411,22 +435,48 @@ function adjacency(by: Int32Array, companies: number): Adjacency {
  * (8 MB at 1M) instead of a Map of a million entries on the heap; built in about 0.1 s.
  */
 class OffsetIndex {
-  private readonly slots: Int32Array;
+  /** The table, saved with the memory so that a load need not hash every vid again. */
+  readonly slots: Int32Array;
   private readonly mask: number;
   /** The offset getBytes found last, or -1. */
   private last = -1;
 
-  constructor(private readonly vids: readonly string[]) {
+  /** The index of `vids`, or the one whose table `saved` is (see fromSlots). */
+  private constructor(
+    private readonly vids: readonly string[],
+    saved?: Int32Array,
+  ) {
     let size = 2;
     while (size < vids.length * 2) size *= 2;
-    this.slots = new Int32Array(size).fill(-1);
-    this.mask = size - 1;
+    this.slots = saved ?? new Int32Array(size).fill(-1);
+    this.mask = this.slots.length - 1;
+    if (saved) return;
     vids.forEach((vid, o) => {
       if (!vid) return;
       let s = fnv1a(vid) & this.mask;
       while (this.slots[s] !== -1) s = (s + 1) & this.mask;
       this.slots[s] = o;
     });
+  }
+
+  static of(vids: readonly string[]): OffsetIndex {
+    return new OffsetIndex(vids);
+  }
+
+  /**
+   * The index of `vids` whose table `slots` was saved, or null when the table cannot be one (its
+   * size, an offset out of range, no free slot): a damaged file is then not read.
+   */
+  static fromSlots(vids: readonly string[], slots: Int32Array): OffsetIndex | null {
+    const size = slots.length;
+    if (size < 2 * vids.length || (size & (size - 1)) !== 0) return null;
+    let free = 0;
+    for (let s = 0; s < size; s++) {
+      const o = slots[s]!;
+      if (o === -1) free++;
+      else if (!(o >= 0 && o < vids.length)) return null;
+    }
+    return free === 0 ? null : new OffsetIndex(vids, slots);
   }
 
   /** The offset of `vid`, or -1. */
@@ -532,7 +582,7 @@ interface SavedHead {
 }
 
 /** The layout is part of the key: a file saved by a build with another layout is not read. */
-const savedKey = (key: string) => `${key}#walk-memory-4`;
+const savedKey = (key: string) => `${key}#walk-memory-5`;
 
 /** A company's websites as held in memory (JSON text) back as the engine gave them. */
 const websitesOf = (text: string | null): unknown => (text === null ? null : JSON.parse(text));
@@ -561,11 +611,11 @@ export class WalkMemory {
 
   constructor(
     private readonly c: Columns,
-    offsets = new OffsetIndex(c.vids),
+    prepared: Partial<Prepared> = {},
   ) {
-    this.into = adjacency(c.cus, c.vids.length);
-    this.outOf = adjacency(c.sup, c.vids.length);
-    this.offsets = offsets;
+    this.into = prepared.into ?? adjacency(c.cus, c.vids.length);
+    this.outOf = prepared.outOf ?? adjacency(c.sup, c.vids.length);
+    this.offsets = prepared.offsets ?? OffsetIndex.of(c.vids);
   }
 
   /**
@@ -964,6 +1014,8 @@ export class WalkMemory {
       else if (kind === 'bytes') w.bytes(column as Buffer);
       else w.array(column as Parameters<SnapshotWriter['array']>[0]);
     }
+    w.array(this.into.start).array(this.into.rels).array(this.outOf.start).array(this.outOf.rels);
+    w.array(this.offsets.slots);
     return w.save(file, savedKey(key));
   }
 
@@ -1014,16 +1066,22 @@ export class WalkMemory {
           read[name] = kind === 'json' ? r.json<unknown[]>() : kind === 'bytes' ? r.bytes() : r.array(kind);
         await turn();
       }
+      const into = { start: r.u32(), rels: r.u32() };
+      const outOf = { start: r.u32(), rels: r.u32() };
+      const offsets = OffsetIndex.fromSlots(vids, r.i32());
       const m = head.relationships;
       const lengths = { company: vids.length, twice: 2 * vids.length, rel: m, edges: m + 1 };
       const c = { vids, ...read } as unknown as Columns;
       const fits =
         r.done &&
         SAVED.every(([name, , per]) => per === 'any' || read[name]!.length === lengths[per]) &&
-        c.edgeStart[m] === c.edgeText.length;
+        c.edgeStart[m] === c.edgeText.length &&
+        offsets !== null &&
+        fitsAdjacency(into, vids.length, m) &&
+        fitsAdjacency(outOf, vids.length, m);
       if (!fits) return null;
       c.lists.forEach((l) => Object.freeze(l));
-      return new WalkMemory(c);
+      return new WalkMemory(c, { offsets, into, outOf });
     } finally {
       r.close();
     }

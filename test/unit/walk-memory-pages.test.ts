@@ -1,5 +1,8 @@
-import { WalkMemoryBuilder } from '../../src/store/walk-memory';
-import type { WalkMemory } from '../../src/store/walk-memory';
+import fs from 'node:fs';
+import path from 'node:path';
+import * as stringHash from '../../src/store/string-hash';
+import { WalkMemory, WalkMemoryBuilder } from '../../src/store/walk-memory';
+import { tempDir } from '../support/paths';
 
 /**
  * A hub `h` with `n` suppliers `s0`..`s<n-1>`, one relationship each. Confidences come in `steps`
@@ -91,5 +94,66 @@ describe('WalkMemory list pages', () => {
     } finally {
       named.mockRestore();
     }
+  });
+});
+
+describe('a saved walk memory', () => {
+  const dir = tempDir('walk-memory-save');
+  afterAll(() => fs.rmSync(dir, { recursive: true, force: true }));
+  const n = 400;
+  const vids = ['h', ...Array.from({ length: n }, (_, i) => `s${i}`)];
+  const query = { minConfidence: 0, evidenceFrom: null, offset: 0, count: 1_000 };
+
+  async function saved(name: string): Promise<{ memory: WalkMemory; file: string }> {
+    const memory = hub(n);
+    const file = path.join(dir, name);
+    await memory.save(file, 'k');
+    return { memory, file };
+  }
+
+  it('loads its lookup tables with its columns instead of building them again', async () => {
+    const { memory, file } = await saved('whole');
+    const hashed = jest.spyOn(stringHash, 'fnv1a');
+    let loaded: WalkMemory | null;
+    try {
+      loaded = await WalkMemory.load(file, 'k', vids);
+      expect(hashed).not.toHaveBeenCalled();
+    } finally {
+      hashed.mockRestore();
+    }
+    expect(loaded).not.toBeNull();
+    expect(loaded!.listRows('h', 'suppliers', query)).toEqual(memory.listRows('h', 'suppliers', query));
+    for (const vid of ['s0', 's7', `s${n - 1}`]) {
+      const page = loaded!.listRows(vid, 'customers', query);
+      expect(page).toHaveLength(1);
+      expect(page).toEqual(memory.listRows(vid, 'customers', query));
+    }
+  });
+
+  /** The file with the u32 at `index` of its section `fromEnd` places before the last (0: the last) set to `value`. */
+  function damage(file: string, fromEnd: number, index: number, value: number): void {
+    const bytes = fs.readFileSync(file);
+    const length = bytes.readUInt32LE(8);
+    const header = JSON.parse(bytes.toString('utf8', 12, 12 + length)) as {
+      sections: { at: number; bytes: number }[];
+    };
+    const base = Math.ceil((12 + length) / 8) * 8;
+    const section = header.sections[header.sections.length - 1 - fromEnd]!;
+    bytes.writeUInt32LE(value, base + section.at + 4 * index);
+    fs.writeFileSync(file, bytes);
+  }
+
+  it('is not read when a lookup table cannot be that of its columns', async () => {
+    const { file: slots } = await saved('slots');
+    damage(slots, 0, 3, n + 5); // a vid's offset past the last company
+    expect(await WalkMemory.load(slots, 'k', vids)).toBeNull();
+    const { file: rels } = await saved('rels');
+    damage(rels, 1, 0, n + 1); // a relationship past the last one
+    expect(await WalkMemory.load(rels, 'k', vids)).toBeNull();
+    const { file: bounds } = await saved('bounds');
+    damage(bounds, 2, 1, n); // a company's relationships ending before they begin
+    expect(await WalkMemory.load(bounds, 'k', vids)).toBeNull();
+    const { file: intact } = await saved('intact');
+    expect(await WalkMemory.load(intact, 'k', vids)).not.toBeNull();
   });
 });
