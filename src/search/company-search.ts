@@ -310,7 +310,9 @@ export class CompanySearchIndex {
     // The store may stream companies in any order, so doc numbers differ between two builds of the
     // same data; ties are settled by this instead, which only the data decides.
     const n = rank.length;
-    this.importance = Uint32Array.from(rank, (r) => n - r);
+    // A plain loop: Uint32Array.from with a mapping function took some 130 ms at 1M companies.
+    this.importance = new Uint32Array(n);
+    for (let d = 0; d < n; d++) this.importance[d] = n - rank[d]!;
     this.widePrefixes = WidePrefixes.build(words, byDegree, {
       minWords: MERGE_WORDS,
       scanLimit: SCAN_LIMIT,
@@ -1875,7 +1877,7 @@ function vidTable(vids: PackedStrings): Int32Array {
   const table = new Int32Array(size);
   const mask = size - 1;
   for (let doc = 0; doc < vids.length; doc++) {
-    let slot = fnv1a(vids.get(doc)!) & mask;
+    let slot = vids.hash(doc) & mask;
     while (table[slot] !== 0) slot = (slot + 1) & mask;
     table[slot] = doc + 1;
   }

@@ -1,4 +1,5 @@
 import type { SnapshotReader, SnapshotWriter } from './snapshot';
+import { hashOfBytes } from './string-hash';
 
 /**
  * A read-only column of strings (or nulls) held as UTF-8 bytes in one buffer, outside the
@@ -63,6 +64,13 @@ export class PackedStrings {
       if (text[from + k] !== c) return false;
     }
     return to - from === s.length;
+  }
+
+  /** fnv1a of value i (of the empty text when it is null), from its bytes: no string is made unless it is not ASCII. */
+  hash(i: number): number {
+    const from = this.start[i] ?? 0;
+    const to = this.nulls[i] === 1 ? from : (this.start[i + 1] ?? from);
+    return hashOfBytes(this.text, from, to);
   }
 
   /** Bytes held. */

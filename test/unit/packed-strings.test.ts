@@ -3,6 +3,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { PackedStrings } from '../../src/store/packed-strings';
 import { SnapshotReader, SnapshotWriter } from '../../src/store/snapshot';
+import { fnv1a } from '../../src/store/string-hash';
 
 const VALUES = [
   'Acme GmbH',
@@ -68,5 +69,13 @@ describe('packed strings', () => {
     } finally {
       fs.rmSync(dir, { recursive: true, force: true });
     }
+  });
+});
+
+describe('PackedStrings.hash', () => {
+  it('is the hash of each value as a text, read from its bytes', () => {
+    const values = ['c57dtbp', '', 'Müller GmbH', '株式会社', 'emoji 😀', null, 'x'];
+    const packed = PackedStrings.from(values);
+    expect(values.map((_, i) => packed.hash(i))).toEqual(values.map((v) => fnv1a(v ?? '')));
   });
 });

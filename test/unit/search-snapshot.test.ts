@@ -7,6 +7,7 @@ import { CompanySearchIndex } from '../../src/search/company-search';
 import type { SearchCriteria } from '../../src/search/company-search';
 import { SearchIndexHolder } from '../../src/search/search-index-holder';
 import type * as SearchThreadsModule from '../../src/search/search-threads';
+import { PackedStrings } from '../../src/store/packed-strings';
 import { SnapshotReader, SnapshotWriter } from '../../src/store/snapshot';
 import { compiledDir, compiledModule } from '../support/compiled-sources';
 import { buildKeyedSearchRow } from '../support/factories';
@@ -195,6 +196,25 @@ describe('search index snapshot', () => {
     const answer = loaded!.index.search(criteria);
     expect(answer.hits.length).toBeGreaterThan(0);
     expect(answer).toEqual(CompanySearchIndex.load(file, 'k1')!.search(criteria));
+  });
+
+  it('is loaded without a string made for each vid, and finds companies by vid as a build does', async () => {
+    const { store } = fakeStore(dir);
+    const file = path.join(dir, 'index-vids');
+    const built = await CompanySearchIndex.build(store);
+    await built.save(file, 'k1');
+    const decoded = jest.spyOn(PackedStrings.prototype, 'get');
+    let loaded: CompanySearchIndex | null;
+    try {
+      loaded = CompanySearchIndex.load(file, 'k1');
+      expect(decoded).not.toHaveBeenCalled();
+    } finally {
+      decoded.mockRestore();
+    }
+    const vids = [...rows().map((r) => r.vid), 'nobody', 'caf\u00e9'];
+    expect(vids.map((vid) => loaded!.has(vid))).toEqual(vids.map((vid) => built.has(vid)));
+    expect(vids.filter((vid) => loaded!.has(vid))).toHaveLength(400);
+    expect(vids.map((vid) => loaded!.summary(vid))).toEqual(vids.map((vid) => built.summary(vid)));
   });
 
   it('leaves no temporary file behind when a save fails', async () => {
