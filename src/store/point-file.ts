@@ -10,7 +10,7 @@ import type { Props } from './mappers';
 import { EVIDENCE_FIELDS, STAGING_DELIMITER } from './tables';
 import type { TableName } from './tables';
 import { stagedRowDecoder } from './staging-file';
-import { openIfThere, readExactly, temporaryFor, writeFully } from './file-io';
+import { openIfThere, readExactly, readExactlyAsync, temporaryFor, writeFully } from './file-io';
 import { fnv1a } from './string-hash';
 import { lowerBound } from './bisect';
 import { LineEntries } from './staged-keys';
@@ -127,9 +127,11 @@ export class PointFile {
 
   /**
    * Opens the file written for `key`. Null when there is none, or when it was
-   * written for another key or layout; throws when it cannot be read.
+   * written for another key or layout; rejects when it cannot be read. Its indexes (some 100 MB at
+   * 1M companies with their edges) are read on Node's thread pool: a server opens the file after
+   * every switch to an import, and its requests went on waiting for 60-340 ms of reads.
    */
-  static open(file: string, key: string): PointFile | null {
+  static async open(file: string, key: string): Promise<PointFile | null> {
     if (!fs.existsSync(file)) return null;
     const fd = fs.openSync(file, 'r');
     const fds = { companies: fd, edges: fd } as Record<Kind, number>;
@@ -144,7 +146,7 @@ export class PointFile {
       const counts = {} as Record<Kind, number>;
       const staged: Partial<Record<Kind, (fields: readonly string[]) => Props>> = {};
       for (const kind of KINDS) {
-        indexes[kind] = readIndex(fd, footer.indexes[kind]);
+        indexes[kind] = await readIndex(fd, footer.indexes[kind]);
         counts[kind] = footer.indexes[kind].count;
         const columns = footer.staged?.[kind];
         if (columns) staged[kind] = stagedRowDecoder(STAGED_TABLES[kind], checkKeyFirst(kind, columns));
@@ -279,15 +281,15 @@ function closeAll(fds: Record<Kind, number>): void {
  * The file saved under `key` when `fits` its counts; null when there is none, it was written for
  * other data, or it cannot be read (logged: the caller writes it anew).
  */
-export function openMatching(
+export async function openMatching(
   file: string,
   key: string,
   fits: (counts: Readonly<Record<Kind, number>>) => boolean,
   logger?: Logger,
-): PointFile | null {
+): Promise<PointFile | null> {
   let opened: PointFile | null = null;
   try {
-    opened = PointFile.open(file, key);
+    opened = await PointFile.open(file, key);
   } catch (err) {
     logger?.warn({ err, file }, 'point-read file unreadable; writing it anew');
     return null;
@@ -311,7 +313,7 @@ export async function writePointFile(
   fill: (writer: PointFileWriter) => Promise<boolean>,
 ): Promise<PointFile | null> {
   if (!(await fillPointFile(file, key, expected, fill))) return null;
-  const opened = PointFile.open(file, key);
+  const opened = await PointFile.open(file, key);
   if (!opened) throw new Error(`point-read file ${file} not readable after writing it`);
   return opened;
 }
@@ -562,13 +564,13 @@ export function pointFileCounts(file: string): Record<Kind, number> | null {
   }
 }
 
-function readIndex(fd: number, place: IndexPlace): Index {
+async function readIndex(fd: number, place: IndexPlace): Promise<Index> {
   const hashes = new Uint32Array(place.count);
   const offsets = new Float64Array(place.count);
   const lengths = new Uint32Array(place.count);
   for (const [i, array] of [hashes, offsets, lengths].entries()) {
-    const bytes = Buffer.from(array.buffer, array.byteOffset, array.byteLength);
-    readFully(fd, bytes, bytes.length, place.at[i]!);
+    const bytes = new Uint8Array(array.buffer, array.byteOffset, array.byteLength);
+    await readExactlyAsync(fd, bytes, bytes.length, place.at[i]!, 'point-read file');
   }
   for (let i = 1; i < hashes.length; i++) {
     // Lookups rely on the order; a damaged index is refused, and the file written again.

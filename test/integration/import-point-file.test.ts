@@ -51,7 +51,7 @@ describe('the point-read file written by an import', () => {
     try {
       await importDirectory(importer, input, { workDir: dir, log });
       const saved = importer.derivedDataFile('point-reads')!;
-      const file = PointFile.open(saved.file, `${saved.key}#companies+edges`);
+      const file = await PointFile.open(saved.file, `${saved.key}#companies+edges`);
       expect(file).not.toBeNull();
       try {
         expect(file!.counts).toEqual({ companies: 502, edges: edgeIds.length });
@@ -136,7 +136,7 @@ describe('the point-read file written by an import', () => {
     const file = path.join(dir, 'companies.point-reads');
     const counts = await writeStagedPointFile(staging, file, 'k', false, new AbortController().signal);
     expect(counts).toEqual({ companies: 502, edges: 0 });
-    const opened = PointFile.open(file, 'k')!;
+    const opened = (await PointFile.open(file, 'k'))!;
     expect(opened.holdsEdges).toBe(false);
     expect(opened.company(vids[0]!)?.vid).toBe(vids[0]);
     opened.close();
@@ -166,8 +166,8 @@ describe('the point-read file written by an import', () => {
         expect.stringMatching(new RegExp(`^${file}\\.point-reads\\.edges-`)),
       ]);
     }
-    const a = PointFile.open(saved, 'k')!;
-    const b = PointFile.open(found, 'k')!;
+    const a = (await PointFile.open(saved, 'k'))!;
+    const b = (await PointFile.open(found, 'k'))!;
     try {
       // Warming reads the rows kept apart too.
       const bytes = names

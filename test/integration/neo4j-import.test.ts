@@ -260,7 +260,7 @@ if (neo4jAvailability() === null) {
         await importDirectory(importer, input, { workDir: dir, log });
         const saved = importer.derivedDataFile('point-reads')!;
         expect(fs.readdirSync(dir).filter((f) => f.endsWith('.import'))).toEqual([]);
-        const file = PointFile.open(saved.file, saved.key);
+        const file = await PointFile.open(saved.file, saved.key);
         expect(file).not.toBeNull();
         const vids = csvColumn(path.join(input, 'companies.csv'), 'vid');
         const edgeIds = csvColumn(path.join(input, 'relationships.csv'), 'edge_id');
@@ -291,7 +291,7 @@ if (neo4jAvailability() === null) {
         expect(apart()).toHaveLength(1);
         expect(apart()[0]).not.toBe(first);
         const again = importer.derivedDataFile('point-reads')!;
-        const reopened = PointFile.open(again.file, again.key)!;
+        const reopened = (await PointFile.open(again.file, again.key))!;
         try {
           expect(reopened.edge(edgeIds[0]!)).toEqual(await importer.getEdge(edgeIds[0]!));
         } finally {

@@ -76,7 +76,7 @@ describe('PointFile', () => {
     ]),
   });
 
-  it('finds every row by its key, and none for a key it does not hold', () => {
+  it('finds every row by its key, and none for a key it does not hold', async () => {
     const w = new PointFileWriter(file);
     for (let i = 0; i < 20_000; i += 1000)
       w.addCompanies(Array.from({ length: 1000 }, (_, j) => company(i + j)));
@@ -93,7 +93,7 @@ describe('PointFile', () => {
     w.finish('k1');
     expect(fs.readdirSync(dir).filter((f) => f.includes('.tmp'))).toEqual([]);
 
-    const f = PointFile.open(file, 'k1')!;
+    const f = (await PointFile.open(file, 'k1'))!;
     try {
       expect(f.counts).toEqual({ companies: 20_002, edges: 3 });
       expect(f.holdsEdges).toBe(true);
@@ -122,7 +122,7 @@ describe('PointFile', () => {
     w.finish('k');
     const bytes = fs.statSync(file).size;
     expect(bytes).toBeGreaterThan(1024 * 1024); // more than one chunk
-    const f = PointFile.open(file, 'k')!;
+    const f = (await PointFile.open(file, 'k'))!;
     expect(f.bytes).toBe(bytes);
     expect(await f.warm()).toBe(bytes);
     const warming = f.warm();
@@ -130,28 +130,51 @@ describe('PointFile', () => {
     expect(await warming).toBe(0);
   });
 
-  it('answers an empty kind with null', () => {
+  it('reads its indexes on the thread pool: the opening thread reads only the footer', async () => {
+    const w = new PointFileWriter(file);
+    w.addCompanies(Array.from({ length: 5000 }, (_, i) => company(i)));
+    w.finish('k');
+    const reads = jest.spyOn(fs, 'readSync');
+    let f: PointFile | null;
+    try {
+      f = await PointFile.open(file, 'k');
+      // The header, the trailer and the footer's text; the index (80 KB here) comes after them.
+      const largest = Math.max(...reads.mock.calls.map((call) => Number(call[3] ?? 0)));
+      expect(reads.mock.calls.length).toBeLessThanOrEqual(3);
+      expect(largest).toBeLessThan(4096);
+    } finally {
+      reads.mockRestore();
+    }
+    try {
+      expect(f!.company('v4321')).toEqual(company(4321));
+      expect(f!.company('v5000')).toBeNull();
+    } finally {
+      f!.close();
+    }
+  });
+
+  it('answers an empty kind with null', async () => {
     const w = new PointFileWriter(file);
     w.addCompanies([company(1)]);
     w.finish('k1');
-    const f = PointFile.open(file, 'k1')!;
+    const f = (await PointFile.open(file, 'k1'))!;
     expect(f.holdsEdges).toBe(false);
     expect(f.edge('e1')).toBeNull();
     f.close();
     f.close();
   });
 
-  it('is not used for another key, nor when it is a file of the former SQLite layout', () => {
+  it('is not used for another key, nor when it is a file of the former SQLite layout', async () => {
     const w = new PointFileWriter(file);
     w.addCompanies([company(1)]);
     w.finish('k1');
-    expect(PointFile.open(file, 'k2')).toBeNull();
-    expect(PointFile.open(path.join(dir, 'absent'), 'k1')).toBeNull();
+    expect(await PointFile.open(file, 'k2')).toBeNull();
+    expect(await PointFile.open(path.join(dir, 'absent'), 'k1')).toBeNull();
     fs.writeFileSync(file, Buffer.concat([Buffer.from('SQLite format 3\0'), Buffer.alloc(4096)]));
-    expect(PointFile.open(file, 'k1')).toBeNull();
+    expect(await PointFile.open(file, 'k1')).toBeNull();
   });
 
-  it('is not used when written in the layout that held the engine rows unmapped', () => {
+  it('is not used when written in the layout that held the engine rows unmapped', async () => {
     const w = new PointFileWriter(file);
     w.addCompanies([company(1)]);
     w.finish('k1');
@@ -159,10 +182,10 @@ describe('PointFile', () => {
     // Layout 2, the number after the magic: its rows would reach the readers unmapped.
     whole.writeUInt32LE(2, 8);
     fs.writeFileSync(file, whole);
-    expect(PointFile.open(file, 'k1')).toBeNull();
+    expect(await PointFile.open(file, 'k1')).toBeNull();
   });
 
-  it('still reads a file of layout 3, which held mapped rows only', () => {
+  it('still reads a file of layout 3, which held mapped rows only', async () => {
     const w = new PointFileWriter(file);
     w.addCompanies([company(1)]);
     w.finish('k1');
@@ -170,7 +193,7 @@ describe('PointFile', () => {
     expect(whole.readUInt32LE(8)).toBe(5);
     whole.writeUInt32LE(3, 8);
     fs.writeFileSync(file, whole);
-    const f = PointFile.open(file, 'k1')!;
+    const f = (await PointFile.open(file, 'k1'))!;
     expect(f.company('v1')).toEqual(company(1));
     f.close();
   });
@@ -195,7 +218,7 @@ describe('PointFile', () => {
     return { path: staging, keys: readStagedKeys(`${staging}.keys`, fs.statSync(staging).size)! };
   };
 
-  it('keeps staged lines as they are, and maps the one row a read asks for', () => {
+  it('keeps staged lines as they are, and maps the one row a read asks for', async () => {
     const companyColumns = TABLES.Company.columns.map(([name]) => name);
     const edgeColumns = TABLES.Edge.columns.map(([name]) => name);
     /** A staged line of `table` with the given fields, the others empty. */
@@ -240,7 +263,7 @@ describe('PointFile', () => {
     expect(() => w.addStagingFile('edges', edgeColumns, edges.path, edges.keys)).toThrow('written twice');
     expect(w.written).toEqual({ companies: 2, edges: 1 });
     w.finish('k1');
-    const f = PointFile.open(file, 'k1')!;
+    const f = (await PointFile.open(file, 'k1'))!;
     try {
       // As the mappers make the engine's row of the loaded line: numbers, booleans and lists decoded.
       const asEngine = { ...acme, count_suppliers: 12, is_public: true };
@@ -312,7 +335,7 @@ describe('PointFile', () => {
     /** The files of rows kept apart, whichever point-read file they were written for. */
     const apartFiles = () => fs.readdirSync(dir).filter((f) => /^g\.point-reads\.(import\.)?edges-/.test(f));
 
-    it('reads each edge from it by the keys the import noted, once the staging is gone', () => {
+    it('reads each edge from it by the keys the import noted, once the staging is gone', async () => {
       const keys = stage();
       expect(keys.count).toBe(4);
       const w = new PointFileWriter(file);
@@ -324,7 +347,7 @@ describe('PointFile', () => {
       // The import removes its staging directory once the store is loaded.
       fs.rmSync(staging());
       expect(apartFiles()).toHaveLength(1);
-      const f = PointFile.open(file, 'k')!;
+      const f = (await PointFile.open(file, 'k'))!;
       try {
         expectEachEdge(f, lines);
         expect(f.company('v1')).toEqual(company(1));
@@ -333,11 +356,11 @@ describe('PointFile', () => {
       }
     });
 
-    it('is replaced with the file: a reader of the old one keeps reading it', () => {
+    it('is replaced with the file: a reader of the old one keeps reading it', async () => {
       const w1 = new PointFileWriter(file);
       w1.addStagingFile('edges', columns, staging(), stage('old'));
       w1.finish('k1');
-      const old = PointFile.open(file, 'k1')!;
+      const old = (await PointFile.open(file, 'k1'))!;
       const w2 = new PointFileWriter(file);
       w2.addStagingFile('edges', columns, staging(), stage('new'));
       w2.finish('k2');
@@ -345,12 +368,12 @@ describe('PointFile', () => {
       expect(apartFiles()).toHaveLength(1);
       expect(old.edge('e1')?.supplier_id).toBe('old1');
       old.close();
-      const f = PointFile.open(file, 'k2')!;
+      const f = (await PointFile.open(file, 'k2'))!;
       expect(f.edge('e1')?.supplier_id).toBe('new1');
       f.close();
     });
 
-    it('refuses keys of another file, and a file whose rows kept apart are not those written', () => {
+    it('refuses keys of another file, and a file whose rows kept apart are not those written', async () => {
       const keys = stage();
       const w = new PointFileWriter(file);
       expect(() => w.addStagingFile('edges', columns, staging(), { ...keys, bytes: keys.bytes + 1 })).toThrow(
@@ -362,12 +385,12 @@ describe('PointFile', () => {
       ok.addStagingFile('edges', columns, staging(), keys);
       ok.finish('k');
       fs.appendFileSync(path.join(dir, apartFiles()[0]!), 'more');
-      expect(() => PointFile.open(file, 'k')).toThrow('not the one written');
+      await expect(PointFile.open(file, 'k')).rejects.toThrow('not the one written');
       fs.rmSync(path.join(dir, apartFiles()[0]!));
-      expect(() => PointFile.open(file, 'k')).toThrow(/ENOENT/);
+      await expect(PointFile.open(file, 'k')).rejects.toThrow(/ENOENT/);
     });
 
-    it('moves into place with the file, as an import on Neo4j puts its derived files, and is removed with it', () => {
+    it('moves into place with the file, as an import on Neo4j puts its derived files, and is removed with it', async () => {
       const pending = `${file}.import`;
       const write = (supplier: string) => {
         const w = new PointFileWriter(pending);
@@ -376,7 +399,7 @@ describe('PointFile', () => {
       };
       write('one');
       moveDerivedFile(pending, file);
-      const first = PointFile.open(file, 'k')!;
+      const first = (await PointFile.open(file, 'k'))!;
       write('two');
       expect(apartFiles()).toHaveLength(2);
       moveDerivedFile(pending, file);
@@ -384,14 +407,14 @@ describe('PointFile', () => {
       expect(apartFiles()).toHaveLength(1);
       expect(first.edge('e1')?.supplier_id).toBe('one1');
       first.close();
-      const second = PointFile.open(file, 'k')!;
+      const second = (await PointFile.open(file, 'k'))!;
       expect(second.edge('e1')?.supplier_id).toBe('two1');
       second.close();
       // An import whose load failed: its file goes, with its rows, and the file in place stays whole.
       write('three');
       removeDerivedFile(pending);
       expect(apartFiles()).toHaveLength(1);
-      expect(PointFile.open(file, 'k')!.edge('e1')?.supplier_id).toBe('two1');
+      expect((await PointFile.open(file, 'k'))!.edge('e1')?.supplier_id).toBe('two1');
       // Any other derived file is only moved or removed.
       const other = path.join(dir, 'g.search-index');
       fs.writeFileSync(`${other}.import`, 'an index');
@@ -412,15 +435,15 @@ describe('PointFile', () => {
     });
   });
 
-  it('refuses a file that is cut short or not a point-read file', () => {
+  it('refuses a file that is cut short or not a point-read file', async () => {
     const w = new PointFileWriter(file);
     w.addCompanies(Array.from({ length: 100 }, (_, i) => company(i)));
     w.finish('k1');
     const whole = fs.readFileSync(file);
     fs.writeFileSync(file, whole.subarray(0, whole.length - 5));
-    expect(() => PointFile.open(file, 'k1')).toThrow(/cut short/);
+    await expect(PointFile.open(file, 'k1')).rejects.toThrow(/cut short/);
     fs.writeFileSync(file, 'not a point-read file at all, but long enough');
-    expect(() => PointFile.open(file, 'k1')).toThrow(/not a point-read file/);
+    await expect(PointFile.open(file, 'k1')).rejects.toThrow(/not a point-read file/);
   });
 
   it('removes what a crashed write left behind, and keeps a write under way in another process', () => {

@@ -413,9 +413,9 @@ export class EmbeddedGraphStore implements GraphStore {
       counts.companies === total.companies && (!withEdges || counts.edges === total.edges);
     let written = false;
     let companiesMs = 0;
-    let file = openMatching(saved.file, saved.key, same, this.options.logger);
+    let file = await openMatching(saved.file, saved.key, same, this.options.logger);
     // Turning the edges off needs no new file: the one written with them holds every company too.
-    if (!file && !withEdges) file = openMatching(saved.file, keyOf(true), same, this.options.logger);
+    if (!file && !withEdges) file = await openMatching(saved.file, keyOf(true), same, this.options.logger);
     if (!file) {
       // The walks' memory reads every relationship too: one full read at a time spares the engine's
       // buffer pool. A file already there (an import wrote it) is opened at once.

@@ -299,7 +299,7 @@ export class Neo4jGraphStore implements GraphStore {
     const [companies] = await this.read('company/stats');
     const [edges] = await this.read('edge/count');
     const total = { companies: int(companies?.companies), edges: int(edges?.edges) };
-    let file = openMatching(
+    let file = await openMatching(
       derived.file,
       derived.key,
       (c) => c.companies === total.companies && c.edges === total.edges,
