@@ -227,10 +227,13 @@ describe('an embedded store closed while a tier walk holds its graph', () => {
     );
     walk.catch(() => undefined);
     await atGate;
+    let timer: NodeJS.Timeout | undefined;
     const closed = await Promise.race([
       store.close().then(() => 'closed'),
-      new Promise((r) => setTimeout(() => r('still waiting'), 10_000)),
+      new Promise((r) => (timer = setTimeout(() => r('still waiting'), 10_000))),
     ]);
+    // Not left pending past the test, where it would keep the worker's event loop alive.
+    clearTimeout(timer);
     release();
     expect(closed).toBe('closed');
     await expect(walk).rejects.toThrow('graph store is closed');

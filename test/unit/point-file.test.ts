@@ -139,7 +139,7 @@ describe('PointFile', () => {
     try {
       f = await PointFile.open(file, 'k');
       // The header, the trailer and the footer's text; the index (80 KB here) comes after them.
-      const largest = Math.max(...reads.mock.calls.map((call) => Number(call[3] ?? 0)));
+      const largest = Math.max(...reads.mock.calls.map((call) => Number((call as unknown[])[3] ?? 0)));
       expect(reads.mock.calls.length).toBeLessThanOrEqual(3);
       expect(largest).toBeLessThan(4096);
     } finally {
