@@ -4,6 +4,7 @@ import { generateDataset } from '../../src/demo/generate';
 import { importDirectory, stagingRoot } from '../../src/import/import-directory';
 import { startServer } from '../../src/server';
 import type { RunningServer } from '../../src/server';
+import { ConnectionPool } from '../../src/store/embedded/connection-pool';
 import { EmbeddedGraphStore } from '../../src/store/embedded/embedded.store';
 import { embeddedStore } from '../../src/store/open-store';
 import type { Config } from '../../src/config/env';
@@ -75,6 +76,24 @@ describe('reads through a running server while imports replace its graph', () =>
   afterAll(async () => {
     await running?.close();
     fs.rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('reads the vid offsets of a graph it opens a few thousand rows at a time, so requests get turns', async () => {
+    // The engine hands rows over synchronously: a batch is as long as requests wait (at 1M companies,
+    // batches of 50,000 held them for over a second at every switch).
+    const stream = jest.spyOn(ConnectionPool.prototype, 'stream');
+    const store = embeddedStore(config, log, 1);
+    try {
+      await store.open();
+      const batches = stream.mock.calls
+        .filter(([query]) => query.name === 'company/vid-offsets')
+        .map(([, , batch]) => batch);
+      expect(batches).toHaveLength(1);
+      expect(batches[0]).toBeLessThanOrEqual(5_000);
+    } finally {
+      stream.mockRestore();
+      await store.close();
+    }
   });
 
   it('answers every read while two imports switch the graph, and then serves the newer one', async () => {
