@@ -200,6 +200,9 @@ describe('tiergraph import: safety of a replacing import', () => {
       // Two imports while the server is not looking: the middle one is never served.
       for (let i = 0; i < 2; i++) expect(cli(own, 'import', good).status).toBe(0);
       expect(generations()).toEqual(['g-000001.kuzu', 'g-000002.kuzu', 'g-000003.kuzu']);
+      // The generations it leaves are removed off the thread that answers requests.
+      const removedHere = jest.spyOn(fs, 'rmSync');
+      let removedSync: string[] = [];
       const stop = store.followExternalImports(50);
       try {
         // The watcher takes the file as it finds it first: a change after that wakes it.
@@ -210,8 +213,11 @@ describe('tiergraph import: safety of a replacing import', () => {
         while (generations().length > 1 && Date.now() < end) await new Promise((r) => setTimeout(r, 50));
       } finally {
         stop();
+        removedSync = removedHere.mock.calls.map(([f]) => String(f)).filter((f) => f.startsWith(graph));
+        removedHere.mockRestore();
       }
       expect(generations()).toEqual(['g-000003.kuzu']);
+      expect(removedSync).toEqual([]);
       expect((await store.stats()).companies).toBe(3);
     } finally {
       await store.close();

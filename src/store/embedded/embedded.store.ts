@@ -294,7 +294,7 @@ export class EmbeddedGraphStore implements GraphStore {
     await this.attach(file);
     // Imports made while no server ran leave the generations they replaced; the one CURRENT names is
     // the only one to serve from now.
-    this.removeGenerationsBefore(file);
+    await this.removeGenerationsBefore(file);
   }
 
   /**
@@ -302,7 +302,7 @@ export class EmbeddedGraphStore implements GraphStore {
    * server serves CURRENT, or, until it switches, the generation CURRENT replaced; an import builds
    * above CURRENT.
    */
-  private removeGenerationsBefore(keep: string): void {
+  private async removeGenerationsBefore(keep: string): Promise<void> {
     const below = generationNumber(keep);
     const old = new Set<string>();
     for (const f of fs.readdirSync(this.options.dir)) {
@@ -310,7 +310,7 @@ export class EmbeddedGraphStore implements GraphStore {
       if (m && Number(m[1]) < below) old.add(m[0]);
     }
     for (const g of old) {
-      removeGraphFiles(path.join(this.options.dir, g));
+      await removeGraphFiles(path.join(this.options.dir, g));
       this.options.logger?.info({ generation: g }, 'removed a graph generation an import replaced');
     }
   }
@@ -917,7 +917,7 @@ export class EmbeddedGraphStore implements GraphStore {
     stagedCounts(stagingDir); // refuses a directory whose staging did not finish
     const next = nextGenerationName(this.currentFile());
     const nextPath = path.join(this.options.dir, next);
-    removeGraphFiles(nextPath);
+    await removeGraphFiles(nextPath);
     const { db, pool } = await this.openPool(
       next,
       0,
@@ -964,7 +964,7 @@ export class EmbeddedGraphStore implements GraphStore {
       await besides;
       await pool.close();
       await db.close();
-      removeGraphFiles(nextPath);
+      await removeGraphFiles(nextPath);
       throw e;
     }
     await pool.close();
@@ -983,7 +983,7 @@ export class EmbeddedGraphStore implements GraphStore {
     // before it go once it has been CURRENT long enough for any server to have switched to it: an
     // import whose files no server ever opens keeps two generations, not one per import.
     else if (previous && previousSince !== undefined && Date.now() - previousSince > SWITCH_GRACE_MS)
-      this.removeGenerationsBefore(previous);
+      await this.removeGenerationsBefore(previous);
   }
 
   /**
@@ -1004,7 +1004,7 @@ export class EmbeddedGraphStore implements GraphStore {
         this.retiring = null;
       }
     }
-    this.removeGenerationsBefore(next);
+    await this.removeGenerationsBefore(next);
   }
 
   /**
@@ -1081,14 +1081,19 @@ function nextGenerationName(current: string | null): string {
   return `g-${String(n + 1).padStart(6, '0')}.kuzu`;
 }
 
-function removeGraphFiles(file: string): void {
+/**
+ * Removes a generation's files, on Node's thread pool: the kernel frees a file of gigabytes for
+ * longer than a request may wait (at 1M companies a switch held every request for up to 1.5 s while
+ * the generation it replaced was removed with synchronous calls).
+ */
+async function removeGraphFiles(file: string): Promise<void> {
   for (const f of [file, `${file}.wal`, `${file}.shadow`, `${file}.tmp`, `${file}.changes`])
-    fs.rmSync(f, { force: true, recursive: true });
+    await fs.promises.rm(f, { force: true, recursive: true });
   // Anything derived from it and saved beside it (see derivedDataFile).
   const dir = path.dirname(file);
   const prefix = `${path.basename(file)}.`;
-  for (const f of fs.readdirSync(dir))
-    if (f.startsWith(prefix)) fs.rmSync(path.join(dir, f), { force: true });
+  for (const f of await fs.promises.readdir(dir))
+    if (f.startsWith(prefix)) await fs.promises.rm(path.join(dir, f), { force: true });
 }
 
 /** Escapes a file path for a Cypher string literal (paths come from our own staging directory). */
