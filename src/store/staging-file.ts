@@ -223,6 +223,36 @@ export function asLoaded(text: string, type: ColumnType): unknown {
   }
 }
 
+/** Powers of ten a double holds exactly: the divisors of numberOfBytes. */
+const EXACT_POWERS = Array.from({ length: 16 }, (_, k) => 10 ** k);
+
+/**
+ * A staged number (INT64 or DOUBLE) as `asLoaded` gives it (null: none), read from the bytes
+ * `bytes[start, end)`. Decimals of at most 15 digits, the staging's own, are their digits as an
+ * integer over a power of ten: both are exact in a double and IEEE division rounds correctly, so
+ * the quotient is the double the text names, as `Number` would read it. Anything else is read by
+ * `Number`.
+ */
+export function numberOfBytes(bytes: Buffer, start: number, end: number): number | null {
+  if (start === end) return null;
+  const negative = bytes[start] === 0x2d;
+  let digits = 0;
+  let decimals = -1;
+  let m = 0;
+  for (let p = negative ? start + 1 : start; p < end; p++) {
+    const b = bytes[p]!;
+    if (b === 0x2e && decimals < 0) decimals = 0;
+    else if (b >= 48 && b <= 57 && digits < 15) {
+      m = m * 10 + (b - 48);
+      digits++;
+      if (decimals >= 0) decimals++;
+    } else return asLoaded(bytes.toString('utf8', start, end), 'DOUBLE') as number;
+  }
+  if (digits === 0) return asLoaded(bytes.toString('utf8', start, end), 'DOUBLE') as number;
+  const v = decimals > 0 ? m / EXACT_POWERS[decimals]! : m;
+  return negative ? -v : v;
+}
+
 /**
  * A decoder of staged rows of `table` whose fields are the columns `names`, in that order, into
  * properties as the embedded engine gives them back (asLoaded); throws for a name the table lacks.

@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { readStagingBlocks, readStagingFile } from '../../src/store/staging-file';
+import { numberOfBytes, readStagingBlocks, readStagingFile } from '../../src/store/staging-file';
 
 describe('readStagingFile', () => {
   let dir: string;
@@ -63,5 +63,40 @@ describe('readStagingFile', () => {
       () => seen.push('block'),
     );
     expect(seen).toEqual(['a\tb']);
+  });
+});
+
+describe('numberOfBytes', () => {
+  it('reads a staged number as Number reads its text, to the last bit', () => {
+    const texts = [
+      '0.793',
+      '0.1',
+      '0.3',
+      '1',
+      '-0',
+      '-0.5',
+      '007',
+      '.5',
+      '5.',
+      '0.30000000000000004',
+      '123456789012345',
+      '1234567890123456789',
+      '0.000000000000001',
+      '1e3',
+      '-',
+      '.',
+      '1.2.3',
+      '+1',
+      'Infinity',
+      '٣',
+    ];
+    const line = Buffer.from(texts.join('\t'));
+    let at = 0;
+    for (const text of texts) {
+      const end = at + Buffer.byteLength(text);
+      expect([text, numberOfBytes(line, at, end)]).toEqual([text, Number(text)]);
+      at = end + 1;
+    }
+    expect(numberOfBytes(line, 3, 3)).toBeNull();
   });
 });

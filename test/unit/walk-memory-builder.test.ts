@@ -1,6 +1,5 @@
 import { NotHeldExactly, WalkMemoryBuilder } from '../../src/store/walk-memory';
 import type { TierRelationship } from '../../src/domain/tier-walk';
-import { numberOfBytes } from '../../src/store/staged-walk-memory';
 import { fnv1a } from '../../src/store/string-hash';
 
 /** Two companies, a supplying b, with the relationship's lists given as `hs` and `types`. */
@@ -90,40 +89,5 @@ describe('WalkMemoryBuilder lists read from staged bytes', () => {
     expect(fnv1a('[a7ot6z4]')).toBe(fnv1a('[yfwxu7w]'));
     const builder = new WalkMemoryBuilder(['a'], 0);
     expect(idsOf(builder, ['[a7ot6z4]', '[yfwxu7w]', '[a7ot6z4]', '[yfwxu7w]'])).toEqual([0, 1, 0, 1]);
-  });
-});
-
-describe('numberOfBytes', () => {
-  it('reads a staged number as Number reads its text, to the last bit', () => {
-    const texts = [
-      '0.793',
-      '0.1',
-      '0.3',
-      '1',
-      '-0',
-      '-0.5',
-      '007',
-      '.5',
-      '5.',
-      '0.30000000000000004',
-      '123456789012345',
-      '1234567890123456789',
-      '0.000000000000001',
-      '1e3',
-      '-',
-      '.',
-      '1.2.3',
-      '+1',
-      'Infinity',
-      '٣',
-    ];
-    const line = Buffer.from(texts.join('\t'));
-    let at = 0;
-    for (const text of texts) {
-      const end = at + Buffer.byteLength(text);
-      expect([text, numberOfBytes(line, at, end)]).toEqual([text, Number(text)]);
-      at = end + 1;
-    }
-    expect(numberOfBytes(line, 3, 3)).toBeNull();
   });
 });
