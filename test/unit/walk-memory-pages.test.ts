@@ -1,7 +1,8 @@
+import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import * as stringHash from '../../src/store/string-hash';
-import { WalkMemory, WalkMemoryBuilder } from '../../src/store/walk-memory';
+import { WalkMemory, WalkMemoryBuilder, vidsDigest } from '../../src/store/walk-memory';
 import { tempDir } from '../support/paths';
 
 /**
@@ -142,6 +143,29 @@ describe('a saved walk memory', () => {
     bytes.writeUInt32LE(value, base + section.at + 4 * index);
     fs.writeFileSync(file, bytes);
   }
+
+  it('checks the vids it is loaded for without holding the event loop for all of them at once', async () => {
+    // A server loads the memory while it answers requests: the digest of a million vids takes
+    // 0.1-0.2 s, so it must let the event loop turn as it goes, and still give what it gave before
+    // (files saved by earlier builds keep loading).
+    const many = Array.from({ length: 230_000 }, (_, i) => `c${i.toString(36)}`);
+    let turns = 0;
+    let counting = true;
+    const count = () => {
+      turns++;
+      if (counting) setImmediate(count);
+    };
+    setImmediate(count);
+    const digest = await vidsDigest(many);
+    counting = false;
+    expect(digest).toBe(
+      createHash('sha256')
+        .update(many.join('\n') + '\n')
+        .digest('hex'),
+    );
+    expect(turns).toBeGreaterThanOrEqual(4);
+    expect(await vidsDigest([])).toBe(createHash('sha256').digest('hex'));
+  });
 
   it('is not read when a lookup table cannot be that of its columns', async () => {
     const { file: slots } = await saved('slots');
