@@ -98,6 +98,81 @@ describe('WalkMemory list pages', () => {
   });
 });
 
+describe('WalkMemory cluster list pages', () => {
+  // Cluster `p` (five members) buys from 60 clusters `q<k>` of three members each; every member of
+  // `q<k>` supplies `p` and one other member of `p`'s cluster: six relationships a cluster pair.
+  const clusters = 60;
+  const pMembers = ['p', 'p1', 'p2', 'p3', 'p4'];
+  const qMembers = (k: number) => [`q${k}`, `q${k}a`, `q${k}b`];
+  const vids = [...pMembers, ...Array.from({ length: clusters }, (_, k) => qMembers(k)).flat()];
+  const off = new Map(vids.map((v, i) => [v, i]));
+  const parentOf = (vid: string) => (vid.startsWith('p') ? 'p' : vid.replace(/[ab]$/, ''));
+  const edges: { s: number; c: number; edge_id: string; confidence: number }[] = [];
+  for (let k = 0; k < clusters; k++)
+    for (const [j, q] of qMembers(k).entries())
+      for (const customer of ['p', `p${(k % 4) + 1}`])
+        edges.push({
+          s: off.get(q)!,
+          c: off.get(customer)!,
+          edge_id: `e${k}-${j}-${customer}`,
+          confidence: k / 100,
+        });
+
+  function clustered(): WalkMemory {
+    const builder = new WalkMemoryBuilder(vids, edges.length);
+    builder.addCompanies(
+      vids.map((vid, o) => ({
+        off: o,
+        name: vid.toUpperCase(),
+        cid_id: `K-${parentOf(vid)}`,
+        cluster_parent_vid: parentOf(vid),
+        is_cluster_parent: parentOf(vid) === vid,
+        count_suppliers: edges.filter((e) => e.c === o).length,
+        count_customers: edges.filter((e) => e.s === o).length,
+      })),
+    );
+    builder.addRelationships(
+      edges.map((e) => ({
+        s: e.s,
+        c: e.c,
+        edge_id: e.edge_id,
+        confidence_score: e.confidence,
+        status_code: null,
+        hs_codes: [],
+        evidence_types: ['customs'],
+        latest: null,
+      })),
+    );
+    return builder.finish();
+  }
+
+  it('names every relationship of each row, going over the cluster once for a whole page', () => {
+    const memory = clustered();
+    const towards = jest.spyOn(memory as unknown as { towards(direction: string): unknown }, 'towards');
+    let rows: ReturnType<WalkMemory['clusterRows']>;
+    try {
+      rows = memory.clusterRows('p', 'suppliers', {
+        minConfidence: 0,
+        evidenceFrom: null,
+        offset: 0,
+        count: 50,
+      });
+      // Once to sum the groups up, once to name the relationships of the page's rows.
+      expect(towards.mock.calls.length).toBeLessThanOrEqual(2);
+    } finally {
+      towards.mockRestore();
+    }
+    expect(rows).toHaveLength(50);
+    for (const [i, row] of rows!.entries()) {
+      const k = clusters - 1 - i; // the most confident first
+      expect(row.relationship_id).toBe(`K-q${k}~K-p`);
+      const expected = edges.filter((e) => e.edge_id.startsWith(`e${k}-`)).map((e) => e.edge_id);
+      expect(row.edge_ids).toEqual([...expected].sort());
+      expect(expected).toHaveLength(6);
+    }
+  });
+});
+
 describe('a saved walk memory', () => {
   const dir = tempDir('walk-memory-save');
   afterAll(() => fs.rmSync(dir, { recursive: true, force: true }));
