@@ -41,9 +41,11 @@ const FIRST_PAGE = PAGE_DEFAULTS.limit;
 const BUILD_CONCURRENCY = 2;
 /**
  * Longest the build keeps the thread before requests get a turn: lists read from the store's memory
- * never wait for I/O, and 6,000 of them took the thread for about 5 s at 1M companies.
+ * never wait for I/O, and 12,000 of them take the thread for 5-10 s at 1M companies, at every start
+ * and after every switch to an import. With slices of 10 ms, reads beside the build waited twice as
+ * long at the 99th percentile (bench/README.md, 2026-12-02, night); the build takes some 20% longer.
  */
-const BUILD_SLICE_MS = 10;
+const BUILD_SLICE_MS = 3;
 
 /**
  * A counterpart as a head keeps it: by vid alone, its other fields taken from KnownCompanies when a
