@@ -81,6 +81,18 @@ function summary(result, seconds) {
   };
 }
 
+/**
+ * The ETag of a profile read: it names the data version (the store's and the search index's
+ * generations), so it changes once the server has switched to the new generation.
+ */
+async function dataTag(base, vid) {
+  const res = await fetch(`${base}/v1/companies/${vid}/`, { headers: { 'X-SERVICE-KEY': KEY } });
+  await res.arrayBuffer();
+  const tag = res.headers.get('etag');
+  if (!res.ok || !tag) throw new Error(`profile read gave ${res.status} without an ETag`);
+  return tag;
+}
+
 /** Runs reads until `until` resolves; returns their summary. */
 async function phase(base, vids, edges, until) {
   const started = performance.now();
@@ -118,6 +130,7 @@ async function main() {
     log(`settled after ${first.seconds.toFixed(0)} s; reading ${phaseS} s before the import`);
     const before = await phase(base, vids, edges, sleep(phaseS * 1000));
 
+    const tagBefore = await dataTag(base, vids[0]);
     log('importing the same dataset into the served DATA_DIR, reading meanwhile');
     const importStarted = performance.now();
     const importer = spawn(process.execPath, [CLI, 'import', dataset], {
@@ -134,8 +147,14 @@ async function main() {
 
     log('import done; reading until the server has switched and built what it derives from the new data');
     const switched = (async () => {
-      // The server looks at the generation file every 2 s; then /readyz shows its builds under way.
-      await sleep(3000);
+      // The server looks at the generation file every 2 s and serves the old generation until it
+      // has opened the new one, so /readyz shows nothing building until then: wait for the switch
+      // (the data version in the ETag), then for what it derives.
+      const started = performance.now();
+      while ((await dataTag(base, vids[0])) === tagBefore) {
+        if (performance.now() - started > settleS * 1000) throw new Error('the server did not switch');
+        await sleep(250);
+      }
       return settle(base, { maxS: settleS });
     })();
     const switching = await phase(base, vids, edges, switched);
