@@ -276,8 +276,10 @@ export class ListHeads {
     const typeLists = new Map<string, string[]>();
     const firstPages = new Map<string, CompanySummary | null>();
     const query = { minConfidence: 0, evidenceFrom: null, limit: this.sizes.headEntries, offset: 0 };
-    // Companies the index lacks are read from the store, as before (a page with one is left to the store).
-    const counterpart = (v: string) => (known.has(v) ? byVid(v) : null);
+    // Every counterpart by vid, none read from the store: a head keeps only the vid, and a page with a
+    // company the index lacks is left to the store when served (see page). Asking the index for each
+    // of the 1.2M entries at 1M companies took about a tenth of the build's time.
+    const counterpart = byVid;
     let since = Date.now();
     const next = async (): Promise<void> => {
       for (let job = todo.pop(); job; job = todo.pop()) {

@@ -113,6 +113,30 @@ describe('heads of long relationship lists', () => {
     ).toBeNull();
   });
 
+  it('asks the index nothing per entry while it builds, and leaves a page with a company it lacks to the store', async () => {
+    const q = { minConfidence: 0, evidenceFrom: null, limit: 10, offset: 0 };
+    const lacking = (await fromStore('suppliers', q)).items[4]!.counterpart.vid;
+    let asked = 0;
+    const known: KnownCompanies = {
+      has: (v) => (asked++, v !== lacking && index!.has(v)),
+      summary: (v) => (v === lacking ? null : index!.summary(v)),
+      longLists: (min) => index!.longLists(min),
+    };
+    const built = new ListHeads(store, () => known, undefined, {
+      longList: 30,
+      headEntries: 16,
+      maxLists: 10,
+    });
+    built.prepare();
+    await built.settled();
+    expect(asked).toBe(0);
+    const before = { ...q, limit: 4 };
+    expect(built.page('hub', 'suppliers', before, known)).toEqual(await fromStore('suppliers', before));
+    expect(built.page('hub', 'suppliers', q, known)).toBeNull();
+    expect(built.page('hub', 'suppliers', { ...q, offset: 5, limit: 3 }, known)).not.toBeNull();
+    await built.close();
+  });
+
   it('keeps only the longest lists when more qualify than it may keep', async () => {
     const q = { minConfidence: 0, evidenceFrom: null, limit: 1, offset: 0 };
     // Only the hub's lists qualify (40 suppliers, 41 customers); a cap of one keeps the longer.
