@@ -7,6 +7,7 @@ import type { KnownCompanies } from '../../src/services/list-heads';
 import { EmbeddedGraphStore } from '../../src/store/embedded/embedded.store';
 import type { GraphStore, RelationshipQuery } from '../../src/store/graph-store';
 import { tempDir } from '../support/paths';
+import { turnsDuring } from '../support/turns';
 
 /** A hub with 40 suppliers and 41 customers: confidences with many ties, some relationships undated. */
 function hubGraph(seed: number): string[] {
@@ -183,16 +184,14 @@ describe('heads of long relationship lists', () => {
     // Reads between two turns of the event loop, the most of any two.
     let readsAtTurn = 0;
     let mostBetweenTurns = 0;
-    let building = true;
-    const turn = () => {
-      mostBetweenTurns = Math.max(mostBetweenTurns, reads - readsAtTurn);
-      readsAtTurn = reads;
-      if (building) setImmediate(turn);
-    };
-    setImmediate(turn);
     built.prepare();
-    await built.settled();
-    building = false;
+    await turnsDuring(
+      () => built.settled(),
+      () => {
+        mostBetweenTurns = Math.max(mostBetweenTurns, reads - readsAtTurn);
+        readsAtTurn = reads;
+      },
+    );
     // Each list, and the same grouped by cluster.
     expect(reads).toBe(80);
     // A few milliseconds of lists between turns, however many lists there are: requests wait no

@@ -11,6 +11,7 @@ import { PackedStrings } from '../../src/store/packed-strings';
 import { SnapshotReader, SnapshotWriter } from '../../src/store/snapshot';
 import { compiledDir, compiledModule } from '../support/compiled-sources';
 import { buildKeyedSearchRow } from '../support/factories';
+import { turnsDuring } from '../support/turns';
 
 const WORDS = [
   'Acme',
@@ -110,14 +111,7 @@ describe('search index snapshot', () => {
 
   it('builds in steps that let other work run between them (a rebuild runs beside serving)', async () => {
     const { store } = fakeStore(dir);
-    let turns = 0;
-    let building = true;
-    const spin = () => {
-      turns++;
-      if (building) setImmediate(spin);
-    };
-    setImmediate(spin);
-    const built = await CompanySearchIndex.build(store).finally(() => (building = false));
+    const { result: built, turns } = await turnsDuring(() => CompanySearchIndex.build(store));
     // The fake store hands its rows over at once: every turn came from the build's own steps.
     expect(turns).toBeGreaterThanOrEqual(5);
     expect(built.size).toBe(400);

@@ -4,6 +4,7 @@ import path from 'node:path';
 import * as stringHash from '../../src/store/string-hash';
 import { WalkMemory, WalkMemoryBuilder, vidsDigest } from '../../src/store/walk-memory';
 import { tempDir } from '../support/paths';
+import { turnsDuring } from '../support/turns';
 
 /**
  * A hub `h` with `n` suppliers `s0`..`s<n-1>`, one relationship each. Confidences come in `steps`
@@ -224,15 +225,7 @@ describe('a saved walk memory', () => {
     // 0.1-0.2 s, so it must let the event loop turn as it goes, and still give what it gave before
     // (files saved by earlier builds keep loading).
     const many = Array.from({ length: 230_000 }, (_, i) => `c${i.toString(36)}`);
-    let turns = 0;
-    let counting = true;
-    const count = () => {
-      turns++;
-      if (counting) setImmediate(count);
-    };
-    setImmediate(count);
-    const digest = await vidsDigest(many);
-    counting = false;
+    const { result: digest, turns } = await turnsDuring(() => vidsDigest(many));
     expect(digest).toBe(
       createHash('sha256')
         .update(many.join('\n') + '\n')
