@@ -566,7 +566,7 @@ function nthSmallest(values: Float64Array, n: number): number {
  * A walk request (see TierWalkRequest; an `evidenceFrom` of null walks every relationship, those
  * without a date too) with its root found: the company and its internal offset.
  */
-export interface MemoryWalk extends Omit<TierWalkRequest, 'root' | 'companyDetails'> {
+export interface MemoryWalk extends Omit<TierWalkRequest, 'root'> {
   root: TierCompany;
   rootOffset: number;
 }
@@ -1152,7 +1152,10 @@ export class WalkMemory {
     const tierOf = new Int8Array(c.vids.length).fill(-1);
     tierOf[w.rootOffset] = 0;
     const tiers: number[][] = [[w.rootOffset]];
-    const made = new Map<number, TierCompany>([[w.rootOffset, w.root]]);
+    // Each company reached, made once and shared by its rows: made[slot[o]] (slot 0 is the root).
+    const made: TierCompany[] = [w.root];
+    const slot = new Int32Array(c.vids.length);
+    const details = w.companyDetails !== false;
     const dropped: [number, number][] = [];
     for (let t = 1; t <= w.tiers; t++) {
       // The strongest relationship into each company reached, when a cap must rank them.
@@ -1200,9 +1203,11 @@ export class WalkMemory {
       for (let i = 0; i < list.length; i += BATCH) {
         signal?.throwIfAborted();
         const batch: TierCompany[] = [];
-        for (const o of list.slice(i, i + BATCH)) {
-          const company = this.company(o, t);
-          made.set(o, company);
+        for (let j = i; j < Math.min(i + BATCH, list.length); j++) {
+          const o = list[j]!;
+          const company = details ? this.company(o, t) : this.named(o, t);
+          slot[o] = made.length;
+          made.push(company);
           batch.push(company);
         }
         await sink.companies(batch);
@@ -1213,13 +1218,13 @@ export class WalkMemory {
     for (let t = 0; t + 1 < tiers.length; t++) {
       let batch: TierRelationship[] = [];
       for (const o of tiers[t]!) {
-        const near = made.get(o)!;
+        const near = made[slot[o]!]!;
         for (let k = adj.start[o]!, end = adj.start[o + 1]!; k < end; k++) {
           const rel = adj.rels[k]!;
           const other = far[rel]!;
           // Only relationships into the next tier are rows of the map.
           if (tierOf[other] !== t + 1 || !passes(rel)) continue;
-          const farCompany = made.get(other)!;
+          const farCompany = made[slot[other]!]!;
           batch.push(
             w.direction === 'suppliers'
               ? this.relationship(rel, farCompany, near)
@@ -1265,6 +1270,21 @@ export class WalkMemory {
         industry_code: industry[2],
         count_suppliers: c.counts[2 * o],
         count_customers: c.counts[2 * o + 1],
+      },
+      tier,
+    );
+  }
+
+  /** Company `o` with only what every export row names (see TierWalkRequest.companyDetails). */
+  private named(o: number, tier: number): TierCompany {
+    const c = this.c;
+    const vid = c.vids[o]!;
+    return toTierCompany(
+      {
+        vid,
+        name: c.names.get(o) ?? '',
+        company_legal_name: c.legalNames.get(o),
+        cid_id: c.cids.get(o) ?? vid,
       },
       tier,
     );

@@ -130,6 +130,39 @@ describe('embedded store: tier walks from memory', () => {
     });
   });
 
+  it('reads only the names a row shows when the walk needs no company details', async () => {
+    const store = await open('wait');
+    try {
+      const companies = async (companyDetails: boolean) => {
+        const seen: TierCompany[] = [];
+        await store.walkTiers(
+          { root: 'boeing', direction: 'suppliers', tiers: 3, evidenceFrom: null, companyDetails },
+          { companies: (b) => void seen.push(...b), relationships: () => undefined },
+        );
+        return seen.filter((c) => c.tier > 0).sort((a, b) => a.vid.localeCompare(b.vid));
+      };
+      const full = await companies(true);
+      const lean = await companies(false);
+      expect(held()).toBe(1);
+      const acme = full.find((c) => c.vid === 'acme-gmbh')!;
+      expect(acme.websites).toEqual(['https://www.acmegmbh.example/']);
+      expect(acme.domiciled_country).toBe('Germany');
+      // The same companies and names; their details left empty, as the engine's own walk leaves them.
+      expect(lean.map((c) => [c.vid, c.tier, c.name, c.company_legal_name, c.cid_id])).toEqual(
+        full.map((c) => [c.vid, c.tier, c.name, c.company_legal_name, c.cid_id]),
+      );
+      for (const c of lean)
+        expect(c).toMatchObject({
+          websites: [],
+          domiciled_country: null,
+          is_public: null,
+          count_customers: 0,
+        });
+    } finally {
+      await store.close();
+    }
+  });
+
   it('answers every plain list page as the engine does, filters and offsets included', async () => {
     await withBoth(async (memory, engine) => {
       const vids = [...SEED_VIDS, 'nobody'];
