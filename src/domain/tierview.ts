@@ -1,5 +1,5 @@
 import { countryCode } from './countries';
-import { csvField } from './csv-text';
+import { CsvBytes, csvField } from './csv-text';
 import type { CsvValue } from './csv-text';
 import { listField } from './lists';
 import { badRequest } from './errors';
@@ -294,39 +294,73 @@ export function tierviewRecord(root: TierCompany, rel: TierRelationship): CsvRec
 
 /**
  * The CSV records of one single-table export, as `csvRecord(TIERVIEW_COLUMNS, tierviewRecord(root, rel))`
- * writes them, built without the record: the root's fields and each company's (tier, delivery name, vid,
- * cid) are encoded once and reused by every row that shows them. An export writes hundreds of thousands
- * of rows, and each company appears in several.
+ * writes them, built without the record and as bytes (CsvBytes): the root's fields, each company's
+ * (tier, delivery name, vid, cid) and each list the store shares between rows (a frozen array) are
+ * encoded once and copied into every row that shows them. An export writes hundreds of thousands of
+ * rows, and each company appears in several.
  */
 export class TierviewLines {
-  private readonly rootFields: string;
-  private readonly companies = new Map<TierCompany, string>();
-  private readonly field: (v: CsvValue) => string;
+  private readonly out: CsvBytes;
+  private readonly rootFields: Buffer;
+  private readonly companies = new Map<TierCompany, Buffer>();
+  private readonly lists = new Map<readonly string[], Buffer>();
+  private readonly text: (v: CsvValue) => string;
 
   /** `forSpreadsheet`: text fields as csvField gives them for a spreadsheet. */
   constructor(root: TierCompany, forSpreadsheet = false) {
-    this.field = forSpreadsheet ? (v) => csvField(v, true) : csvField;
-    this.rootFields = `${this.field(deliveryName(root))},${this.field(root.vid)}`;
+    this.out = new CsvBytes(forSpreadsheet);
+    this.text = forSpreadsheet ? (v) => csvField(v, true) : csvField;
+    this.rootFields = Buffer.from(`${this.text(deliveryName(root))},${this.text(root.vid)}`);
   }
 
-  line(rel: TierRelationship): string {
-    const f = this.field;
-    return (
-      `${this.rootFields},${this.company(rel.customer)},${this.company(rel.supplier)},` +
-      `${f(rel.edge_id)},${f(rel.cluster_edge_id)},${f(rel.confidence_score)},` +
-      `${f(listField(rel.hs_codes))},${f(rel.status_code)},` +
-      `${f(listField(rel.evidence_types))},${f(rel.latest_evidence_date)}\r\n`
-    );
+  /** The records of `rels`, in their order. */
+  rows(rels: readonly TierRelationship[]): Buffer {
+    const o = this.out;
+    for (const rel of rels) {
+      o.bytes(this.rootFields);
+      o.comma();
+      o.bytes(this.company(rel.customer));
+      o.comma();
+      o.bytes(this.company(rel.supplier));
+      o.comma();
+      o.field(rel.edge_id);
+      o.comma();
+      o.field(rel.cluster_edge_id);
+      o.comma();
+      o.field(rel.confidence_score);
+      o.comma();
+      this.list(rel.hs_codes);
+      o.comma();
+      o.field(rel.status_code);
+      o.comma();
+      this.list(rel.evidence_types);
+      o.comma();
+      o.field(rel.latest_evidence_date);
+      o.end();
+    }
+    return o.take();
   }
 
-  private company(c: TierCompany): string {
+  private company(c: TierCompany): Buffer {
     let fields = this.companies.get(c);
     if (fields === undefined) {
-      const f = this.field;
-      fields = `${c.tier},${f(deliveryName(c))},${f(c.vid)},${f(c.cid_id)}`;
+      const f = this.text;
+      fields = Buffer.from(`${c.tier},${f(deliveryName(c))},${f(c.vid)},${f(c.cid_id)}`);
       this.companies.set(c, fields);
     }
     return fields;
+  }
+
+  private list(xs: readonly string[]): void {
+    if (xs.length === 0) return;
+    // A list the store made for this row alone would only grow the map.
+    if (!Object.isFrozen(xs)) return this.out.field(listField(xs));
+    let field = this.lists.get(xs);
+    if (field === undefined) {
+      field = this.out.encoded(listField(xs));
+      this.lists.set(xs, field);
+    }
+    this.out.bytes(field);
   }
 }
 

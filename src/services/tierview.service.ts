@@ -98,15 +98,15 @@ class CsvFile {
   async write(records: CsvRecord[]): Promise<void> {
     let text = '';
     for (const record of records) text += csvRecord(this.columns, record, this.forSpreadsheet);
-    await this.writeText(text, records.length);
+    await this.writeEncoded(text, records.length);
   }
 
-  /** `rows` records already encoded as CSV text (see TierviewLines). */
-  async writeText(text: string, rows: number): Promise<void> {
+  /** `rows` records already encoded, as CSV text or its bytes (see TierviewLines). */
+  async writeEncoded(chunk: string | Buffer, rows: number): Promise<void> {
     if (rows === 0) return;
     this.rows += rows;
     // A store that failed never drains: its error ends the wait instead.
-    if (!this.out.write(text)) {
+    if (!this.out.write(chunk)) {
       await Promise.race([once(this.out, 'drain'), this.failed]);
     }
   }
@@ -219,9 +219,7 @@ export class TierViewService {
               await main.write(batch.map((rel) => relationshipRecord(r, rel)));
             } else {
               lines ??= new TierviewLines(r, bom);
-              let text = '';
-              for (const rel of batch) text += lines.line(rel);
-              await main.writeText(text, batch.length);
+              await main.writeEncoded(lines.rows(batch), batch.length);
             }
             progress.phase = 'relationships';
             progress.tier = tier + 1;

