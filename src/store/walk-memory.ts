@@ -1157,10 +1157,15 @@ export class WalkMemory {
     const slot = new Int32Array(c.vids.length);
     const details = w.companyDetails !== false;
     const dropped: [number, number][] = [];
+    // The rows from each tier into the next, as pairs (offset of the nearer company, relationship).
+    // Without a cap the step that reaches a tier finds them: a relationship into a company first
+    // reached in this step or earlier in it. A cap decides the tier only after its step.
+    const rows: number[][] = [];
     for (let t = 1; t <= w.tiers; t++) {
       // The strongest relationship into each company reached, when a cap must rank them.
       const best = cap === null ? null : new Map<number, number>();
       const next: number[] = [];
+      const into: number[] = [];
       for (const o of tiers[t - 1]!) {
         for (let k = adj.start[o]!, end = adj.start[o + 1]!; k < end; k++) {
           const rel = adj.rels[k]!;
@@ -1176,9 +1181,12 @@ export class WalkMemory {
             } else if (stronger(this.ranked(rel, other), this.ranked(known, other)) < 0) best.set(other, rel);
             continue;
           }
-          if (tierOf[other] !== -1) continue;
-          tierOf[other] = t;
-          next.push(other);
+          const reached = tierOf[other];
+          if (reached === -1) {
+            tierOf[other] = t;
+            next.push(other);
+          } else if (reached !== t) continue;
+          into.push(o, rel);
         }
       }
       let kept = next;
@@ -1193,6 +1201,7 @@ export class WalkMemory {
       }
       if (kept.length === 0) break;
       tiers.push(kept);
+      rows.push(best === null ? into : this.rowsInto(tiers[t - 1]!, t, tierOf, adj, far, passes));
     }
 
     // The companies, root first, each made once and shared by its rows.
@@ -1215,31 +1224,45 @@ export class WalkMemory {
       }
     }
 
-    for (let t = 0; t + 1 < tiers.length; t++) {
+    for (let t = 0; t < rows.length; t++) {
+      const pairs = rows[t]!;
       let batch: TierRelationship[] = [];
-      for (const o of tiers[t]!) {
-        const near = made[slot[o]!]!;
-        for (let k = adj.start[o]!, end = adj.start[o + 1]!; k < end; k++) {
-          const rel = adj.rels[k]!;
-          const other = far[rel]!;
-          // Only relationships into the next tier are rows of the map.
-          if (tierOf[other] !== t + 1 || !passes(rel)) continue;
-          const farCompany = made[slot[other]!]!;
-          batch.push(
-            w.direction === 'suppliers'
-              ? this.relationship(rel, farCompany, near)
-              : this.relationship(rel, near, farCompany),
-          );
-          if (batch.length === BATCH) {
-            signal?.throwIfAborted();
-            await sink.relationships(t, batch);
-            await turn();
-            batch = [];
-          }
+      for (let i = 0; i < pairs.length; i += 2) {
+        const rel = pairs[i + 1]!;
+        const near = made[slot[pairs[i]!]!]!;
+        const farCompany = made[slot[far[rel]!]!]!;
+        batch.push(
+          w.direction === 'suppliers'
+            ? this.relationship(rel, farCompany, near)
+            : this.relationship(rel, near, farCompany),
+        );
+        if (batch.length === BATCH) {
+          signal?.throwIfAborted();
+          await sink.relationships(t, batch);
+          await turn();
+          batch = [];
         }
       }
       if (batch.length > 0) await sink.relationships(t, batch);
     }
+  }
+
+  /** The rows from `near`, the companies of tier `t - 1`, into those `tierOf` puts in tier `t`. */
+  private rowsInto(
+    near: readonly number[],
+    t: number,
+    tierOf: Int8Array,
+    adj: Adjacency,
+    far: Int32Array,
+    passes: (rel: number) => boolean,
+  ): number[] {
+    const pairs: number[] = [];
+    for (const o of near)
+      for (let k = adj.start[o]!, end = adj.start[o + 1]!; k < end; k++) {
+        const rel = adj.rels[k]!;
+        if (tierOf[far[rel]!] === t && passes(rel)) pairs.push(o, rel);
+      }
+    return pairs;
   }
 
   /** Company `o` as a per-tier cap ranks it when reached through `rel` (walkBySteps' `stronger`). */
