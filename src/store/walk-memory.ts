@@ -520,6 +520,12 @@ const BATCH = 1_000;
  * would otherwise keep requests waiting until the whole walk is written.
  */
 const turn = () => new Promise<void>((resolve) => setImmediate(resolve));
+/**
+ * Relationships a walk's steps look at between two turns of the event loop: about a millisecond
+ * or two of a server's thread. A 6-tier walk of the biggest hub at 1M looks at millions and held
+ * the thread for half a second in one go.
+ */
+export const WALK_SCAN_TURN = 20_000;
 
 /**
  * The least confidence among the `wanted` most confident of `of` (indexes into `confidence`, none
@@ -1161,6 +1167,7 @@ export class WalkMemory {
     // Without a cap the step that reaches a tier finds them: a relationship into a company first
     // reached in this step or earlier in it. A cap decides the tier only after its step.
     const rows: number[][] = [];
+    let scanned = 0;
     for (let t = 1; t <= w.tiers; t++) {
       // The strongest relationship into each company reached, when a cap must rank them.
       const best = cap === null ? null : new Map<number, number>();
@@ -1168,6 +1175,11 @@ export class WalkMemory {
       const into: number[] = [];
       for (const o of tiers[t - 1]!) {
         for (let k = adj.start[o]!, end = adj.start[o + 1]!; k < end; k++) {
+          if (++scanned === WALK_SCAN_TURN) {
+            scanned = 0;
+            signal?.throwIfAborted();
+            await turn();
+          }
           const rel = adj.rels[k]!;
           const other = far[rel]!;
           if (!passes(rel) || (enters !== null && enters[c.country[other]!] !== 1)) continue;
@@ -1201,7 +1213,7 @@ export class WalkMemory {
       }
       if (kept.length === 0) break;
       tiers.push(kept);
-      rows.push(best === null ? into : this.rowsInto(tiers[t - 1]!, t, tierOf, adj, far, passes));
+      rows.push(best === null ? into : await this.rowsInto(tiers[t - 1]!, t, tierOf, adj, far, passes));
     }
 
     // The companies, root first, each made once and shared by its rows.
@@ -1248,17 +1260,22 @@ export class WalkMemory {
   }
 
   /** The rows from `near`, the companies of tier `t - 1`, into those `tierOf` puts in tier `t`. */
-  private rowsInto(
+  private async rowsInto(
     near: readonly number[],
     t: number,
     tierOf: Int8Array,
     adj: Adjacency,
     far: Int32Array,
     passes: (rel: number) => boolean,
-  ): number[] {
+  ): Promise<number[]> {
     const pairs: number[] = [];
+    let scanned = 0;
     for (const o of near)
       for (let k = adj.start[o]!, end = adj.start[o + 1]!; k < end; k++) {
+        if (++scanned === WALK_SCAN_TURN) {
+          scanned = 0;
+          await turn();
+        }
         const rel = adj.rels[k]!;
         if (tierOf[far[rel]!] === t && passes(rel)) pairs.push(o, rel);
       }

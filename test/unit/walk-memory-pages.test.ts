@@ -2,7 +2,8 @@ import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import * as stringHash from '../../src/store/string-hash';
-import { WalkMemory, WalkMemoryBuilder, vidsDigest } from '../../src/store/walk-memory';
+import { WALK_SCAN_TURN, WalkMemory, WalkMemoryBuilder, vidsDigest } from '../../src/store/walk-memory';
+import type { TierCompany } from '../../src/domain/tier-walk';
 import { tempDir } from '../support/paths';
 import { turnsDuring } from '../support/turns';
 
@@ -247,5 +248,56 @@ describe('a saved walk memory', () => {
     expect(await WalkMemory.load(bounds, 'k', vids)).toBeNull();
     const { file: intact } = await saved('intact');
     expect(await WalkMemory.load(intact, 'k', vids)).not.toBeNull();
+  });
+});
+
+describe('a walk over a large tier', () => {
+  it('lets the event loop turn while it finds the tiers, and writes the rows it would have', async () => {
+    const n = 5 * WALK_SCAN_TURN;
+    const memory = hub(n);
+    const root: TierCompany = {
+      vid: 'h',
+      tier: 0,
+      name: 'H',
+      company_legal_name: null,
+      cid_id: 'h',
+      domiciled_country: null,
+      websites: [],
+      is_public: null,
+      industry: null,
+      industry_code_system: null,
+      industry_code: null,
+      count_suppliers: n,
+      count_customers: 0,
+    };
+    let turnsBeforeCompanies: number | null = null;
+    let turnsSoFar = 0;
+    const rows: string[] = [];
+    const { turns } = await turnsDuring(
+      () =>
+        memory.walk(
+          {
+            root,
+            rootOffset: memory.offsetOf('h'),
+            direction: 'suppliers',
+            tiers: 2,
+            evidenceFrom: null,
+            companyDetails: false,
+          },
+          {
+            companies: () => void (turnsBeforeCompanies ??= turnsSoFar),
+            relationships: (tier, batch) => {
+              for (const r of batch) rows.push(`${tier}:${r.supplier.vid}>${r.customer.vid}`);
+            },
+          },
+        ),
+      () => turnsSoFar++,
+    );
+    // Finding the tier looks at n relationships: it gives way at least every WALK_SCAN_TURN of them.
+    expect(turnsBeforeCompanies).toBeGreaterThanOrEqual(4);
+    expect(turns).toBeGreaterThan(turnsBeforeCompanies!);
+    expect(rows).toHaveLength(n);
+    expect(new Set(rows).size).toBe(n);
+    expect(rows.every((r) => r.startsWith('0:s') && r.endsWith('>h'))).toBe(true);
   });
 });
