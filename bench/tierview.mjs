@@ -107,6 +107,9 @@ async function main() {
     stdio: ['ignore', 'inherit', 'inherit'],
   });
   const stop = () => server.kill('SIGTERM');
+  // The runs this bench started: their files are removed at the end, or they would fill the key's
+  // share of the export disk (EXPORT_MAX_BYTES_PER_KEY) within a few dozen runs of 6 tiers.
+  const posted = [];
   process.on('SIGINT', () => {
     stop();
     process.exit(130);
@@ -126,7 +129,9 @@ async function main() {
         body: JSON.stringify(body),
       });
       if (!res.ok) throw new Error(`POST ${res.status}: ${await res.text()}`);
-      return (await res.json()).run_id;
+      const { run_id: id } = await res.json();
+      posted.push(id);
+      return id;
     };
     const poll = async (id) => (await fetch(`${base}/v1/jobs/${id}`, { headers })).json();
 
@@ -241,6 +246,12 @@ async function main() {
     log(`written to ${out}`);
   } finally {
     stop();
+    if (store === 'embedded' && posted.length > 0) {
+      await new Promise((resolve) => (server.exitCode === null ? server.once('exit', resolve) : resolve()));
+      const runs = path.join(storeEnv.DATA_DIR, 'exports', 'runs');
+      for (const id of posted) fs.rmSync(path.join(runs, String(id)), { recursive: true, force: true });
+      log(`removed the files of the ${posted.length} runs it started`);
+    }
   }
 }
 
