@@ -3,7 +3,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import * as stringHash from '../../src/store/string-hash';
 import { WALK_SCAN_TURN, WalkMemory, WalkMemoryBuilder, vidsDigest } from '../../src/store/walk-memory';
-import type { TierCompany } from '../../src/domain/tier-walk';
+import { buildTierCompany } from '../support/factories';
 import { tempDir } from '../support/paths';
 import { turnsDuring } from '../support/turns';
 
@@ -255,21 +255,7 @@ describe('a walk over a large tier', () => {
   it('lets the event loop turn while it finds the tiers, and writes the rows it would have', async () => {
     const n = 5 * WALK_SCAN_TURN;
     const memory = hub(n);
-    const root: TierCompany = {
-      vid: 'h',
-      tier: 0,
-      name: 'H',
-      company_legal_name: null,
-      cid_id: 'h',
-      domiciled_country: null,
-      websites: [],
-      is_public: null,
-      industry: null,
-      industry_code_system: null,
-      industry_code: null,
-      count_suppliers: n,
-      count_customers: 0,
-    };
+    const root = buildTierCompany({ vid: 'h', tier: 0, name: 'H', count_suppliers: n });
     let turnsBeforeCompanies: number | null = null;
     let turnsSoFar = 0;
     const rows: string[] = [];
