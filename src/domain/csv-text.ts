@@ -81,6 +81,15 @@ export class CsvBytes {
     else if (!this.plain(value, this.forSpreadsheet)) this.text(csvField(value, this.forSpreadsheet));
   }
 
+  /** One record, CRLF included, as `csvRecord(columns, record, forSpreadsheet)`. */
+  record(columns: readonly string[], record: Readonly<Record<string, CsvValue>>): void {
+    for (let i = 0; i < columns.length; i++) {
+      if (i > 0) this.comma();
+      this.field(record[columns[i]!]);
+    }
+    this.end();
+  }
+
   /** Bytes already encoded (see encoded). */
   bytes(b: Uint8Array): void {
     this.room(b.length);

@@ -1,7 +1,7 @@
 import { PassThrough } from 'node:stream';
 import { once } from 'node:events';
 import type { BlobStore } from '../blobs/blob-store';
-import { csvHeader, csvRecord } from '../domain/csv-text';
+import { CsvBytes, csvHeader } from '../domain/csv-text';
 import { AppError } from '../domain/errors';
 import {
   COMPANY_COLUMNS,
@@ -77,6 +77,7 @@ class CsvFile {
   private readonly out = new PassThrough({ highWaterMark: 1 << 20 });
   private readonly columns: readonly string[];
   private readonly forSpreadsheet: boolean;
+  private encoder: CsvBytes | null = null;
   readonly done: Promise<{ key: string; bytes: number }>;
   /** Rejects as soon as the store stops taking the file (a full disk budget, an I/O error). */
   private readonly failed: Promise<never>;
@@ -95,10 +96,11 @@ class CsvFile {
     this.out.write(`${bom ? UTF8_BOM : ''}${csvHeader(columns)}`);
   }
 
+  /** Records as `csvRecord` writes them, encoded as bytes (see CsvBytes). */
   async write(records: CsvRecord[]): Promise<void> {
-    let text = '';
-    for (const record of records) text += csvRecord(this.columns, record, this.forSpreadsheet);
-    await this.writeEncoded(text, records.length);
+    const out = (this.encoder ??= new CsvBytes(this.forSpreadsheet));
+    for (const record of records) out.record(this.columns, record);
+    await this.writeEncoded(out.take(), records.length);
   }
 
   /** `rows` records already encoded, as CSV text or its bytes (see TierviewLines). */

@@ -143,6 +143,18 @@ describe('CsvBytes', () => {
     },
   );
 
+  it.each([false, true])('writes records as csvRecord does (spreadsheet: %s)', (sheet) => {
+    const columns = ['a', 'b', 'c', 'missing'];
+    const records = [
+      { a: 'x', b: 1, c: null },
+      { a: '-2', b: -2, c: 'two, "quoted"' },
+      { a: 'Ünïcödé', b: '', c: '=1+1' },
+    ];
+    const out = new CsvBytes(sheet);
+    for (const r of records) out.record(columns, r);
+    expect(out.take().toString('utf8')).toBe(records.map((r) => csvRecord(columns, r, sheet)).join(''));
+  });
+
   it('copies encoded fields as they are', () => {
     const out = new CsvBytes(true);
     const name = out.encoded('=HYPERLINK("x")');
