@@ -4,8 +4,8 @@
  * the demo generator uses too: quoted when it holds a comma, a quote, a line feed or
  * a carriage return). Null, undefined and '' are empty fields.
  *
- * A record is one string built by concatenation (csvRecord); the single-table export,
- * hundreds of thousands of records, writes its records as bytes instead (CsvBytes).
+ * A record is one string built by concatenation (csvRecord); exports, hundreds of
+ * thousands of records, write theirs as bytes instead (CsvBytes).
  */
 
 export type CsvValue = string | number | boolean | null | undefined;
