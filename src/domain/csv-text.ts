@@ -97,9 +97,9 @@ export class CsvBytes {
     this.at += b.length;
   }
 
-  /** A field's value encoded once, for a record writer that shows it many times. */
-  encoded(value: CsvValue): Buffer {
-    return Buffer.from(csvField(value, this.forSpreadsheet));
+  /** Fields encoded once, separated by commas, for a record writer that shows them many times. */
+  encoded(...values: CsvValue[]): Buffer {
+    return Buffer.from(values.map((v) => csvField(v, this.forSpreadsheet)).join(','));
   }
 
   comma(): void {

@@ -1,6 +1,5 @@
 import { countryCode } from './countries';
-import { CsvBytes, csvField } from './csv-text';
-import type { CsvValue } from './csv-text';
+import { CsvBytes } from './csv-text';
 import { listField } from './lists';
 import { badRequest } from './errors';
 import type { FieldError } from './errors';
@@ -304,13 +303,11 @@ export class TierviewLines {
   private readonly rootFields: Buffer;
   private readonly companies = new Map<TierCompany, Buffer>();
   private readonly lists = new Map<readonly string[], Buffer>();
-  private readonly text: (v: CsvValue) => string;
 
   /** `forSpreadsheet`: text fields as csvField gives them for a spreadsheet. */
   constructor(root: TierCompany, forSpreadsheet = false) {
     this.out = new CsvBytes(forSpreadsheet);
-    this.text = forSpreadsheet ? (v) => csvField(v, true) : csvField;
-    this.rootFields = Buffer.from(`${this.text(deliveryName(root))},${this.text(root.vid)}`);
+    this.rootFields = this.out.encoded(deliveryName(root), root.vid);
   }
 
   /** The records of `rels`, in their order. */
@@ -344,8 +341,7 @@ export class TierviewLines {
   private company(c: TierCompany): Buffer {
     let fields = this.companies.get(c);
     if (fields === undefined) {
-      const f = this.text;
-      fields = Buffer.from(`${c.tier},${f(deliveryName(c))},${f(c.vid)},${f(c.cid_id)}`);
+      fields = this.out.encoded(c.tier, deliveryName(c), c.vid, c.cid_id);
       this.companies.set(c, fields);
     }
     return fields;

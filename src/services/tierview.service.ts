@@ -76,8 +76,7 @@ const UTF8_BOM = '\uFEFF';
 class CsvFile {
   private readonly out = new PassThrough({ highWaterMark: 1 << 20 });
   private readonly columns: readonly string[];
-  private readonly forSpreadsheet: boolean;
-  private encoder: CsvBytes | null = null;
+  private readonly encoder: CsvBytes;
   readonly done: Promise<{ key: string; bytes: number }>;
   /** Rejects as soon as the store stops taking the file (a full disk budget, an I/O error). */
   private readonly failed: Promise<never>;
@@ -86,7 +85,7 @@ class CsvFile {
   constructor(blobs: BlobStore, key: string, columns: readonly string[], bom: boolean, owner: string | null) {
     this.columns = columns;
     // The byte order mark is asked for by those who open the file in Excel: its text is made safe there too.
-    this.forSpreadsheet = bom;
+    this.encoder = new CsvBytes(bom);
     this.done = blobs.put(key, this.out, 'text/csv; charset=utf-8', owner);
     // The writer may stop early; the rejection is awaited in finish() or abort().
     this.done.catch(() => undefined);
@@ -98,9 +97,8 @@ class CsvFile {
 
   /** Records as `csvRecord` writes them, encoded as bytes (see CsvBytes). */
   async write(records: CsvRecord[]): Promise<void> {
-    const out = (this.encoder ??= new CsvBytes(this.forSpreadsheet));
-    for (const record of records) out.record(this.columns, record);
-    await this.writeEncoded(out.take(), records.length);
+    for (const record of records) this.encoder.record(this.columns, record);
+    await this.writeEncoded(this.encoder.take(), records.length);
   }
 
   /** `rows` records already encoded, as CSV text or its bytes (see TierviewLines). */
