@@ -1213,7 +1213,9 @@ export class WalkMemory {
       }
       if (kept.length === 0) break;
       tiers.push(kept);
-      rows.push(best === null ? into : await this.rowsInto(tiers[t - 1]!, t, tierOf, adj, far, passes));
+      rows.push(
+        best === null ? into : await this.rowsInto(tiers[t - 1]!, t, tierOf, adj, far, passes, signal),
+      );
     }
 
     // The companies, root first, each made once and shared by its rows.
@@ -1267,6 +1269,7 @@ export class WalkMemory {
     adj: Adjacency,
     far: Int32Array,
     passes: (rel: number) => boolean,
+    signal?: AbortSignal,
   ): Promise<number[]> {
     const pairs: number[] = [];
     let scanned = 0;
@@ -1274,6 +1277,7 @@ export class WalkMemory {
       for (let k = adj.start[o]!, end = adj.start[o + 1]!; k < end; k++) {
         if (++scanned === WALK_SCAN_TURN) {
           scanned = 0;
+          signal?.throwIfAborted();
           await turn();
         }
         const rel = adj.rels[k]!;

@@ -286,4 +286,37 @@ describe('a walk over a large tier', () => {
     expect(new Set(rows).size).toBe(n);
     expect(rows.every((r) => r.startsWith('0:s') && r.endsWith('>h'))).toBe(true);
   });
+
+  it('stops when cancelled while a per-tier cap makes it look for the rows again', async () => {
+    const n = 5 * WALK_SCAN_TURN;
+    const memory = hub(n);
+    const root = buildTierCompany({ vid: 'h', tier: 0, name: 'H', count_suppliers: n });
+    const cancel = new AbortController();
+    let turnsSoFar = 0;
+    let companiesReported = 0;
+    const walked = turnsDuring(
+      () =>
+        memory.walk(
+          {
+            root,
+            rootOffset: memory.offsetOf('h'),
+            direction: 'suppliers',
+            tiers: 1,
+            evidenceFrom: null,
+            companyDetails: false,
+            // A cap no tier reaches: nothing is left out, but the rows are found in a second scan.
+            maxCompaniesPerTier: n,
+          },
+          { companies: () => void companiesReported++, relationships: () => undefined },
+          cancel.signal,
+        ),
+      // Finding the tier gives way five times; the cancel comes during the second scan's turns.
+      () => {
+        if (++turnsSoFar === 7) cancel.abort(new Error('cancelled'));
+      },
+    );
+    await expect(walked).rejects.toThrow('cancelled');
+    expect(turnsSoFar).toBeGreaterThanOrEqual(7);
+    expect(companiesReported).toBe(0);
+  });
 });
