@@ -609,6 +609,22 @@ export async function vidsDigest(vids: readonly string[]): Promise<string> {
   return hash.digest('hex');
 }
 
+/** Vids taken out of their packed form between turns of the event loop. */
+const UNPACK_TURN = 50_000;
+
+/**
+ * The strings of `held` as an array, decoded UNPACK_TURN at a time with a turn of the event loop
+ * between: a million vids take some tenths of a second, and a server reads them while it answers.
+ */
+export async function unpackedVids(held: PackedStrings): Promise<string[]> {
+  const out = new Array<string>(held.length);
+  for (let i = 0; i < held.length; i++) {
+    if (i > 0 && i % UNPACK_TURN === 0) await turn();
+    out[i] = held.get(i) ?? '';
+  }
+  return out;
+}
+
 export class WalkMemory {
   /** Towards suppliers: relationships by customer. Towards customers: by supplier. */
   private readonly into: Adjacency;
@@ -1092,7 +1108,7 @@ export class WalkMemory {
       if (head.holdsVids) {
         const held = PackedStrings.readFrom(r);
         if (!held || held.length !== head.companies) return null;
-        const inFile = Array.from({ length: held.length }, (_, i) => held.get(i) ?? '');
+        const inFile = await unpackedVids(held);
         vids ??= inFile;
       }
       if (!vids || head.companies !== vids.length || head.vids !== (await vidsDigest(vids))) return null;

@@ -2,7 +2,14 @@ import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import * as stringHash from '../../src/store/string-hash';
-import { WALK_SCAN_TURN, WalkMemory, WalkMemoryBuilder, vidsDigest } from '../../src/store/walk-memory';
+import { PackedStrings } from '../../src/store/packed-strings';
+import {
+  WALK_SCAN_TURN,
+  WalkMemory,
+  WalkMemoryBuilder,
+  unpackedVids,
+  vidsDigest,
+} from '../../src/store/walk-memory';
 import { buildTierCompany } from '../support/factories';
 import { tempDir } from '../support/paths';
 import { turnsDuring } from '../support/turns';
@@ -234,6 +241,24 @@ describe('a saved walk memory', () => {
     );
     expect(turns).toBeGreaterThanOrEqual(4);
     expect(await vidsDigest([])).toBe(createHash('sha256').digest('hex'));
+  });
+
+  it('unpacks the vids a file holds (a Neo4j store has no offsets of its own) letting the event loop turn', async () => {
+    const many = Array.from({ length: 230_000 }, (_, i) => `c${(i * 7_919).toString(36)}`);
+    const { result, turns } = await turnsDuring(() => unpackedVids(PackedStrings.from(many)));
+    expect(result).toEqual(many);
+    expect(turns).toBeGreaterThanOrEqual(4);
+    expect(await unpackedVids(PackedStrings.from([]))).toEqual([]);
+
+    const memory = hub(n);
+    const file = path.join(dir, 'with-vids');
+    await memory.save(file, 'k', { withVids: true });
+    const loaded = await WalkMemory.load(file, 'k', null);
+    expect(loaded).not.toBeNull();
+    expect(loaded!.listRows('h', 'suppliers', query)).toEqual(memory.listRows('h', 'suppliers', query));
+    expect(loaded!.listRows('s7', 'customers', query)).toEqual(memory.listRows('s7', 'customers', query));
+    // Held vids of other companies than the file's columns were made for: not read.
+    expect(await WalkMemory.load(file, 'k', [...vids].reverse())).toBeNull();
   });
 
   it('is not read when a lookup table cannot be that of its columns', async () => {
