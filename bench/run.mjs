@@ -101,6 +101,7 @@ function readOptions() {
       settle: { type: 'string' },
       'accept-encoding': { type: 'string' },
       'fresh-server': { type: 'boolean' },
+      'neo4j-loaded': { type: 'boolean' },
       warmup: { type: 'string' },
       keys: { type: 'string' },
       skew: { type: 'string' },
@@ -111,7 +112,7 @@ function readOptions() {
     process.stdout.write(
       'node bench/run.mjs [--companies N] [--seed S] [--duration SECONDS] [--connections N] [--runs N]\n' +
         `                   [--data-dir DIR] [--cases ${ALL_CASES.join(',')}] [--skip-pg]\n` +
-        '                   [--store embedded|neo4j] [--neo4j-uri bolt://HOST:PORT] [--read-cache ENTRIES]\n' +
+        '                   [--store embedded|neo4j] [--neo4j-uri bolt://HOST:PORT] [--neo4j-loaded] [--read-cache ENTRIES]\n' +
         '                   [--node-args=--max-old-space-size=1536] [--settle SECONDS] [--accept-encoding "gzip, br"]\n' +
         '                   [--fresh-server] [--warmup SECONDS] [--keys N] [--skew S]\n' +
         'Each option can also be set as BENCH_<NAME> in the environment (BENCH_DATA_DIR, BENCH_SKIP_PG=1, ...).\n',
@@ -143,6 +144,8 @@ function readOptions() {
   if (!['embedded', 'neo4j'].includes(store)) fail('--store takes embedded or neo4j');
   const neo4jUri = raw('neo4j-uri') ?? process.env.NEO4J_URI;
   if (store === 'neo4j' && !neo4jUri) fail('--store neo4j needs --neo4j-uri (or NEO4J_URI)');
+  const neo4jLoaded = flag('neo4j-loaded');
+  if (neo4jLoaded && store !== 'neo4j') fail('--neo4j-loaded goes with --store neo4j');
   const readCache = raw('read-cache');
   const acceptEncoding = raw('accept-encoding');
   return {
@@ -150,6 +153,8 @@ function readOptions() {
     // Sent with every request when set, as most HTTP clients do; unset, answers are never compressed.
     acceptEncoding: acceptEncoding === undefined || acceptEncoding === '' ? null : acceptEncoding,
     neo4jUri: store === 'neo4j' ? neo4jUri : null,
+    // The server was loaded outside the bench (neo4j-admin's importer): use it, never import into it.
+    neo4jLoaded,
     // Unset keeps the server's default cache; 0 turns it off, so reads reach the store.
     readCache: readCache === undefined || readCache === '' ? null : int('read-cache', 0, 0, 10_000_000),
     companies: int('companies', 1_000_000, 10, 50_000_000),
@@ -403,6 +408,24 @@ process.on('exit', () => {
 
 // ---------------------------------------------------------------- dataset
 
+/**
+ * A data directory that holds another dataset (another --companies or --seed) is refused, not
+ * rebuilt: a 1M dataset and its store take minutes to make again, and a mistyped size must not
+ * delete them.
+ */
+function refuseOtherDataset(opts, datasetDir) {
+  const markers = fs.existsSync(datasetDir)
+    ? fs.readdirSync(datasetDir).filter((f) => /^_GENERATED_\d+_\d+$/.test(f))
+    : [];
+  const other = markers.find((f) => f !== `_GENERATED_${opts.companies}_${opts.seed}`);
+  if (other === undefined) return;
+  const [, companies, seed] = other.split('_').filter(Boolean);
+  fail(
+    `${opts.dataDir} holds the dataset of ${companies} companies, seed ${seed}, not ${opts.companies}, seed ${opts.seed}: ` +
+      `give another --data-dir, or delete ${datasetDir} to build this one there`,
+  );
+}
+
 async function ensureDataset(opts) {
   const datasetDir = path.join(opts.dataDir, 'dataset');
   const storeDir = path.join(opts.dataDir, 'store');
@@ -507,6 +530,26 @@ async function ensureNeo4jDataset(opts, datasetDir, marker, env) {
     }
     if (held !== null)
       log(`${opts.neo4jUri} holds ${held} companies, not the ${opts.companies} recorded: importing again`);
+  }
+  if (opts.neo4jLoaded) {
+    // Loaded by hand (see README, "Neo4j side by side, loaded by neo4j-admin"): the bench cannot tell
+    // which dataset the server holds, only how many companies, so a count that differs is refused.
+    const held = await neo4jCompanies(opts);
+    if (held !== opts.companies)
+      fail(
+        `--neo4j-loaded: ${opts.neo4jUri} holds ${held} companies, not the ${opts.companies} of this dataset`,
+      );
+    fs.mkdirSync(storeDir, { recursive: true });
+    const record = {
+      loaded_by: 'outside the bench (--neo4j-loaded)',
+      neo4j_uri: opts.neo4jUri,
+      import_s: null,
+    };
+    fs.writeFileSync(imported, JSON.stringify(record, null, 2));
+    log(
+      `dataset ${opts.companies} companies, seed ${opts.seed}: ${opts.neo4jUri} holds them, loaded outside the bench`,
+    );
+    return { ...previous, ...record, reused: true, datasetDir };
   }
   fs.rmSync(storeDir, { recursive: true, force: true });
   fs.mkdirSync(storeDir, { recursive: true });
@@ -1304,6 +1347,7 @@ function writeResults(results) {
 
 async function main() {
   const opts = readOptions();
+  refuseOtherDataset(opts, path.join(opts.dataDir, 'dataset'));
   const cpus = os.cpus();
   const results = {
     started_at: new Date().toISOString(),
