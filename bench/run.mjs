@@ -76,7 +76,8 @@ const TARGETS = {
   edge: { rps: 3000 },
   generateImportS: 300,
   generateImportCompanies: 1_000_000,
-  rssBytes: 3 * 1024 ** 3,
+  // The issues say 3 GB: decimal, 3,000,000,000 bytes (2.79 GiB).
+  rssBytes: 3_000_000_000,
 };
 
 // ---------------------------------------------------------------- options
@@ -321,6 +322,7 @@ const fmtInt = (n) => (n === null || n === undefined ? '-' : Math.round(n).toLoc
 const fmtMs = (n) => (n === null || n === undefined ? '-' : n.toFixed(2));
 const fmtS = (n) => (n === null || n === undefined ? '-' : `${n.toFixed(1)} s`);
 const fmtBytes = (n) => (n === null || n === undefined ? '-' : `${(n / 1024 ** 3).toFixed(2)} GiB`);
+const fmtGB = (n) => (n === null || n === undefined ? '-' : `${(n / 1e9).toFixed(2)} GB`);
 
 // ---------------------------------------------------------------- child processes and cleanup
 
@@ -1319,7 +1321,7 @@ function report(results) {
   if (server) {
     lines.push(
       `Server: listening in ${fmtS(server.listening_s)}, ready in ${fmtS(server.ready_s)}, RSS after start ${fmtBytes(server.rss_after_start_bytes)}, ` +
-        `max ${fmtBytes(server.rss_max_bytes)} (target <= ${fmtBytes(TARGETS.rssBytes)}: ` +
+        `max ${fmtBytes(server.rss_max_bytes)} (${fmtGB(server.rss_max_bytes)}; target <= ${fmtGB(TARGETS.rssBytes)}: ` +
         `${server.rss_max_bytes !== null && server.rss_max_bytes <= TARGETS.rssBytes ? 'ok' : 'MISSED'})` +
         (server.processes > 1 ? `; a new server process for each of the ${server.processes} run sets` : ''),
     );
