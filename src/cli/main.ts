@@ -20,11 +20,12 @@ import { DEFAULT_MAX_REJECTED, ImportAbortedError } from '../import/stage-result
 import { ImportBusyError } from '../import/import-lock';
 import type { RejectedRow } from '../import/stage-result';
 import { splitStatements } from '../store/cypher-files';
-import type { GraphStore } from '../store/graph-store';
+import type { GraphStore, LoadAlongside } from '../store/graph-store';
 import { embeddedStore, neo4jStore, openStore } from '../store/open-store';
 import { ADMIN_ARGS_FILE, writeNeo4jAdminFiles } from '../store/neo4j/neo4j-admin-files';
 import type { AdminFilesResult } from '../store/neo4j/neo4j-admin-files';
 import { writePrivateFile } from '../private-files';
+import { withoutCredentials } from '../domain/hosts';
 
 /** Exit status of bad settings: environment variables and command-line arguments alike. */
 const EXIT_BAD_SETTINGS = 2;
@@ -155,13 +156,19 @@ program
     // which may be in use by a server. Neo4j: the database is migrated, then upserted.
     // A dry run never opens the store.
     let store: GraphStore | null = null;
-    let admin: AdminFilesResult | undefined;
+    let admin: (AdminFilesResult & { derived?: string[] }) | undefined;
+    // With STORE=neo4j, the files come with what a server on this DATA_DIR and database would
+    // otherwise read back from the loaded database at its first start (writeBulkLoadFiles).
+    const bulk = adminDir && cfg.STORE === 'neo4j' ? neo4jStore(cfg, storeLog, false) : null;
     const adminTarget = adminDir && {
       replaceAll: async (
         stagingDir: string,
         onLoad?: (table: string, done: number, total: number) => void,
+        alongside?: LoadAlongside,
       ) => {
-        admin = await writeNeo4jAdminFiles(stagingDir, adminDir, onLoad);
+        admin = bulk
+          ? await bulk.writeBulkLoadFiles(stagingDir, adminDir, onLoad, alongside)
+          : await writeNeo4jAdminFiles(stagingDir, adminDir, onLoad);
       },
     };
     if (opts.dryRun || adminDir) {
@@ -210,8 +217,8 @@ program
         // A dry run reads every row, so that its report lists every rejection.
         maxRejected: opts.dryRun ? Number.MAX_SAFE_INTEGER : opts.maxRejected,
         dryRun: opts.dryRun,
-        // Files for Neo4j's importer are all that path writes: a server builds the index from the database.
-        searchIndex: opts.searchIndex && !adminTarget,
+        // Files for Neo4j's importer come with the index only when the servers' database is known.
+        searchIndex: opts.searchIndex && (!adminTarget || bulk !== null),
         // The search index built beside the load reports trouble only: its progress would break the bar's lines.
         log: log.child({}, { level: log.levelVal > 40 ? log.level : 'warn' }),
         onProgress: (p) => {
@@ -236,7 +243,7 @@ program
       bar.stop();
       process.stdout.write(importSummary(outcome, Date.now() - started, admin !== undefined));
       reportRejected(outcome.rejected, report, outcome.warnings, outcome.warningCount);
-      if (admin && adminDir) reportAdminFiles(admin, adminDir);
+      if (admin && adminDir) reportAdminFiles(admin, adminDir, bulk ? cfg : null);
       if (!outcome.applied) {
         const n = outcome.rejected.length;
         process.stdout.write(
@@ -271,11 +278,19 @@ program
       throw e;
     } finally {
       await store?.close();
+      await bulk?.close();
     }
   });
 
-/** What `import --neo4j-admin-files` wrote, and what to do with it next. */
-function reportAdminFiles(admin: AdminFilesResult, dir: string): void {
+/**
+ * What `import --neo4j-admin-files` wrote, and what to do with it next. `servers`: the settings of
+ * the servers the derived files were written for (STORE=neo4j), or null when they were not.
+ */
+function reportAdminFiles(
+  admin: AdminFilesResult & { derived?: string[] },
+  dir: string,
+  servers: Config | null,
+): void {
   for (const f of admin.files)
     process.stdout.write(
       `  ${f.file}: ${f.rows.toLocaleString('en-US')} ${f.kind === 'nodes' ? 'node' : 'relationship'}${f.rows === 1 ? '' : 's'}\n`,
@@ -286,6 +301,20 @@ function reportAdminFiles(admin: AdminFilesResult, dir: string): void {
       'then start the server and tiergraph (STORE=neo4j): it creates the constraints and indexes on first open ' +
       '(or run `tiergraph migrate`). See the README, Production.\n',
   );
+  const derived = admin.derived ?? [];
+  if (servers && derived.length > 0)
+    process.stdout.write(
+      `Saved in ${servers.dataDir} for a server with this DATA_DIR, NEO4J_URI ${withoutCredentials(servers.NEO4J_URI ?? '')} ` +
+        `and NEO4J_DATABASE ${servers.NEO4J_DATABASE}, which opens them at its first start on the loaded database ` +
+        `instead of reading every company and edge back from it: ${derived.map((f) => path.basename(f)).join(', ')}.\n`,
+    );
+  else
+    process.stdout.write(
+      servers
+        ? 'No search index or point-read file was saved beside the files (see the warnings above): a server builds them from the database at its first start.\n'
+        : 'A server builds its search index and point-read file from the loaded database at its first start (minutes at 1M companies). ' +
+            "Run this command with STORE=neo4j and the servers' DATA_DIR, NEO4J_URI and NEO4J_DATABASE to have them saved beside the files.\n",
+    );
 }
 
 /** Exit status of an import that loaded the graph (or a dry run) with rejected rows. */

@@ -3,14 +3,18 @@ import os from 'node:os';
 import path from 'node:path';
 import { generateDataset } from '../../src/demo/generate';
 import { importDirectory } from '../../src/import/import-directory';
+import { CompanySearchIndex } from '../../src/search/company-search';
+import { SEARCH_INDEX_NAME } from '../../src/search/search-index-holder';
 import type { Neo4jGraphStore } from '../../src/store/neo4j/neo4j.store';
 import { runCli } from '../support/cli';
 import { tempDir } from '../support/paths';
+import { recordingLogger } from '../support/server';
 import {
   NEO4J_HINT,
   NEO4J_LAUNCHER_HINT,
   dumpNeo4j,
   emptyNeo4j,
+  freePort,
   neo4jAdminImport,
   neo4jAvailability,
   neo4jLauncher,
@@ -21,9 +25,12 @@ import {
 import type { Neo4jTarget } from '../support/neo4j';
 import { skipVisibly } from '../support/services';
 
-/** Runs `tiergraph` from the sources; STORE=neo4j with no server behind it: writing the files must not need one. */
-function cli(dataDir: string, ...args: string[]) {
-  const env = { DATA_DIR: dataDir, STORE: 'neo4j', NEO4J_URI: 'bolt://127.0.0.1:9', LOG_LEVEL: 'warn' };
+/**
+ * Runs `tiergraph` from the sources; STORE=neo4j with no server behind NEO4J_URI (by default a port
+ * nothing listens on): writing the files must not need one.
+ */
+function cli(dataDir: string, args: string[], uri = 'bolt://127.0.0.1:9') {
+  const env = { DATA_DIR: dataDir, STORE: 'neo4j', NEO4J_URI: uri, LOG_LEVEL: 'warn' };
   return runCli(args, env, 120_000);
 }
 
@@ -80,19 +87,31 @@ if (hint !== null) {
 
     it('gives the graph that the online import writes, and a server that answers from it', async () => {
       const files = path.join(work, 'files');
-      const written = cli(path.join(work, 'data'), 'import', dataset, '--neo4j-admin-files', files);
+      // Written for the server that will serve the loaded data, which is not there yet.
+      const port = await freePort();
+      const dataDir = path.join(work, 'data');
+      const written = cli(
+        dataDir,
+        ['import', dataset, '--neo4j-admin-files', files],
+        `bolt://127.0.0.1:${port}`,
+      );
       if (written.status !== 0) throw new Error(`tiergraph import failed:\n${written.err}`);
       expect(written.status).toBe(0);
       expect(written.out).toMatch(/neo4j-admin database import full neo4j @import\.args/);
       expect(written.out).toMatch(/\n {2}Company\.tsv: 400 nodes\n/);
       expect(written.out).toMatch(/\n {2}TiergraphMeta\.tsv: 1 node\n/);
+      expect(written.out).toMatch(
+        new RegExp(
+          `Saved in ${dataDir} .*: neo4j-[0-9a-f]{16}\\.search-index, neo4j-[0-9a-f]{16}\\.point-reads\\.\\n`,
+        ),
+      );
 
       const home = path.join(work, 'home');
       const loaded = neo4jAdminImport(launcher, files, home);
       if (loaded.status !== 0) throw new Error(`neo4j-admin import failed:\n${loaded.output}`);
       expect(loaded.output).toMatch(/IMPORT DONE/);
       const strayBefore = new Set(strayNeo4jFiles());
-      bulk = await serveNeo4jData(launcher, path.join(home, 'data'), path.join(work, 'server'));
+      bulk = await serveNeo4jData(launcher, path.join(home, 'data'), path.join(work, 'server'), port);
       // Nothing of this server's is left in the system's temporary directory.
       const strays = strayNeo4jFiles().filter((f) => !strayBefore.has(f) && textOf(f).includes(work));
       expect(strays).toEqual([]);
@@ -104,9 +123,13 @@ if (hint !== null) {
       expect(expected.length).toBeGreaterThan(1000);
       expect(await dumpNeo4j(bulk, true)).toEqual(expected);
 
-      // The first open creates the schema on the loaded data and answers as the other.
-      bulkStore = await openNeo4jStore(bulk);
+      // The first open creates the schema on the loaded data and answers as the other: profiles from
+      // the point-read file saved beside the bulk-load files, which it opens instead of writing.
+      const { log, lines: logged } = recordingLogger('info');
+      bulkStore = await openNeo4jStore(bulk, { derivedDir: dataDir, pointFile: 'wait', logger: log });
       await expect(bulkStore.stats()).resolves.toEqual(await online.stats());
+      const index = bulkStore.derivedDataFile(SEARCH_INDEX_NAME)!;
+      expect(CompanySearchIndex.load(index.file, index.key)?.size).toBe(400);
       const lines = fs.readFileSync(path.join(dataset, 'companies.csv'), 'utf8').split('\n');
       const at = lines[0]!.split(',').indexOf('vid');
       const vids = lines.slice(1, 6).map((l) => l.split(',')[at]!);
@@ -119,25 +142,27 @@ if (hint !== null) {
           await online.listRelationships(vid, 'suppliers', 'cluster', q),
         );
       }
+      const msgs = logged.map((l) => l.msg);
+      expect(msgs).toContain('point-read file opened');
+      expect(msgs).not.toContain('point-read file written');
     });
 
     it('refuses a directory that is not empty, and a dry run', () => {
       const full = path.join(work, 'full');
       fs.mkdirSync(full);
       fs.writeFileSync(path.join(full, 'keep.txt'), 'mine');
-      const refused = cli(path.join(work, 'data2'), 'import', dataset, '--neo4j-admin-files', full);
+      const refused = cli(path.join(work, 'data2'), ['import', dataset, '--neo4j-admin-files', full]);
       // Arguments refused: the status of bad settings.
       expect(refused.status).toBe(2);
       expect(refused.err).toMatch(/is not empty/);
       expect(fs.readdirSync(full)).toEqual(['keep.txt']);
-      const dry = cli(
-        path.join(work, 'data2'),
+      const dry = cli(path.join(work, 'data2'), [
         'import',
         dataset,
         '--dry-run',
         '--neo4j-admin-files',
         path.join(work, 'x'),
-      );
+      ]);
       expect(dry.status).toBe(2);
       expect(dry.err).toMatch(/do not go together/);
     });

@@ -297,7 +297,8 @@ export function neo4jAdminImport(
   return { status: r.status, output: `${r.stdout}${r.stderr}` };
 }
 
-async function freePort(): Promise<number> {
+/** A loopback port nothing listens on at the moment of asking. */
+export async function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
     const srv = net.createServer();
     srv.once('error', reject);
@@ -311,9 +312,14 @@ async function freePort(): Promise<number> {
 /** The password the launcher gives user neo4j on the servers of {@link serveNeo4jData}. */
 const BULK_PASSWORD = 'tiergraph-bulk';
 
-/** A Neo4j server of its own (the launcher, on a free port) serving the data directory `data`, auth on. */
-export async function serveNeo4jData(launcher: string, data: string, work: string): Promise<Neo4jTarget> {
-  const port = await freePort();
+/** A Neo4j server of its own (the launcher, on `port` or a free one) serving the data directory `data`, auth on. */
+export async function serveNeo4jData(
+  launcher: string,
+  data: string,
+  work: string,
+  port?: number,
+): Promise<Neo4jTarget> {
+  port ??= await freePort();
   fs.mkdirSync(work, { recursive: true });
   const child = spawn(
     'java',

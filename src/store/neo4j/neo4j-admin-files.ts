@@ -28,6 +28,9 @@ import { jsonArray } from './neo4j-import';
 /** The loader's argument file, written beside the data files. */
 export const ADMIN_ARGS_FILE = 'import.args';
 
+/** The generation the files give the database's generation record: that of a first import. */
+export const ADMIN_FILES_GENERATION = 1;
+
 /** Separates list elements in the files (U+001F, never in a staged value). */
 const ARRAY_DELIMITER = '\u001f';
 
@@ -168,6 +171,7 @@ export async function writeNeo4jAdminFiles(
   stagingDir: string,
   outDir: string,
   onProgress?: (table: string, done: number, total: number) => void,
+  lineage: string = randomUUID(),
 ): Promise<AdminFilesResult> {
   const counts = stagedCounts(stagingDir);
   fs.mkdirSync(outDir, { recursive: true });
@@ -251,16 +255,15 @@ export async function writeNeo4jAdminFiles(
   }
 
   // The generation record an import through tiergraph leaves (graph/bump-generation),
-  // under a lineage of its own, so that no server takes files it derived from
-  // another database's data for this one's.
-  const lineage = randomUUID();
+  // under a lineage of its own (drawn for these files unless given), so that no server
+  // takes files it derived from another database's data for this one's.
   const meta = open('TiergraphMeta', 'nodes', [
     'key:ID(TiergraphMeta)',
     'generation:long',
     'lineage',
     'changed_at:datetime',
   ]);
-  meta.w.row(['graph', '1', lineage, new Date().toISOString()]);
+  meta.w.row(['graph', String(ADMIN_FILES_GENERATION), lineage, new Date().toISOString()]);
   meta.done();
 
   const args = [

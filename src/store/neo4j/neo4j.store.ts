@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { withoutCredentials } from '../../domain/hosts';
@@ -50,6 +50,8 @@ import type { Driver, Neo4jConnectionOptions } from './driver';
 import { Neo4jExecutor } from './executor';
 import type { Row } from './executor';
 import { importIntoNeo4j } from './neo4j-import';
+import { ADMIN_FILES_GENERATION, writeNeo4jAdminFiles } from './neo4j-admin-files';
+import type { AdminFilesResult } from './neo4j-admin-files';
 import { NotHeldExactly, WalkMemory, WalkMemoryBuilder } from '../walk-memory';
 import {
   HeldPointFile,
@@ -713,50 +715,95 @@ export class Neo4jGraphStore implements GraphStore {
 
   /**
    * Where the derived files of the data an import is loading are written, and the key they carry:
-   * the database's key once the import has raised the generation. Each is written beside the file
-   * it replaces (`.import`), since a server keeps one file per database for whatever generation it
-   * serves; `adopt` moves them in place, `discard` removes them. Null without a derived directory
+   * the database's key once the import has raised the generation. Null without a derived directory
    * or a lineage.
    */
-  private async nextDerived(): Promise<{
-    fileOf: DerivedFileOf;
-    generation: number;
-    lineage: string;
-    adopt: () => void;
-    discard: () => void;
-  } | null> {
+  private async nextDerived(): Promise<(PendingDerived & { generation: number; lineage: string }) | null> {
     if (!this.options.derivedDir) return null;
     const { generation: now, lineage } = await this.databaseGeneration();
     // The lineage is drawn when the database is migrated (on opening): none, no key to foretell.
     if (lineage === null) return null;
     const generation = now + 1;
-    const key = databaseKey({ generation, lineage });
+    return { ...this.pendingDerived(databaseKey({ generation, lineage })), generation, lineage };
+  }
+
+  /**
+   * Derived files written for data this database will hold under `key`. Each is written beside the
+   * file it replaces (`.import`), since a server keeps one file per database for whatever generation
+   * it serves; `adopt` moves them in place, `discard` removes them.
+   */
+  private pendingDerived(key: string): PendingDerived {
     const written = new Set<string>();
     return {
-      generation,
-      lineage,
       fileOf: (name) => {
         const file = this.derivedPath(name)!;
         written.add(file);
         return { file: `${file}${IMPORTED_SUFFIX}`, key };
       },
       adopt: () => {
+        const adopted: string[] = [];
         for (const file of written) {
           const pending = `${file}${IMPORTED_SUFFIX}`;
           if (!fs.existsSync(pending)) continue;
           try {
             moveDerivedFile(pending, file);
+            adopted.push(file);
           } catch (err) {
             // The data is in: the servers derive what could not be put in place.
             this.options.logger?.warn({ err, file }, 'could not put the derived data of the import in place');
             removeDerivedFile(pending);
           }
         }
+        return adopted;
       },
       discard: () => {
         for (const file of written) removeDerivedFile(`${file}${IMPORTED_SUFFIX}`);
       },
     };
+  }
+
+  /**
+   * Writes the files of Neo4j's offline bulk loader for a first load of the staged data
+   * (neo4j-admin-files.ts) and, beside them, what a server on this database and derived directory
+   * would otherwise read back from the loaded database before it serves at full speed: the search
+   * index (`alongside`, the import's) and the point-read file (with `pointFileAtImport`). They carry
+   * the key the loaded database will have, the files' generation under the lineage drawn here, so
+   * a server takes them once, and only once, the database holds this load; a database loaded from
+   * other files never matches it. Opens no connection. Answers the files written and the derived
+   * files put in place.
+   */
+  async writeBulkLoadFiles(
+    stagingDir: string,
+    outDir: string,
+    onProgress?: (table: string, done: number, total: number) => void,
+    alongside?: LoadAlongside,
+  ): Promise<AdminFilesResult & { derived: string[] }> {
+    const lineage = randomUUID();
+    const work = together(
+      alongside,
+      this.options.pointFileAtImport
+        ? pointFileAlongside(POINT_FILE, (key) => key, true, this.options.logger)
+        : undefined,
+    );
+    const pending =
+      work && this.options.derivedDir
+        ? this.pendingDerived(databaseKey({ generation: ADMIN_FILES_GENERATION, lineage }))
+        : null;
+    const failed = new AbortController();
+    const besides = pending
+      ? runLoadAlongside(work, stagingDir, pending.fileOf, failed.signal, this.options.logger)
+      : Promise.resolve();
+    let result: AdminFilesResult;
+    try {
+      result = await writeNeo4jAdminFiles(stagingDir, outDir, onProgress, lineage);
+      await besides;
+    } catch (e) {
+      failed.abort();
+      await besides;
+      pending?.discard();
+      throw e;
+    }
+    return { ...result, derived: pending ? pending.adopt() : [] };
   }
 
   /** Notices imports and seeds made by other processes (or instances) and bumps the local generation. */
@@ -796,6 +843,14 @@ export class Neo4jGraphStore implements GraphStore {
 }
 
 /** The database's generation as a key: of saved derived data, and of the walks' memory. */
+/** Derived files being written for data a database is to hold (see pendingDerived). */
+interface PendingDerived {
+  fileOf: DerivedFileOf;
+  /** Moves them in place; answers those it moved. */
+  adopt: () => string[];
+  discard: () => void;
+}
+
 function databaseKey(g: { generation: number; lineage: string | null }): string {
   return `${g.lineage ?? ''}#${g.generation}`;
 }
