@@ -8,7 +8,7 @@ import { stageImport } from '../../src/import/stage';
 import { CompanySearchIndex } from '../../src/search/company-search';
 import { SEARCH_INDEX_NAME, SearchIndexHolder } from '../../src/search/search-index-holder';
 import { EmbeddedGraphStore } from '../../src/store/embedded/embedded.store';
-import type { Neo4jGraphStore } from '../../src/store/neo4j/neo4j.store';
+import { Neo4jGraphStore } from '../../src/store/neo4j/neo4j.store';
 import { PointFile } from '../../src/store/point-file';
 import { scanStagedSearchRows } from '../../src/store/staged-search-rows';
 import { appendRows, companyRow, csvColumn } from '../support/factories';
@@ -296,6 +296,37 @@ if (neo4jAvailability() === null) {
           expect(reopened.edge(edgeIds[0]!)).toEqual(await importer.getEdge(edgeIds[0]!));
         } finally {
           reopened.close();
+        }
+      });
+
+      it('is opened at once by a server, without waiting for its read of the walk memory', async () => {
+        // The walk memory's read of every relationship takes minutes at 1M; a saved file needs none of it.
+        let release = () => undefined as void;
+        const gate = new Promise<void>((resolve) => (release = resolve));
+        const walkRead = jest
+          .spyOn(
+            Neo4jGraphStore.prototype as unknown as { readWalksMemory: () => Promise<null> },
+            'readWalksMemory',
+          )
+          .mockImplementation(async () => {
+            await gate;
+            return null;
+          });
+        const server = await openNeo4jStore(target, {
+          derivedDir: dir,
+          walkMemory: 'background',
+          pointFile: 'background',
+        });
+        try {
+          const deadline = Date.now() + 10_000;
+          while (server.derivedData().point_reads !== 'ready' && Date.now() < deadline)
+            await new Promise((r) => setTimeout(r, 25));
+          expect(server.derivedData()).toMatchObject({ point_reads: 'ready', walk_memory: 'building' });
+          expect(walkRead).toHaveBeenCalled();
+        } finally {
+          release();
+          walkRead.mockRestore();
+          await server.close();
         }
       });
     });

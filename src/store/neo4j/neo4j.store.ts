@@ -278,7 +278,8 @@ export class Neo4jGraphStore implements GraphStore {
   /** After every change this store sees: the walks' memory and the point-read file are read again in the background. */
   private dataChanged(): void {
     this.memory = null;
-    // The walks' memory first: the point-read file waits for its read (one full read at a time).
+    // The walks' memory first: a point-read file that must be written waits for its read (one full
+    // read at a time); a saved one is opened at once.
     if (this.options.walkMemory === 'background') void this.walksMemory(false);
     this.points.changed();
   }
@@ -291,10 +292,8 @@ export class Neo4jGraphStore implements GraphStore {
   private async writePoints(generation: number): Promise<PointFile | null> {
     const started = Date.now();
     const stale = () => this.gen !== generation || this.closed;
-    // One full read at a time: the walks' memory reads every company and relationship too.
-    if (this.memoryRead?.generation === generation) await this.memoryRead.done;
-    if (stale()) return null;
     const before = await this.databaseGeneration();
+    if (stale()) return null;
     const derived = this.derivedDataFile(POINT_FILE);
     // Nowhere to keep it, or the database moved on since this store looked (the poll will see it).
     if (!derived || derived.key !== databaseKey(before)) return null;
@@ -309,6 +308,10 @@ export class Neo4jGraphStore implements GraphStore {
     );
     const written = !file;
     if (!file) {
+      // One full read at a time: the walks' memory reads every company and relationship too. A saved
+      // file (an import's, a start's before) is opened above without waiting for it.
+      if (this.memoryRead?.generation === generation) await this.memoryRead.done;
+      if (stale()) return null;
       // Dates come as epoch milliseconds and become dates again, as single reads give them.
       const copy = (name: keyof typeof POINT_DATES, add: (rows: Row[]) => void) =>
         this.exec.stream(this.query(name), {}, MEMORY_BATCH, (rows) => {
