@@ -113,10 +113,14 @@ export const NEO4J_SCRIPTS = ['schema/create', 'import/prune'] as const;
 const FRONTIER_CHUNK = 1_000;
 const WALK_BATCH = 5_000;
 /**
- * Rows handed over at a time while the walks' memory is read: small enough that a batch's objects
- * die young (20,000 kept the garbage collector busy for a third of the read).
+ * Rows handed over at a time by the full reads of the walks' memory and the point-read file: few
+ * enough that a batch's objects die young, as the embedded store's DERIVE_BATCH. With 20,000 the
+ * garbage collector was busy for a third of the read; with 2,000, at 1M companies, rows still
+ * outlived young collections and filled the old generation: a server's first start with nothing
+ * saved held up to 3,085 MiB while it wrote the point-read file (heap 770 MB) against 2,677 MiB (heap
+ * 190 MB) with 200 (bench/README.md, 2026-12-04, early morning).
  */
-const MEMORY_BATCH = 2_000;
+const MEMORY_BATCH = 200;
 /** Name of the saved walk memory (see derivedDataFile). */
 const WALK_MEMORY_FILE = 'walk-memory';
 /** Name of the point-read file (see derivedDataFile). */
