@@ -94,14 +94,16 @@ async function main() {
       const r = await start(work, removed);
       results.push(r);
       log(
-        `ready ${r.readyS} s, settled ${r.settledS} s, RSS peak ${r.rssPeakMiB} MiB, checks ${JSON.stringify(r.checks)}, ${r.warnings.length} warnings`,
+        `ready ${r.readyS} s, settled ${r.settledS} s, RSS peak ${r.rssPeakMiB} MiB (sampled) ${r.vmHwmMiB} MiB (VmHWM), checks ${JSON.stringify(r.checks)}, ${r.warnings.length} warnings`,
       );
     }
-    console.log('\n| removed | ready | settled | RSS peak | search, profile, suppliers | warnings |');
-    console.log('|---|---:|---:|---:|---|---:|');
+    console.log(
+      '\n| removed | ready | settled | RSS peak (sampled) | VmHWM | search, profile, suppliers | warnings |',
+    );
+    console.log('|---|---:|---:|---:|---:|---|---:|');
     for (const r of results)
       console.log(
-        `| ${r.removed.join(', ')} | ${r.readyS} s | ${r.settledS} s | ${r.rssPeakMiB} MiB | ${Object.values(r.checks).join(', ')} | ${r.warnings.length} |`,
+        `| ${r.removed.join(', ')} | ${r.readyS} s | ${r.settledS} s | ${r.rssPeakMiB} MiB | ${r.vmHwmMiB} MiB | ${Object.values(r.checks).join(', ')} | ${r.warnings.length} |`,
       );
     const out = writeResults('cold-start', { dataDir, cli, settleS, results });
     console.log(`\nresults: ${out}`);

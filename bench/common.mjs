@@ -281,12 +281,15 @@ export async function serveUntilSettled({ cli, dataDir, datasetDir, settleS }) {
       suppliers: (await getJson(`${base}/v1/companies/${vid}/suppliers/?limit=10`)).status,
     };
     rssPeak = Math.max(rssPeak, rssBytes(child.pid) ?? 0);
+    // The kernel's own high-water mark: a peak of a second or less falls between the samples above.
+    const hwm = rssBytes(child.pid, true);
     return {
       readyS: readyAt,
       settledS: settledAt,
       derived,
       firstSeen,
       rssPeakMiB: Math.round(rssPeak / 2 ** 20),
+      vmHwmMiB: hwm === null ? null : Math.round(hwm / 2 ** 20),
       checks,
       warnings,
     };

@@ -265,7 +265,7 @@ for (let i = 0; i < runs; i++) {
       r.firstStart = await serveUntilSettled({ cli: CLI, dataDir: workDir, datasetDir: dataset, settleS });
       const f = r.firstStart;
       log(
-        `  first start: ready ${f.readyS} s, settled ${f.settledS} s, RSS peak ${f.rssPeakMiB} MiB, checks ${JSON.stringify(f.checks)}, ${f.warnings.length} warnings`,
+        `  first start: ready ${f.readyS} s, settled ${f.settledS} s, RSS peak ${f.rssPeakMiB} MiB (sampled) ${f.vmHwmMiB} MiB (VmHWM), checks ${JSON.stringify(f.checks)}, ${f.warnings.length} warnings`,
       );
     }
     results.push(r);
@@ -298,6 +298,7 @@ const summary = {
         median_first_ready_seconds: median(results.map((r) => r.firstStart.readyS)),
         median_first_settled_seconds: median(results.map((r) => r.firstStart.settledS)),
         median_first_rss_peak_mib: median(results.map((r) => r.firstStart.rssPeakMiB)),
+        median_first_vm_hwm_mib: median(results.map((r) => r.firstStart.vmHwmMiB)),
       }
     : {}),
 };
