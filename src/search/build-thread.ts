@@ -13,11 +13,17 @@ import {
 import { CompanySearchIndex, SearchIndexBuilder } from './company-search';
 import type { CompanyCounts } from './company-search';
 
+/** Where an index is saved: its file, and the key it is saved under (CompanySearchIndex.save). */
+export interface IndexFile {
+  file: string;
+  key: string;
+}
+
 /**
  * What the main thread sends a build thread: the store's rows batch by batch, or an import's staged
  * Company lines without their counts (see SearchIndexBuilder.addUncounted), their end, and then the
- * counts; then the end of all. An import's thread keeps the index it finished (`keep`) until it is
- * told where to save it.
+ * counts; then the end of all, with where to save the index when it is to be saved from there. An
+ * import's thread keeps the index it finished (`keep`) until it is told where to save it.
  */
 export type BuildThreadRequest =
   | { type: 'rows'; rows: SearchRow[] }
@@ -25,21 +31,28 @@ export type BuildThreadRequest =
   | { type: 'lines'; text: Uint8Array }
   | { type: 'all-lines' }
   | { type: 'counts'; counts: CompanyCounts }
-  | { type: 'end'; keep?: boolean }
-  | { type: 'save'; file: string; key: string };
+  | { type: 'end'; keep?: boolean; saveTo?: IndexFile & { sync: boolean } }
+  | ({ type: 'save' } & IndexFile);
 
-/** A build thread's answer: a batch taken, the index built (in shared memory) or saved, or a failure. */
+/**
+ * A build thread's answer: a batch taken, the index built (in shared memory; `unsaved`, the error,
+ * when it was to be saved and could not be) or saved, or a failure.
+ */
 export type BuildThreadReply =
   | { type: 'started'; lowered: boolean }
   | { type: 'taken'; rows: number }
-  | { type: 'built'; shared: SharedSnapshot }
+  | { type: 'built'; shared: SharedSnapshot; unsaved?: string }
   | { type: 'saved'; companies: number }
   | { type: 'failed'; error: string };
 
-/** A built index, with its arrays in shared memory when it was built on a thread of its own. */
+/**
+ * A built index, with its arrays in shared memory when it was built on a thread of its own;
+ * `saved` when it is in the file it was to be saved to (buildSearchIndex's `saveTo`) already.
+ */
 export interface BuiltIndex {
   index: CompanySearchIndex;
   shared: SharedSnapshot | null;
+  saved: boolean;
 }
 
 const WORKER_FILE = join(__dirname, 'build-worker.js');
@@ -75,16 +88,81 @@ export function buildThreadAvailable(): boolean {
  * here) and every batch is handed to a thread of its own that indexes it as it comes: most of a minute of
  * work at 1M companies that otherwise ran on the thread answering requests, while the second core
  * was mostly idle. The index comes back in shared memory, ready for the search threads, and the
- * thread's heap, with all the garbage of the build, goes with it. From sources (no compiled worker)
- * the index is built on this thread.
+ * thread's heap, with all the garbage of the build, goes with it. With `saveTo`, the thread saves
+ * the index there, not synced to disk yet (the caller syncs it, syncFile, before it relies on it
+ * after a crash: at 1M companies the sync took seconds that a first start waited for before it was
+ * ready), and ends, and this thread reads the file back into shared memory: copied straight
+ * from the thread's arrays, the index was in memory twice until the thread ended, some 0.7 GB more
+ * at the peak of a first start at 1M companies (`saved` says whether it was saved; should the save
+ * fail, the index comes over in shared memory all the same, and the failure is logged). From sources
+ * (no compiled worker) the index is built on this thread, and not saved.
  */
 export async function buildSearchIndex(
   store: Pick<GraphStore, 'scanSearchRows'>,
   log?: Logger,
-  opts: { signal?: AbortSignal; onRows?: (count: number) => void } = {},
+  opts: BuildOptions & { saveTo?: IndexFile } = {},
 ): Promise<BuiltIndex> {
-  const here = async () => ({ index: await CompanySearchIndex.build(store, log, opts), shared: null });
+  const { saveTo } = opts;
+  const here = async () => ({
+    index: await CompanySearchIndex.build(store, log, opts),
+    shared: null,
+    saved: false,
+  });
   if (!buildThreadAvailable()) return here();
+  const ended = await attemptOnThread(store, log, opts, saveTo && { ...saveTo, sync: false });
+  if (!ended) return here();
+  if ('companies' in ended) {
+    // The thread has ended, and its heap with it, before the file is read.
+    const loaded = await CompanySearchIndex.loadShared(saveTo!.file, saveTo!.key).catch(() => null);
+    if (loaded?.shared) return { index: loaded.index, shared: loaded.shared, saved: true };
+    log?.warn({ file: saveTo!.file }, 'search index saved by its build thread unreadable; building it here');
+    return here();
+  }
+  if (ended.unsaved !== undefined)
+    log?.warn({ error: ended.unsaved, file: saveTo?.file }, 'could not save the search index');
+  const index = CompanySearchIndex.fromShared(ended.shared);
+  if (!index) throw new Error('search index build thread gave an index this thread cannot read');
+  return { index, shared: ended.shared, saved: false };
+}
+
+/**
+ * Builds the search index from the store as buildSearchIndex does and saves it to `to`, keeping
+ * nothing of it on this thread (an import's, for the servers of its data): built on a thread of its
+ * own, that thread saves it. Answers how many companies it holds; rejects when the save fails.
+ */
+export async function saveSearchIndex(
+  store: Pick<GraphStore, 'scanSearchRows'>,
+  log: Logger | undefined,
+  to: IndexFile,
+  opts: BuildOptions = {},
+): Promise<{ companies: number }> {
+  const ended = buildThreadAvailable()
+    ? await attemptOnThread(store, log, opts, { ...to, sync: true })
+    : null;
+  if (ended && 'companies' in ended) return ended;
+  if (ended) throw new Error(`could not save the search index to ${to.file}: ${ended.unsaved}`);
+  const index = await CompanySearchIndex.build(store, log, opts);
+  await index.save(to.file, to.key);
+  return { companies: index.size };
+}
+
+interface BuildOptions {
+  signal?: AbortSignal;
+  /** Called with the companies of each batch read; with minus those read so far when the read starts again. */
+  onRows?: (count: number) => void;
+}
+
+/**
+ * The build on a thread of its own; null, after a warning, when the thread could not start or did
+ * not finish (not the data's fault, or the build here fails too): the caller then reads the store
+ * again, from the start, and builds the index on its own thread. Rejects with the abort's reason.
+ */
+async function attemptOnThread(
+  store: Pick<GraphStore, 'scanSearchRows'>,
+  log: Logger | undefined,
+  opts: BuildOptions,
+  saveTo: (IndexFile & { sync: boolean }) | undefined,
+): Promise<ThreadEnd | null> {
   let counted = 0;
   try {
     return await onThread(store, log, {
@@ -93,23 +171,26 @@ export async function buildSearchIndex(
         counted += n;
         opts.onRows?.(n);
       },
+      saveTo,
     });
   } catch (err) {
     if (opts.signal?.aborted) throw opts.signal.reason;
-    // The thread could not start or did not finish (not the data's fault, or the build here fails
-    // too): the store is read again, from the start, and the index built here.
     log?.warn({ err }, 'search index build thread failed; building on the main thread instead');
     opts.onRows?.(-counted);
-    return here();
+    return null;
   }
 }
 
+/** How a build thread ended: its index in shared memory, or saved where it was told. */
+type ThreadEnd = { shared: SharedSnapshot; unsaved?: string } | { companies: number };
+
+/** The build on a thread of its own; the thread has ended by the time this resolves. */
 async function onThread(
   store: Pick<GraphStore, 'scanSearchRows'>,
   log: Logger | undefined,
-  opts: { signal?: AbortSignal; onRows?: (count: number) => void },
-): Promise<BuiltIndex> {
-  const { signal, onRows } = opts;
+  opts: BuildOptions & { saveTo?: IndexFile & { sync: boolean } },
+): Promise<ThreadEnd> {
+  const { signal, onRows, saveTo } = opts;
   signal?.throwIfAborted();
   const started = Date.now();
   const worker = new Worker(WORKER_FILE);
@@ -119,7 +200,7 @@ async function onThread(
   let over = false;
   const stop = () => void worker.terminate();
   signal?.addEventListener('abort', stop, { once: true });
-  const built = new Promise<SharedSnapshot>((resolve, reject) => {
+  const built = new Promise<ThreadEnd>((resolve, reject) => {
     const fail = (err: Error) => {
       failure = err;
       wake?.();
@@ -131,7 +212,8 @@ async function onThread(
         // Not after the attempt ended: a build started here after a failure counts its own.
         if (!over) onRows?.(m.rows);
         wake?.();
-      } else if (m.type === 'built') resolve(m.shared);
+      } else if (m.type === 'built') resolve({ shared: m.shared, unsaved: m.unsaved });
+      else if (m.type === 'saved' && saveTo) resolve({ companies: m.companies });
       else if (m.type === 'failed') fail(new Error(`search index build thread failed: ${m.error}`));
       else fail(new Error(`search index build thread answered ${m.type}`));
     });
@@ -154,29 +236,21 @@ async function onThread(
       }
     });
     signal?.throwIfAborted();
-    worker.postMessage({ type: 'end' } satisfies BuildThreadRequest);
+    worker.postMessage({ type: 'end', saveTo } satisfies BuildThreadRequest);
     log?.info({ companies }, 'search index: every company read; indexing them');
-    const result = await fromThread(built, signal);
-    log?.info({ companies: result.index.size, ms: Date.now() - started, thread: true }, 'search index built');
-    return result;
+    const ended = await built.catch((err: unknown) => {
+      throw signal?.aborted ? signal.reason : err;
+    });
+    log?.info(
+      { companies, ms: Date.now() - started, thread: true, saved: 'companies' in ended },
+      'search index built',
+    );
+    return ended;
   } finally {
     over = true;
     signal?.removeEventListener('abort', stop);
-    void worker.terminate();
+    await worker.terminate();
   }
-}
-
-/** The index a build thread handed back, read on this thread; the abort's reason once `signal` aborted. */
-async function fromThread(
-  built: Promise<SharedSnapshot>,
-  signal: AbortSignal | undefined,
-): Promise<BuiltIndex> {
-  const shared = await built.catch((err: unknown) => {
-    throw signal?.aborted ? signal.reason : err;
-  });
-  const index = CompanySearchIndex.fromShared(shared);
-  if (!index) throw new Error('search index build thread gave an index this thread cannot read');
-  return { index, shared };
 }
 
 /**

@@ -1,10 +1,10 @@
 /**
  * A worker thread that builds the search index from what the main thread hands it (see
  * build-thread.ts): a store's rows, or an import's staged Company lines and then their counts. It
- * hands the index back in shared memory or, for an import, keeps it until it is told where to save
- * it, and saves it from here (the index is the size of its file: a copy for the main thread to write
- * was that much memory more, and a second or two of CPU while the import's staging finished); the
- * main thread then ends it.
+ * hands the index back in shared memory, or saves it from here: at once when told where with the
+ * end of the rows, or, for an import, once told where (the index is the size of its file: a copy
+ * for the main thread, beside the thread's own until the thread ends, was that much memory more,
+ * and a second or two of CPU). The main thread then ends it.
  */
 import os from 'node:os';
 import { parentPort, workerData } from 'node:worker_threads';
@@ -64,9 +64,11 @@ let kept: Promise<CompanySearchIndex> | null = null;
 const textOf = (bytes: Uint8Array) =>
   Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('utf8');
 
+const errorText = (err: unknown) => (err instanceof Error ? (err.stack ?? err.message) : String(err));
+
 const fail = (err: unknown) => {
   failed = true;
-  reply({ type: 'failed', error: err instanceof Error ? (err.stack ?? err.message) : String(err) });
+  reply({ type: 'failed', error: errorText(err) });
 };
 
 // Fed by an import: the thread gives way to the staging from the start, and says whether it could.
@@ -103,6 +105,20 @@ port.on('message', (m: BuildThreadRequest) => {
         if (m.keep === true) {
           kept = CompanySearchIndex.finish(builder);
           kept.catch(fail);
+        } else if (m.saveTo) {
+          const { file, key, sync } = m.saveTo;
+          CompanySearchIndex.finish(builder)
+            .then(async (index) => {
+              try {
+                await index.save(file, key, { sync });
+              } catch (err) {
+                // The index is not lost with its file: it goes over in shared memory, its failure with it.
+                reply({ type: 'built', shared: index.toShared(), unsaved: errorText(err) });
+                return;
+              }
+              reply({ type: 'saved', companies: index.size });
+            })
+            .catch(fail);
         } else
           CompanySearchIndex.finish(builder)
             .then((index) => reply({ type: 'built', shared: index.toShared() }))

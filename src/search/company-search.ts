@@ -411,9 +411,9 @@ export class CompanySearchIndex {
     return this.vids.length;
   }
 
-  /** Saves the index to `file` under `key` (see {@link CompanySearchIndex.load}). */
-  save(file: string, key: string): Promise<void> {
-    return this.snapshot().save(file, key);
+  /** Saves the index to `file` under `key` (see {@link CompanySearchIndex.load}; `opts`: SnapshotWriter.save). */
+  save(file: string, key: string, opts?: { sync?: boolean }): Promise<void> {
+    return this.snapshot().save(file, key, opts);
   }
 
   /** The index's arrays in shared memory, as loadShared gives them: for fromShared on any thread. */

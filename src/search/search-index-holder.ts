@@ -1,3 +1,4 @@
+import fs from 'node:fs';
 import type { Logger } from '../logger';
 import type { GraphStore } from '../store/graph-store';
 import { AppError } from '../domain/errors';
@@ -6,6 +7,7 @@ import type { SearchCriteria } from './company-search';
 import type { SearchResult, SearchThreads, SuggestRequest, Suggestions } from './search-threads';
 import type { SharedSnapshot } from '../store/snapshot';
 import { buildSearchIndex } from './build-thread';
+import { syncFile, temporaryFor } from '../store/file-io';
 
 /** The file name suffix of the saved index beside the graph. */
 export const SEARCH_INDEX_NAME = 'search-index';
@@ -188,7 +190,17 @@ export class SearchIndexHolder {
       'no saved search index for the data as it is: building it from the store (a minute or more at 1M companies)',
     );
     let told = Date.now();
-    const { index, shared } = await buildSearchIndex(this.store, this.log, {
+    const started = Date.now();
+    // Saved by the thread that builds it and read back from the file (see buildSearchIndex), under a
+    // temporary name until it is synced and known to be of the data as it is after the build. A save
+    // of an earlier build still under way ends first: it may be writing the same temporary file.
+    await this.saving;
+    const pending = saved && { file: temporaryFor(saved.file), key: saved.key };
+    const {
+      index,
+      shared,
+      saved: savedByThread,
+    } = await buildSearchIndex(this.store, this.log, {
       signal: this.stopping.signal,
       onRows: (n) => {
         this.read += n;
@@ -196,10 +208,28 @@ export class SearchIndexHolder {
         told = Date.now();
         this.log?.info({ companies: this.read }, 'search index: companies read so far');
       },
+      saveTo: pending ?? undefined,
     });
     const after = this.store.derivedDataFile?.(SEARCH_INDEX_NAME) ?? null;
     const closing = this.stopping.signal.aborted;
-    if (saved && after && !closing && after.key === saved.key && after.file === saved.file) {
+    const unchanged = saved && after && after.key === saved.key && after.file === saved.file;
+    if (savedByThread && saved && pending) {
+      const drop = () => fs.promises.rm(pending.file, { force: true }).catch(() => undefined);
+      // Of data that changed during the build, it is not kept: the file may be a newer index's by now.
+      if (!unchanged) await drop();
+      // Searches need not wait for the sync (seconds at 1M companies), nor fail with it.
+      else
+        this.saving = this.saving.then(async () => {
+          try {
+            await syncFile(pending.file);
+            await fs.promises.rename(pending.file, saved.file);
+            this.log?.info({ ms: Date.now() - started, file: saved.file }, 'search index saved');
+          } catch (err) {
+            this.log?.warn({ err, file: saved.file }, 'could not save the search index');
+            await drop();
+          }
+        });
+    } else if (saved && unchanged && !closing) {
       const started = Date.now();
       // Saving is for the next start: searches need not wait for it, and a failure is reported, never fatal.
       this.saving = this.saving

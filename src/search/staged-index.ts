@@ -1,7 +1,7 @@
 import type { Logger } from '../logger';
 import type { LoadAlongside } from '../store/graph-store';
 import { scanStagedSearchRows } from '../store/staged-search-rows';
-import { buildSearchIndex } from './build-thread';
+import { saveSearchIndex } from './build-thread';
 import type { FedSearchIndex } from './build-thread';
 import { SEARCH_INDEX_NAME } from './search-index-holder';
 
@@ -30,14 +30,14 @@ export function searchIndexAlongside(log?: Logger, fed?: FedSearchIndex): LoadAl
     }
     if (companies === null) {
       // Read on this thread and indexed on a thread of its own: a thread that did both took twice as long.
-      const built = await buildSearchIndex(
+      // Saved by the thread that built it: nothing of the index comes to this one.
+      const saved = await saveSearchIndex(
         { scanSearchRows: (onBatch) => scanStagedSearchRows(stagingDir, onBatch) },
         log,
+        { file, key },
         { signal },
       );
-      signal.throwIfAborted();
-      await built.index.save(file, key);
-      companies = built.index.size;
+      companies = saved.companies;
     }
     log?.info({ companies, ms: Date.now() - started, file }, 'search index of the import saved');
   };

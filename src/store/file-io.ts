@@ -107,3 +107,13 @@ export function temporaryFor(file: string): string {
   }
   return `${file}.tmp-${process.pid}`;
 }
+
+/** Makes what was written to `file` durable (fsync), as a write that synced would have. */
+export async function syncFile(file: string): Promise<void> {
+  const handle = await fs.promises.open(file, 'r');
+  try {
+    await handle.sync();
+  } finally {
+    await handle.close();
+  }
+}

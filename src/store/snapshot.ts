@@ -98,9 +98,11 @@ export class SnapshotWriter {
 
   /**
    * Writes the file under `key` (what the caller checks on reading), through a
-   * temporary name and a rename, so a reader never sees half a file.
+   * temporary name and a rename, so a reader never sees half a file. With `sync`
+   * false its bytes may be in the page cache only when this resolves: the caller
+   * makes them durable (syncFile) before it relies on the file after a crash.
    */
-  async save(file: string, key: string): Promise<void> {
+  async save(file: string, key: string, opts: { sync?: boolean } = {}): Promise<void> {
     const header = Buffer.from(JSON.stringify({ key, sections: this.sections } satisfies Header));
     const length = Buffer.alloc(4);
     length.writeUInt32LE(header.length);
@@ -128,7 +130,7 @@ export class SnapshotWriter {
           await write(part);
           written = at + part.length;
         }
-        await handle.sync();
+        if (opts.sync !== false) await handle.sync();
       } finally {
         await handle.close();
       }

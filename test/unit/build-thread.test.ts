@@ -112,6 +112,77 @@ describe('the search index built on a thread of its own', () => {
     for (const c of CRITERIA) expect(shared.search(criteria(c))).toEqual(here.search(criteria(c)));
   });
 
+  /** The compiled CompanySearchIndex, the one build-thread reads an index with on this thread. */
+  const compiledIndex = () =>
+    compiledModule<{ CompanySearchIndex: typeof CompanySearchIndex }>(compiled, 'search/company-search')
+      .CompanySearchIndex;
+
+  it('saves the index from its thread when given a file, and reads it back, never copied from the thread', async () => {
+    const fromShared = jest.spyOn(compiledIndex(), 'fromShared');
+    try {
+      const file = path.join(dir, 'thread');
+      const built = await mod.buildSearchIndex(store().store, undefined, { saveTo: { file, key: 'k' } });
+      // Copied from the thread, the index was in memory twice until the thread ended.
+      expect(fromShared).not.toHaveBeenCalled();
+      expect(built.saved).toBe(true);
+      expect(built.shared).not.toBeNull();
+      const { worker } = buildThreads().at(-1)!;
+      expect(worker.threadId).toBe(-1);
+      const here = await CompanySearchIndex.build(store().store);
+      await here.save(path.join(dir, 'here'), 'k');
+      expect(fs.readFileSync(file).equals(fs.readFileSync(path.join(dir, 'here')))).toBe(true);
+      const shared = CompanySearchIndex.fromShared(built.shared!)!;
+      for (const c of CRITERIA) {
+        expect(built.index.search(criteria(c))).toEqual(here.search(criteria(c)));
+        expect(shared.search(criteria(c))).toEqual(here.search(criteria(c)));
+      }
+    } finally {
+      fromShared.mockRestore();
+    }
+  });
+
+  it('hands the index over all the same, and says why, when its thread cannot save it', async () => {
+    // A file where its directory should be: the save fails.
+    fs.writeFileSync(path.join(dir, 'plain'), '');
+    const file = path.join(dir, 'plain', 'index');
+    const { store: s, scans } = store();
+    const warned: string[] = [];
+    const log = { warn: (_: unknown, msg: string) => warned.push(msg), info: () => undefined };
+    const built = await mod.buildSearchIndex(s, log as never, { saveTo: { file, key: 'k' } });
+    expect(built.saved).toBe(false);
+    expect(built.index.size).toBe(3000);
+    expect(CompanySearchIndex.fromShared(built.shared!)!.size).toBe(3000);
+    expect(warned).toEqual(['could not save the search index']);
+    // Not built a second time.
+    expect(scans.count).toBe(1);
+  });
+
+  it("saves an import's index from the thread that built it, nothing of it coming to this one", async () => {
+    const fromShared = jest.spyOn(compiledIndex(), 'fromShared');
+    const loadShared = jest.spyOn(compiledIndex(), 'loadShared');
+    try {
+      const file = path.join(dir, 'import');
+      const before = buildThreads().length;
+      expect(await mod.saveSearchIndex(store().store, undefined, { file, key: 'k' })).toEqual({
+        companies: 3000,
+      });
+      expect(buildThreads().length).toBe(before + 1);
+      expect(fromShared).not.toHaveBeenCalled();
+      expect(loadShared).not.toHaveBeenCalled();
+      const here = await CompanySearchIndex.build(store().store);
+      await here.save(path.join(dir, 'here'), 'k');
+      expect(fs.readFileSync(file).equals(fs.readFileSync(path.join(dir, 'here')))).toBe(true);
+      // A save that fails is the caller's failure.
+      fs.writeFileSync(path.join(dir, 'plain'), '');
+      await expect(
+        mod.saveSearchIndex(store().store, undefined, { file: path.join(dir, 'plain', 'x'), key: 'k' }),
+      ).rejects.toThrow(/could not save the search index/);
+    } finally {
+      fromShared.mockRestore();
+      loadShared.mockRestore();
+    }
+  });
+
   it('stops reading and ends the thread when the build is stopped', async () => {
     const stop = new AbortController();
     const { store: s, scans } = store(rows(), (batch) => {
@@ -256,13 +327,41 @@ describe('the search index built on a thread of its own', () => {
     const here = await CompanySearchIndex.build(store().store);
     await here.save(path.join(dir, 'here'), 'g-1#0');
     const holder = new SearchIndexHolder(s, undefined, threads);
+    const fromShared = jest.spyOn(compiledIndex(), 'fromShared');
     try {
       await holder.rebuild();
-      // The thread holds the index before it is saved: it answers, where null would send the search back.
+      // Saved by the build's thread and read back: the build's arrays were never copied to this thread.
+      expect(fromShared).not.toHaveBeenCalled();
       for (const c of CRITERIA)
         expect(await threads.search(1, criteria(c))).toEqual(here.search(criteria(c)));
       await holder.saved();
       expect(fs.readFileSync(file).equals(fs.readFileSync(path.join(dir, 'here')))).toBe(true);
+      // Nothing left under a temporary name.
+      expect(fs.readdirSync(dir).sort()).toEqual(['g-1.search-index', 'here']);
+    } finally {
+      fromShared.mockRestore();
+      await holder.close();
+    }
+  });
+
+  it('keeps no file of an index whose data changed while it was built', async () => {
+    const { SearchIndexHolder } = compiledModule<Holders>(compiled, 'search/search-index-holder');
+    const file = path.join(dir, 'g.search-index');
+    let key = 'g-1#0';
+    const s = {
+      ...store(rows(), (batch) => {
+        // An import ends during the build.
+        if (batch === 3) key = 'g-2#0';
+      }).store,
+      generation: 1,
+      derivedDataFile: () => ({ file, key }),
+    } as unknown as GraphStore;
+    const holder = new SearchIndexHolder(s);
+    try {
+      const index = await holder.rebuild();
+      expect(index.size).toBe(3000);
+      await holder.saved();
+      expect(fs.readdirSync(dir)).toEqual([]);
     } finally {
       await holder.close();
     }
