@@ -16,6 +16,7 @@ import { Relay } from '../support/relay';
 import { makeQueue } from '../support/job-queue-harness';
 import { TierViewService } from '../../src/services/tierview.service';
 import { DOWNLOAD_PREFIX } from '../../src/blobs/local/local.blob-store';
+import pino from 'pino';
 
 /**
  * What only a real Neo4j 5 server can tell: how it plans every query we send it,
@@ -135,9 +136,27 @@ if (neo4jAvailability() === null) {
         const through = await openNeo4jStore({ ...target, uri: `bolt://127.0.0.1:${relay.port}` });
         // A lock and a time limit as long as a server's: on a loaded machine a 2 s lock can lapse while
         // the driver tries again for its 30 s, and a new attempt would start those tries over.
+        // What the export logs at warn and above, shown should it never wait: which failure it took
+        // for something other than an outage.
+        const logged: string[] = [];
+        const log = pino(
+          { level: 'warn' },
+          {
+            write: (line: string) => {
+              const e = JSON.parse(line) as {
+                msg?: string;
+                err?: { type?: string; code?: unknown; message?: string };
+              };
+              logged.push(
+                `${e.msg} (${e.err?.type}, ${String(e.err?.code)}: ${e.err?.message?.slice(0, 300)})`,
+              );
+            },
+          },
+        );
         const { queue, engine, blobs } = makeQueue(dir, through, (b) => new TierViewService(through, b), {
           lockS: 30,
           timeoutS: 300,
+          log,
         });
         try {
           // Asked while Neo4j answers (a start checks the root), the run is taken up once it does not.
@@ -162,7 +181,7 @@ if (neo4jAvailability() === null) {
               if (seen[seen.length - 1] !== line) seen.push(line);
               await new Promise((r) => setTimeout(r, 200));
             }
-            return `never waited; seen: ${seen.join(' | ')}`;
+            return `never waited; seen: ${seen.join(' | ')}; logged: ${logged.join(' | ')}`;
           };
           expect(await waiting()).toMatch(
             /^waiting for the graph database, which does not answer; trying again in \d+ s$/,
