@@ -190,7 +190,7 @@ export class SearchIndexHolder {
       'no saved search index for the data as it is: building it from the store (a minute or more at 1M companies)',
     );
     let told = Date.now();
-    const started = Date.now();
+    const buildStarted = Date.now();
     // Saved by the thread that builds it and read back from the file (see buildSearchIndex), under a
     // temporary name until it is synced and known to be of the data as it is after the build. A save
     // of an earlier build still under way ends first: it may be writing the same temporary file.
@@ -223,7 +223,7 @@ export class SearchIndexHolder {
           try {
             await syncFile(pending.file);
             await fs.promises.rename(pending.file, saved.file);
-            this.log?.info({ ms: Date.now() - started, file: saved.file }, 'search index saved');
+            this.log?.info({ ms: Date.now() - buildStarted, file: saved.file }, 'search index saved');
           } catch (err) {
             this.log?.warn({ err, file: saved.file }, 'could not save the search index');
             await drop();

@@ -678,32 +678,16 @@ export class Neo4jGraphStore implements GraphStore {
       SUPPLIES: this.query('import/upsert-supplies'),
       CLUSTER_SUPPLIES: this.query('import/upsert-cluster-supplies'),
     };
-    // The file holds the edges too, under the data's own key (see writePoints).
-    const work = together(
-      alongside,
-      this.options.pointFileAtImport
-        ? pointFileAlongside(POINT_FILE, (key) => key, true, this.options.logger)
-        : undefined,
-    );
+    const work = this.derivedWork(alongside);
     const next = work ? await this.nextDerived() : null;
-    const loadFailed = new AbortController();
-    const besides = next
-      ? runLoadAlongside(work, stagingDir, next.fileOf, loadFailed.signal, this.options.logger)
-      : Promise.resolve();
-    try {
+    await this.besideLoad(work, next, stagingDir, async () => {
       const result = await importIntoNeo4j(this.exec, upserts, readScript('import/prune'), stagingDir, {
         batchSize: this.options.importBatchSize,
         parallel: this.options.importParallel,
         onProgress,
       });
       this.options.logger?.info({ importId: result.importId, rows: result.rows }, 'Neo4j import done');
-      await besides;
-    } catch (e) {
-      loadFailed.abort();
-      await besides;
-      next?.discard();
-      throw e;
-    }
+    });
     if (!next) return this.changed();
     // In place just before the generation is raised, so that a server that notices the change finds
     // them, and the old data's files replaced only once the new data is complete; not when another
@@ -786,31 +770,56 @@ export class Neo4jGraphStore implements GraphStore {
     alongside?: LoadAlongside,
   ): Promise<AdminFilesResult & { derived: string[] }> {
     const lineage = randomUUID();
-    const work = together(
+    const work = this.derivedWork(alongside);
+    const pending =
+      work && this.options.derivedDir
+        ? this.pendingDerived(databaseKey({ generation: ADMIN_FILES_GENERATION, lineage }))
+        : null;
+    const result = await this.besideLoad(work, pending, stagingDir, () =>
+      writeNeo4jAdminFiles(stagingDir, outDir, onProgress, lineage),
+    );
+    return { ...result, derived: pending ? pending.adopt() : [] };
+  }
+
+  /**
+   * What an import derives from its staging files beside the load: `alongside` (the search index)
+   * and, with `pointFileAtImport`, the point-read file, which holds the edges too, under the data's
+   * own key (see writePoints).
+   */
+  private derivedWork(alongside: LoadAlongside | undefined): LoadAlongside | undefined {
+    return together(
       alongside,
       this.options.pointFileAtImport
         ? pointFileAlongside(POINT_FILE, (key) => key, true, this.options.logger)
         : undefined,
     );
-    const pending =
-      work && this.options.derivedDir
-        ? this.pendingDerived(databaseKey({ generation: ADMIN_FILES_GENERATION, lineage }))
-        : null;
+  }
+
+  /**
+   * Runs `load` with `work` beside it, writing into `pending`'s files (no work without them): both
+   * end before this does. A failed load stops the work and removes what it wrote; the work's own
+   * failure is only logged (runLoadAlongside), the servers derive that data later.
+   */
+  private async besideLoad<T>(
+    work: LoadAlongside | undefined,
+    pending: PendingDerived | null,
+    stagingDir: string,
+    load: () => Promise<T>,
+  ): Promise<T> {
     const failed = new AbortController();
     const besides = pending
       ? runLoadAlongside(work, stagingDir, pending.fileOf, failed.signal, this.options.logger)
       : Promise.resolve();
-    let result: AdminFilesResult;
     try {
-      result = await writeNeo4jAdminFiles(stagingDir, outDir, onProgress, lineage);
+      const result = await load();
       await besides;
+      return result;
     } catch (e) {
       failed.abort();
       await besides;
       pending?.discard();
       throw e;
     }
-    return { ...result, derived: pending ? pending.adopt() : [] };
   }
 
   /** Notices imports and seeds made by other processes (or instances) and bumps the local generation. */
@@ -849,7 +858,6 @@ export class Neo4jGraphStore implements GraphStore {
   }
 }
 
-/** The database's generation as a key: of saved derived data, and of the walks' memory. */
 /** Derived files being written for data a database is to hold (see pendingDerived). */
 interface PendingDerived {
   fileOf: DerivedFileOf;
@@ -858,6 +866,7 @@ interface PendingDerived {
   discard: () => void;
 }
 
+/** The database's generation as a key: of saved derived data, and of the walks' memory. */
 function databaseKey(g: { generation: number; lineage: string | null }): string {
   return `${g.lineage ?? ''}#${g.generation}`;
 }
