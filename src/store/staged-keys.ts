@@ -43,10 +43,21 @@ export interface StagedKeys {
 
 /** Lines by their key's hash, offset and length, in typed arrays that grow. */
 export class LineEntries {
-  hashes = new Uint32Array(1024);
-  offsets = new Float64Array(1024);
-  lengths = new Uint32Array(1024);
+  hashes: Uint32Array<ArrayBuffer>;
+  offsets: Float64Array<ArrayBuffer>;
+  lengths: Uint32Array<ArrayBuffer>;
   count = 0;
+
+  /**
+   * @param capacity rows held before the arrays first grow: the count when it is known, so that
+   *   they neither grow (old and new arrays held at once while they are copied) nor keep room unused.
+   */
+  constructor(capacity = 1024) {
+    const n = Math.max(1, capacity);
+    this.hashes = new Uint32Array(n);
+    this.offsets = new Float64Array(n);
+    this.lengths = new Uint32Array(n);
+  }
 
   push(hash: number, offset: number, length: number): void {
     if (this.count === this.hashes.length) {

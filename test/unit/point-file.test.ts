@@ -7,10 +7,12 @@ import {
   moveDerivedFile,
   pointFileCounts,
   removeDerivedFile,
+  sortEntries,
   writePointFile,
 } from '../../src/store/point-file';
+import * as fileIo from '../../src/store/file-io';
 import { toEdge, toProfile } from '../../src/store/mappers';
-import { readStagedKeys, StagedKeysBuilder } from '../../src/store/staged-keys';
+import { LineEntries, readStagedKeys, StagedKeysBuilder } from '../../src/store/staged-keys';
 import type { StagedKeys } from '../../src/store/staged-keys';
 import { TABLES } from '../../src/store/tables';
 import { stagedRowDecoder } from '../../src/store/staging-file';
@@ -114,6 +116,82 @@ describe('PointFile', () => {
       f.close();
     }
     expect(pointFileCounts(file)).toEqual({ companies: 20_002, edges: 3 });
+  });
+
+  it('opens the file it wrote with the index it sorted, reading none of it back', async () => {
+    const reads = jest.spyOn(fileIo, 'readExactlyAsync');
+    let f: PointFile | null = null;
+    try {
+      f = await writePointFile(file, 'k', { companies: 5002, edges: 1 }, async (w) => {
+        w.addCompanies(Array.from({ length: 5000 }, (_, i) => company(i)));
+        w.addCompanies(SAME_HASH.map(named));
+        w.addEdges([evidenced]);
+        return Promise.resolve(true);
+      });
+      expect(reads).not.toHaveBeenCalled();
+      for (const g of [f!, (await PointFile.open(file, 'k'))!]) {
+        try {
+          expect(g.counts).toEqual({ companies: 5002, edges: 1 });
+          for (const i of [0, 1, 2500, 4999]) expect(g.company(`v${i}`)).toEqual(company(i));
+          expect(SAME_HASH.map((vid) => g.company(vid)?.name)).toEqual(SAME_HASH);
+          expect(g.company('v5000')).toBeNull();
+          expect(JSON.stringify(g.edge('e2'))).toBe(JSON.stringify(evidenced));
+        } finally {
+          g.close();
+        }
+      }
+    } finally {
+      reads.mockRestore();
+      f?.close();
+    }
+  });
+
+  it('keeps the index of counts it is told in arrays of that size, sorted where they are', () => {
+    const w = new PointFileWriter(file, { companies: 3000, edges: 0 });
+    w.addCompanies(Array.from({ length: 3000 }, (_, i) => company(i)));
+    const { companies } = w.finish('k');
+    // 3,000 rows, not the 4,096 the arrays would have doubled to.
+    expect(companies.hashes.buffer.byteLength).toBe(3000 * 4);
+    expect(companies.offsets.buffer.byteLength).toBe(3000 * 8);
+    expect(companies.lengths.buffer.byteLength).toBe(3000 * 4);
+  });
+
+  it('sorts rows by their kept hash bits in place, each keeping its offset and length', () => {
+    let seed = 7;
+    const random = () => (seed = (Math.imul(seed, 1103515245) + 12345) >>> 0);
+    // Past 2^21 rows the index keeps fewer than 32 bits of each hash.
+    for (const [n, distinct, shift] of [
+      [0, 1, 0],
+      [1, 1, 0],
+      [2, 1, 0],
+      [1000, 5, 0],
+      [50_000, 2 ** 32, 0],
+      [70_000, 40_000, 0],
+      [2_200_000, 2 ** 32, 1],
+    ] as const) {
+      const e = new LineEntries(n === 0 ? 8 : Math.ceil(n / 3));
+      // Row i: its length is i, its offset 10.5 i, so each says which row it was.
+      for (let i = 0; i < n; i++) e.push(((random() % distinct) * 7919) >>> 0, i * 10.5, i);
+      const hashOf = e.hashes.slice(0, n);
+      const index = sortEntries(e);
+      expect(index.shift).toBe(shift);
+      expect(index.offsets.buffer).toBe(e.offsets.buffer);
+      expect([index.hashes.length, index.offsets.length, index.lengths.length]).toEqual([n, n, n]);
+      const seen = new Uint8Array(n);
+      let wrong = 0;
+      for (let j = 0; j < n; j++) {
+        const i = index.lengths[j]!;
+        if (i >= n || seen[i] || index.offsets[j] !== i * 10.5 || index.hashes[j] !== hashOf[i]! >>> shift)
+          wrong++;
+        seen[i] = 1;
+        // In order of kept bits, and of rows among equal ones (as a stable sort would leave them).
+        if (j > 0) {
+          const before = index.hashes[j - 1]!;
+          if (before > index.hashes[j]! || (before === index.hashes[j] && index.lengths[j - 1]! > i)) wrong++;
+        }
+      }
+      expect(wrong).toBe(0);
+    }
   });
 
   it('reads itself through for the page cache, and stops once closed', async () => {
