@@ -124,8 +124,19 @@ const UNAVAILABLE_CODES = [
 ];
 
 /**
+ * The driver's pool gave no connection within NEO4J_ACQUIRE_TIMEOUT_MS: every connection busy, or
+ * a database that takes connections but does not answer them (one starting, hung or cut off
+ * behind a proxy). The driver gives this error no status code (`N/A`) and does not retry it;
+ * only its message tells it apart.
+ */
+function isAcquisitionTimeout(e: Error, code: string): boolean {
+  return code === 'N/A' && e.message.startsWith('Connection acquisition timed out');
+}
+
+/**
  * Maps a driver failure onto our error codes: an unreachable, overloaded or
- * misconfigured database, and a query over its time limit, are 503 UNAVAILABLE
+ * misconfigured database (a pool that gives no connection in time included), and a query over
+ * its time limit, are 503 UNAVAILABLE
  * (the client may retry; the operator sees the cause in the log). Anything else
  * (a query the server rejects) is a defect of ours and stays a 500.
  */
@@ -134,7 +145,12 @@ export function mapDriverError(e: unknown, queryName: string): unknown {
   const code = (e as { code?: unknown }).code;
   if (typeof code !== 'string') return e;
   const retryable = (e as { retryable?: unknown }).retryable === true;
-  if (retryable || code.startsWith('Neo.TransientError.') || UNAVAILABLE_CODES.includes(code)) {
+  if (
+    retryable ||
+    code.startsWith('Neo.TransientError.') ||
+    UNAVAILABLE_CODES.includes(code) ||
+    isAcquisitionTimeout(e, code)
+  ) {
     const timedOut = code.includes('TransactionTimedOut') || code.includes('Transaction.LockClientStopped');
     // Only an outage passes by itself, so only it says when to come back: a query over its time
     // limit would run over it again.
