@@ -12,7 +12,7 @@
 // bench/run.mjs is never written. Results go to bench/results/cold-start-<timestamp>.json.
 import fs from 'node:fs';
 import path from 'node:path';
-import { CLI, ROOT, parseArgs, serveUntilSettled, writeResults } from './common.mjs';
+import { CLI, ROOT, parseArgs, serveEnv, serveUntilSettled, writeResults } from './common.mjs';
 
 const DERIVED = ['search-index', 'point-reads', 'walk-memory'];
 const args = parseArgs();
@@ -90,7 +90,9 @@ async function main() {
     const results = [];
     for (const s of scenarios) {
       const removed = s === 'all' ? DERIVED : [s];
-      log(`start without ${removed.join(', ')}`);
+      log(
+        `start without ${removed.join(', ')}, MALLOC_ARENA_MAX=${serveEnv(cli).MALLOC_ARENA_MAX ?? 'unset'}`,
+      );
       const r = await start(work, removed);
       results.push(r);
       log(
@@ -105,7 +107,14 @@ async function main() {
       console.log(
         `| ${r.removed.join(', ')} | ${r.readyS} s | ${r.settledS} s | ${r.rssPeakMiB} MiB | ${r.vmHwmMiB} MiB | ${Object.values(r.checks).join(', ')} | ${r.warnings.length} |`,
       );
-    const out = writeResults('cold-start', { dataDir, cli, settleS, results });
+    const out = writeResults('cold-start', {
+      dataDir,
+      cli,
+      settleS,
+      // The C library's arenas the server had (serveEnv): the image's 2 unless this process set another.
+      mallocArenaMax: serveEnv(cli).MALLOC_ARENA_MAX ?? null,
+      results,
+    });
     console.log(`\nresults: ${out}`);
     const failed = results.some(
       (r) => r.warnings.some((w) => w.level >= 50) || Object.values(r.checks).some((c) => c !== 200),

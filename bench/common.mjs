@@ -27,6 +27,19 @@ export function serveArgs(cli = CLI, extra = []) {
   return [...(SERVE_NODE_FLAGS ?? []), ...extra, cli, 'serve'];
 }
 
+/**
+ * The environment for `tiergraph serve` from the built CLI `cli`: this process's, over the one the
+ * image serves with (SERVE_ENV in src/heap-settings.ts, `MALLOC_ARENA_MAX=2`), so that what is
+ * measured is what the image runs. A variable set here wins: `MALLOC_ARENA_MAX=64 node bench/...`
+ * measures the C library's own number of arenas (8 a core) on up to 8 cores.
+ */
+export function serveEnv(cli = CLI) {
+  const require = createRequire(import.meta.url);
+  const { SERVE_ENV } = require(path.join(path.dirname(cli), '..', 'heap-settings.js'));
+  // A build from before the environment was named has none.
+  return { ...(SERVE_ENV ?? {}), ...process.env };
+}
+
 /** `--name value` pairs of the command line, by name (values are strings). */
 export function parseArgs(argv = process.argv.slice(2)) {
   return Object.fromEntries(
@@ -221,7 +234,7 @@ export async function serveUntilSettled({ cli, dataDir, datasetDir, settleS }) {
   const at = () => Math.round(performance.now() - started) / 1000;
   const child = spawn(process.execPath, serveArgs(cli), {
     env: {
-      ...process.env,
+      ...serveEnv(cli),
       DATA_DIR: dataDir,
       STORE: 'embedded',
       PORT: String(port),

@@ -18,6 +18,7 @@ import {
   parseArgs,
   profileReads,
   serveArgs,
+  serveEnv,
   sleep,
   untilReady,
   SERVE_KEY,
@@ -70,7 +71,7 @@ async function main() {
   const base = `http://127.0.0.1:${port}`;
   const server = spawn(process.execPath, serveArgs(cli), {
     env: {
-      ...process.env,
+      ...serveEnv(cli),
       PORT: String(port),
       HOST: '127.0.0.1',
       DATA_DIR: store,

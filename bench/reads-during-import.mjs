@@ -16,6 +16,7 @@ import {
   freePort,
   parseArgs,
   serveArgs,
+  serveEnv,
   settle,
   sleep,
   untilReady,
@@ -111,7 +112,7 @@ async function main() {
   const base = `http://127.0.0.1:${port}`;
   const server = spawn(process.execPath, serveArgs(), {
     env: {
-      ...process.env,
+      ...serveEnv(),
       PORT: String(port),
       HOST: '127.0.0.1',
       DATA_DIR: storeDir,

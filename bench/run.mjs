@@ -18,6 +18,7 @@ import {
   freePort,
   rssBytes,
   serveArgs,
+  serveEnv,
   settle,
   sleep,
   statCpu,
@@ -709,7 +710,7 @@ async function pointKeys(opts, datasetDir, inputs) {
 async function startServer(opts) {
   const port = await freePort();
   const env = {
-    ...process.env,
+    ...serveEnv(CLI),
     DATA_DIR: path.join(opts.dataDir, opts.store === 'neo4j' ? 'store-neo4j' : 'store'),
     ...(opts.store === 'neo4j' ? neo4jEnv(opts) : { STORE: 'embedded' }),
     ...(opts.readCache === null ? {} : { READ_CACHE_ENTRIES: String(opts.readCache) }),
@@ -1361,7 +1362,12 @@ async function main() {
       platform: `${os.platform()} ${os.release()} ${os.arch()}`,
     },
     // What the server was started with: the flags npm start gives it, then --node-args.
-    options: { ...opts, serveNodeArgs: serveArgs(CLI, opts.nodeArgs).slice(0, -2) },
+    // ... and the C library's arenas it had (serveEnv): the image's 2 unless this process set another.
+    options: {
+      ...opts,
+      serveNodeArgs: serveArgs(CLI, opts.nodeArgs).slice(0, -2),
+      serveMallocArenaMax: serveEnv(CLI).MALLOC_ARENA_MAX ?? null,
+    },
     targets: TARGETS,
     dataset: null,
     inputs: null,

@@ -17,6 +17,7 @@ import {
   profileReads,
   rssBytes,
   serveArgs,
+  serveEnv,
   settle,
   sleep,
   untilReady,
@@ -92,7 +93,7 @@ async function main() {
   log(`root with the most suppliers: ${roots[0].vid} (${roots[0].suppliers} suppliers)`);
   const server = spawn(process.execPath, serveArgs(), {
     env: {
-      ...process.env,
+      ...serveEnv(),
       PORT: String(port),
       HOST: '127.0.0.1',
       ...storeEnv,

@@ -34,6 +34,33 @@ export function turnPretenuringOff(): void {
 export const SERVE_NODE_FLAGS: readonly string[] = ['--max-semi-space-size=32'];
 
 /**
+ * The environment the server is meant to run with, which the image sets (its Dockerfile's `ENV`;
+ * `test/unit/serve-flags.test.ts` holds it to this) and the benchmarks give the servers they start.
+ * Like the flags, it must be there when the process starts: the C library reads it once.
+ *
+ * `MALLOC_ARENA_MAX=2`: glibc gives each thread that allocates (the embedded engine's query
+ * threads, Node's thread pool, the search and build threads) a memory arena of its own, up to 8 a
+ * core, and keeps what is freed there for that thread. A server's first start with no derived files
+ * at 1M companies held some 400–600 MB more in those arenas than with two (bench/README.md);
+ * steadily serving, reads ran as fast either way. `npm start` does not set it: a variable on the
+ * script's command line would stop the script on shells that are not POSIX. The server says at
+ * start when it is missing on Linux.
+ */
+export const SERVE_ENV: Readonly<Record<string, string>> = { MALLOC_ARENA_MAX: '2' };
+
+/**
+ * The variables of SERVE_ENV this process was started without, where they take effect (the
+ * arenas: Linux): for the server to say so. A variable set to another value is the operator's choice.
+ */
+export function missingServeEnv(
+  env: Readonly<Record<string, string | undefined>> = process.env,
+  platform: string = process.platform,
+): string[] {
+  if (platform !== 'linux') return [];
+  return Object.keys(SERVE_ENV).filter((name) => (env[name] ?? '') === '');
+}
+
+/**
  * The flags of SERVE_NODE_FLAGS this process was started without, on node's command line
  * (`execArgv`) or in NODE_OPTIONS: for the server to say so. A flag given with another value counts
  * as given, the operator's choice.

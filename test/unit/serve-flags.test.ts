@@ -1,7 +1,7 @@
 import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
-import { SERVE_NODE_FLAGS, missingServeFlags } from '../../src/heap-settings';
+import { SERVE_ENV, SERVE_NODE_FLAGS, missingServeEnv, missingServeFlags } from '../../src/heap-settings';
 import { ROOT } from '../support/paths';
 
 /** The words of a package.json script up to the CLI's path: what node is started with. */
@@ -61,5 +61,25 @@ describe('missingServeFlags', () => {
     expect(missingServeFlags([...SERVE_NODE_FLAGS], '')).toEqual([]);
     expect(missingServeFlags([], `--max-old-space-size=4096 ${name}=64`)).toEqual([]);
     expect(missingServeFlags([`${name.replace(/-/g, '_').replace(/^__/, '--')}=16`], '')).toEqual([]);
+  });
+});
+
+describe("the server's environment (SERVE_ENV)", () => {
+  it("is set by the image's runtime stage, value for value", () => {
+    const dockerfile = fs.readFileSync(path.join(ROOT, 'Dockerfile'), 'utf8');
+    const runtime = dockerfile.slice(dockerfile.lastIndexOf('\nFROM '));
+    expect(Object.keys(SERVE_ENV).length).toBeGreaterThan(0);
+    for (const [name, value] of Object.entries(SERVE_ENV))
+      expect(runtime).toMatch(new RegExp(`^(ENV\\s+|\\s+)${name}=${value}\\b`, 'm'));
+  });
+
+  it('is named when missing on Linux, where the C library reads it, and not elsewhere', () => {
+    const names = Object.keys(SERVE_ENV);
+    expect(missingServeEnv({}, 'linux')).toEqual(names);
+    expect(missingServeEnv(Object.fromEntries(names.map((n) => [n, ''])), 'linux')).toEqual(names);
+    expect(missingServeEnv({ ...SERVE_ENV }, 'linux')).toEqual([]);
+    // Another value is the operator's choice.
+    expect(missingServeEnv(Object.fromEntries(names.map((n) => [n, '4'])), 'linux')).toEqual([]);
+    expect(missingServeEnv({}, 'darwin')).toEqual([]);
   });
 });
