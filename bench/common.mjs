@@ -79,6 +79,17 @@ export function rssBytes(pid, peak = false) {
   return m ? Number(m[1]) * 1024 : null;
 }
 
+/**
+ * The largest resident size process `pid` has had, in bytes: the kernel's high-water mark
+ * (`VmHWM`), which holds a peak that came and went between two samples, never less than `before`
+ * (what an earlier call answered) nor `sampled` (the largest `VmRSS` seen). Null when none is
+ * known. Read it before the process ends: the mark goes with it.
+ */
+export function peakRssBytes(pid, sampled = null, before = null) {
+  const known = [rssBytes(pid, true), sampled, before].filter((v) => v !== null && v !== undefined);
+  return known.length > 0 ? Math.max(...known) : null;
+}
+
 /** A file of /proc as text; null where it cannot be read (not Linux, or the process has ended). */
 function readProc(file) {
   try {
