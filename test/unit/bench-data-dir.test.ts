@@ -63,6 +63,26 @@ describe('bench/run.mjs and a data directory that holds another dataset', () => 
     expect(fs.existsSync(path.join(dataset, '_GENERATED_20000_1'))).toBe(true);
   });
 
+  it('is refused when it holds files without a marker: a dataset the bench did not generate', () => {
+    fs.rmSync(path.join(dataset, '_GENERATED_20000_1'));
+    for (const store of [[], ['--store', 'neo4j', '--neo4j-uri', 'bolt://127.0.0.1:1']]) {
+      const r = bench([
+        '--data-dir',
+        dir,
+        '--companies',
+        '20000',
+        ...store,
+        '--skip-pg',
+        '--cases',
+        'healthz',
+      ]);
+      expect(r.status).toBe(2);
+      expect(r.stderr).toContain('holds files (companies.csv) that this bench did not generate');
+      expect(fs.readFileSync(path.join(dataset, 'companies.csv'), 'utf8')).toBe('kept\n');
+      expect(fs.existsSync(path.join(dir, 'store', 'graph'))).toBe(true);
+    }
+  });
+
   it('says that --neo4j-loaded belongs to the Neo4j store', () => {
     const r = bench(['--data-dir', dir, '--companies', '20000', '--neo4j-loaded']);
     expect(r.status).toBe(2);
