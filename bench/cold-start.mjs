@@ -87,12 +87,12 @@ async function main() {
     log(`copying ${current} from ${graphDir} to ${work}`);
     for (const f of ['CURRENT', current])
       fs.copyFileSync(path.join(graphDir, f), path.join(work, 'store', 'graph', f));
+    // The C library's arenas the server had (serveEnv): the image's 2 unless this process set another.
+    const mallocArenaMax = serveEnv(cli).MALLOC_ARENA_MAX ?? null;
     const results = [];
     for (const s of scenarios) {
       const removed = s === 'all' ? DERIVED : [s];
-      log(
-        `start without ${removed.join(', ')}, MALLOC_ARENA_MAX=${serveEnv(cli).MALLOC_ARENA_MAX ?? 'unset'}`,
-      );
+      log(`start without ${removed.join(', ')}, MALLOC_ARENA_MAX=${mallocArenaMax ?? 'unset'}`);
       const r = await start(work, removed);
       results.push(r);
       log(
@@ -111,8 +111,7 @@ async function main() {
       dataDir,
       cli,
       settleS,
-      // The C library's arenas the server had (serveEnv): the image's 2 unless this process set another.
-      mallocArenaMax: serveEnv(cli).MALLOC_ARENA_MAX ?? null,
+      mallocArenaMax,
       results,
     });
     console.log(`\nresults: ${out}`);

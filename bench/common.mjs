@@ -21,10 +21,13 @@ export const CLI = path.join(ROOT, 'dist', 'src', 'cli', 'main.js');
  * what is run; `extra` comes after them and so wins.
  */
 export function serveArgs(cli = CLI, extra = []) {
-  const require = createRequire(import.meta.url);
-  const { SERVE_NODE_FLAGS } = require(path.join(path.dirname(cli), '..', 'heap-settings.js'));
   // A build from before the flags were named has none.
-  return [...(SERVE_NODE_FLAGS ?? []), ...extra, cli, 'serve'];
+  return [...(heapSettings(cli).SERVE_NODE_FLAGS ?? []), ...extra, cli, 'serve'];
+}
+
+/** The build's src/heap-settings.ts (beside the CLI `cli`): what the server is started with. */
+function heapSettings(cli) {
+  return createRequire(import.meta.url)(path.join(path.dirname(cli), '..', 'heap-settings.js'));
 }
 
 /**
@@ -34,10 +37,8 @@ export function serveArgs(cli = CLI, extra = []) {
  * measures the C library's own number of arenas (8 a core) on up to 8 cores.
  */
 export function serveEnv(cli = CLI) {
-  const require = createRequire(import.meta.url);
-  const { SERVE_ENV } = require(path.join(path.dirname(cli), '..', 'heap-settings.js'));
   // A build from before the environment was named has none.
-  return { ...(SERVE_ENV ?? {}), ...process.env };
+  return { ...(heapSettings(cli).SERVE_ENV ?? {}), ...process.env };
 }
 
 /** `--name value` pairs of the command line, by name (values are strings). */

@@ -469,10 +469,24 @@ async function ensureDataset(opts) {
   }
 
   // Only the bench's own subdirectories are removed, never the data directory the user named.
-  fs.writeFileSync(generatingMarker(datasetDir), '');
-  fs.rmSync(datasetDir, { recursive: true, force: true });
   fs.rmSync(storeDir, { recursive: true, force: true });
   fs.mkdirSync(storeDir, { recursive: true });
+  const generated = await generateDataset(opts, datasetDir, env);
+  const imported = await importDataset(datasetDir, storeEnv);
+  const record = { ...generated, ...imported, total_s: generated.generate_s + imported.import_s };
+  // Written last: a dataset whose import failed or was interrupted is rebuilt on the next run.
+  markDataset(marker, record);
+  return { ...record, reused: false, datasetDir };
+}
+
+/**
+ * Generates the dataset of --companies and --seed into `datasetDir`, in place of what a generation
+ * cut short left there; marked as under way (generatingMarker) until markDataset. Answers what to
+ * record of it.
+ */
+async function generateDataset(opts, datasetDir, env) {
+  fs.writeFileSync(generatingMarker(datasetDir), '');
+  fs.rmSync(datasetDir, { recursive: true, force: true });
   log(`generating ${opts.companies} companies (seed ${opts.seed}) into ${datasetDir}`);
   const gen = await runCommand(
     process.execPath,
@@ -488,20 +502,19 @@ async function ensureDataset(opts) {
     ],
     { env, timeoutMs: GENERATE_TIMEOUT_MS },
   );
-  const imported = await importDataset(datasetDir, storeEnv);
-  const record = {
+  return {
     companies: opts.companies,
     seed: opts.seed,
     built_at: new Date().toISOString(),
     generate_s: gen.seconds,
     generate_stdout: gen.stdout.trim(),
-    ...imported,
-    total_s: gen.seconds + imported.import_s,
   };
-  // Written last: a dataset whose import failed or was interrupted is rebuilt on the next run.
+}
+
+/** Writes the dataset's marker (`marker`, in it) with `record`: the dataset is the bench's, and whole. */
+function markDataset(marker, record) {
   fs.writeFileSync(marker, JSON.stringify(record, null, 2));
-  fs.rmSync(generatingMarker(datasetDir), { force: true });
-  return { ...record, reused: false, datasetDir };
+  fs.rmSync(generatingMarker(path.dirname(marker)), { force: true });
 }
 
 /**
@@ -515,32 +528,8 @@ async function ensureNeo4jDataset(opts, datasetDir, marker, env) {
   const imported = path.join(storeDir, `_IMPORTED_${opts.companies}_${opts.seed}`);
   let previous = fs.existsSync(marker) ? JSON.parse(fs.readFileSync(marker, 'utf8') || '{}') : null;
   if (previous === null) {
-    fs.writeFileSync(generatingMarker(datasetDir), '');
-    fs.rmSync(datasetDir, { recursive: true, force: true });
-    log(`generating ${opts.companies} companies (seed ${opts.seed}) into ${datasetDir}`);
-    const gen = await runCommand(
-      process.execPath,
-      [
-        CLI,
-        'generate',
-        '--companies',
-        String(opts.companies),
-        '--seed',
-        String(opts.seed),
-        '--out',
-        datasetDir,
-      ],
-      { env, timeoutMs: GENERATE_TIMEOUT_MS },
-    );
-    previous = {
-      companies: opts.companies,
-      seed: opts.seed,
-      built_at: new Date().toISOString(),
-      generate_s: gen.seconds,
-      generate_stdout: gen.stdout.trim(),
-    };
-    fs.writeFileSync(marker, JSON.stringify(previous, null, 2));
-    fs.rmSync(generatingMarker(datasetDir), { force: true });
+    previous = await generateDataset(opts, datasetDir, env);
+    markDataset(marker, previous);
   }
   if (fs.existsSync(imported)) {
     const record = JSON.parse(fs.readFileSync(imported, 'utf8'));
@@ -795,17 +784,27 @@ async function startServer(opts) {
     await sleep(200);
   }
   server.readyS = (performance.now() - started) / 1000;
-  server.rssAfterStart = rssBytes(child.pid);
-  server.rssMax = server.rssAfterStart;
-  server.rssPeak = peakRssBytes(child.pid, server.rssMax);
+  server.rssAfterStart = noteRss(server);
   return server;
+}
+
+/**
+ * The server's resident size now (null once it is gone), noted in its largest sample
+ * (`server.rssMax`) and its peak as the kernel marks it (`server.rssPeak`, which holds what samples
+ * miss).
+ */
+function noteRss(server) {
+  const rss = rssBytes(server.child.pid);
+  if (rss !== null) server.rssMax = Math.max(server.rssMax ?? 0, rss);
+  server.rssPeak = peakRssBytes(server.child.pid, server.rssMax ?? null, server.rssPeak ?? null);
+  return rss;
 }
 
 function stopServer(server) {
   server.stopping ??= (async () => {
     if (server.exited !== null) return;
     // The kernel's mark of the process goes with it.
-    server.rssPeak = peakRssBytes(server.child.pid, server.rssMax, server.rssPeak);
+    noteRss(server);
     const gone = new Promise((resolve) => server.child.once('exit', resolve));
     server.child.kill('SIGTERM');
     const timer = setTimeout(() => server.child.kill('SIGKILL'), STOP_TIMEOUT_MS);
@@ -919,11 +918,7 @@ async function bootServer(opts) {
     // The server's peak memory may come while it builds (the first start on Neo4j reads everything).
     const settled = await settle(server.base, {
       maxS: opts.settle,
-      onPoll: () => {
-        const rss = rssBytes(server.child.pid);
-        if (rss !== null) server.rssMax = Math.max(server.rssMax ?? 0, rss);
-        server.rssPeak = peakRssBytes(server.child.pid, server.rssMax, server.rssPeak);
-      },
+      onPoll: () => noteRss(server),
     });
     log(`settled after ${settled.seconds.toFixed(0)} s: ${JSON.stringify(settled.derived)}`);
     settledAs = settled;
@@ -977,11 +972,8 @@ async function runCannon(server, paths, opts, start = 0, skew = 0) {
   // The largest RSS seen during this case, and over the server's life (server.rssMax).
   let caseRssMax = null;
   const sampleRss = () => {
-    const rss = rssBytes(server.child.pid);
-    if (rss === null) return null;
-    caseRssMax = Math.max(caseRssMax ?? 0, rss);
-    server.rssMax = Math.max(server.rssMax ?? 0, rss);
-    server.rssPeak = peakRssBytes(server.child.pid, server.rssMax, server.rssPeak);
+    const rss = noteRss(server);
+    if (rss !== null) caseRssMax = Math.max(caseRssMax ?? 0, rss);
     return rss;
   };
   const rssTimer = setInterval(sampleRss, 500);
