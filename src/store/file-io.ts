@@ -89,8 +89,10 @@ export function processAlive(pid: number): boolean {
  * The temporary name this process writes `file` under before renaming it into place
  * (`<file>.tmp-<pid>`), after removing those that writes cut short by a crash left behind. A temporary
  * file of a process still running is its write under way (two servers on one DATA_DIR) and is kept.
+ * `suffix` ends the name (`<file>.tmp-<pid><suffix>`), for a writer that goes by it (the embedded
+ * engine exports to a file only under a name that ends in `.csv`).
  */
-export function temporaryFor(file: string): string {
+export function temporaryFor(file: string, suffix = ''): string {
   const dir = path.dirname(file);
   const prefix = `${path.basename(file)}.tmp-`;
   let names: string[] = [];
@@ -100,12 +102,12 @@ export function temporaryFor(file: string): string {
     // No directory yet: nothing left behind.
   }
   for (const name of names) {
-    if (!name.startsWith(prefix)) continue;
-    const pid = Number(name.slice(prefix.length));
+    if (!name.startsWith(prefix) || !name.endsWith(suffix)) continue;
+    const pid = Number(name.slice(prefix.length, name.length - suffix.length));
     if (Number.isInteger(pid) && pid > 0 && pid !== process.pid && processAlive(pid)) continue;
     fs.rmSync(path.join(dir, name), { force: true });
   }
-  return `${file}.tmp-${process.pid}`;
+  return `${file}.tmp-${process.pid}${suffix}`;
 }
 
 /** Makes what was written to `file` durable (fsync), as a write that synced would have. */

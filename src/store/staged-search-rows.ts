@@ -10,6 +10,7 @@ import { toSearchName, toSearchRow } from './mappers';
 import type { Props } from './mappers';
 import { asLoaded, checkStagedHeader, readStagingFile } from './staging-file';
 import { STAGING_DELIMITER, TABLES, stagingFile } from './tables';
+import type { ColumnType } from './tables';
 
 /** Rows per batch, as the stores' own scans hand them out. */
 const BATCH_ROWS = 2_000;
@@ -25,13 +26,84 @@ export async function scanStagedSearchRows(
   batchRows = BATCH_ROWS,
 ): Promise<void> {
   const decode = stagedSearchRowDecoder();
+  await batchedRows(
+    path.join(stagingDir, stagingFile('Company')),
+    (fields, line) => {
+      if (line > 1) return decode(fields);
+      checkStagedHeader('Company', fields);
+      return null;
+    },
+    onBatch,
+    batchRows,
+  );
+}
+
+/**
+ * Calls `onBatch` with every company of `file` as a search row, a batch at a time, as
+ * scanStagedSearchRows does: a file the embedded engine wrote from its Company table
+ * (`search/export-companies`), tab-separated and without quotes, its first line naming its columns,
+ * every column the search scan reads (`search/scan-companies-range`) among them, each value in the
+ * staging's text. Throws for a file without them, or a line of another number of fields (a value
+ * the engine quoted, holding a tab or a line break, which no staged value holds).
+ */
+export async function scanExportedSearchRows(
+  file: string,
+  onBatch: (rows: SearchRow[]) => void | Promise<void>,
+  batchRows = BATCH_ROWS,
+): Promise<void> {
+  let decode: ((fields: readonly string[]) => SearchRow) | null = null;
+  let columns = 0;
+  await batchedRows(
+    file,
+    (fields, line) => {
+      if (line === 1) {
+        decode = exportedSearchRowDecoder(fields);
+        columns = fields.length;
+        return null;
+      }
+      if (fields.length !== columns)
+        throw new Error(`${file}: line ${line} has ${fields.length} fields, not the header's ${columns}`);
+      return decode!(fields);
+    },
+    onBatch,
+    batchRows,
+  );
+  if (!decode) throw new Error(`${file} holds no header`);
+}
+
+/** The search row of a line of an exported file whose first line is `header` (see scanExportedSearchRows). */
+function exportedSearchRowDecoder(header: readonly string[]): (fields: readonly string[]) => SearchRow {
+  const used = [...scannedProperties()].map((name) => {
+    const at = header.indexOf(name);
+    const type = COMPANY_TYPES.get(name);
+    if (at < 0 || !type) throw new Error(`the exported companies have no column ${name}`);
+    return { name, type, at };
+  });
+  return (fields) => {
+    const row: Props = {};
+    for (const { name, type, at } of used) row[name] = asLoaded(fields[at]!, type);
+    return toSearchRow(row);
+  };
+}
+
+/**
+ * Hands `onBatch` the rows `decode` makes of the lines of `file` (null: a line that makes none),
+ * `batchRows` at a time, in file order; a promise it returns is waited for before the next batch.
+ */
+async function batchedRows(
+  file: string,
+  decode: (fields: string[], line: number) => SearchRow | null,
+  onBatch: (rows: SearchRow[]) => void | Promise<void>,
+  batchRows: number,
+): Promise<void> {
   let batch: SearchRow[] = [];
   const full: SearchRow[][] = [];
   await readStagingFile(
-    path.join(stagingDir, stagingFile('Company')),
+    file,
     (fields, line) => {
-      if (line === 1) return checkStagedHeader('Company', fields);
-      batch.push(decode(fields));
+      const row = decode(fields, line);
+      if (!row) return;
+      batch.push(row);
       if (batch.length >= batchRows) {
         full.push(batch);
         batch = [];
@@ -96,7 +168,7 @@ export function decodeStagedNames(text: string): SearchName[] {
   return names;
 }
 
-const COMPANY_TYPES = new Map(TABLES.Company.columns);
+const COMPANY_TYPES: ReadonlyMap<string, ColumnType> = new Map(TABLES.Company.columns);
 const NAME_TYPE = COMPANY_TYPES.get('name')!;
 const ALIASES_TYPE = COMPANY_TYPES.get('aliases')!;
 

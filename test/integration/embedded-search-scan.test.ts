@@ -1,16 +1,21 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { importDirectory } from '../../src/import/import-directory';
+import type { SearchRow } from '../../src/domain/search-row';
+import { ConnectionPool } from '../../src/store/embedded/connection-pool';
 import { EmbeddedGraphStore } from '../../src/store/embedded/embedded.store';
 import type { EmbeddedStoreOptions } from '../../src/store/embedded/embedded.store';
 import { companyRow, writeImportDir } from '../support/factories';
 import { tempDir } from '../support/paths';
+import { recordingLogger } from '../support/server';
 
 /**
  * A server that must build its search index from the store (a layout of the index it does not read,
  * or a lost file) reads every company's search fields. The engine holds a query's whole result in its
- * buffer pool: read in one query, 1M companies did not fit the serving pool of 512 MiB. Scaled down
- * here: 8,000 companies with long descriptions (some 70 MB) and a pool of 64 MiB.
+ * buffer pool: read in one query, 1M companies did not fit the serving pool of 512 MiB. Read range by
+ * range, each range scanned every company again (24 s at 1M). So the engine writes them to a file in
+ * one scan, which holds nothing whole (2 s), and they are read from there; range by range only when
+ * it cannot. Scaled down here: 8,000 companies with long descriptions (some 70 MB) and a pool of 64 MiB.
  */
 describe('embedded store: every company read for the search index within the serving buffer pool', () => {
   const COMPANIES = 8000;
@@ -38,19 +43,54 @@ describe('embedded store: every company read for the search index within the ser
   }, 120_000);
   afterAll(() => fs.rmSync(dir, { recursive: true, force: true }));
 
-  it('reads them range by range, each company once, with its fields whole', async () => {
+  afterEach(() => jest.restoreAllMocks());
+
+  /** Each company read once, with its long description whole. */
+  const expectEveryCompanyOnce = (rows: readonly SearchRow[]) => {
+    const seen = new Map<string, number>();
+    for (const r of rows) {
+      expect(r.core.description).toBe(`${'x'.repeat(9000)}${r.vid.slice(1)}`);
+      seen.set(r.vid, (seen.get(r.vid) ?? 0) + 1);
+    }
+    expect(seen.size).toBe(COMPANIES);
+    expect([...seen.values()].every((n) => n === 1)).toBe(true);
+  };
+
+  it('reads them from a file the engine writes in one scan, each company once, and leaves no file', async () => {
+    const stream = jest.spyOn(ConnectionPool.prototype, 'stream');
     const store = storeWith({ searchRowsPerQuery: 1000 });
     await store.open();
     try {
-      const seen = new Map<string, number>();
-      await store.scanSearchRows((rows) => {
-        for (const r of rows) {
-          expect(r.core.description).toBe(`${'x'.repeat(9000)}${r.vid.slice(1)}`);
-          seen.set(r.vid, (seen.get(r.vid) ?? 0) + 1);
-        }
-      });
-      expect(seen.size).toBe(COMPANIES);
-      expect([...seen.values()].every((n) => n === 1)).toBe(true);
+      const rows: SearchRow[] = [];
+      await store.scanSearchRows((batch) => void rows.push(...batch));
+      expectEveryCompanyOnce(rows);
+      expect(stream.mock.calls.filter(([q]) => q.name === 'search/scan-companies-range')).toHaveLength(0);
+      expect(fs.readdirSync(path.join(dir, 'graph')).filter((f) => f.startsWith('search-rows'))).toEqual([]);
+    } finally {
+      await store.close();
+    }
+  }, 60_000);
+
+  it('reads them range by range, with a warning, when the engine cannot write the file', async () => {
+    const { log, lines } = recordingLogger();
+    const stream = jest.spyOn(ConnectionPool.prototype, 'stream');
+    const run = ConnectionPool.prototype.run;
+    jest.spyOn(ConnectionPool.prototype, 'run').mockImplementation(function (this: ConnectionPool, text) {
+      if (text.startsWith('COPY ('))
+        return Promise.reject(new Error('IO exception: No space left on device'));
+      return run.call(this, text);
+    });
+    const store = storeWith({ searchRowsPerQuery: 1000, logger: log });
+    await store.open();
+    try {
+      const rows: SearchRow[] = [];
+      await store.scanSearchRows((batch) => void rows.push(...batch));
+      expectEveryCompanyOnce(rows);
+      expect(stream.mock.calls.filter(([q]) => q.name === 'search/scan-companies-range')).toHaveLength(8);
+      expect(lines.map((l) => l.msg)).toContain(
+        'search rows read range by range: the engine could not write them to a file',
+      );
+      expect(fs.readdirSync(path.join(dir, 'graph')).filter((f) => f.startsWith('search-rows'))).toEqual([]);
     } finally {
       await store.close();
     }

@@ -11,6 +11,7 @@ import type { FedSearchIndex } from '../../src/search/build-thread';
 import { CompanySearchIndex } from '../../src/search/company-search';
 import { searchIndexAlongside } from '../../src/search/staged-index';
 import { SEARCH_INDEX_NAME, SearchIndexHolder } from '../../src/search/search-index-holder';
+import { ConnectionPool } from '../../src/store/embedded/connection-pool';
 import { EmbeddedGraphStore } from '../../src/store/embedded/embedded.store';
 import {
   decodeStagedCompanyLines,
@@ -74,6 +75,35 @@ describe('the search index built by an import', () => {
     expect(staged.some((r) => r.isClusterParent)).toBe(true);
     expect(staged.some((r) => !r.searchedByDefault)).toBe(true);
     expect(staged).toEqual(loaded);
+  });
+
+  it('gives through the file the engine writes the rows it gives range by range', async () => {
+    // The store's rows come through a file the engine writes (see EmbeddedGraphStore.scanSearchRows);
+    // when it cannot write one, they are read range by range.
+    const staging = path.join(dir, 'staging-export');
+    await stageImport(input, staging, {});
+    await store.replaceAll(staging);
+    const exported = await rowsOf((onBatch) => store.scanSearchRows(onBatch));
+    const run = ConnectionPool.prototype.run;
+    const refused = jest.spyOn(ConnectionPool.prototype, 'run').mockImplementation(function (
+      this: ConnectionPool,
+      text,
+    ) {
+      return text.startsWith('COPY (') ? Promise.reject(new Error('refused here')) : run.call(this, text);
+    });
+    let ranged: SearchRow[];
+    let refusedCopies: number;
+    try {
+      ranged = await rowsOf((onBatch) => store.scanSearchRows(onBatch));
+      refusedCopies = refused.mock.calls.filter(([text]) => text.startsWith('COPY (')).length;
+    } finally {
+      refused.mockRestore();
+    }
+    expect(refusedCopies).toBe(1);
+    expect(exported).toHaveLength(602);
+    expect(exported.some((r) => r.isClusterParent)).toBe(true);
+    expect(exported.some((r) => !r.searchedByDefault)).toBe(true);
+    expect(exported).toEqual(ranged);
   });
 
   it('hands over every Company row before the relationships are read, then their counts', async () => {

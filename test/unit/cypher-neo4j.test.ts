@@ -20,6 +20,8 @@ const ENGINE_FILES: Record<string, string> = {
   'edge/range.embedded.cypher': 'edges by internal offset range for the point-read file',
   'search/scan-companies-range.embedded.cypher':
     'search fields by internal offset range: one query for every company overflows the buffer pool',
+  'search/export-companies.embedded.cypher':
+    'every company’s search fields in the staging’s text, for the engine to write to a file',
   'edge/count.embedded.cypher': 'how many offset ranges the point-read file is read in',
   'relationship/list-suppliers.embedded.cypher':
     'returns internal offsets instead of vids (embedded sort cost)',

@@ -41,6 +41,8 @@ import {
 import { PointReads, engineClusterRows, relationshipListQuery } from '../point-reads';
 import { NO_DATE_FLOOR, domicileSpellings, needsStepWalk, stepParams, walkBySteps } from '../step-walk';
 import { stagedCounts } from '../staging-file';
+import { scanExportedSearchRows } from '../staged-search-rows';
+import { temporaryFor } from '../file-io';
 import { runLoadAlongside, together } from '../load-alongside';
 import { pointFileAlongside } from '../staged-point-file';
 import { walkMemoryAlongside } from '../staged-walk-memory';
@@ -142,6 +144,7 @@ const QUERY_NAMES = [
   'relationship/list-single-cluster-customers',
   'edge/get',
   'search/scan-companies-range',
+  'search/export-companies',
   'company/vid-offsets',
   'company/profiles-range',
   'edge/range',
@@ -216,8 +219,10 @@ const pointFileKey = (dataKey: string, edges: boolean) =>
  * with the same peak memory.
  */
 const POINT_ROWS_PER_QUERY = { companies: 100_000, edges: 250_000 } as const;
-/** Companies per query of a search index's read (see scanSearchRows). */
+/** Companies per query of a search index's read when the engine cannot write them to a file (see scanSearchRows). */
 const SEARCH_ROWS_PER_QUERY = 100_000;
+/** The search index's rows written by the engine beside the graph (a temporary file; see scanSearchRows). */
+const SEARCH_EXPORT_FILE = 'search-rows';
 
 /** The `CURRENT` file names the live graph file, so a new graph can be built beside it and swapped in. */
 const CURRENT = 'CURRENT';
@@ -859,6 +864,33 @@ export class EmbeddedGraphStore implements GraphStore {
   }
 
   async scanSearchRows(onBatch: (rows: SearchRow[]) => void | Promise<void>): Promise<void> {
+    // Written to a file by the engine in one scan, then read from it (see search/export-companies);
+    // from the pool the read began on, so a swap of the data midway cannot mix two graphs.
+    const pool = this.live;
+    const file = temporaryFor(path.join(this.options.dir, SEARCH_EXPORT_FILE), '.csv');
+    try {
+      await pool.run(exportStatement(this.queries.get('search/export-companies')!.text, file));
+    } catch (err) {
+      await fs.promises.rm(file, { force: true });
+      // A disk without room for it, say: the ranges need none.
+      this.options.logger?.warn(
+        { err, file },
+        'search rows read range by range: the engine could not write them to a file',
+      );
+      return this.scanSearchRanges(pool, onBatch);
+    }
+    try {
+      await scanExportedSearchRows(file, onBatch);
+    } finally {
+      await fs.promises.rm(file, { force: true });
+    }
+  }
+
+  /** scanSearchRows without a file: every company's search fields read range by range from `pool`. */
+  private async scanSearchRanges(
+    pool: ConnectionPool,
+    onBatch: (rows: SearchRow[]) => void | Promise<void>,
+  ): Promise<void> {
     // By ranges of offsets: the engine holds a query's whole result in its buffer pool, and one query
     // for every company failed at 1M companies in the serving pool of 512 MiB ("buffer pool is full").
     // All ranges from the pool the scan began on, so a swap of the data midway cannot mix two graphs.
@@ -867,7 +899,7 @@ export class EmbeddedGraphStore implements GraphStore {
     // a batch of 20,000 held requests for about a second at 1M companies (p90 of /healthz 1.5 s
     // during a first build, against 0.4 s with 2,000; the build took as long).
     await this.streamRanges(
-      this.live,
+      pool,
       'search/scan-companies-range',
       end,
       rangeWidth(end, end, this.options.searchRowsPerQuery ?? SEARCH_ROWS_PER_QUERY),
@@ -1103,6 +1135,15 @@ function literalPath(p: string): string {
 
 /** A character no staged value holds (staged values hold no control characters). */
 const NEVER_STAGED = '\u0001';
+
+/**
+ * The statement that writes the rows of `query` to `file` as staging text: tab-separated with a
+ * header, nothing quoted or escaped (no value holds a tab, a line break or NEVER_STAGED; one that did
+ * would come out quoted, and the reader refuses the line).
+ */
+function exportStatement(query: string, file: string): string {
+  return `COPY (${query.replace(/^\s*\/\/.*$/gm, '').trim()}) TO ${literalPath(file)} (DELIM='${STAGING_DELIMITER}', HEADER=true, QUOTE='${NEVER_STAGED}', ESCAPE='${NEVER_STAGED}')`;
+}
 
 /**
  * The bulk-load statement of one staging file: tab-separated, nothing quoted

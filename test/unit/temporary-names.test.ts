@@ -1,0 +1,40 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import { spawnSync } from 'node:child_process';
+import { temporaryFor } from '../../src/store/file-io';
+import { tempDir } from '../support/paths';
+
+/** A process id that no process holds now: one that has ended. */
+function endedPid(): number {
+  const child = spawnSync(process.execPath, ['-e', '0']);
+  return child.pid;
+}
+
+describe('temporaryFor', () => {
+  it('names a file with the suffix asked for last, and removes what ended processes left under such names', () => {
+    const dir = tempDir('temporary-names');
+    const file = path.join(dir, 'search-rows');
+    const ended = endedPid();
+    // Left by a process that ended, by this one, and by one still running (the parent of jest's worker).
+    const left = [`search-rows.tmp-${ended}.csv`, `search-rows.tmp-${process.pid}.csv`];
+    const running = `search-rows.tmp-${process.ppid}.csv`;
+    const others = ['search-rows.tmp-12.json', 'search-rows.csv', `search-rows.tmp-${ended}`];
+    for (const name of [...left, running, ...others]) fs.writeFileSync(path.join(dir, name), 'x');
+
+    expect(temporaryFor(file, '.csv')).toBe(`${file}.tmp-${process.pid}.csv`);
+
+    const after = fs.readdirSync(dir).sort();
+    // Names of other suffixes (or none) are other files' temporaries, and are left alone.
+    expect(after).toEqual([running, ...others].sort());
+  });
+
+  it('goes on naming files without a suffix as before', () => {
+    const dir = tempDir('temporary-names');
+    const file = path.join(dir, 'index');
+    const ended = endedPid();
+    fs.writeFileSync(path.join(dir, `index.tmp-${ended}`), 'x');
+    fs.writeFileSync(path.join(dir, `index.tmp-${process.ppid}`), 'x');
+    expect(temporaryFor(file)).toBe(`${file}.tmp-${process.pid}`);
+    expect(fs.readdirSync(dir)).toEqual([`index.tmp-${process.ppid}`]);
+  });
+});
