@@ -85,14 +85,19 @@ export function processAlive(pid: number): boolean {
   }
 }
 
+/** Temporary names made unique within this process (see temporaryFor). */
+let uniqueTemporaries = 0;
+
 /**
  * The temporary name this process writes `file` under before renaming it into place
  * (`<file>.tmp-<pid>`), after removing those that writes cut short by a crash left behind. A temporary
  * file of a process still running is its write under way (two servers on one DATA_DIR) and is kept.
  * `suffix` ends the name (`<file>.tmp-<pid><suffix>`), for a writer that goes by it (the embedded
- * engine exports to a file only under a name that ends in `.csv`).
+ * engine exports to a file only under a name that ends in `.csv`). `unique`: a name no other call in
+ * this process gets (`<file>.tmp-<pid>-<n><suffix>`), for files of which several may be written at
+ * once; this process's own such files are kept, the ones in use among them.
  */
-export function temporaryFor(file: string, suffix = ''): string {
+export function temporaryFor(file: string, suffix = '', unique = false): string {
   const dir = path.dirname(file);
   const prefix = `${path.basename(file)}.tmp-`;
   let names: string[] = [];
@@ -103,11 +108,15 @@ export function temporaryFor(file: string, suffix = ''): string {
   }
   for (const name of names) {
     if (!name.startsWith(prefix) || !name.endsWith(suffix)) continue;
-    const pid = Number(name.slice(prefix.length, name.length - suffix.length));
-    if (Number.isInteger(pid) && pid > 0 && pid !== process.pid && processAlive(pid)) continue;
+    const m = /^(\d+)(-\d+)?$/.exec(name.slice(prefix.length, name.length - suffix.length));
+    const pid = Number(m?.[1]);
+    if (m && pid === process.pid && m[2] !== undefined) continue;
+    if (m && pid > 0 && pid !== process.pid && processAlive(pid)) continue;
     fs.rmSync(path.join(dir, name), { force: true });
   }
-  return `${file}.tmp-${process.pid}${suffix}`;
+  return unique
+    ? `${file}.tmp-${process.pid}-${++uniqueTemporaries}${suffix}`
+    : `${file}.tmp-${process.pid}${suffix}`;
 }
 
 /** Makes what was written to `file` durable (fsync), as a write that synced would have. */

@@ -71,6 +71,24 @@ describe('embedded store: every company read for the search index within the ser
     }
   }, 60_000);
 
+  it('gives each of two reads at once every company once (the file is not shared)', async () => {
+    const store = storeWith({});
+    await store.open();
+    try {
+      const first: SearchRow[] = [];
+      const second: SearchRow[] = [];
+      await Promise.all([
+        store.scanSearchRows((batch) => void first.push(...batch)),
+        store.scanSearchRows((batch) => void second.push(...batch)),
+      ]);
+      expectEveryCompanyOnce(first);
+      expectEveryCompanyOnce(second);
+      expect(fs.readdirSync(path.join(dir, 'graph')).filter((f) => f.startsWith('search-rows'))).toEqual([]);
+    } finally {
+      await store.close();
+    }
+  }, 60_000);
+
   it('reads them range by range, with a warning, when the engine cannot write the file', async () => {
     const { log, lines } = recordingLogger();
     const stream = jest.spyOn(ConnectionPool.prototype, 'stream');

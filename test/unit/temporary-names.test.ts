@@ -37,4 +37,18 @@ describe('temporaryFor', () => {
     expect(temporaryFor(file)).toBe(`${file}.tmp-${process.pid}`);
     expect(fs.readdirSync(dir)).toEqual([`index.tmp-${process.ppid}`]);
   });
+
+  it('gives unique names on asking, keeps this process’s own, and removes those of ended processes', () => {
+    const dir = tempDir('temporary-names');
+    const file = path.join(dir, 'search-rows');
+    const ended = endedPid();
+    fs.writeFileSync(path.join(dir, `search-rows.tmp-${ended}-3.csv`), 'x');
+    const first = temporaryFor(file, '.csv', true);
+    fs.writeFileSync(first, 'in use');
+    const second = temporaryFor(file, '.csv', true);
+    expect(first).toMatch(new RegExp(`search-rows\\.tmp-${process.pid}-\\d+\\.csv$`));
+    expect(second).not.toBe(first);
+    // The first is still being written or read: the second name's cleanup leaves it.
+    expect(fs.readdirSync(dir)).toEqual([path.basename(first)]);
+  });
 });

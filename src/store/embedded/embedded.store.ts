@@ -867,7 +867,8 @@ export class EmbeddedGraphStore implements GraphStore {
     // Written to a file by the engine in one scan, then read from it (see search/export-companies);
     // from the pool the read began on, so a swap of the data midway cannot mix two graphs.
     const pool = this.live;
-    const file = temporaryFor(path.join(this.options.dir, SEARCH_EXPORT_FILE), '.csv');
+    // A file of its own: two reads at once (a test's, say) would otherwise write one file over the other.
+    const file = temporaryFor(path.join(this.options.dir, SEARCH_EXPORT_FILE), '.csv', true);
     try {
       await pool.run(exportStatement(this.queries.get('search/export-companies')!.text, file));
     } catch (err) {
