@@ -22,6 +22,7 @@ import { memoize } from '../memoize';
 import type { LoadAlongside } from './graph-store';
 import { byTypeThenValue, int, iso, jsonList, texts, toIdentifier } from './mappers';
 import { fillPointFile } from './point-file';
+import type { PointFileWriter } from './point-file';
 import { LineEntries, keysFileOf, readStagedKeys } from './staged-keys';
 import { hashOfBytes } from './string-hash';
 import type { StagedKeys } from './staged-keys';
@@ -34,7 +35,7 @@ import {
   stagedHeader,
   stagedCounts,
 } from './staging-file';
-import { STAGING_DELIMITER, stagingFile } from './tables';
+import { NEVER_STAGED, STAGING_DELIMITER, stagingFile } from './tables';
 import type { TableName } from './tables';
 
 /**
@@ -52,15 +53,13 @@ export async function writeStagedPointFile(
   const counts = stagedCounts(stagingDir);
   const expected = { companies: counts.Company ?? 0, edges: edges ? (counts.Edge ?? 0) : 0 };
   await fillPointFile(file, key, expected, async (writer) => {
-    const profiles = new StagedProfileWriter(stagedColumns('Company'));
-    await readStagingBlocks(
+    await addStagedProfiles(
+      writer,
       path.join(stagingDir, stagingFile('Company')),
-      (text) => checkStagedHeader('Company', text.split(STAGING_DELIMITER)),
-      (bytes, start, end) =>
-        eachLineOf(bytes, start, end, (from, to) => {
-          const profile = profiles.write(bytes, from, to);
-          if (profile) writer.addCompanyJson(profile.hash, profile.json, profile.length);
-        }),
+      (header) => {
+        checkStagedHeader('Company', header);
+        return header;
+      },
       () => signal.throwIfAborted(),
     );
     if (edges) {
@@ -73,6 +72,42 @@ export async function writeStagedPointFile(
   });
   return expected;
 }
+
+/**
+ * Adds to `writer` the profile of every line of `file`, a file of Company lines in the staging's
+ * text whose first line names its columns: `columnsOf` checks that header and answers the columns
+ * (every profile field among them, the vid first; see StagedProfileWriter). `afterBlock` runs after
+ * each block of lines (it may throw to stop). A file the embedded engine wrote (company/export-profiles)
+ * holds no byte 0x01 unless the engine quoted a value (one holding a tab or a line break, which no
+ * staged value holds): such a file is refused, its lines no longer being one company each.
+ */
+export async function addStagedProfiles(
+  writer: PointFileWriter,
+  file: string,
+  columnsOf: (header: string[]) => readonly string[],
+  afterBlock?: () => void,
+): Promise<void> {
+  let profiles: StagedProfileWriter | null = null;
+  await readStagingBlocks(
+    file,
+    (text) => {
+      profiles = new StagedProfileWriter(columnsOf(text.split(STAGING_DELIMITER)));
+    },
+    (bytes, start, end) => {
+      const quoted = bytes.indexOf(QUOTED, start);
+      if (quoted >= 0 && quoted < end) throw new Error(`${file} holds a quoted value: not staging text`);
+      eachLineOf(bytes, start, end, (from, to) => {
+        const profile = profiles!.write(bytes, from, to);
+        if (profile) writer.addCompanyJson(profile.hash, profile.json, profile.length);
+      });
+    },
+    afterBlock,
+  );
+  if (!profiles) throw new Error(`${file} holds no header`);
+}
+
+/** The quote the embedded engine writes around a value it must quote in a file it exports. */
+const QUOTED = NEVER_STAGED.charCodeAt(0);
 
 /**
  * The JSON of the profiles of staged Company lines, written from the lines' bytes: for each line,

@@ -209,6 +209,12 @@ export function decodeTextElement(element: string): string {
 /** Separates the fields of a staging file. */
 export const STAGING_DELIMITER = '\t';
 
+/**
+ * A character no staged value holds (staged values hold no control characters): the quote and escape
+ * the embedded engine is given for staging files, so that it neither reads nor writes either.
+ */
+export const NEVER_STAGED = '\u0001';
+
 /** Characters no staged value may hold: they would end its field or its row. */
 // eslint-disable-next-line no-control-regex -- finding control characters is the purpose
 const UNSTAGEABLE_RE = /[\x00-\x1f\x7f]/;

@@ -3,9 +3,14 @@ import path from 'node:path';
 import { generateDataset } from '../../src/demo/generate';
 import { importDirectory } from '../../src/import/import-directory';
 import { stageImport } from '../../src/import/stage';
+import { ConnectionPool } from '../../src/store/embedded/connection-pool';
 import { EmbeddedGraphStore } from '../../src/store/embedded/embedded.store';
-import { PointFile } from '../../src/store/point-file';
-import { StagedProfileWriter, writeStagedPointFile } from '../../src/store/staged-point-file';
+import { PointFile, PointFileWriter } from '../../src/store/point-file';
+import {
+  StagedProfileWriter,
+  addStagedProfiles,
+  writeStagedPointFile,
+} from '../../src/store/staged-point-file';
 import { fnv1a } from '../../src/store/string-hash';
 import { toProfile } from '../../src/store/mappers';
 import { stagedColumns, stagedRowDecoder } from '../../src/store/staging-file';
@@ -36,6 +41,15 @@ describe('the point-read file written by an import', () => {
     appendRows(companies, [
       companyRow({ vid: 'odd-1', name: 'Odd, Names & Co', aliases: 'A,B [x] | 100% "Odd" | {y}' }),
       companyRow({ vid: 'odd-2', name: 'Plain Ltd', domiciled_country: '', incorporation_date: '' }),
+      // A time of day with milliseconds, and flags of each kind (none given: null).
+      companyRow({
+        vid: 'odd-3',
+        name: 'Timed GmbH',
+        incorporation_date: '2001-02-03T04:05:06.789Z',
+        ipo_date: '2010-05-06T07:08:09Z',
+        is_public: 'true',
+        is_active: 'false',
+      }),
     ]);
     vids = csvColumn(companies, 'vid');
     edgeIds = csvColumn(path.join(input, 'relationships.csv'), 'edge_id');
@@ -54,7 +68,7 @@ describe('the point-read file written by an import', () => {
       const file = await PointFile.open(saved.file, `${saved.key}#companies+edges`);
       expect(file).not.toBeNull();
       try {
-        expect(file!.counts).toEqual({ companies: 502, edges: edgeIds.length });
+        expect(file!.counts).toEqual({ companies: 503, edges: edgeIds.length });
         // This store reads neither from the file: every answer below is the engine's.
         for (const vid of vids) expect(file!.company(vid)).toEqual(await importer.getCompany(vid));
         for (const id of edgeIds) expect(file!.edge(id)).toEqual(await importer.getEdge(id));
@@ -130,12 +144,66 @@ describe('the point-read file written by an import', () => {
     }
   });
 
+  it('when a server writes it, holds the profiles the engine gives, written from a file the engine writes', async () => {
+    // The import of the test before wrote no point-read file: a server writes one. Its profiles come
+    // through a file the engine writes in one scan (company/export-profiles), not range by range.
+    const stream = jest.spyOn(ConnectionPool.prototype, 'stream');
+    const before = lines.length;
+    const serving = store({ pointFile: 'wait', pointFileEdges: false });
+    await serving.open();
+    const fromFile = new Map<string, unknown>();
+    try {
+      serving.prepare();
+      for (const vid of vids) fromFile.set(vid, await serving.getCompany(vid));
+      expect(lines.slice(before).map((l) => l.msg)).toContain('point-read file written');
+      expect(stream.mock.calls.filter(([q]) => q.name === 'company/profiles-range')).toHaveLength(0);
+    } finally {
+      stream.mockRestore();
+      await serving.close();
+    }
+    expect(fs.readdirSync(graph()).filter((f) => f.startsWith('profile-rows'))).toEqual([]);
+    const engine = store();
+    await engine.open();
+    try {
+      for (const vid of vids) expect(fromFile.get(vid)).toEqual(await engine.getCompany(vid));
+    } finally {
+      await engine.close();
+    }
+    expect(fromFile.get('odd-3')).toMatchObject({
+      incorporation_date: '2001-02-03T04:05:06.789Z',
+      ipo_date: '2010-05-06T07:08:09.000Z',
+      is_public: true,
+      is_active: false,
+      is_freight_forwarder: null,
+    });
+    expect(fromFile.get('odd-2')).toMatchObject({ domiciled_country: null, incorporation_date: null });
+  });
+
+  it('refuses a file of profiles in which the engine quoted a value', async () => {
+    // A value holding a tab or a line break comes out of the engine's export quoted (with NEVER_STAGED),
+    // and its line is then no longer one company: refused, not read askew.
+    const columns = ['vid', ...stagedColumns('Company').filter((c) => c !== 'vid')];
+    const file = path.join(dir, 'quoted.csv');
+    const line = (vid: string, name: string) =>
+      columns.map((c) => (c === 'vid' ? vid : c === 'name' ? name : '')).join('\t');
+    fs.writeFileSync(
+      file,
+      `${columns.join('\t')}\n${line('q1', 'Plain')}\n${line('q2', '\u0001Tab\there\u0001')}\n`,
+    );
+    const writer = new PointFileWriter(path.join(dir, 'quoted.point-reads'));
+    try {
+      await expect(addStagedProfiles(writer, file, (header) => header)).rejects.toThrow(/quoted value/);
+    } finally {
+      writer.abort();
+    }
+  });
+
   it('holds only the companies unless asked for the edges, and leaves nothing when aborted', async () => {
     const staging = path.join(dir, 'staging-kept');
     await stageImport(input, staging, {});
     const file = path.join(dir, 'companies.point-reads');
     const counts = await writeStagedPointFile(staging, file, 'k', false, new AbortController().signal);
-    expect(counts).toEqual({ companies: 502, edges: 0 });
+    expect(counts).toEqual({ companies: 503, edges: 0 });
     const opened = (await PointFile.open(file, 'k'))!;
     expect(opened.holdsEdges).toBe(false);
     expect(opened.company(vids[0]!)?.vid).toBe(vids[0]);

@@ -1,6 +1,7 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { ConnectionPool } from '../../src/store/embedded/connection-pool';
 import type { EmbeddedGraphStore } from '../../src/store/embedded/embedded.store';
 import type { EmbeddedStoreOptions } from '../../src/store/embedded/embedded.store';
 import { pointFileCounts } from '../../src/store/point-file';
@@ -58,6 +59,46 @@ describe('embedded store: point reads from a file', () => {
       await fromFile.close();
       await engine.close();
       fs.rmSync(engineDir, { recursive: true, force: true });
+    }
+  });
+
+  it('reads the profiles range by range, with a warning, when the engine cannot write them to a file', async () => {
+    // Written through a file the engine writes in one scan; range by range only when it cannot.
+    const run = ConnectionPool.prototype.run;
+    const refused = jest.spyOn(ConnectionPool.prototype, 'run').mockImplementation(function (
+      this: ConnectionPool,
+      text,
+    ) {
+      return text.startsWith('COPY (')
+        ? Promise.reject(new Error('IO exception: No space left on device'))
+        : run.call(this, text);
+    });
+    const stream = jest.spyOn(ConnectionPool.prototype, 'stream');
+    const fromFile = await open('wait');
+    let got: Awaited<ReturnType<typeof answers>>;
+    let ranged: number;
+    try {
+      got = await answers(fromFile);
+      ranged = stream.mock.calls.filter(([q]) => q.name === 'company/profiles-range').length;
+    } finally {
+      refused.mockRestore();
+      stream.mockRestore();
+      await fromFile.close();
+    }
+    const fileDir = dir;
+    dir = tempDir('point-engine');
+    const engine = await open('off');
+    try {
+      expect(got).toEqual(await answers(engine));
+      expect(ranged).toBeGreaterThan(0);
+      expect(count('profiles for the point-read file read range by range')).toBe(1);
+      expect(count('point-read file written')).toBe(1);
+      expect(fs.readdirSync(path.join(fileDir, 'graph')).filter((f) => f.startsWith('profile-rows'))).toEqual(
+        [],
+      );
+    } finally {
+      await engine.close();
+      fs.rmSync(fileDir, { recursive: true, force: true });
     }
   });
 

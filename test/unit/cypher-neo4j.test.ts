@@ -17,6 +17,8 @@ import { ROOT } from '../support/paths';
 const ENGINE_FILES: Record<string, string> = {
   'company/vid-offsets.embedded.cypher': 'internal offsets are the embedded engine’s cheap counterpart key',
   'company/profiles-range.embedded.cypher': 'profiles by internal offset range for the point-read file',
+  'company/export-profiles.embedded.cypher':
+    'every profile in the staging’s text, for the engine to write to a file for the point-read file',
   'edge/range.embedded.cypher': 'edges by internal offset range for the point-read file',
   'search/scan-companies-range.embedded.cypher':
     'search fields by internal offset range: one query for every company overflows the buffer pool',

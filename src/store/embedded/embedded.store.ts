@@ -44,9 +44,9 @@ import { stagedCounts } from '../staging-file';
 import { scanExportedSearchRows } from '../staged-search-rows';
 import { temporaryFor } from '../file-io';
 import { runLoadAlongside, together } from '../load-alongside';
-import { pointFileAlongside } from '../staged-point-file';
+import { addStagedProfiles, pointFileAlongside } from '../staged-point-file';
 import { walkMemoryAlongside } from '../staged-walk-memory';
-import { LOAD_ORDER, STAGING_DELIMITER, stagingFile } from '../tables';
+import { LOAD_ORDER, NEVER_STAGED, STAGING_DELIMITER, stagingFile } from '../tables';
 import type { TableName } from '../tables';
 import { ConnectionPool } from './connection-pool';
 import type { EngineRow } from './connection-pool';
@@ -56,7 +56,7 @@ import { NotHeldExactly, WalkMemory, WalkMemoryBuilder } from '../walk-memory';
 import { HeldPointFile, openMatching, writePointFile } from '../point-file';
 import { derivedState, oncePerGeneration } from '../derived-state';
 import type { DerivedState, GenerationRead } from '../derived-state';
-import type { PointFile, PointFileMode } from '../point-file';
+import type { PointFile, PointFileMode, PointFileWriter } from '../point-file';
 import type { EngineDatabase } from './engine';
 
 export interface EmbeddedStoreOptions {
@@ -147,6 +147,7 @@ const QUERY_NAMES = [
   'search/export-companies',
   'company/vid-offsets',
   'company/profiles-range',
+  'company/export-profiles',
   'edge/range',
   'edge/count',
   'tierview/step-suppliers',
@@ -223,6 +224,8 @@ const POINT_ROWS_PER_QUERY = { companies: 100_000, edges: 250_000 } as const;
 const SEARCH_ROWS_PER_QUERY = 100_000;
 /** The search index's rows written by the engine beside the graph (a temporary file; see scanSearchRows). */
 const SEARCH_EXPORT_FILE = 'search-rows';
+/** The profiles written by the engine beside the graph for the point-read file (a temporary file; see profilesThroughFile). */
+const PROFILES_EXPORT_FILE = 'profile-rows';
 
 /** The `CURRENT` file names the live graph file, so a new graph can be built beside it and swapped in. */
 const CURRENT = 'CURRENT';
@@ -444,13 +447,14 @@ export class EmbeddedGraphStore implements GraphStore {
           stop: stale,
         });
       file = await writePointFile(saved.file, saved.key, total, async (writer) => {
-        await ranges(
-          'company/profiles-range',
-          this.vidByOffset.length,
-          total.companies,
-          POINT_ROWS_PER_QUERY.companies,
-          (rows) => writer.addCompanies(rows.map(toProfile)),
-        );
+        if (!(await this.profilesThroughFile(pool, writer)))
+          await ranges(
+            'company/profiles-range',
+            this.vidByOffset.length,
+            total.companies,
+            POINT_ROWS_PER_QUERY.companies,
+            (rows) => writer.addCompanies(rows.map(toProfile)),
+          );
         companiesMs = Date.now() - started;
         if (withEdges)
           await ranges(
@@ -471,6 +475,32 @@ export class EmbeddedGraphStore implements GraphStore {
       written ? 'point-read file written' : 'point-read file opened',
     );
     return file;
+  }
+
+  /**
+   * Adds every company's profile to `writer` through a file the engine writes in one scan
+   * (company/export-profiles), as an import adds them from its staged lines; false, with nothing
+   * added, when the engine could not write the file (the profiles are then read range by range).
+   */
+  private async profilesThroughFile(pool: ConnectionPool, writer: PointFileWriter): Promise<boolean> {
+    const file = temporaryFor(path.join(this.options.dir, PROFILES_EXPORT_FILE), '.csv', true);
+    try {
+      try {
+        await this.oneWalkQueryAtATime(() =>
+          pool.run(exportStatement(this.queries.get('company/export-profiles')!.text, file)),
+        );
+      } catch (err) {
+        this.options.logger?.warn(
+          { err, file },
+          'profiles for the point-read file read range by range: the engine could not write them to a file',
+        );
+        return false;
+      }
+      await addStagedProfiles(writer, file, (header) => header);
+      return true;
+    } finally {
+      await fs.promises.rm(file, { force: true });
+    }
   }
 
   /** Reads the relationships into memory for tier walks now and after every data change, if they are kept. */
@@ -1133,9 +1163,6 @@ async function removeGraphFiles(file: string): Promise<void> {
 function literalPath(p: string): string {
   return `'${p.replace(/\\/g, '\\\\').replace(/'/g, "\\'")}'`;
 }
-
-/** A character no staged value holds (staged values hold no control characters). */
-const NEVER_STAGED = '\u0001';
 
 /**
  * The statement that writes the rows of `query` to `file` as staging text: tab-separated with a
