@@ -219,7 +219,10 @@ describe.each([
   it('closes an answer whose body never ends once its status is read', async () => {
     let closed!: () => void;
     const gone = new Promise<void>((r) => (closed = r));
+    const connections = new Set<net.Socket>();
     const endless = net.createServer((s) => {
+      connections.add(s);
+      s.on('close', () => connections.delete(s));
       s.once('data', () => {
         s.write('HTTP/1.1 200 OK\r\ntransfer-encoding: chunked\r\n\r\n');
         const drip = setInterval(() => s.write('1\r\nx\r\n'), 10);
@@ -236,7 +239,11 @@ describe.each([
       expect(await sender().attempt(at, '{}', ID)).toEqual({ kind: 'delivered', status: 200 });
       await gone;
     } finally {
-      endless.close();
+      // The global fetch (Node's undici) opens a new connection after the one its cancel closed, and
+      // leaves it idle for seconds: a net server has no closeAllConnections, so it is closed here.
+      const shut = new Promise((r) => endless.close(r));
+      for (const c of connections) c.destroy();
+      await shut;
     }
   });
 
