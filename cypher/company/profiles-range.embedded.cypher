@@ -2,6 +2,7 @@
 // columns of company/get-profile (embedded engine only): read range by range, once
 // per graph generation, into the point-read file (point-file.ts). Ranges keep each
 // query's result, which the engine holds whole, to a few hundred thousand rows.
+// Only when the engine cannot write company/export-profiles to a file (one scan).
 // $lo: INT64
 // $hi: INT64
 MATCH (c:Company)

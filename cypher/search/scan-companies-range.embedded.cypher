@@ -1,7 +1,8 @@
 // search/scan-companies for the companies whose internal offset is in [$lo, $hi)
 // (embedded engine only): the engine holds a query's whole result in its buffer
 // pool, and every company's search fields at a million companies do not fit the
-// serving pool, so a server rebuilding its search index reads them range by range.
+// serving pool, so a server rebuilding its search index reads them range by range
+// when the engine cannot write them to a file (search/export-companies, one scan).
 // $lo: INT64
 // $hi: INT64
 MATCH (c:Company)
