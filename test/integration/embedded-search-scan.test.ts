@@ -8,6 +8,7 @@ import type { EmbeddedStoreOptions } from '../../src/store/embedded/embedded.sto
 import { companyRow, writeImportDir } from '../support/factories';
 import { tempDir } from '../support/paths';
 import { recordingLogger } from '../support/server';
+import { refuseEngineExports } from '../support/engine-exports';
 
 /**
  * A server that must build its search index from the store (a layout of the index it does not read,
@@ -55,6 +56,12 @@ describe('embedded store: every company read for the search index within the ser
     expect(seen.size).toBe(COMPANIES);
     expect([...seen.values()].every((n) => n === 1)).toBe(true);
   };
+  /** The range queries of the search scan among the queries a spy on the pool's stream saw. */
+  const rangeReads = (stream: jest.SpiedFunction<ConnectionPool['stream']>) =>
+    stream.mock.calls.filter(([q]) => q.name === 'search/scan-companies-range');
+  /** The export files left beside the graph. */
+  const exportsLeft = () =>
+    fs.readdirSync(path.join(dir, 'graph')).filter((f) => f.startsWith('search-rows'));
 
   it('reads them from a file the engine writes in one scan, each company once, and leaves no file', async () => {
     const stream = jest.spyOn(ConnectionPool.prototype, 'stream');
@@ -64,8 +71,8 @@ describe('embedded store: every company read for the search index within the ser
       const rows: SearchRow[] = [];
       await store.scanSearchRows((batch) => void rows.push(...batch));
       expectEveryCompanyOnce(rows);
-      expect(stream.mock.calls.filter(([q]) => q.name === 'search/scan-companies-range')).toHaveLength(0);
-      expect(fs.readdirSync(path.join(dir, 'graph')).filter((f) => f.startsWith('search-rows'))).toEqual([]);
+      expect(rangeReads(stream)).toHaveLength(0);
+      expect(exportsLeft()).toEqual([]);
     } finally {
       await store.close();
     }
@@ -83,7 +90,7 @@ describe('embedded store: every company read for the search index within the ser
       ]);
       expectEveryCompanyOnce(first);
       expectEveryCompanyOnce(second);
-      expect(fs.readdirSync(path.join(dir, 'graph')).filter((f) => f.startsWith('search-rows'))).toEqual([]);
+      expect(exportsLeft()).toEqual([]);
     } finally {
       await store.close();
     }
@@ -92,23 +99,18 @@ describe('embedded store: every company read for the search index within the ser
   it('reads them range by range, with a warning, when the engine cannot write the file', async () => {
     const { log, lines } = recordingLogger();
     const stream = jest.spyOn(ConnectionPool.prototype, 'stream');
-    const run = ConnectionPool.prototype.run;
-    jest.spyOn(ConnectionPool.prototype, 'run').mockImplementation(function (this: ConnectionPool, text) {
-      if (text.startsWith('COPY ('))
-        return Promise.reject(new Error('IO exception: No space left on device'));
-      return run.call(this, text);
-    });
+    refuseEngineExports('IO exception: No space left on device');
     const store = storeWith({ searchRowsPerQuery: 1000, logger: log });
     await store.open();
     try {
       const rows: SearchRow[] = [];
       await store.scanSearchRows((batch) => void rows.push(...batch));
       expectEveryCompanyOnce(rows);
-      expect(stream.mock.calls.filter(([q]) => q.name === 'search/scan-companies-range')).toHaveLength(8);
+      expect(rangeReads(stream)).toHaveLength(8);
       expect(lines.map((l) => l.msg)).toContain(
         'search rows read range by range: the engine could not write them to a file',
       );
-      expect(fs.readdirSync(path.join(dir, 'graph')).filter((f) => f.startsWith('search-rows'))).toEqual([]);
+      expect(exportsLeft()).toEqual([]);
     } finally {
       await store.close();
     }

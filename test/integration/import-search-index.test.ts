@@ -11,7 +11,6 @@ import type { FedSearchIndex } from '../../src/search/build-thread';
 import { CompanySearchIndex } from '../../src/search/company-search';
 import { searchIndexAlongside } from '../../src/search/staged-index';
 import { SEARCH_INDEX_NAME, SearchIndexHolder } from '../../src/search/search-index-holder';
-import { ConnectionPool } from '../../src/store/embedded/connection-pool';
 import { EmbeddedGraphStore } from '../../src/store/embedded/embedded.store';
 import {
   decodeStagedCompanyLines,
@@ -21,6 +20,7 @@ import {
 import { appendRows, companyRow } from '../support/factories';
 import { tempDir } from '../support/paths';
 import { recordingLogger } from '../support/server';
+import { isExport, refuseEngineExports } from '../support/engine-exports';
 
 const byVid = (a: SearchRow, b: SearchRow) => (a.vid < b.vid ? -1 : a.vid > b.vid ? 1 : 0);
 
@@ -84,18 +84,12 @@ describe('the search index built by an import', () => {
     await stageImport(input, staging, {});
     await store.replaceAll(staging);
     const exported = await rowsOf((onBatch) => store.scanSearchRows(onBatch));
-    const run = ConnectionPool.prototype.run;
-    const refused = jest.spyOn(ConnectionPool.prototype, 'run').mockImplementation(function (
-      this: ConnectionPool,
-      text,
-    ) {
-      return text.startsWith('COPY (') ? Promise.reject(new Error('refused here')) : run.call(this, text);
-    });
+    const refused = refuseEngineExports('refused here');
     let ranged: SearchRow[];
     let refusedCopies: number;
     try {
       ranged = await rowsOf((onBatch) => store.scanSearchRows(onBatch));
-      refusedCopies = refused.mock.calls.filter(([text]) => text.startsWith('COPY (')).length;
+      refusedCopies = refused.mock.calls.filter(([text]) => isExport(text)).length;
     } finally {
       refused.mockRestore();
     }

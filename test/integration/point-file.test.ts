@@ -6,6 +6,7 @@ import type { EmbeddedGraphStore } from '../../src/store/embedded/embedded.store
 import type { EmbeddedStoreOptions } from '../../src/store/embedded/embedded.store';
 import { pointFileCounts } from '../../src/store/point-file';
 import { tempDir } from '../support/paths';
+import { refuseEngineExports } from '../support/engine-exports';
 import { openSeededStore } from '../support/seeded-store';
 
 const VIDS = ['acme-gmbh', 'acme-hold', 'acme-jp', 'boeing', 'bolt', 'delta', 'lonely', 'mueller', 'nobody'];
@@ -64,15 +65,7 @@ describe('embedded store: point reads from a file', () => {
 
   it('reads the profiles range by range, with a warning, when the engine cannot write them to a file', async () => {
     // Written through a file the engine writes in one scan; range by range only when it cannot.
-    const run = ConnectionPool.prototype.run;
-    const refused = jest.spyOn(ConnectionPool.prototype, 'run').mockImplementation(function (
-      this: ConnectionPool,
-      text,
-    ) {
-      return text.startsWith('COPY (')
-        ? Promise.reject(new Error('IO exception: No space left on device'))
-        : run.call(this, text);
-    });
+    const refused = refuseEngineExports('IO exception: No space left on device');
     const stream = jest.spyOn(ConnectionPool.prototype, 'stream');
     const fromFile = await open('wait');
     let got: Awaited<ReturnType<typeof answers>>;

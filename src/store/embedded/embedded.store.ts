@@ -482,21 +482,43 @@ export class EmbeddedGraphStore implements GraphStore {
    * (company/export-profiles), as an import adds them from its staged lines; false, with nothing
    * added, when the engine could not write the file (the profiles are then read range by range).
    */
-  private async profilesThroughFile(pool: ConnectionPool, writer: PointFileWriter): Promise<boolean> {
-    const file = temporaryFor(path.join(this.options.dir, PROFILES_EXPORT_FILE), '.csv', true);
+  private profilesThroughFile(pool: ConnectionPool, writer: PointFileWriter): Promise<boolean> {
+    return this.throughExport(
+      pool,
+      'company/export-profiles',
+      PROFILES_EXPORT_FILE,
+      'profiles for the point-read file read range by range: the engine could not write them to a file',
+      (file) => addStagedProfiles(writer, file, (header) => header),
+      true,
+    );
+  }
+
+  /**
+   * Has the engine write the rows of `query` to a temporary file of its own beside the graph (see
+   * exportStatement), hands it to `read` and removes it; false, after warning with `fallback`, when
+   * the engine could not write it (the caller then reads by ranges). `queued`: the export waits its
+   * turn with the other full reads (oneWalkQueryAtATime).
+   */
+  private async throughExport(
+    pool: ConnectionPool,
+    query: QueryName,
+    name: string,
+    fallback: string,
+    read: (file: string) => Promise<void>,
+    queued = false,
+  ): Promise<boolean> {
+    // A file of its own: two reads at once (a test's, say) would otherwise write one file over the other.
+    const file = temporaryFor(path.join(this.options.dir, name), '.csv', true);
     try {
+      const write = () => pool.run(exportStatement(this.queries.get(query)!.text, file));
       try {
-        await this.oneWalkQueryAtATime(() =>
-          pool.run(exportStatement(this.queries.get('company/export-profiles')!.text, file)),
-        );
+        await (queued ? this.oneWalkQueryAtATime(write) : write());
       } catch (err) {
-        this.options.logger?.warn(
-          { err, file },
-          'profiles for the point-read file read range by range: the engine could not write them to a file',
-        );
+        // A disk without room for it, say: the ranges need none.
+        this.options.logger?.warn({ err, file }, fallback);
         return false;
       }
-      await addStagedProfiles(writer, file, (header) => header);
+      await read(file);
       return true;
     } finally {
       await fs.promises.rm(file, { force: true });
@@ -897,24 +919,14 @@ export class EmbeddedGraphStore implements GraphStore {
     // Written to a file by the engine in one scan, then read from it (see search/export-companies);
     // from the pool the read began on, so a swap of the data midway cannot mix two graphs.
     const pool = this.live;
-    // A file of its own: two reads at once (a test's, say) would otherwise write one file over the other.
-    const file = temporaryFor(path.join(this.options.dir, SEARCH_EXPORT_FILE), '.csv', true);
-    try {
-      await pool.run(exportStatement(this.queries.get('search/export-companies')!.text, file));
-    } catch (err) {
-      await fs.promises.rm(file, { force: true });
-      // A disk without room for it, say: the ranges need none.
-      this.options.logger?.warn(
-        { err, file },
-        'search rows read range by range: the engine could not write them to a file',
-      );
-      return this.scanSearchRanges(pool, onBatch);
-    }
-    try {
-      await scanExportedSearchRows(file, onBatch);
-    } finally {
-      await fs.promises.rm(file, { force: true });
-    }
+    const read = await this.throughExport(
+      pool,
+      'search/export-companies',
+      SEARCH_EXPORT_FILE,
+      'search rows read range by range: the engine could not write them to a file',
+      (file) => scanExportedSearchRows(file, onBatch),
+    );
+    if (!read) await this.scanSearchRanges(pool, onBatch);
   }
 
   /** scanSearchRows without a file: every company's search fields read range by range from `pool`. */
