@@ -8,15 +8,28 @@ import { EmbeddedGraphStore } from '../../src/store/embedded/embedded.store';
 import { PointFile, PointFileWriter } from '../../src/store/point-file';
 import {
   StagedProfileWriter,
+  addExportedEdges,
   addStagedProfiles,
+  exactNumberText,
   writeStagedPointFile,
 } from '../../src/store/staged-point-file';
 import { fnv1a } from '../../src/store/string-hash';
 import { toProfile } from '../../src/store/mappers';
+import type { EdgeRecord } from '../../src/domain/model';
 import { stagedColumns, stagedRowDecoder } from '../../src/store/staging-file';
-import { appendRows, companyRow, csvColumn } from '../support/factories';
+import { appendRows, companyRow, csvColumn, relationshipRow } from '../support/factories';
 import { tempDir } from '../support/paths';
 import { recordingLogger } from '../support/server';
+
+const ODD_CONFIDENCES = [
+  '0.30000000000000004',
+  '0.1234567890123457',
+  '0.0000001234567',
+  '1',
+  '5e-324',
+  '2.2250738585072014e-308',
+  '0.9999999999999999',
+];
 
 /**
  * An import writes the point-read file from its staging files while the engine loads them, so
@@ -51,6 +64,16 @@ describe('the point-read file written by an import', () => {
         is_active: 'false',
       }),
     ]);
+    // Confidences a text of six decimals would not give back, down to the smallest doubles.
+    appendRows(
+      path.join(input, 'relationships.csv'),
+      ODD_CONFIDENCES.map((confidence_score, i) =>
+        relationshipRow(`odd-${(i % 3) + 1}`, `odd-${((i + 1) % 3) + 1}`, {
+          edge_id: `odd-e${i}`,
+          confidence_score,
+        }),
+      ),
+    );
     vids = csvColumn(companies, 'vid');
     edgeIds = csvColumn(path.join(input, 'relationships.csv'), 'edge_id');
   });
@@ -179,6 +202,34 @@ describe('the point-read file written by an import', () => {
     expect(fromFile.get('odd-2')).toMatchObject({ domiciled_country: null, incorporation_date: null });
   });
 
+  it('when a server writes it with the edges, holds the edges the engine gives, written from a file the engine writes', async () => {
+    const stream = jest.spyOn(ConnectionPool.prototype, 'stream');
+    const before = lines.length;
+    const serving = store({ pointFile: 'wait', pointFileEdges: true });
+    await serving.open();
+    const fromFile = new Map<string, unknown>();
+    try {
+      serving.prepare();
+      for (const id of edgeIds) fromFile.set(id, await serving.getEdge(id));
+      expect(lines.slice(before).map((l) => l.msg)).toContain('point-read file written');
+      expect(stream.mock.calls.filter(([q]) => q.name === 'edge/range')).toHaveLength(0);
+    } finally {
+      stream.mockRestore();
+      await serving.close();
+    }
+    expect(fs.readdirSync(graph()).filter((f) => f.startsWith('edge-rows'))).toEqual([]);
+    const engine = store();
+    await engine.open();
+    try {
+      for (const id of edgeIds) expect(fromFile.get(id)).toEqual(await engine.getEdge(id));
+    } finally {
+      await engine.close();
+    }
+    expect(ODD_CONFIDENCES.map((_, i) => (fromFile.get(`odd-e${i}`) as EdgeRecord).confidence_score)).toEqual(
+      ODD_CONFIDENCES.map(Number),
+    );
+  });
+
   it('refuses a file of profiles in which the engine quoted a value', async () => {
     // A value holding a tab or a line break comes out of the engine's export quoted (with NEVER_STAGED),
     // and its line is then no longer one company: refused, not read askew.
@@ -196,6 +247,37 @@ describe('the point-read file written by an import', () => {
     } finally {
       writer.abort();
     }
+  });
+
+  it('refuses a file of edges in which the engine quoted a value, a line lacks fields, or a confidence is not exact', async () => {
+    const columns = stagedColumns('Edge');
+    const line = (id: string, confidence: string, hs = '') =>
+      columns
+        .map((c) =>
+          c === 'edge_id' ? id : c === 'confidence_score' ? confidence : c === 'hs_codes' ? hs : '',
+        )
+        .join('\t');
+    const header = columns.join('\t');
+    for (const [name, body, refused] of [
+      ['quoted', `${line('q1', '1p0', '\u0001[1,2]\u0001')}\n`, /quoted value/],
+      ['short', `${line('q1', '1p0')}\nq2\t1p0\n`, /line of 2 fields, not 11/],
+      ['inexact', `${line('q1', '0.500000')}\n`, /not a number as the engine's export writes it exactly/],
+    ] as const) {
+      const file = path.join(dir, `${name}.csv`);
+      fs.writeFileSync(file, `${header}\n${body}`);
+      const writer = new PointFileWriter(path.join(dir, `${name}.point-reads`));
+      try {
+        await expect(addExportedEdges(writer, file, path.join(dir, `${name}.tsv`))).rejects.toThrow(refused);
+      } finally {
+        writer.abort();
+        fs.rmSync(path.join(dir, `${name}.tsv`), { force: true });
+      }
+    }
+    // Exact, as the engine writes it: m over 2^s, the same double again, whatever its size.
+    expect(exactNumberText('2075258708292324608p61')).toBe('0.9');
+    expect(exactNumberText('1152921504606846976p1134')).toBe('5e-324');
+    expect(exactNumberText('0p60')).toBe('0');
+    expect(exactNumberText('-1152921504606846976p61')).toBe('-0.5');
   });
 
   it('holds only the companies unless asked for the edges, and leaves nothing when aborted', async () => {

@@ -46,7 +46,22 @@ describe('embedded store: point reads from a file', () => {
   });
 
   it('answers profiles, edges and list counterparts as the engine does', async () => {
-    const fromFile = await open('wait');
+    // Profiles and edges both come through files the engine writes in one scan, not range by range.
+    const stream = jest.spyOn(ConnectionPool.prototype, 'stream');
+    let fromFile: EmbeddedGraphStore;
+    try {
+      fromFile = await open('wait');
+      await fromFile.getCompany(VIDS[0]!);
+      const ranged = stream.mock.calls
+        .map(([q]) => q.name)
+        .filter((n) => n.endsWith('-range') || n === 'edge/range');
+      expect(ranged).toEqual([]);
+      expect(fs.readdirSync(path.join(dir, 'graph')).filter((f) => /^(profile|edge)-rows/.test(f))).toEqual(
+        [],
+      );
+    } finally {
+      stream.mockRestore();
+    }
     const engineDir = dir;
     dir = tempDir('point-engine');
     const engine = await open('off');
@@ -63,16 +78,18 @@ describe('embedded store: point reads from a file', () => {
     }
   });
 
-  it('reads the profiles range by range, with a warning, when the engine cannot write them to a file', async () => {
+  it('reads the profiles and edges range by range, with a warning, when the engine cannot write them to a file', async () => {
     // Written through a file the engine writes in one scan; range by range only when it cannot.
     const refused = refuseEngineExports('IO exception: No space left on device');
     const stream = jest.spyOn(ConnectionPool.prototype, 'stream');
     const fromFile = await open('wait');
     let got: Awaited<ReturnType<typeof answers>>;
     let ranged: number;
+    let rangedEdges: number;
     try {
       got = await answers(fromFile);
       ranged = stream.mock.calls.filter(([q]) => q.name === 'company/profiles-range').length;
+      rangedEdges = stream.mock.calls.filter(([q]) => q.name === 'edge/range').length;
     } finally {
       refused.mockRestore();
       stream.mockRestore();
@@ -84,11 +101,13 @@ describe('embedded store: point reads from a file', () => {
     try {
       expect(got).toEqual(await answers(engine));
       expect(ranged).toBeGreaterThan(0);
+      expect(rangedEdges).toBeGreaterThan(0);
       expect(count('profiles for the point-read file read range by range')).toBe(1);
+      expect(count('edges for the point-read file read range by range')).toBe(1);
       expect(count('point-read file written')).toBe(1);
-      expect(fs.readdirSync(path.join(fileDir, 'graph')).filter((f) => f.startsWith('profile-rows'))).toEqual(
-        [],
-      );
+      expect(
+        fs.readdirSync(path.join(fileDir, 'graph')).filter((f) => /^(profile|edge)-rows/.test(f)),
+      ).toEqual([]);
     } finally {
       await engine.close();
       fs.rmSync(fileDir, { recursive: true, force: true });
@@ -170,18 +189,22 @@ describe('embedded store: point reads from a file', () => {
     let store = await open('wait', true, true);
     expect((await store.getEdge('e4'))?.supplier_id).toBe('acme-jp');
     await store.close();
-    // Changed behind the store's back (same length): only a read from the file can show these.
-    const file = path.join(dir, 'graph', files()[0]!);
-    const bytes = fs.readFileSync(file);
-    for (const [from, to] of [
-      ['"Boeing Co"', '"BOEING CO"'],
-      ['"supplier_id":"acme-jp"', '"supplier_id":"ACME-JP"'],
+    // Changed behind the store's back (same length): only a read from the file can show these. The
+    // edges are kept as staged lines in a file of their own beside it.
+    const graphDir = path.join(dir, 'graph');
+    const edgesApart = fs.readdirSync(graphDir).filter((f) => f.includes('.point-reads.edges-'));
+    expect(edgesApart).toHaveLength(1);
+    for (const [name, from, to] of [
+      [files()[0]!, '"Boeing Co"', '"BOEING CO"'],
+      [edgesApart[0]!, 'e4\tacme-jp\t', 'e4\tACME-JP\t'],
     ]) {
+      const file = path.join(graphDir, name!);
+      const bytes = fs.readFileSync(file);
       const at = bytes.indexOf(from!);
       expect(at).toBeGreaterThan(0);
       bytes.write(to!, at);
+      fs.writeFileSync(file, bytes);
     }
-    fs.writeFileSync(file, bytes);
     store = await open('wait', false, false);
     try {
       expect((await store.getCompany('boeing'))?.name).toBe('BOEING CO');

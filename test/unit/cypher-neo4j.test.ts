@@ -20,6 +20,8 @@ const ENGINE_FILES: Record<string, string> = {
   'company/export-profiles.embedded.cypher':
     'every profile in the staging’s text, for the engine to write to a file for the point-read file',
   'edge/range.embedded.cypher': 'edges by internal offset range for the point-read file',
+  'edge/export.embedded.cypher':
+    'every edge in the staging’s text, its confidence exact, for the engine to write to a file for the point-read file',
   'search/scan-companies-range.embedded.cypher':
     'search fields by internal offset range: one query for every company overflows the buffer pool',
   'search/export-companies.embedded.cypher':

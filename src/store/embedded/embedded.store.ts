@@ -44,7 +44,7 @@ import { stagedCounts } from '../staging-file';
 import { scanExportedSearchRows } from '../staged-search-rows';
 import { temporaryFor } from '../file-io';
 import { runLoadAlongside, together } from '../load-alongside';
-import { addStagedProfiles, pointFileAlongside } from '../staged-point-file';
+import { addExportedEdges, addStagedProfiles, pointFileAlongside } from '../staged-point-file';
 import { walkMemoryAlongside } from '../staged-walk-memory';
 import { LOAD_ORDER, NEVER_STAGED, STAGING_DELIMITER, stagingFile } from '../tables';
 import type { TableName } from '../tables';
@@ -149,6 +149,7 @@ const QUERY_NAMES = [
   'company/profiles-range',
   'company/export-profiles',
   'edge/range',
+  'edge/export',
   'edge/count',
   'tierview/step-suppliers',
   'tierview/step-customers',
@@ -226,6 +227,8 @@ const SEARCH_ROWS_PER_QUERY = 100_000;
 const SEARCH_EXPORT_FILE = 'search-rows';
 /** The profiles written by the engine beside the graph for the point-read file (a temporary file; see profilesThroughFile). */
 const PROFILES_EXPORT_FILE = 'profile-rows';
+/** The edges written by the engine beside the graph for the point-read file, and their lines as staged (see edgesThroughFile). */
+const EDGES_EXPORT_FILE = 'edge-rows';
 
 /** The `CURRENT` file names the live graph file, so a new graph can be built beside it and swapped in. */
 const CURRENT = 'CURRENT';
@@ -456,7 +459,7 @@ export class EmbeddedGraphStore implements GraphStore {
             (rows) => writer.addCompanies(rows.map(toProfile)),
           );
         companiesMs = Date.now() - started;
-        if (withEdges)
+        if (withEdges && !(await this.edgesThroughFile(pool, writer, total.edges)))
           await ranges(
             'edge/range',
             int(edgeCount?.last) + 1,
@@ -489,6 +492,29 @@ export class EmbeddedGraphStore implements GraphStore {
       PROFILES_EXPORT_FILE,
       'profiles for the point-read file read range by range: the engine could not write them to a file',
       (file) => addStagedProfiles(writer, file, (header) => header),
+      true,
+    );
+  }
+
+  /**
+   * Adds every edge to `writer` through a file the engine writes in one scan (edge/export), kept as
+   * the file's edges as an import keeps its staged Edge lines; false, with nothing added, when the
+   * engine could not write the file (the edges are then read range by range).
+   */
+  private edgesThroughFile(pool: ConnectionPool, writer: PointFileWriter, edges: number): Promise<boolean> {
+    return this.throughExport(
+      pool,
+      'edge/export',
+      EDGES_EXPORT_FILE,
+      'edges for the point-read file read range by range: the engine could not write them to a file',
+      async (file) => {
+        const staged = temporaryFor(path.join(this.options.dir, EDGES_EXPORT_FILE), '.tsv', true);
+        try {
+          await addExportedEdges(writer, file, staged, edges);
+        } finally {
+          await fs.promises.rm(staged, { force: true });
+        }
+      },
       true,
     );
   }
