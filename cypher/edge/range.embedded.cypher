@@ -1,6 +1,7 @@
 // The edges whose internal offset is in [$lo, $hi) with their evidence, with the
 // columns of edge/get (embedded engine only): read range by range, once per graph
-// generation, into the point-read file (point-file.ts).
+// generation, into the point-read file (point-file.ts), where the engine cannot write
+// edge/export to a file (the way the edges are read otherwise).
 // $lo: INT64
 // $hi: INT64
 MATCH (e:Edge)

@@ -1,7 +1,8 @@
 // The relationships into customers whose internal offset is in [$lo, $hi), with what
 // an export row shows of them (embedded engine only): read range by range, once per
 // graph generation, into the tier walks' memory (walk-memory.ts). Ranges keep each
-// query's result, which the engine holds whole, to a few hundred thousand rows.
+// query's result, which the engine holds whole, to a few hundred thousand rows. The
+// fallback of tierview/export-memory-relationships, for an engine that cannot write it to a file.
 // $lo: INT64
 // $hi: INT64
 MATCH (s:Company)-[r:SUPPLIES]->(c:Company)

@@ -384,85 +384,62 @@ function equals(b: Buffer, a: number, z: number, literal: Uint8Array): boolean {
 
 /**
  * Adds to `writer` as its edges the lines of `exported`, a file the embedded engine wrote of every
- * edge (edge/export), kept as an import keeps its Edge staging file (addStagingFile): they are
- * written to `staged` (which the caller removes once the writer is done with it; the writer keeps a
- * link of its own) in the staging's text, the same bytes but for each confidence, which the export
- * writes exactly as `<m>p<s>` (see exactNumberText) and the staging as the number's shortest text.
- * The keys of the lines are found as they are written. Refuses a file in which the engine quoted a
- * value (see addStagedProfiles) or a line without the header's fields. `expected`: the edges there
- * are, when known (their keys are then kept in arrays of that size from the start).
+ * edge (edge/export), kept as an import keeps its Edge staging file (addStagingFile: the writer
+ * links it under a name of its own, and the caller may remove `exported` once the writer is done).
+ * Its lines are in the staging's text but for each confidence, which the export writes exactly as
+ * `<m>p<s>`, and a read gives back exactly (asLoaded). The keys of the lines are found by reading
+ * them once. Refuses a file in which the engine quoted a value (see addStagedProfiles) or a line
+ * without the header's fields. `expected`: the edges there are, when known (their keys are then
+ * kept in arrays of that size from the start).
  */
 export async function addExportedEdges(
   writer: PointFileWriter,
   exported: string,
-  staged: string,
   expected?: number,
 ): Promise<void> {
   const columns = stagedColumns('Edge');
-  const confidence = columns.indexOf('confidence_score');
   const entries = new LineEntries(expected);
-  const from = new Int32Array(columns.length);
-  const to = new Int32Array(columns.length);
-  let out = Buffer.allocUnsafe(0);
   let at = 0;
-  const fd = fs.openSync(staged, 'wx');
-  try {
-    await readStagingBlocks(
-      exported,
-      (text) => {
-        checkStagedHeader('Edge', text.split(STAGING_DELIMITER));
-        at = fs.writeSync(fd, `${text}\n`);
-      },
-      (bytes, start, end) => {
-        const quoted = bytes.indexOf(QUOTED, start);
-        if (quoted >= 0 && quoted < end)
-          throw new Error(`${exported} holds a quoted value: not staging text`);
-        // A confidence of the export is at least 4 bytes and its text at most 24: a line of
-        // at least 14 bytes grows by less than twice its length.
-        if (out.length < 3 * (end - start)) out = Buffer.allocUnsafe(3 * (end - start));
-        let used = 0;
+  await readStagingBlocks(
+    exported,
+    (text) => {
+      checkStagedHeader('Edge', text.split(STAGING_DELIMITER));
+      at = Buffer.byteLength(text) + 1;
+    },
+    (bytes, start, end) => {
+      const quoted = bytes.indexOf(QUOTED, start);
+      if (quoted >= 0 && quoted < end) throw new Error(`${exported} holds a quoted value: not staging text`);
+      // Tabs found natively: the evidence, most of a line, is not looked at byte by byte.
+      let tabs = 0;
+      let lines = 0;
+      for (let p = bytes.indexOf(TAB_BYTE, start); p >= 0 && p < end; p = bytes.indexOf(TAB_BYTE, p + 1))
+        tabs++;
+      for (
+        let p = bytes.indexOf(LINE_FEED_BYTE, start);
+        p >= 0 && p < end;
+        p = bytes.indexOf(LINE_FEED_BYTE, p + 1)
+      )
+        lines++;
+      if (bytes[end - 1] !== LINE_FEED_BYTE) lines++;
+      // A line of other fields than the header shows in the block's count of tabs: no line holds
+      // more than its share, a value holding a tab being quoted (refused above).
+      if (tabs !== lines * (columns.length - 1))
         eachLineOf(bytes, start, end, (a, z) => {
-          let tabs = 0;
-          for (let p = bytes.indexOf(TAB_BYTE, a); p >= 0 && p < z; p = bytes.indexOf(TAB_BYTE, p + 1))
-            tabs++;
-          if (tabs !== columns.length - 1)
-            throw new Error(`${exported} holds a line of ${tabs + 1} fields, not ${columns.length}`);
-          fieldBounds(bytes, a, z, from, to);
-          const c0 = from[confidence]!;
-          const c1 = to[confidence]!;
-          used += bytes.copy(out, used, a, c0);
-          if (c1 > c0) used += out.write(exactNumberText(bytes.toString('latin1', c0, c1)), used, 'latin1');
-          used += bytes.copy(out, used, c1, z);
-          out[used++] = LINE_FEED_BYTE;
+          let n = 0;
+          for (let p = bytes.indexOf(TAB_BYTE, a); p >= 0 && p < z; p = bytes.indexOf(TAB_BYTE, p + 1)) n++;
+          if (n !== columns.length - 1)
+            throw new Error(`${exported} holds a line of ${n + 1} fields, not ${columns.length}`);
         });
-        at = entries.addLines(out, 0, used, at);
-        fs.writeSync(fd, out, 0, used);
-      },
-    );
-  } finally {
-    fs.closeSync(fd);
-  }
+      at = entries.addLines(bytes, start, end, at);
+    },
+  );
+  if (at !== fs.statSync(exported).size) throw new Error(`${exported} changed while its lines were read`);
   const { count, hashes, offsets, lengths } = entries;
-  writer.addStagingFile('edges', columns, staged, { count, hashes, offsets, lengths, bytes: at });
+  writer.addStagingFile('edges', columns, exported, { count, hashes, offsets, lengths, bytes: at });
 }
 
 const TAB_BYTE = 0x09;
 const LINE_FEED_BYTE = 0x0a;
-
-/**
- * The shortest text of the number `<m>p<s>` names, the integer m over 2^s (as the engine's exports
- * write a DOUBLE exactly; see cypher/edge/export.embedded.cypher). m has no more significant bits
- * than a double, so it converts exactly, and dividing by powers of two is exact down to the value
- * itself (in two steps: 2^s alone may be past a double's range).
- */
-export function exactNumberText(text: string): string {
-  const p = text.indexOf('p');
-  const s = Number(text.slice(p + 1));
-  if (p <= 0 || !Number.isInteger(s) || !/^-?\d+$/.test(text.slice(0, p)))
-    throw new Error(`${text} is not a number as the engine's export writes it exactly`);
-  const half = Math.trunc(s / 2);
-  return String(Number(BigInt(text.slice(0, p))) / 2 ** (s - half) / 2 ** half);
-}
 
 /**
  * The keys of the lines of `file`, a staging file of `table`, its header checked: those the import

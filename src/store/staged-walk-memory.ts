@@ -17,6 +17,7 @@ import type { Props } from './mappers';
 import {
   checkStagedHeader,
   eachLineOf,
+  exactNumberOfBytes,
   fieldBounds,
   numberOfBytes,
   readStagingBlocks,
@@ -24,7 +25,7 @@ import {
   stagedCounts,
   stagedRowDecoder,
 } from './staging-file';
-import { STAGING_DELIMITER, TABLES, stagingFile } from './tables';
+import { NEVER_STAGED, STAGING_DELIMITER, TABLES, stagingFile } from './tables';
 import type { TableName } from './tables';
 import { WalkMemoryBuilder } from './walk-memory';
 import type { WalkMemory } from './walk-memory';
@@ -110,6 +111,65 @@ const RELATIONSHIP_COLUMNS = [
   'evidence_types',
   'hs_codes',
 ] as const;
+
+/** The columns of tierview/export-memory-relationships, in its order: the ends by internal offset. */
+const EXPORTED_RELATIONSHIP_COLUMNS = [
+  's',
+  'c',
+  'edge_id',
+  'confidence_score',
+  'status_code',
+  'hs_codes',
+  'evidence_types',
+  'latest',
+] as const;
+
+/**
+ * Adds to `builder` every relationship of `file`, a file the embedded engine wrote of them
+ * (tierview/export-memory-relationships): the ends by internal offset, the values in the staging's
+ * text but for the confidence, exact as `<m>p<s>` (exactNumberOfBytes). Each value is read from the
+ * line's bytes, as stagedWalkMemory reads the staged lines. Refuses a file in which the engine
+ * quoted a value (which no such value needs), or a line without the header's fields.
+ */
+export async function addExportedRelationships(builder: WalkMemoryBuilder, file: string): Promise<void> {
+  const n = EXPORTED_RELATIONSHIP_COLUMNS.length;
+  const from = new Int32Array(n);
+  const to = new Int32Array(n);
+  const times = new StagedTimes();
+  await readStagingBlocks(
+    file,
+    (header) => {
+      if (header !== EXPORTED_RELATIONSHIP_COLUMNS.join(STAGING_DELIMITER))
+        throw new Error(
+          `${file} begins with ${header}, not the columns of tierview/export-memory-relationships`,
+        );
+    },
+    (bytes, start, end) => {
+      const quoted = bytes.indexOf(QUOTED, start);
+      if (quoted >= 0 && quoted < end) throw new Error(`${file} holds a quoted value: not staging text`);
+      eachLineOf(bytes, start, end, (a, z) => {
+        let tabs = 0;
+        for (let p = bytes.indexOf(TAB, a); p >= 0 && p < z; p = bytes.indexOf(TAB, p + 1)) tabs++;
+        if (tabs !== n - 1) throw new Error(`${file} holds a line of ${tabs + 1} fields, not ${n}`);
+        fieldBounds(bytes, a, z, from, to);
+        builder.addRelationship(
+          numberOfBytes(bytes, from[0]!, to[0]!) ?? -1,
+          numberOfBytes(bytes, from[1]!, to[1]!) ?? -1,
+          times.at(bytes, from[7]!, to[7]!),
+          to[3]! > from[3]! ? exactNumberOfBytes(bytes, from[3]!, to[3]!) : null,
+          numberOfBytes(bytes, from[4]!, to[4]!),
+          builder.listIdOfBytes(bytes, from[5]!, to[5]!),
+          builder.listIdOfBytes(bytes, from[6]!, to[6]!),
+          bytes.subarray(from[2], to[2]),
+        );
+      });
+    },
+  );
+}
+
+const TAB = 0x09;
+/** The quote the embedded engine writes around a value it must quote in a file it exports. */
+const QUOTED = NEVER_STAGED.charCodeAt(0);
 
 /** Where a staged timestamp of whole seconds, `YYYY-MM-DDTHH:MM:SSZ`, has other bytes than digits. */
 const ISO_SECONDS = '0000-00-00T00:00:00Z';

@@ -206,6 +206,8 @@ export function checkStagedHeader(table: TableName, fields: readonly string[]): 
 /**
  * A staged field as the embedded engine gives it back: empty is null for scalars, numbers and
  * booleans as such; lists and JSON stay the text the engine keeps them as (the mappers read that text).
+ * A DOUBLE may also be in the exact form of the engine's exports (a point-read file keeps the lines
+ * of edge/export as its edges).
  */
 export function asLoaded(text: string, type: ColumnType): unknown {
   switch (type) {
@@ -214,14 +216,38 @@ export function asLoaded(text: string, type: ColumnType): unknown {
     case 'JSON':
       return text;
     case 'INT64':
-    case 'DOUBLE':
       return text === '' ? null : Number(text);
+    case 'DOUBLE':
+      // The engine's exports write a DOUBLE exactly as `<m>p<s>` (exactNumber); staged text never so.
+      return text === '' ? null : text.includes('p') ? exactNumber(text) : Number(text);
     case 'BOOLEAN':
       return text === '' ? null : text === 'true';
     default:
       return text === '' ? null : text;
   }
 }
+
+/**
+ * The number `text` names as the embedded engine's exports write a DOUBLE exactly, `<m>p<s>`: the
+ * integer m over 2^s (see cypher/edge/export.embedded.cypher). m has no more significant bits than
+ * a double, so it converts exactly, and dividing by powers of two is exact down to the value itself
+ * (in two steps: 2^s alone may be past a double's range).
+ */
+export function exactNumber(text: string): number {
+  const p = text.indexOf('p');
+  const s = Number(text.slice(p + 1));
+  if (p <= 0 || !Number.isInteger(s) || !EXACT_MANTISSA.test(text.slice(0, p)))
+    throw new Error(`${text} is not a number as the engine's export writes it exactly`);
+  const half = Math.trunc(s / 2);
+  return Number(BigInt(text.slice(0, p))) / 2 ** (s - half) / 2 ** half;
+}
+
+/** As exactNumber, for the text `bytes[start, end)`. */
+export function exactNumberOfBytes(bytes: Buffer, start: number, end: number): number {
+  return exactNumber(bytes.toString('latin1', start, end));
+}
+
+const EXACT_MANTISSA = /^-?\d{1,19}$/;
 
 /** Powers of ten a double holds exactly: the divisors of numberOfBytes. */
 const EXACT_POWERS = Array.from({ length: 16 }, (_, k) => 10 ** k);

@@ -97,6 +97,19 @@ describe('embedded engine guards', () => {
     await expect(pool.run('MATCH (t:T) RETURN count(t) AS c')).resolves.toEqual([{ c: 2 }]);
   });
 
+  it('gives one statement a time limit of its own, and its connection the pool limit again after', async () => {
+    // An export of every edge runs longer than the reads' limit; the limit holds for what follows.
+    const strict = await ConnectionPool.open(db, 1, { queryTimeoutMs: 1 });
+    const slow = 'UNWIND range(1, 400000) AS x RETURN sum(x) AS s';
+    try {
+      await expect(strict.run(slow)).rejects.toThrow(/Interrupted/);
+      await expect(strict.run(slow, { timeoutMs: 600_000 })).resolves.toEqual([{ s: 80000200000n }]);
+      await expect(strict.run(slow)).rejects.toThrow(/Interrupted/);
+    } finally {
+      await strict.close();
+    }
+  });
+
   it('reads pages at offsets the engine would crash the process on', () => {
     // In a process of its own: before the guard, this ended with SIGSEGV at offset 7,086.
     const childDir = tempDir('skip');

@@ -10,13 +10,12 @@ import {
   StagedProfileWriter,
   addExportedEdges,
   addStagedProfiles,
-  exactNumberText,
   writeStagedPointFile,
 } from '../../src/store/staged-point-file';
 import { fnv1a } from '../../src/store/string-hash';
 import { toProfile } from '../../src/store/mappers';
 import type { EdgeRecord } from '../../src/domain/model';
-import { stagedColumns, stagedRowDecoder } from '../../src/store/staging-file';
+import { asLoaded, exactNumberOfBytes, stagedColumns, stagedRowDecoder } from '../../src/store/staging-file';
 import { appendRows, companyRow, csvColumn, relationshipRow } from '../support/factories';
 import { tempDir } from '../support/paths';
 import { recordingLogger } from '../support/server';
@@ -249,35 +248,40 @@ describe('the point-read file written by an import', () => {
     }
   });
 
-  it('refuses a file of edges in which the engine quoted a value, a line lacks fields, or a confidence is not exact', async () => {
+  it('refuses a file of edges in which the engine quoted a value or a line lacks fields', async () => {
     const columns = stagedColumns('Edge');
-    const line = (id: string, confidence: string, hs = '') =>
+    const line = (id: string, hs = '') =>
       columns
-        .map((c) =>
-          c === 'edge_id' ? id : c === 'confidence_score' ? confidence : c === 'hs_codes' ? hs : '',
-        )
+        .map((c) => (c === 'edge_id' ? id : c === 'confidence_score' ? '1p0' : c === 'hs_codes' ? hs : ''))
         .join('\t');
     const header = columns.join('\t');
     for (const [name, body, refused] of [
-      ['quoted', `${line('q1', '1p0', '\u0001[1,2]\u0001')}\n`, /quoted value/],
-      ['short', `${line('q1', '1p0')}\nq2\t1p0\n`, /line of 2 fields, not 11/],
-      ['inexact', `${line('q1', '0.500000')}\n`, /not a number as the engine's export writes it exactly/],
+      ['quoted', `${line('q1', '\u0001[1,2]\u0001')}\n`, /quoted value/],
+      ['short', `${line('q1')}\nq2\t1p0\n${line('q3')}`, /line of 2 fields, not 11/],
     ] as const) {
       const file = path.join(dir, `${name}.csv`);
       fs.writeFileSync(file, `${header}\n${body}`);
       const writer = new PointFileWriter(path.join(dir, `${name}.point-reads`));
       try {
-        await expect(addExportedEdges(writer, file, path.join(dir, `${name}.tsv`))).rejects.toThrow(refused);
+        await expect(addExportedEdges(writer, file)).rejects.toThrow(refused);
       } finally {
         writer.abort();
-        fs.rmSync(path.join(dir, `${name}.tsv`), { force: true });
       }
     }
-    // Exact, as the engine writes it: m over 2^s, the same double again, whatever its size.
-    expect(exactNumberText('2075258708292324608p61')).toBe('0.9');
-    expect(exactNumberText('1152921504606846976p1134')).toBe('5e-324');
-    expect(exactNumberText('0p60')).toBe('0');
-    expect(exactNumberText('-1152921504606846976p61')).toBe('-0.5');
+  });
+
+  it('reads a number as the engine exports it exactly, m over 2^s, as the same double', () => {
+    const exact = (text: string) => exactNumberOfBytes(Buffer.from(` ${text} `), 1, text.length + 1);
+    expect(exact('2075258708292324608p61')).toBe(0.9);
+    expect(exact('1152921504606846976p1134')).toBe(5e-324);
+    expect(exact('0p60')).toBe(0);
+    expect(exact('-1152921504606846976p61')).toBe(-0.5);
+    expect(exact('1729382256910270464p-936')).toBe(2 ** 936 * 1729382256910270464);
+    expect(() => exact('0.500000')).toThrow(/not a number as the engine's export writes it exactly/);
+    expect(() => exact('12p1.5')).toThrow(/not a number as the engine's export writes it exactly/);
+    // A staged DOUBLE reads either form; a staged INT64 only digits.
+    expect(asLoaded('2075258708292324608p61', 'DOUBLE')).toBe(0.9);
+    expect(asLoaded('0.9', 'DOUBLE')).toBe(0.9);
   });
 
   it('holds only the companies unless asked for the edges, and leaves nothing when aborted', async () => {

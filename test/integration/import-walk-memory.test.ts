@@ -2,9 +2,11 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { generateDataset } from '../../src/demo/generate';
 import { importDirectory } from '../../src/import/import-directory';
+import { ConnectionPool } from '../../src/store/embedded/connection-pool';
 import { EmbeddedGraphStore } from '../../src/store/embedded/embedded.store';
 import type { Columns, WalkMemory } from '../../src/store/walk-memory';
 import { appendRows, companyRow, csvColumn, relationshipRow } from '../support/factories';
+import { refuseEngineExports } from '../support/engine-exports';
 import { tempDir } from '../support/paths';
 import { recordingLogger } from '../support/server';
 
@@ -40,15 +42,25 @@ describe('the walk memory written by an import', () => {
       relationshipRow(vids[1]!, 'odd-1', { confidence_score: 0.1 }),
       relationshipRow(vids[2]!, 'odd-1', { confidence_score: 1 }),
       relationshipRow(vids[3]!, 'odd-1', { confidence_score: 0.30000000000000004 }),
+      // Scores a text of six decimals would not give back, down to the smallest double.
+      relationshipRow(vids[4]!, 'odd-1', { confidence_score: '0.0000001234567' }),
+      relationshipRow(vids[5]!, 'odd-1', { confidence_score: '5e-324' }),
     ]);
   });
   afterAll(() => fs.rmSync(dir, { recursive: true, force: true }));
 
-  /** The memory a serving store holds once it has read or loaded it, with what its log said. */
-  async function served(): Promise<{ memory: WalkMemory; msgs: (string | undefined)[] }> {
+  /**
+   * The memory a serving store holds once it has read or loaded it, with what its log said and how
+   * many range queries of relationships it ran; `refused`: the engine cannot write files.
+   */
+  async function served(
+    refused = false,
+  ): Promise<{ memory: WalkMemory; msgs: (string | undefined)[]; ranges: number }> {
     const before = lines.length;
     const serving = store({ walkMemory: 'wait' });
     await serving.open();
+    const stream = jest.spyOn(ConnectionPool.prototype, 'stream');
+    const refusing = refused ? refuseEngineExports('IO exception: No space left on device') : null;
     try {
       serving.prepare();
       const read = (
@@ -58,8 +70,11 @@ describe('the walk memory written by an import', () => {
       if (!memory) throw new Error('no walk memory held');
       // A memory read from the engine is saved on the side; let that end before the store closes.
       await (serving as unknown as { memorySave?: Promise<void> }).memorySave;
-      return { memory, msgs: lines.slice(before).map((l) => l.msg) };
+      const ranges = stream.mock.calls.filter(([q]) => q.name === 'tierview/memory-relationships').length;
+      return { memory, msgs: lines.slice(before).map((l) => l.msg), ranges };
     } finally {
+      stream.mockRestore();
+      refusing?.mockRestore();
       await serving.close();
     }
   }
@@ -80,11 +95,22 @@ describe('the walk memory written by an import', () => {
     const fromImport = await served();
     expect(fromImport.msgs).toContain('relationships held in memory for tier walks: loaded');
 
-    // Without the file, the server reads every relationship from the engine (and saves it anew).
+    // Without the file, the server reads every relationship from the engine (and saves it anew):
+    // through a file the engine writes in one scan, not range by range.
     fs.renameSync(saved.file, `${saved.file}.from-import`);
     const fromEngine = await served();
     expect(fromEngine.msgs).toContain('relationships held in memory for tier walks');
     expect(fromEngine.msgs).not.toContain('relationships held in memory for tier walks: loaded');
+    expect(fromEngine.ranges).toBe(0);
+    expect(fs.readdirSync(graph()).filter((f) => f.startsWith('relationship-rows'))).toEqual([]);
+
+    // Range by range, with a warning, where the engine cannot write the file.
+    fs.rmSync(saved.file);
+    const fromRanges = await served(true);
+    expect(fromRanges.ranges).toBeGreaterThan(0);
+    expect(fromRanges.msgs).toContain(
+      'relationships for the tier walks read range by range: the engine could not write them to a file',
+    );
 
     const a = canonical(fromImport.memory);
     const b = canonical(fromEngine.memory);
@@ -92,6 +118,11 @@ describe('the walk memory written by an import', () => {
     expect(a.relationships.length).toBeGreaterThan(1000);
     expect(a.companies).toEqual(b.companies);
     expect(a.relationships).toEqual(b.relationships);
+    const r = canonical(fromRanges.memory);
+    expect(r.companies).toEqual(a.companies);
+    expect(r.relationships).toEqual(a.relationships);
+    const scores = a.relationships.filter((x) => x[1] === 'odd-1').map((x) => x[3]);
+    expect(scores).toEqual(expect.arrayContaining([0.0000001234567, 5e-324, 0.30000000000000004]));
     // The staged values that need mapping are among them.
     expect(a.companies.some((c) => c.includes('Odd, Names & Co'))).toBe(true);
     const times = a.relationships.filter((r) => r[0] === 'odd-1' || r[0] === 'odd-2').map((r) => r[2]);

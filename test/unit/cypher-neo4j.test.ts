@@ -48,6 +48,8 @@ const ENGINE_FILES: Record<string, string> = {
   'tierview/memory-companies.embedded.cypher': 'names by internal offset for the walks held in memory',
   'tierview/memory-relationships.embedded.cypher':
     'relationships by internal offset range for the walks held in memory',
+  'tierview/export-memory-relationships.embedded.cypher':
+    'every relationship in the staging’s text, its confidence exact, for the engine to write to a file for the walks held in memory',
   'tierview/memory-companies.neo4j.cypher':
     'companies by vid (Neo4j has no dense offsets) for the walks held in memory',
   'tierview/memory-relationships.neo4j.cypher':

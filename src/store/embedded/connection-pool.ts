@@ -144,9 +144,21 @@ export class ConnectionPool {
   /**
    * Runs one statement without parameters (schema, COPY, seed scripts). Values
    * must never be spliced into `text`: use `query` for anything with input.
+   * `timeoutMs`: the statement's limit instead of the pool's, where the pool has one.
    */
-  async run(text: string): Promise<EngineRow[]> {
-    return this.withConnection(async (pc) => collectRows(await pc.conn.query(text)));
+  async run(text: string, options: { timeoutMs?: number } = {}): Promise<EngineRow[]> {
+    const { timeoutMs } = options;
+    return this.withConnection(async (pc) => {
+      // Another limit for this statement alone (the engine keeps one a connection): an export
+      // of every edge runs longer than any read should.
+      if (timeoutMs === undefined || this.queryTimeoutMs <= 0) return collectRows(await pc.conn.query(text));
+      pc.conn.setQueryTimeout(timeoutMs);
+      try {
+        return collectRows(await pc.conn.query(text));
+      } finally {
+        pc.conn.setQueryTimeout(this.queryTimeoutMs);
+      }
+    });
   }
 
   /** Streams the rows of a declared query in batches without holding them all. */

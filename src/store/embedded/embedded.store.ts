@@ -45,7 +45,7 @@ import { scanExportedSearchRows } from '../staged-search-rows';
 import { temporaryFor } from '../file-io';
 import { runLoadAlongside, together } from '../load-alongside';
 import { addExportedEdges, addStagedProfiles, pointFileAlongside } from '../staged-point-file';
-import { walkMemoryAlongside } from '../staged-walk-memory';
+import { addExportedRelationships, walkMemoryAlongside } from '../staged-walk-memory';
 import { LOAD_ORDER, NEVER_STAGED, STAGING_DELIMITER, stagingFile } from '../tables';
 import type { TableName } from '../tables';
 import { ConnectionPool } from './connection-pool';
@@ -164,6 +164,7 @@ const QUERY_NAMES = [
   'tierview/tier-relationships-customers',
   'tierview/memory-companies',
   'tierview/memory-relationships',
+  'tierview/export-memory-relationships',
   'path/step-customers',
   'path/step-suppliers',
   'path/step-customers-of',
@@ -187,7 +188,10 @@ const WALK_ROWS_PER_QUERY = 400_000;
  * 30 ms at 1M companies, more with the list's length).
  */
 const KEYED_STEP_MAX = 48;
-/** Relationships read into the walks' memory per query: the engine holds each result whole. */
+/**
+ * Relationships read into the walks' memory per query where the engine cannot write them to a file
+ * (tierview/export-memory-relationships): the engine holds each result whole.
+ */
 const MEMORY_ROWS_PER_QUERY = 400_000;
 /**
  * Rows handed over at a time by the full reads that derive data in the background (walk memory,
@@ -213,7 +217,8 @@ const POINT_FILE = 'point-reads';
 const pointFileKey = (dataKey: string, edges: boolean) =>
   `${dataKey}#${edges ? 'companies+edges' : 'companies'}`;
 /**
- * Rows per range query of the point-read file, by kind. The engine holds a query's result whole, and
+ * Rows per range query of the point-read file, by kind, where the engine cannot write its exports to
+ * a file (profilesThroughFile, edgesThroughFile). The engine holds a query's result whole, and
  * reads every returned column of the whole table whatever the range (the range is a filter, not a
  * seek): each edge range reads all the evidence, about 3.5 s at 1M companies, so edges come in
  * larger ranges. Either way a range is some 110-160 MB of rows (a company's about 1.1 KB as JSON, an
@@ -227,8 +232,17 @@ const SEARCH_ROWS_PER_QUERY = 100_000;
 const SEARCH_EXPORT_FILE = 'search-rows';
 /** The profiles written by the engine beside the graph for the point-read file (a temporary file; see profilesThroughFile). */
 const PROFILES_EXPORT_FILE = 'profile-rows';
-/** The edges written by the engine beside the graph for the point-read file, and their lines as staged (see edgesThroughFile). */
+/** The edges written by the engine beside the graph for the point-read file (a temporary file, which the file links as its edges; see edgesThroughFile). */
 const EDGES_EXPORT_FILE = 'edge-rows';
+/** The relationships written by the engine beside the graph for the walks' memory (see readWalksMemory). */
+const MEMORY_EXPORT_FILE = 'relationship-rows';
+
+/**
+ * How long an export to a file may run (throughExport), instead of the reads' limit (30 s by
+ * default): at 1M companies the engine writes every edge with its evidence, 2.2 GB, in 11-14 s
+ * alone, and took longer than 30 s in a server starting beside its other work.
+ */
+const EXPORT_TIMEOUT_MS = 60 * 60_000;
 
 /** The `CURRENT` file names the live graph file, so a new graph can be built beside it and swapped in. */
 const CURRENT = 'CURRENT';
@@ -507,14 +521,7 @@ export class EmbeddedGraphStore implements GraphStore {
       'edge/export',
       EDGES_EXPORT_FILE,
       'edges for the point-read file read range by range: the engine could not write them to a file',
-      async (file) => {
-        const staged = temporaryFor(path.join(this.options.dir, EDGES_EXPORT_FILE), '.tsv', true);
-        try {
-          await addExportedEdges(writer, file, staged, edges);
-        } finally {
-          await fs.promises.rm(staged, { force: true });
-        }
-      },
+      (file) => addExportedEdges(writer, file, edges),
       true,
     );
   }
@@ -536,7 +543,8 @@ export class EmbeddedGraphStore implements GraphStore {
     // A file of its own: two reads at once (a test's, say) would otherwise write one file over the other.
     const file = temporaryFor(path.join(this.options.dir, name), '.csv', true);
     try {
-      const write = () => pool.run(exportStatement(this.queries.get(query)!.text, file));
+      const write = () =>
+        pool.run(exportStatement(this.queries.get(query)!.text, file), { timeoutMs: EXPORT_TIMEOUT_MS });
       try {
         await (queued ? this.oneWalkQueryAtATime(write) : write());
       } catch (err) {
@@ -608,15 +616,24 @@ export class EmbeddedGraphStore implements GraphStore {
         builder.addCompanies(rows),
       ),
     );
-    await this.streamRanges(
+    const exported = await this.throughExport(
       pool,
-      'tierview/memory-relationships',
-      vids.length,
-      rangeWidth(vids.length, total, MEMORY_ROWS_PER_QUERY),
-      DERIVE_BATCH,
-      (rows) => builder.addRelationships(rows),
-      { queued: true, stop: stale },
+      'tierview/export-memory-relationships',
+      MEMORY_EXPORT_FILE,
+      'relationships for the tier walks read range by range: the engine could not write them to a file',
+      (file) => addExportedRelationships(builder, file),
+      true,
     );
+    if (!exported)
+      await this.streamRanges(
+        pool,
+        'tierview/memory-relationships',
+        vids.length,
+        rangeWidth(vids.length, total, MEMORY_ROWS_PER_QUERY),
+        DERIVE_BATCH,
+        (rows) => builder.addRelationships(rows),
+        { queued: true, stop: stale },
+      );
     if (stale()) return null;
     const walks = builder.finish();
     if (walks.relationships !== total)
