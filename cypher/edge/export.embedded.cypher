@@ -4,8 +4,8 @@
 // scanned every edge's columns again (some 140 s at 5.1M edges); written to a file, the
 // result streams out in one scan, and the file becomes the point-read file's edges as an
 // import's staging file does (staged-point-file.ts, stageExportedEdges). Values are in the
-// staging's text: timestamps as ISO 8601 in UTC, the list as text (the engine quotes a list
-// value in a file, and its text as a string not). The engine writes a DOUBLE, and casts it to
+// staging's text: timestamps as ISO 8601 in UTC (the lists are stored as their text, as
+// staged, and the engine would quote a list value in a file). The engine writes a DOUBLE, and casts it to
 // text, with six decimals only, so the confidence goes out exact as `<m>p<s>`, the integer m
 // over 2^s: scaled by a power of two (exact) to a magnitude between 2^59 and 2^62, the scale
 // split in two so that neither factor overflows for the smallest doubles (zero, whose log the
@@ -26,4 +26,4 @@ RETURN edge_id, supplier_id, customer_id, label, status_code,
        CASE WHEN confidence IS NULL THEN NULL
             ELSE concat(cast(cast(confidence * pow(2.0, s - s / 2) * pow(2.0, s / 2) AS INT64) AS STRING), 'p',
                         cast(s AS STRING)) END AS confidence_score,
-       cast(hs_codes AS STRING) AS hs_codes, evidences
+       hs_codes, evidences

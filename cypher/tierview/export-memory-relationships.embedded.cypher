@@ -4,7 +4,7 @@
 // every relationship again (a range is a filter, not a seek); written to a file, the result
 // streams out in one scan and is read as an import's staged lines are (staged-walk-memory.ts,
 // addExportedRelationships). Values are in the staging's text: the date as ISO 8601 in UTC, the
-// lists as text (the engine quotes a list value in a file, and its text as a string not), the
+// lists as the text they are stored as (a list value the engine would quote in a file), the
 // confidence exact as `<m>p<s>`, m over 2^s (see edge/export, whose reasons this shares: the
 // engine writes a DOUBLE with six decimals, and a query carrying a node through WITH fails in an
 // export).
@@ -17,6 +17,6 @@ RETURN sup AS s, cus AS c, edge_id,
        CASE WHEN confidence IS NULL THEN NULL
             ELSE concat(cast(cast(confidence * pow(2.0, e - e / 2) * pow(2.0, e / 2) AS INT64) AS STRING), 'p',
                         cast(e AS STRING)) END AS confidence_score,
-       status_code, cast(hs_codes AS STRING) AS hs_codes, cast(evidence_types AS STRING) AS evidence_types,
+       status_code, hs_codes, evidence_types,
        CASE WHEN latest IS NULL THEN NULL
             ELSE concat(regexp_replace(cast(latest AS STRING), ' ', 'T'), 'Z') END AS latest

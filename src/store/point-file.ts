@@ -24,10 +24,13 @@ import type { StagedKeys } from './staged-keys';
  * kind's rows as staged lines instead (see Footer.staged), which a build of
  * layout 3 would take for JSON; layout 5 may keep a kind's rows in a file of
  * their own (see Footer.apart), which a build of layout 4 would look for in
- * this one. Files of layouts 3 and 4 are still read.
+ * this one; layout 6 may hold a staged DOUBLE in the exact form of the embedded
+ * engine's exports (`<m>p<s>`, see exactNumber: a server keeps its edge export
+ * as the file's edges), which a build of layout 5 would read as NaN. Files of
+ * layouts 3, 4 and 5 are still read.
  */
-const LAYOUT = 5;
-const READABLE = [3, 4, LAYOUT];
+const LAYOUT = 6;
+const READABLE = [3, 4, 5, LAYOUT];
 
 /** First and last bytes of a point-read file. */
 const MAGIC = Buffer.from('tgpoint\0', 'latin1');

@@ -236,7 +236,7 @@ export function asLoaded(text: string, type: ColumnType): unknown {
 export function exactNumber(text: string): number {
   const p = text.indexOf('p');
   const s = Number(text.slice(p + 1));
-  if (p <= 0 || !Number.isInteger(s) || !EXACT_MANTISSA.test(text.slice(0, p)))
+  if (p <= 0 || !EXACT_SCALE.test(text.slice(p + 1)) || !EXACT_MANTISSA.test(text.slice(0, p)))
     throw new Error(`${text} is not a number as the engine's export writes it exactly`);
   const half = Math.trunc(s / 2);
   return Number(BigInt(text.slice(0, p))) / 2 ** (s - half) / 2 ** half;
@@ -248,6 +248,7 @@ export function exactNumberOfBytes(bytes: Buffer, start: number, end: number): n
 }
 
 const EXACT_MANTISSA = /^-?\d{1,19}$/;
+const EXACT_SCALE = /^-?\d{1,4}$/;
 
 /** Powers of ten a double holds exactly: the divisors of numberOfBytes. */
 const EXACT_POWERS = Array.from({ length: 16 }, (_, k) => 10 ** k);

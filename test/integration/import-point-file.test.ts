@@ -278,7 +278,8 @@ describe('the point-read file written by an import', () => {
     expect(exact('-1152921504606846976p61')).toBe(-0.5);
     expect(exact('1729382256910270464p-936')).toBe(2 ** 936 * 1729382256910270464);
     expect(() => exact('0.500000')).toThrow(/not a number as the engine's export writes it exactly/);
-    expect(() => exact('12p1.5')).toThrow(/not a number as the engine's export writes it exactly/);
+    for (const text of ['12p1.5', '12p', '12p 1', '12p0x10', 'p12'])
+      expect(() => exact(text)).toThrow(/not a number as the engine's export writes it exactly/);
     // A staged DOUBLE reads either form; a staged INT64 only digits.
     expect(asLoaded('2075258708292324608p61', 'DOUBLE')).toBe(0.9);
     expect(asLoaded('0.9', 'DOUBLE')).toBe(0.9);

@@ -263,17 +263,19 @@ describe('PointFile', () => {
     expect(await PointFile.open(file, 'k1')).toBeNull();
   });
 
-  it('still reads a file of layout 3, which held mapped rows only', async () => {
+  it('is written in layout 6, whose staged numbers a build of layout 5 would misread, and still reads layouts 3 and 5', async () => {
     const w = new PointFileWriter(file);
     w.addCompanies([company(1)]);
     w.finish('k1');
     const whole = fs.readFileSync(file);
-    expect(whole.readUInt32LE(8)).toBe(5);
-    whole.writeUInt32LE(3, 8);
-    fs.writeFileSync(file, whole);
-    const f = (await PointFile.open(file, 'k1'))!;
-    expect(f.company('v1')).toEqual(company(1));
-    f.close();
+    expect(whole.readUInt32LE(8)).toBe(6);
+    for (const layout of [3, 5]) {
+      whole.writeUInt32LE(layout, 8);
+      fs.writeFileSync(file, whole);
+      const f = (await PointFile.open(file, 'k1'))!;
+      expect(f.company('v1')).toEqual(company(1));
+      f.close();
+    }
   });
 
   /**

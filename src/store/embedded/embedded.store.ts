@@ -542,14 +542,19 @@ export class EmbeddedGraphStore implements GraphStore {
   ): Promise<boolean> {
     // A file of its own: two reads at once (a test's, say) would otherwise write one file over the other.
     const file = temporaryFor(path.join(this.options.dir, name), '.csv', true);
+    // The pool's data replaced or closed while the export waited its turn: not written, and the
+    // caller's ranges stop at once (they check the same), where a whole export would hold a close.
+    const gone = () => this.pool !== pool;
     try {
       const write = () =>
-        pool.run(exportStatement(this.queries.get(query)!.text, file), { timeoutMs: EXPORT_TIMEOUT_MS });
+        gone()
+          ? Promise.reject(new Error('graph store closed or switched'))
+          : pool.run(exportStatement(this.queries.get(query)!.text, file), { timeoutMs: EXPORT_TIMEOUT_MS });
       try {
         await (queued ? this.oneWalkQueryAtATime(write) : write());
       } catch (err) {
         // A disk without room for it, say: the ranges need none.
-        this.options.logger?.warn({ err, file }, fallback);
+        if (!gone()) this.options.logger?.warn({ err, file }, fallback);
         return false;
       }
       await read(file);
