@@ -27,15 +27,17 @@ import { LineEntries, keysFileOf, readStagedKeys } from './staged-keys';
 import { hashOfBytes } from './string-hash';
 import type { StagedKeys } from './staged-keys';
 import {
+  checkExportedBlock,
   checkStagedHeader,
   eachLineOf,
   fieldBounds,
   readStagingBlocks,
+  refuseQuoted,
   stagedColumns,
   stagedHeader,
   stagedCounts,
 } from './staging-file';
-import { NEVER_STAGED, STAGING_DELIMITER, stagingFile } from './tables';
+import { STAGING_DELIMITER, stagingFile } from './tables';
 import type { TableName } from './tables';
 
 /**
@@ -94,8 +96,7 @@ export async function addStagedProfiles(
       profiles = new StagedProfileWriter(columnsOf(text.split(STAGING_DELIMITER)));
     },
     (bytes, start, end) => {
-      const quoted = bytes.indexOf(QUOTED, start);
-      if (quoted >= 0 && quoted < end) throw new Error(`${file} holds a quoted value: not staging text`);
+      refuseQuoted(file, bytes, start, end);
       eachLineOf(bytes, start, end, (from, to) => {
         const profile = profiles!.write(bytes, from, to);
         if (profile) writer.addCompanyJson(profile.hash, profile.json, profile.length);
@@ -105,9 +106,6 @@ export async function addStagedProfiles(
   );
   if (!profiles) throw new Error(`${file} holds no header`);
 }
-
-/** The quote the embedded engine writes around a value it must quote in a file it exports. */
-const QUOTED = NEVER_STAGED.charCodeAt(0);
 
 /**
  * The JSON of the profiles of staged Company lines, written from the lines' bytes: for each line,
@@ -407,29 +405,7 @@ export async function addExportedEdges(
       at = Buffer.byteLength(text) + 1;
     },
     (bytes, start, end) => {
-      const quoted = bytes.indexOf(QUOTED, start);
-      if (quoted >= 0 && quoted < end) throw new Error(`${exported} holds a quoted value: not staging text`);
-      // Tabs found natively: the evidence, most of a line, is not looked at byte by byte.
-      let tabs = 0;
-      let lines = 0;
-      for (let p = bytes.indexOf(TAB_BYTE, start); p >= 0 && p < end; p = bytes.indexOf(TAB_BYTE, p + 1))
-        tabs++;
-      for (
-        let p = bytes.indexOf(LINE_FEED_BYTE, start);
-        p >= 0 && p < end;
-        p = bytes.indexOf(LINE_FEED_BYTE, p + 1)
-      )
-        lines++;
-      if (bytes[end - 1] !== LINE_FEED_BYTE) lines++;
-      // A line of other fields than the header shows in the block's count of tabs: no line holds
-      // more than its share, a value holding a tab being quoted (refused above).
-      if (tabs !== lines * (columns.length - 1))
-        eachLineOf(bytes, start, end, (a, z) => {
-          let n = 0;
-          for (let p = bytes.indexOf(TAB_BYTE, a); p >= 0 && p < z; p = bytes.indexOf(TAB_BYTE, p + 1)) n++;
-          if (n !== columns.length - 1)
-            throw new Error(`${exported} holds a line of ${n + 1} fields, not ${columns.length}`);
-        });
+      checkExportedBlock(exported, bytes, start, end, columns.length);
       at = entries.addLines(bytes, start, end, at);
     },
   );
@@ -437,9 +413,6 @@ export async function addExportedEdges(
   const { count, hashes, offsets, lengths } = entries;
   writer.addStagingFile('edges', columns, exported, { count, hashes, offsets, lengths, bytes: at });
 }
-
-const TAB_BYTE = 0x09;
-const LINE_FEED_BYTE = 0x0a;
 
 /**
  * The keys of the lines of `file`, a staging file of `table`, its header checked: those the import

@@ -16,6 +16,7 @@ import type { Logger } from '../logger';
 import type { LoadAlongside } from './graph-store';
 import type { Props } from './mappers';
 import {
+  checkExportedBlock,
   checkStagedHeader,
   eachLineOf,
   exactNumberOfBytes,
@@ -26,7 +27,7 @@ import {
   stagedCounts,
   stagedRowDecoder,
 } from './staging-file';
-import { NEVER_STAGED, STAGING_DELIMITER, TABLES, stagingFile } from './tables';
+import { STAGING_DELIMITER, TABLES, stagingFile } from './tables';
 import type { TableName } from './tables';
 import { WalkMemoryBuilder } from './walk-memory';
 import type { WalkMemory } from './walk-memory';
@@ -146,12 +147,8 @@ export async function addExportedRelationships(builder: WalkMemoryBuilder, file:
         );
     },
     (bytes, start, end) => {
-      const quoted = bytes.indexOf(QUOTED, start);
-      if (quoted >= 0 && quoted < end) throw new Error(`${file} holds a quoted value: not staging text`);
+      checkExportedBlock(file, bytes, start, end, n);
       eachLineOf(bytes, start, end, (a, z) => {
-        let tabs = 0;
-        for (let p = bytes.indexOf(TAB, a); p >= 0 && p < z; p = bytes.indexOf(TAB, p + 1)) tabs++;
-        if (tabs !== n - 1) throw new Error(`${file} holds a line of ${tabs + 1} fields, not ${n}`);
         fieldBounds(bytes, a, z, from, to);
         builder.addRelationship(
           numberOfBytes(bytes, from[0]!, to[0]!) ?? -1,
@@ -167,10 +164,6 @@ export async function addExportedRelationships(builder: WalkMemoryBuilder, file:
     },
   );
 }
-
-const TAB = 0x09;
-/** The quote the embedded engine writes around a value it must quote in a file it exports. */
-const QUOTED = NEVER_STAGED.charCodeAt(0);
 
 /** Where a staged timestamp of whole seconds, `YYYY-MM-DDTHH:MM:SSZ`, has other bytes than digits. */
 const ISO_SECONDS = '0000-00-00T00:00:00Z';

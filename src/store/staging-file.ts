@@ -6,7 +6,7 @@ import { closeSync, createReadStream, existsSync, openSync, readFileSync, readSy
 import { open } from 'node:fs/promises';
 import path from 'node:path';
 import { StringDecoder } from 'node:string_decoder';
-import { STAGING_DELIMITER, SUCCESS_MARKER, TABLES } from './tables';
+import { NEVER_STAGED, STAGING_DELIMITER, SUCCESS_MARKER, TABLES } from './tables';
 import type { ColumnType, TableName } from './tables';
 import type { Props } from './mappers';
 
@@ -81,6 +81,47 @@ export function eachLineOf(
     line(p, nl);
     p = nl + 1;
   }
+}
+
+/** The quote the embedded engine writes around a value it must quote in a file it exports. */
+const QUOTED = NEVER_STAGED.charCodeAt(0);
+
+/**
+ * Throws unless the block `bytes[start, end)` of `file`, lines a file the embedded engine exported
+ * as staging text (exportStatement), holds no quoted value: the engine quotes a value holding a tab
+ * or a line break (with NEVER_STAGED, which no staged value holds), and its line is then no longer
+ * one row of fields.
+ */
+export function refuseQuoted(file: string, bytes: Buffer, start: number, end: number): void {
+  const quoted = bytes.indexOf(QUOTED, start);
+  if (quoted >= 0 && quoted < end) throw new Error(`${file} holds a quoted value: not staging text`);
+}
+
+/**
+ * As refuseQuoted, and throws unless every line of the block holds `fields` fields. The tabs and
+ * line feeds are counted natively over the whole block (a long value is not looked at byte by
+ * byte): with no value quoted no line holds more tabs than its share, so a count that is off is a
+ * line short of fields, which only then is looked for line by line, to name it.
+ */
+export function checkExportedBlock(
+  file: string,
+  bytes: Buffer,
+  start: number,
+  end: number,
+  fields: number,
+): void {
+  refuseQuoted(file, bytes, start, end);
+  const count = (byte: number, from: number, to: number) => {
+    let n = 0;
+    for (let p = bytes.indexOf(byte, from); p >= 0 && p < to; p = bytes.indexOf(byte, p + 1)) n++;
+    return n;
+  };
+  const lines = count(LINE_FEED, start, end) + (bytes[end - 1] === LINE_FEED ? 0 : 1);
+  if (count(TAB, start, end) === lines * (fields - 1)) return;
+  eachLineOf(bytes, start, end, (a, z) => {
+    const n = count(TAB, a, z) + 1;
+    if (n !== fields) throw new Error(`${file} holds a line of ${n} fields, not ${fields}`);
+  });
 }
 
 /**
