@@ -388,12 +388,14 @@ function equals(b: Buffer, a: number, z: number, literal: Uint8Array): boolean {
  * `<m>p<s>`, and a read gives back exactly (asLoaded). The keys of the lines are found by reading
  * them once. Refuses a file in which the engine quoted a value (see addStagedProfiles) or a line
  * without the header's fields. `expected`: the edges there are, when known (their keys are then
- * kept in arrays of that size from the start).
+ * kept in arrays of that size from the start). `afterBlock` runs after each block of lines (it may
+ * throw to stop).
  */
 export async function addExportedEdges(
   writer: PointFileWriter,
   exported: string,
   expected?: number,
+  afterBlock?: () => void,
 ): Promise<void> {
   const columns = stagedColumns('Edge');
   const entries = new LineEntries(expected);
@@ -408,6 +410,7 @@ export async function addExportedEdges(
       checkExportedBlock(exported, bytes, start, end, columns.length);
       at = entries.addLines(bytes, start, end, at);
     },
+    afterBlock,
   );
   if (at !== fs.statSync(exported).size) throw new Error(`${exported} changed while its lines were read`);
   const { count, hashes, offsets, lengths } = entries;

@@ -131,9 +131,14 @@ const EXPORTED_RELATIONSHIP_COLUMNS = [
  * (tierview/export-memory-relationships): the ends by internal offset, the values in the staging's
  * text but for the confidence, exact as `<m>p<s>` (exactNumberOfBytes). Each value is read from the
  * line's bytes, as stagedWalkMemory reads the staged lines. Refuses a file in which the engine
- * quoted a value (which no such value needs), or a line without the header's fields.
+ * quoted a value (which no such value needs), or a line without the header's fields. `afterBlock`
+ * runs after each block of lines (it may throw to stop).
  */
-export async function addExportedRelationships(builder: WalkMemoryBuilder, file: string): Promise<void> {
+export async function addExportedRelationships(
+  builder: WalkMemoryBuilder,
+  file: string,
+  afterBlock?: () => void,
+): Promise<void> {
   const n = EXPORTED_RELATIONSHIP_COLUMNS.length;
   const from = new Int32Array(n);
   const to = new Int32Array(n);
@@ -162,6 +167,7 @@ export async function addExportedRelationships(builder: WalkMemoryBuilder, file:
         );
       });
     },
+    afterBlock,
   );
 }
 

@@ -6,7 +6,7 @@ import type { EmbeddedGraphStore } from '../../src/store/embedded/embedded.store
 import type { EmbeddedStoreOptions } from '../../src/store/embedded/embedded.store';
 import { pointFileCounts } from '../../src/store/point-file';
 import { tempDir } from '../support/paths';
-import { refuseEngineExports } from '../support/engine-exports';
+import { onExportRead, refuseEngineExports } from '../support/engine-exports';
 import { openSeededStore } from '../support/seeded-store';
 
 const VIDS = ['acme-gmbh', 'acme-hold', 'acme-jp', 'boeing', 'bolt', 'delta', 'lonely', 'mueller', 'nobody'];
@@ -113,6 +113,34 @@ describe('embedded store: point reads from a file', () => {
       fs.rmSync(fileDir, { recursive: true, force: true });
     }
   });
+
+  it.each([
+    ['profiles', 'profile-rows'],
+    ['edges', 'edge-rows'],
+  ])(
+    "stops reading the engine's file of the %s when the store closes, without a warning",
+    async (_what, prefix) => {
+      const store = await open('wait');
+      let closing = null as Promise<void> | null;
+      const read = onExportRead(prefix, () => {
+        closing = store.close();
+      });
+      try {
+        await store.getCompany(VIDS[0]!).catch(() => null);
+        await closing;
+      } finally {
+        read.spy.mockRestore();
+        if (!closing) await store.close();
+      }
+      expect(closing).not.toBeNull();
+      // The block at hand when the close began and at most one more; the file holds many more.
+      expect(read.after()).toBeLessThanOrEqual(1);
+      expect(logged.filter((l) => l.includes('"level":50') || l.includes('could not be written'))).toEqual(
+        [],
+      );
+      expect(fs.readdirSync(path.join(dir, 'graph')).filter((f) => /rows|point-reads/.test(f))).toEqual([]);
+    },
+  );
 
   it('reads from the file, which a later start opens instead of writing it again', async () => {
     let store = await open('wait');
