@@ -98,6 +98,26 @@ export function refuseQuoted(file: string, bytes: Buffer, start: number, end: nu
 }
 
 /**
+ * Where the first quote the embedded engine wrote in `file` (see refuseQuoted) is, as a byte offset,
+ * or -1 when it quoted nothing: whether the file, an export of staging text, can be read as such.
+ */
+export async function firstQuoted(file: string, blockBytes = BLOCK_BYTES): Promise<number> {
+  const fh = await open(file, 'r');
+  try {
+    const buf = Buffer.allocUnsafe(blockBytes);
+    for (let at = 0; ;) {
+      const { bytesRead } = await fh.read(buf, 0, buf.length, null);
+      if (bytesRead === 0) return -1;
+      const quoted = buf.subarray(0, bytesRead).indexOf(QUOTED);
+      if (quoted >= 0) return at + quoted;
+      at += bytesRead;
+    }
+  } finally {
+    await fh.close();
+  }
+}
+
+/**
  * As refuseQuoted, and throws unless every line of the block holds `fields` fields. The tabs and
  * line feeds are counted natively over the whole block (a long value is not looked at byte by
  * byte): with no value quoted no line holds more tabs than its share, so a count that is off is a
