@@ -1,8 +1,33 @@
+import { spawnSync } from 'node:child_process';
+import path from 'node:path';
 import { Redis } from 'ioredis';
+import { ROOT } from '../support/paths';
 import { Relay } from '../support/relay';
 import { recordingLogger, startTestServer } from '../support/server';
 import type { TestServer } from '../support/server';
 import { REDIS_HINT, describeWithService, testRedisUrl } from '../support/services';
+
+/**
+ * Opens the shared rate-limit store in a process of its own (test/support/rate-limit-close-child.js)
+ * on `target` (a Redis URL, `dropped` or `refused`), counts a hit and closes it: the hits counted and
+ * how long the process lived after the close began. A stopping server closes the store; its process
+ * should then end at once, whether Redis answers or not.
+ */
+function closeIn(target: string): { hits: number | null; exitMs: number } {
+  const r = spawnSync(
+    process.execPath,
+    [
+      '-r',
+      path.join(ROOT, 'test/support/ts-register.js'),
+      path.join(ROOT, 'test/support/rate-limit-close-child.js'),
+      target,
+    ],
+    { cwd: ROOT, encoding: 'utf8', timeout: 30_000 },
+  );
+  expect(r.stderr).toBe('');
+  expect(r.status).toBe(0);
+  return JSON.parse(r.stdout.trim()) as { hits: number | null; exitMs: number };
+}
 
 describeWithService('rate limits shared through Redis', testRedisUrl(), REDIS_HINT, (url) => {
   let a: TestServer;
@@ -40,6 +65,12 @@ describeWithService('rate limits shared through Redis', testRedisUrl(), REDIS_HI
     const statuses: number[] = [];
     for (const t of [a, b, a, b]) statuses.push((await t.get('/v1/edges/e1', bad)).status);
     expect(statuses).toEqual([403, 403, 403, 429]);
+  });
+
+  it('lets the process end within a second of closing the store after counting in Redis', () => {
+    const { hits, exitMs } = closeIn(url);
+    expect(hits).toBeGreaterThanOrEqual(1);
+    expect(exitMs).toBeLessThan(1000);
   });
 });
 
@@ -124,3 +155,13 @@ describeWithService(
     });
   },
 );
+
+describe('rate limits shared through a Redis out of reach: closing the store', () => {
+  // Before, 2 s (the client waited for the end of a socket already closed) to 4 s (and for its
+  // commands of a dropped connection to time out).
+  it.each(['dropped', 'refused'])('lets the process end within a second of the close (%s)', (target) => {
+    const { hits, exitMs } = closeIn(target);
+    expect(hits).toBeNull();
+    expect(exitMs).toBeLessThan(1000);
+  });
+});
