@@ -10,7 +10,14 @@ import type { Props } from './mappers';
 import { EVIDENCE_FIELDS, STAGING_DELIMITER } from './tables';
 import type { TableName } from './tables';
 import { stagedRowDecoder } from './staging-file';
-import { openIfThere, readExactly, readExactlyAsync, temporaryFor, writeFully } from './file-io';
+import {
+  openIfThere,
+  processAlive,
+  readExactly,
+  readExactlyAsync,
+  temporaryFor,
+  writeFully,
+} from './file-io';
 import { fnv1a } from './string-hash';
 import { lowerBound } from './bisect';
 import { LineEntries } from './staged-keys';
@@ -566,6 +573,31 @@ export function moveDerivedFile(from: string, to: string): void {
   for (const f of replaced) if (!kept.has(f)) fs.rmSync(f, { force: true });
 }
 
+/**
+ * Removes the files a point-read file at `file` kept its rows of `kind` apart in (see
+ * PointFileWriter.addStagingFile) that the file there now does not keep and whose writing process
+ * (the pid in the name) has ended: those a write cut off by a crash or a kill left, each as big as
+ * its rows (2.2 GB of edges at 1M companies), which nothing else removes before the generation goes.
+ * A file of this process, or of one still running, may be a write under way, and is left.
+ */
+export function removeOrphansApart(file: string, kind: Kind): void {
+  const dir = path.dirname(file);
+  const prefix = `${path.basename(file)}.${kind}-`;
+  let names: string[];
+  try {
+    names = fs.readdirSync(dir);
+  } catch {
+    return; // no directory: nothing left behind
+  }
+  const kept = new Set(keptApart(file).map((f) => path.basename(f)));
+  for (const name of names) {
+    if (!name.startsWith(prefix) || kept.has(name)) continue;
+    const pid = Number(/^(\d+)-/.exec(name.slice(prefix.length))?.[1]);
+    if (!(pid > 0) || pid === process.pid || processAlive(pid)) continue;
+    fs.rmSync(path.join(dir, name), { force: true });
+  }
+}
+
 /** Removes a derived file and, for a point-read file, the rows it keeps apart. */
 export function removeDerivedFile(file: string): void {
   for (const f of keptApart(file)) fs.rmSync(f, { force: true });
@@ -735,6 +767,7 @@ export class PointFileWriter {
     if (this.apart[kind] || this.entries[kind].count > 0) throw new Error(`${kind} written twice`);
     const bytes = fs.statSync(stagingPath).size;
     if (bytes !== keys.bytes) throw new Error(`the keys of ${stagingPath} are of a file of other size`);
+    removeOrphansApart(this.file, kind);
     // A name no other write takes, in this process or another, however soon after.
     const kept = `${this.file}.${kind}-${process.pid}-${Date.now().toString(36)}-${++apartWrites}`;
     try {

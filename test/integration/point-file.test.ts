@@ -181,6 +181,36 @@ describe('embedded store: point reads from a file', () => {
     }
   });
 
+  it('removes the edges a write cut off by a crash kept apart, once it writes the file again', async () => {
+    const store = await open('wait');
+    try {
+      await store.getCompany(VIDS[0]!);
+      const [file] = files();
+      const graph = path.join(dir, 'graph');
+      const kept = () => fs.readdirSync(graph).filter((f) => f.startsWith(`${file}.edges-`));
+      const [current] = kept();
+      expect(current).toBeDefined();
+      // Left by processes that ended mid-write (no process has an id that high), and one by a process
+      // still running (this one's parent), whose write may be under way.
+      const dead = [`${file}.edges-999999999-abc-1`, `${file}.edges-999999998-abd-2`];
+      const running = `${file}.edges-${process.ppid}-abe-3`;
+      for (const name of [...dead, running]) fs.writeFileSync(path.join(graph, name), 'edge lines');
+      await store.runScript(["MATCH (c:Company {vid: 'boeing'}) SET c.name = 'Boeing Renamed'"]);
+      expect((await store.getCompany('boeing'))?.name).toBe('Boeing Renamed');
+      expect(count('point-read file written')).toBe(2);
+      const after = kept();
+      expect(after).not.toContain(dead[0]);
+      expect(after).not.toContain(dead[1]);
+      expect(after).toContain(running);
+      // The new file's own, and not the one it replaced.
+      expect(after).toHaveLength(2);
+      expect(after).not.toContain(current);
+      expect((await store.getEdge('e1'))?.supplier_id).toBe('bolt');
+    } finally {
+      await store.close();
+    }
+  });
+
   it('writes over a file it cannot read', async () => {
     let store = await open('wait');
     await store.getCompany('boeing');
