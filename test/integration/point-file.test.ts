@@ -6,7 +6,7 @@ import type { EmbeddedGraphStore } from '../../src/store/embedded/embedded.store
 import type { EmbeddedStoreOptions } from '../../src/store/embedded/embedded.store';
 import { pointFileCounts } from '../../src/store/point-file';
 import { tempDir } from '../support/paths';
-import { onExportRead, refuseEngineExports } from '../support/engine-exports';
+import { closeWhileExportRead, refuseEngineExports } from '../support/engine-exports';
 import { openSeededStore } from '../support/seeded-store';
 
 const VIDS = ['acme-gmbh', 'acme-hold', 'acme-jp', 'boeing', 'bolt', 'delta', 'lonely', 'mueller', 'nobody'];
@@ -121,20 +121,12 @@ describe('embedded store: point reads from a file', () => {
     "stops reading the engine's file of the %s when the store closes, without a warning",
     async (_what, prefix) => {
       const store = await open('wait');
-      let closing = null as Promise<void> | null;
-      const read = onExportRead(prefix, () => {
-        closing = store.close();
-      });
-      try {
-        await store.getCompany(VIDS[0]!).catch(() => null);
-        await closing;
-      } finally {
-        read.spy.mockRestore();
-        if (!closing) await store.close();
-      }
-      expect(closing).not.toBeNull();
+      const { closed, blocksAfter } = await closeWhileExportRead(store, prefix, () =>
+        store.getCompany(VIDS[0]!),
+      );
+      expect(closed).toBe(true);
       // The block at hand when the close began and at most one more; the file holds many more.
-      expect(read.after()).toBeLessThanOrEqual(1);
+      expect(blocksAfter).toBeLessThanOrEqual(1);
       expect(logged.filter((l) => l.includes('"level":50') || l.includes('could not be written'))).toEqual(
         [],
       );

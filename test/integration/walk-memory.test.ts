@@ -7,7 +7,7 @@ import type { PathStep, TierWalkRequest } from '../../src/store/graph-store';
 import { ConnectionPool } from '../../src/store/embedded/connection-pool';
 import { splitStatements } from '../../src/store/cypher-files';
 import { readSeed, tempDir } from '../support/paths';
-import { onExportRead } from '../support/engine-exports';
+import { closeWhileExportRead } from '../support/engine-exports';
 import { openSeededStore } from '../support/seeded-store';
 
 /** Tier walks over the relationships the embedded store holds in memory (walk-memory.ts). */
@@ -524,20 +524,10 @@ describe('embedded store: tier walks from memory', () => {
 
   it("stops reading the engine's file of the relationships when the store closes, without a warning", async () => {
     const store = await open('wait');
-    let closing = null as Promise<void> | null;
-    const read = onExportRead('relationship-rows', () => {
-      closing = store.close();
-    });
-    try {
-      await walk(store).catch(() => null);
-      await closing;
-    } finally {
-      read.spy.mockRestore();
-      if (!closing) await store.close();
-    }
-    expect(closing).not.toBeNull();
+    const { closed, blocksAfter } = await closeWhileExportRead(store, 'relationship-rows', () => walk(store));
+    expect(closed).toBe(true);
     // The block at hand when the close began and at most one more; the file holds many more.
-    expect(read.after()).toBeLessThanOrEqual(1);
+    expect(blocksAfter).toBeLessThanOrEqual(1);
     expect(logged.filter((l) => l.includes('"level":50') || l.includes('could not be held'))).toEqual([]);
     expect(fs.readdirSync(path.join(dir, 'graph')).filter((f) => f.includes('rows'))).toEqual([]);
   });

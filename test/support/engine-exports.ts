@@ -23,36 +23,43 @@ export function refuseEngineExports(
 }
 
 /**
- * Reads every file of the embedded engine's exports whose name begins with `prefix` in blocks of
- * `blockBytes` (growing for a longer line) and, at its first block, calls `atFirst` (a store's
- * close, say). Answers how many blocks of such files were read in all, how many after `atFirst`,
- * and the spy: restore it when done.
+ * Runs `read` on `store` (a read that makes the store export a file whose name begins with `prefix`,
+ * and reads it) and closes the store at the first block read of that file, the file being read in
+ * blocks of `blockBytes` (growing for a longer line). Answers whether the close began, and how many
+ * blocks of the file were read after it; the store is closed when this resolves.
  */
-export function onExportRead(
+export async function closeWhileExportRead(
+  store: { close(): Promise<void> },
   prefix: string,
-  atFirst: () => void,
+  read: () => Promise<unknown>,
   blockBytes = 64,
-): { blocks: () => number; after: () => number; spy: jest.SpyInstance } {
-  const read = stagingFile.readStagingBlocks;
-  let blocks = 0;
-  let after = -1;
+): Promise<{ closed: boolean; blocksAfter: number }> {
+  const readBlocks = stagingFile.readStagingBlocks;
+  let closing = null as Promise<void> | null;
+  let blocksAfter = 0;
   const spy = jest
     .spyOn(stagingFile, 'readStagingBlocks')
     .mockImplementation((file, header, block, afterBlock) =>
       path.basename(file).startsWith(prefix)
-        ? read(
+        ? readBlocks(
             file,
             header,
             (bytes, start, end) => {
-              blocks++;
-              after++;
-              if (after === 0) atFirst();
+              if (closing) blocksAfter++;
+              else closing = store.close();
               block(bytes, start, end);
             },
             afterBlock,
             blockBytes,
           )
-        : read(file, header, block, afterBlock),
+        : readBlocks(file, header, block, afterBlock),
     );
-  return { blocks: () => blocks, after: () => Math.max(0, after), spy };
+  try {
+    await read().catch(() => null);
+    await closing;
+  } finally {
+    spy.mockRestore();
+    if (!closing) await store.close();
+  }
+  return { closed: closing !== null, blocksAfter };
 }
