@@ -100,8 +100,13 @@ export function refuseQuoted(file: string, bytes: Buffer, start: number, end: nu
 /**
  * Where the first quote the embedded engine wrote in `file` (see refuseQuoted) is, as a byte offset,
  * or -1 when it quoted nothing: whether the file, an export of staging text, can be read as such.
+ * `afterBlock` runs after each block looked through (it may throw to stop).
  */
-export async function firstQuoted(file: string, blockBytes = BLOCK_BYTES): Promise<number> {
+export async function firstQuoted(
+  file: string,
+  afterBlock?: () => void,
+  blockBytes = BLOCK_BYTES,
+): Promise<number> {
   const fh = await open(file, 'r');
   try {
     const buf = Buffer.allocUnsafe(blockBytes);
@@ -111,6 +116,7 @@ export async function firstQuoted(file: string, blockBytes = BLOCK_BYTES): Promi
       const quoted = buf.subarray(0, bytesRead).indexOf(QUOTED);
       if (quoted >= 0) return at + quoted;
       at += bytesRead;
+      afterBlock?.();
     }
   } finally {
     await fh.close();

@@ -7,7 +7,10 @@ import type { PathStep, TierWalkRequest } from '../../src/store/graph-store';
 import { ConnectionPool } from '../../src/store/embedded/connection-pool';
 import { splitStatements } from '../../src/store/cypher-files';
 import { readSeed, tempDir } from '../support/paths';
+import { importDirectory } from '../../src/import/import-directory';
+import * as stagingFile from '../../src/store/staging-file';
 import { closeWhileExportRead } from '../support/engine-exports';
+import { companyRow, relationshipRow, writeImportDir } from '../support/factories';
 import { openSeededStore } from '../support/seeded-store';
 
 /** Tier walks over the relationships the embedded store holds in memory (walk-memory.ts). */
@@ -530,6 +533,56 @@ describe('embedded store: tier walks from memory', () => {
     expect(blocksAfter).toBeLessThanOrEqual(1);
     expect(logged.filter((l) => l.includes('"level":50') || l.includes('could not be held'))).toEqual([]);
     expect(fs.readdirSync(path.join(dir, 'graph')).filter((f) => f.includes('rows'))).toEqual([]);
+  });
+
+  it("drops the engine's file of the relationships, without a warning, when an import switches the data under its read", async () => {
+    const store = await open('wait');
+    // The switch holds before it counts as a change of the data (the new pool is in place, the
+    // offsets of its companies not read yet), until the read of the old data's file has ended.
+    let switching: () => void = () => undefined;
+    const switched = new Promise<void>((resolve) => (switching = resolve));
+    let readEnded: () => void = () => undefined;
+    const ended = new Promise<void>((resolve) => (readEnded = resolve));
+    const proto = Object.getPrototypeOf(store) as { loadVidOffsets: () => Promise<void> };
+    const offsets = proto.loadVidOffsets;
+    const held = jest.spyOn(proto, 'loadVidOffsets').mockImplementation(async function (this: unknown) {
+      switching();
+      await ended;
+      return offsets.call(this);
+    });
+    const readBlocks = stagingFile.readStagingBlocks;
+    let blocks = -1;
+    const reads = jest
+      .spyOn(stagingFile, 'readStagingBlocks')
+      .mockImplementation(async (file, header, block, afterBlock) => {
+        if (!path.basename(file).startsWith('relationship-rows'))
+          return readBlocks(file, header, block, afterBlock);
+        await switched;
+        blocks = 0;
+        try {
+          return await readBlocks(file, header, (b, s, e) => (blocks++, block(b, s, e)), afterBlock, 64);
+        } finally {
+          readEnded();
+        }
+      });
+    const input = writeImportDir(path.join(dir, 'input'), {
+      companies: [companyRow({ vid: 'n1' }), companyRow({ vid: 'n2' })],
+      relationships: [relationshipRow('n1', 'n2')],
+    });
+    try {
+      await Promise.all([
+        walk(store).catch(() => null),
+        importDirectory(store, input, { workDir: dir, searchIndex: false }),
+      ]);
+    } finally {
+      held.mockRestore();
+      reads.mockRestore();
+      await store.close();
+    }
+    // The read began once the switch held, and stopped at once.
+    expect(blocks).toBeGreaterThanOrEqual(0);
+    expect(blocks).toBeLessThanOrEqual(1);
+    expect(logged.filter((l) => l.includes('"level":40') || l.includes('"level":50'))).toEqual([]);
   });
 
   it('reads in the background once prepared, and closes cleanly with a read under way', async () => {

@@ -545,7 +545,10 @@ export class EmbeddedGraphStore implements GraphStore {
    * turn with the other full reads (oneWalkQueryAtATime). `read` is given a check to call after each
    * block of the file: it throws once the pool no longer serves or `stop` (the caller's data changed
    * or the store closing) is true, so that a close or a switch does not wait for the whole file (at
-   * 1M companies 3 s for the edges, 11 s for the walks' relationships).
+   * 1M companies 3 s for the edges, 11 s for the walks' relationships); the look for a quote stops
+   * so too. A read so stopped answers true, having given the caller part of the rows: the caller,
+   * whose own stop condition then holds, drops them (as its ranges stop on the same condition),
+   * and no warning is logged for it.
    */
   private async throughExport(
     pool: ConnectionPool,
@@ -561,7 +564,7 @@ export class EmbeddedGraphStore implements GraphStore {
     // caller's ranges stop at once (they check the same), where a whole export would hold a close.
     const gone = () => this.pool !== pool || (opts.stop?.() ?? false);
     const stopIfGone = () => {
-      if (gone()) throw new Error('graph store closed or switched while an export was read');
+      if (gone()) throw new ExportReadStopped();
     };
     try {
       const write = () =>
@@ -576,17 +579,20 @@ export class EmbeddedGraphStore implements GraphStore {
           this.options.logger?.warn({ err, file }, `${fallback}: the engine could not write them to a file`);
         return false;
       }
-      const quoted = await firstQuoted(file);
+      const quoted = await firstQuoted(file, stopIfGone);
       if (quoted >= 0) {
         if (!gone())
           this.options.logger?.warn(
             { file, byte: quoted },
-            `${fallback}: a value holds a tab or a line break, which the engine's file cannot carry as staging text`,
+            `${fallback}: the engine quoted a value (one holding a tab or a line break), which its file cannot carry as staging text`,
           );
         return false;
       }
       await read(file, stopIfGone);
       return true;
+    } catch (err) {
+      if (err instanceof ExportReadStopped) return true;
+      throw err;
     } finally {
       await fs.promises.rm(file, { force: true });
     }
@@ -1002,6 +1008,9 @@ export class EmbeddedGraphStore implements GraphStore {
       'search rows read range by range',
       (file) => scanExportedSearchRows(file, onBatch),
     );
+    // Not from a pool that no longer serves (closed, or replaced by another generation).
+    if (!read && this.pool !== pool)
+      throw new Error('graph store closed or switched while its companies were read');
     if (!read) await this.scanSearchRanges(pool, onBatch);
   }
 
@@ -1254,8 +1263,8 @@ function literalPath(p: string): string {
 
 /**
  * The statement that writes the rows of `query` to `file` as staging text: tab-separated with a
- * header, nothing quoted or escaped (no value holds a tab, a line break or NEVER_STAGED; one that did
- * would come out quoted, and the reader refuses the line).
+ * header, nothing quoted or escaped: no imported value holds a tab, a line break or NEVER_STAGED; one
+ * that does (a Cypher seed may store it) comes out quoted, and throughExport then reads by ranges.
  */
 function exportStatement(query: string, file: string): string {
   return `COPY (${query.replace(/^\s*\/\/.*$/gm, '').trim()}) TO ${literalPath(file)} (DELIM='${STAGING_DELIMITER}', HEADER=true, QUOTE='${NEVER_STAGED}', ESCAPE='${NEVER_STAGED}')`;
@@ -1269,6 +1278,13 @@ function exportStatement(query: string, file: string): string {
  */
 export function copyStatement(table: TableName, file: string): string {
   return `COPY ${table} FROM ${literalPath(file)} (FILE_FORMAT='csv', HEADER=true, PARALLEL=true, DELIM='${STAGING_DELIMITER}', QUOTE='${NEVER_STAGED}', ESCAPE='${NEVER_STAGED}')`;
+}
+
+/** Thrown by the check a read of an export's file is given, once the data it reads is gone (see throughExport). */
+class ExportReadStopped extends Error {
+  constructor() {
+    super('graph store closed or switched while an export was read');
+  }
 }
 
 /** Closes a generation's connections once their queries under way are done, then its database. */
