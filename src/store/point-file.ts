@@ -575,10 +575,14 @@ export function moveDerivedFile(from: string, to: string): void {
 
 /**
  * Removes the files a point-read file at `file` kept its rows of `kind` apart in (see
- * PointFileWriter.addStagingFile) that the file there now does not keep and whose writing process
- * (the pid in the name) has ended: those a write cut off by a crash or a kill left, each as big as
- * its rows (2.2 GB of edges at 1M companies), which nothing else removes before the generation goes.
- * A file of this process, or of one still running, may be a write under way, and is left.
+ * PointFileWriter.addStagingFile) that no point-read file beside it keeps now and whose writing
+ * process has ended: those a write cut off by a crash or a kill left, each as big as its rows (2.2 GB
+ * of edges at 1M companies), which nothing else removes before the generation goes. A file is kept
+ * by any point-read file in the directory, not only by the one at `file`: one written under another
+ * name and moved into place (the Neo4j store's import, `.import`) keeps the rows it was written with.
+ * The writing process is the pid in the name: one still running may have a write under way; this
+ * process's own are those it linked (`linkedHere`), so that a process with the pid of an ended one (pid
+ * 1 in a container, every start) still removes that one's.
  */
 export function removeOrphansApart(file: string, kind: Kind): void {
   const dir = path.dirname(file);
@@ -589,14 +593,26 @@ export function removeOrphansApart(file: string, kind: Kind): void {
   } catch {
     return; // no directory: nothing left behind
   }
-  const kept = new Set(keptApart(file).map((f) => path.basename(f)));
-  for (const name of names) {
-    if (!name.startsWith(prefix) || kept.has(name)) continue;
+  const candidates = names.filter((n) => n.startsWith(prefix));
+  if (candidates.length === 0) return;
+  const kept = new Set(
+    names
+      .filter((n) => n.includes('.point-reads') && !APART_NAME.test(n))
+      .flatMap((n) => keptApart(path.join(dir, n)).map((f) => path.basename(f))),
+  );
+  for (const name of candidates) {
+    if (kept.has(name) || linkedHere.has(name)) continue;
     const pid = Number(/^(\d+)-/.exec(name.slice(prefix.length))?.[1]);
-    if (!(pid > 0) || pid === process.pid || processAlive(pid)) continue;
+    if (!(pid > 0) || (pid !== process.pid && processAlive(pid))) continue;
     fs.rmSync(path.join(dir, name), { force: true });
   }
 }
+
+/** The name of a file a point-read file keeps a kind's rows apart in (see addStagingFile). */
+const APART_NAME = /\.(companies|edges)-\d+-[0-9a-z]+-\d+$/;
+
+/** The names of the files this process kept rows apart in (see removeOrphansApart). */
+const linkedHere = new Set<string>();
 
 /** Removes a derived file and, for a point-read file, the rows it keeps apart. */
 export function removeDerivedFile(file: string): void {
@@ -770,6 +786,7 @@ export class PointFileWriter {
     removeOrphansApart(this.file, kind);
     // A name no other write takes, in this process or another, however soon after.
     const kept = `${this.file}.${kind}-${process.pid}-${Date.now().toString(36)}-${++apartWrites}`;
+    linkedHere.add(path.basename(kept));
     try {
       fs.linkSync(stagingPath, kept);
     } catch (err) {

@@ -11,6 +11,7 @@ import {
   writePointFile,
 } from '../../src/store/point-file';
 import * as fileIo from '../../src/store/file-io';
+import type * as pointFileModule from '../../src/store/point-file';
 import { toEdge, toProfile } from '../../src/store/mappers';
 import { LineEntries, readStagedKeys, StagedKeysBuilder } from '../../src/store/staged-keys';
 import type { StagedKeys } from '../../src/store/staged-keys';
@@ -18,6 +19,8 @@ import { TABLES } from '../../src/store/tables';
 import { stagedRowDecoder } from '../../src/store/staging-file';
 import { RETRY_FAILED_MS } from '../../src/store/derived-state';
 import { tempDir } from '../support/paths';
+
+type PointFileModule = typeof pointFileModule;
 
 /** Two vids whose FNV-1a hashes are equal, so the index holds one value twice. */
 const SAME_HASH = ['c2ya8', 'czki6'];
@@ -297,6 +300,41 @@ describe('PointFile', () => {
     keys.save(`${staging}.keys`);
     return { path: staging, keys: readStagedKeys(`${staging}.keys`, fs.statSync(staging).size)! };
   };
+
+  it("removes the rows' files a crashed write left, not those a point-read file beside it keeps", async () => {
+    const edgeColumns = TABLES.Edge.columns.map(([name]) => name);
+    const edges = stagingFile('Edge.tsv', edgeColumns, [
+      edgeColumns.map((c) => (c === 'edge_id' ? 'e9' : c === 'evidences' ? '[]' : '')).join('\t'),
+    ]);
+    // Written under another name and moved into place, as the Neo4j store's import does.
+    const imported = `${file}.import`;
+    const w = new PointFileWriter(imported);
+    w.addStagingFile('edges', edgeColumns, edges.path, edges.keys);
+    w.finish('k1');
+    moveDerivedFile(imported, file);
+    const rowsOf = () => fs.readdirSync(dir).filter((n) => n.startsWith(`${path.basename(imported)}.edges-`));
+    const [kept] = rowsOf();
+    expect(kept).toBeDefined();
+    // Left by a process that has ended; by an ended one of this process's pid (as every start in a
+    // container is pid 1); and by one still running (this one's parent), whose write may be under way.
+    const dead = `${path.basename(imported)}.edges-999999999-abc-1`;
+    const samePid = `${path.basename(imported)}.edges-${process.pid}-zzz-9`;
+    const running = `${path.basename(imported)}.edges-${process.ppid}-abe-3`;
+    for (const name of [dead, samePid, running]) fs.writeFileSync(path.join(dir, name), 'edge lines');
+    // The next write's look, in a process that linked none of these files itself.
+    let removeOrphansApart!: (file: string, kind: 'edges') => void;
+    jest.isolateModules(() => {
+      ({ removeOrphansApart } = jest.requireActual<PointFileModule>('../../src/store/point-file'));
+    });
+    removeOrphansApart(imported, 'edges');
+    expect(rowsOf().sort()).toEqual([kept!, running].sort());
+    const f = (await PointFile.open(file, 'k1'))!;
+    try {
+      expect(f.edge('e9')?.edge_id).toBe('e9');
+    } finally {
+      f.close();
+    }
+  });
 
   it('keeps staged lines as they are, and maps the one row a read asks for', async () => {
     const companyColumns = TABLES.Company.columns.map(([name]) => name);
