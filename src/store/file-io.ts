@@ -87,6 +87,8 @@ export function processAlive(pid: number): boolean {
 
 /** Temporary names made unique within this process (see temporaryFor). */
 let uniqueTemporaries = 0;
+/** The unique temporary names this process has handed out (see temporaryFor). */
+const uniqueHere = new Set<string>();
 
 /**
  * The temporary name this process writes `file` under before renaming it into place
@@ -95,7 +97,9 @@ let uniqueTemporaries = 0;
  * `suffix` ends the name (`<file>.tmp-<pid><suffix>`), for a writer that goes by it (the embedded
  * engine exports to a file only under a name that ends in `.csv`). `unique`: a name no other call in
  * this process gets (`<file>.tmp-<pid>-<n><suffix>`), for files of which several may be written at
- * once; this process's own such files are kept, the ones in use among them.
+ * once; this process's own such files are kept, the ones in use among them. Its own are those it
+ * handed out, not every one of its pid: a process that has the pid of an ended one (pid 1 in a
+ * container, every start) removes what that one left.
  */
 export function temporaryFor(file: string, suffix = '', unique = false): string {
   const dir = path.dirname(file);
@@ -110,13 +114,14 @@ export function temporaryFor(file: string, suffix = '', unique = false): string 
     if (!name.startsWith(prefix) || !name.endsWith(suffix)) continue;
     const m = /^(\d+)(-\d+)?$/.exec(name.slice(prefix.length, name.length - suffix.length));
     const pid = Number(m?.[1]);
-    if (m && pid === process.pid && m[2] !== undefined) continue;
+    if (m && pid === process.pid && m[2] !== undefined && uniqueHere.has(name)) continue;
     if (m && pid > 0 && pid !== process.pid && processAlive(pid)) continue;
     fs.rmSync(path.join(dir, name), { force: true });
   }
-  return unique
-    ? `${file}.tmp-${process.pid}-${++uniqueTemporaries}${suffix}`
-    : `${file}.tmp-${process.pid}${suffix}`;
+  if (!unique) return `${file}.tmp-${process.pid}${suffix}`;
+  const name = `${file}.tmp-${process.pid}-${++uniqueTemporaries}${suffix}`;
+  uniqueHere.add(path.basename(name));
+  return name;
 }
 
 /** Makes what was written to `file` durable (fsync), as a write that synced would have. */

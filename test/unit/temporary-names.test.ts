@@ -51,4 +51,15 @@ describe('temporaryFor', () => {
     // The first is still being written or read: the second name's cleanup leaves it.
     expect(fs.readdirSync(dir)).toEqual([path.basename(first)]);
   });
+
+  it('removes a unique name of this process’s pid that it did not hand out (an ended process of the same pid)', () => {
+    const dir = tempDir('temporary-names');
+    const file = path.join(dir, 'edge-rows');
+    // As in a container, where every start is pid 1: left by an earlier start cut short.
+    const leftBefore = `edge-rows.tmp-${process.pid}-999999.csv`;
+    fs.writeFileSync(path.join(dir, leftBefore), 'x');
+    const first = temporaryFor(file, '.csv', true);
+    expect(path.basename(first)).not.toBe(leftBefore);
+    expect(fs.readdirSync(dir)).toEqual([]);
+  });
 });
