@@ -9,6 +9,7 @@ import { companyRow, writeImportDir } from '../support/factories';
 import { tempDir } from '../support/paths';
 import { recordingLogger } from '../support/server';
 import { refuseEngineExports } from '../support/engine-exports';
+import * as stagingFile from '../../src/store/staging-file';
 
 /**
  * A server that must build its search index from the store (a layout of the index it does not read,
@@ -94,6 +95,22 @@ describe('embedded store: every company read for the search index within the ser
     } finally {
       await store.close();
     }
+  }, 60_000);
+
+  it('fails, rather than give part of them, when the store closes while the file is read', async () => {
+    const store = storeWith({});
+    await store.open();
+    const look = stagingFile.firstQuoted;
+    jest.spyOn(stagingFile, 'firstQuoted').mockImplementation(async (file, afterBlock, blockBytes) => {
+      await store.close();
+      return look(file, afterBlock, blockBytes);
+    });
+    const rows: SearchRow[] = [];
+    await expect(store.scanSearchRows((batch) => void rows.push(...batch))).rejects.toThrow(
+      'graph store closed or switched',
+    );
+    expect(rows).toEqual([]);
+    expect(exportsLeft()).toEqual([]);
   }, 60_000);
 
   it('reads them range by range, with a warning, when the engine cannot write the file', async () => {

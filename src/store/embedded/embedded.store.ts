@@ -546,9 +546,10 @@ export class EmbeddedGraphStore implements GraphStore {
    * block of the file: it throws once the pool no longer serves or `stop` (the caller's data changed
    * or the store closing) is true, so that a close or a switch does not wait for the whole file (at
    * 1M companies 3 s for the edges, 11 s for the walks' relationships); the look for a quote stops
-   * so too. A read so stopped answers true, having given the caller part of the rows: the caller,
-   * whose own stop condition then holds, drops them (as its ranges stop on the same condition),
-   * and no warning is logged for it.
+   * so too. A read so stopped answers true when the caller has a `stop` of its own, having given it
+   * part of the rows: the caller, whose own stop condition then holds (it covers the pool too), drops
+   * them (as its ranges stop on the same condition), and no warning is logged for it. A caller
+   * without one gets the stop as an error: it cannot tell part of the rows from all of them.
    */
   private async throughExport(
     pool: ConnectionPool,
@@ -591,7 +592,7 @@ export class EmbeddedGraphStore implements GraphStore {
       await read(file, stopIfGone);
       return true;
     } catch (err) {
-      if (err instanceof ExportReadStopped) return true;
+      if (err instanceof ExportReadStopped && opts.stop) return true;
       throw err;
     } finally {
       await fs.promises.rm(file, { force: true });
