@@ -1009,10 +1009,10 @@ export class EmbeddedGraphStore implements GraphStore {
       'search rows read range by range',
       (file) => scanExportedSearchRows(file, onBatch),
     );
+    if (read) return;
     // Not from a pool that no longer serves (closed, or replaced by another generation).
-    if (!read && this.pool !== pool)
-      throw new Error('graph store closed or switched while its companies were read');
-    if (!read) await this.scanSearchRanges(pool, onBatch);
+    if (this.pool !== pool) throw new Error('graph store closed or switched while its companies were read');
+    await this.scanSearchRanges(pool, onBatch);
   }
 
   /** scanSearchRows without a file: every company's search fields read range by range from `pool`. */
