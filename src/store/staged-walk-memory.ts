@@ -68,11 +68,13 @@ export async function stagedWalkMemory(
   const decode = stagedRowDecoder('Company', COMPANY_COLUMNS);
   const fields = new Array<string>(COMPANY_COLUMNS.length);
   let rows: Props[] = [];
+  // The engine gives the companies offsets in the order of their lines: the next one is guessed.
+  let company = -1;
   await eachStagedLine(stagingDir, 'Company', COMPANY_COLUMNS, signal, (bytes, at) => {
     // Each field a string of its own: one cut from a block's text would keep the block alive.
     for (let i = 0; i < fields.length; i++) fields[i] = bytes.toString('utf8', at[i], at[i + fields.length]);
     const row = decode(fields);
-    row.off = builder.offsetOfBytes(bytes, at[0]!, at[fields.length]!);
+    row.off = company = builder.offsetOfBytes(bytes, at[0]!, at[fields.length]!, company + 1);
     rows.push(row);
     if (rows.length === BATCH) {
       builder.addCompanies(rows);
@@ -83,18 +85,25 @@ export async function stagedWalkMemory(
   const times = new StagedTimes();
   const n = RELATIONSHIP_COLUMNS.length;
   // Every value is read from the line's bytes: a string made for each would cost more than the rest.
-  await eachStagedLine(stagingDir, 'SUPPLIES', RELATIONSHIP_COLUMNS, signal, (bytes, at) =>
+  // Lines come grouped by supplier, and most repeat the lists of the line before: each is guessed.
+  let supplier = -1;
+  let hs = -1;
+  let types = -1;
+  await eachStagedLine(stagingDir, 'SUPPLIES', RELATIONSHIP_COLUMNS, signal, (bytes, at) => {
+    supplier = builder.offsetOfBytes(bytes, at[0]!, at[n]!, supplier);
+    hs = builder.listIdOfBytes(bytes, at[7]!, at[7 + n]!, hs);
+    types = builder.listIdOfBytes(bytes, at[6]!, at[6 + n]!, types);
     builder.addRelationship(
-      builder.offsetOfBytes(bytes, at[0]!, at[n]!),
+      supplier,
       builder.offsetOfBytes(bytes, at[1]!, at[1 + n]!),
       times.at(bytes, at[4]!, at[4 + n]!),
       numberOfBytes(bytes, at[3]!, at[3 + n]!),
       numberOfBytes(bytes, at[5]!, at[5 + n]!),
-      builder.listIdOfBytes(bytes, at[7]!, at[7 + n]!),
-      builder.listIdOfBytes(bytes, at[6]!, at[6 + n]!),
+      hs,
+      types,
       bytes.subarray(at[2], at[2 + n]),
-    ),
-  );
+    );
+  });
   const walks = builder.finish();
   if (walks.relationships !== (counts.SUPPLIES ?? 0))
     throw new Error('the staged relationships are not those its marker counts');
@@ -143,6 +152,9 @@ export async function addExportedRelationships(
   const from = new Int32Array(n);
   const to = new Int32Array(n);
   const times = new StagedTimes();
+  // Most lines repeat the lists of the line before: each is guessed.
+  let hs = -1;
+  let types = -1;
   await readStagingBlocks(
     file,
     (header) => {
@@ -155,14 +167,16 @@ export async function addExportedRelationships(
       checkExportedBlock(file, bytes, start, end, n);
       eachLineOf(bytes, start, end, (a, z) => {
         fieldBounds(bytes, a, z, from, to);
+        hs = builder.listIdOfBytes(bytes, from[5]!, to[5]!, hs);
+        types = builder.listIdOfBytes(bytes, from[6]!, to[6]!, types);
         builder.addRelationship(
           numberOfBytes(bytes, from[0]!, to[0]!) ?? -1,
           numberOfBytes(bytes, from[1]!, to[1]!) ?? -1,
           times.at(bytes, from[7]!, to[7]!),
           to[3]! > from[3]! ? exactNumberOfBytes(bytes, from[3]!, to[3]!) : null,
           numberOfBytes(bytes, from[4]!, to[4]!),
-          builder.listIdOfBytes(bytes, from[5]!, to[5]!),
-          builder.listIdOfBytes(bytes, from[6]!, to[6]!),
+          hs,
+          types,
           bytes.subarray(from[2], to[2]),
         );
       });

@@ -251,9 +251,12 @@ export class WalkMemoryBuilder {
   /**
    * As listId, for the list that is the UTF-8 text of `bytes[start, end)` (as staged), found among
    * the lists met before without decoding it when it is ASCII: a 1M import has 5 million of them
-   * and a few dozen distinct ones.
+   * and a few dozen distinct ones. `guess`, an id given before (the same column's on the line
+   * before, say), is compared first: most lines repeat it, and it then costs no hash.
    */
-  listIdOfBytes(bytes: Buffer, start: number, end: number): number {
+  listIdOfBytes(bytes: Buffer, start: number, end: number, guess = -1): number {
+    if (guess >= 0 && guess < this.listTexts.length && sameAscii(this.listTexts[guess]!, bytes, start, end))
+      return guess;
     const ascii = isAscii(bytes, start, end);
     const hash = ascii ? hashOfBytes(bytes, start, end) : -1;
     const known = ascii ? this.listsByHash.get(hash) : undefined;
@@ -273,10 +276,14 @@ export class WalkMemoryBuilder {
     return this.offsets.get(vid);
   }
 
-  /** As offsetOf, for the vid that is the UTF-8 text of `bytes[start, end)`. */
-  offsetOfBytes(bytes: Buffer, start: number, end: number): number {
+  /**
+   * As offsetOf, for the vid that is the UTF-8 text of `bytes[start, end)`. `guess`, an offset the
+   * caller expects (the supplier of the line before, the company after the one before), is compared
+   * first and costs no hash when right.
+   */
+  offsetOfBytes(bytes: Buffer, start: number, end: number, guess = -1): number {
     this.offsets ??= OffsetIndex.of(this.vids);
-    return this.offsets.getBytes(bytes, start, end);
+    return this.offsets.getBytes(bytes, start, end, guess);
   }
 
   finish(): WalkMemory {
@@ -438,8 +445,6 @@ class OffsetIndex {
   /** The table, saved with the memory so that a load need not hash every vid again. */
   readonly slots: Int32Array;
   private readonly mask: number;
-  /** The offset getBytes found last, or -1. */
-  private last = -1;
 
   /** The index of `vids`, or the one whose table `saved` is (see fromSlots). */
   private constructor(
@@ -487,14 +492,23 @@ class OffsetIndex {
     }
   }
 
-  /** As `get`, for the vid that is the UTF-8 text of `bytes[start, end)`, decoded only when it is not ASCII. */
-  getBytes(bytes: Buffer, start: number, end: number): number {
-    // Staged relationships come grouped by supplier: the vid looked up last is often the one asked.
-    if (this.last >= 0 && sameAscii(this.vids[this.last]!, bytes, start, end)) return this.last;
+  /**
+   * As `get`, for the vid that is the UTF-8 text of `bytes[start, end)`, decoded only when it is not
+   * ASCII; the offset `guess` is compared first.
+   */
+  getBytes(bytes: Buffer, start: number, end: number, guess: number): number {
+    // No company's vid is empty (an offset of none has ''): an empty text is not the guess's vid.
+    if (
+      guess >= 0 &&
+      end > start &&
+      guess < this.vids.length &&
+      sameAscii(this.vids[guess]!, bytes, start, end)
+    )
+      return guess;
     if (!isAscii(bytes, start, end)) return this.get(bytes.toString('utf8', start, end));
     for (let s = hashOfBytes(bytes, start, end) & this.mask; ; s = (s + 1) & this.mask) {
       const o = this.slots[s]!;
-      if (o === -1 || sameAscii(this.vids[o]!, bytes, start, end)) return (this.last = o);
+      if (o === -1 || sameAscii(this.vids[o]!, bytes, start, end)) return o;
     }
   }
 }
@@ -505,10 +519,16 @@ function isAscii(bytes: Buffer, start: number, end: number): boolean {
   return true;
 }
 
-/** Whether `text` is the ASCII text of `bytes[start, end)`. */
+/**
+ * Whether `text` is the ASCII text of `bytes[start, end)`. A byte of 0x80 or more is never ASCII
+ * (the text "Ã©" is not the bytes C3 A9, which are "é").
+ */
 function sameAscii(text: string, bytes: Buffer, start: number, end: number): boolean {
   if (text.length !== end - start) return false;
-  for (let i = 0; i < text.length; i++) if (text.charCodeAt(i) !== bytes[start + i]) return false;
+  for (let i = 0; i < text.length; i++) {
+    const b = bytes[start + i]!;
+    if (b >= 0x80 || text.charCodeAt(i) !== b) return false;
+  }
   return true;
 }
 

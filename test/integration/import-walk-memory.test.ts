@@ -4,6 +4,11 @@ import { generateDataset } from '../../src/demo/generate';
 import { importDirectory } from '../../src/import/import-directory';
 import { ConnectionPool } from '../../src/store/embedded/connection-pool';
 import { EmbeddedGraphStore } from '../../src/store/embedded/embedded.store';
+import { stageImport } from '../../src/import/stage';
+import { stagedWalkMemory } from '../../src/store/staged-walk-memory';
+import * as stringHash from '../../src/store/string-hash';
+import { stagingFile } from '../../src/store/tables';
+import type { TableName } from '../../src/store/tables';
 import type { Columns, WalkMemory } from '../../src/store/walk-memory';
 import { appendRows, companyRow, csvColumn, relationshipRow } from '../support/factories';
 import { refuseEngineExports } from '../support/engine-exports';
@@ -132,6 +137,46 @@ describe('the walk memory written by an import', () => {
         Date.parse('2021-03-04T23:59:59.250Z'),
         null,
       ]),
+    );
+  });
+
+  it('hashes a supplier once for its run of lines, a company after the one before not at all', async () => {
+    const staging = path.join(dir, 'staging-guesses');
+    await stageImport(input, staging, {});
+    const linesOf = (table: TableName) =>
+      fs
+        .readFileSync(path.join(staging, stagingFile(table)), 'utf8')
+        .split('\n')
+        .filter((l) => l !== '')
+        .map((l) => l.split('\t'));
+    // The engine gives the companies offsets in the order of their lines.
+    const vids = linesOf('Company')
+      .slice(1)
+      .map((f) => f[0]!);
+    const [header, ...rels] = linesOf('SUPPLIES');
+    const column = (name: string) => rels.map((f) => f[header!.indexOf(name)]!);
+    // How many lines differ in a column from the line before (the first line among them).
+    const changes = (values: string[]) => values.filter((v, i) => i === 0 || v !== values[i - 1]).length;
+    const hashed: string[] = [];
+    const hashOfBytes = stringHash.hashOfBytes;
+    const spy = jest.spyOn(stringHash, 'hashOfBytes').mockImplementation((bytes, start, end) => {
+      hashed.push(bytes.toString('utf8', start, end));
+      return hashOfBytes(bytes, start, end);
+    });
+    let memory: WalkMemory;
+    try {
+      memory = await stagedWalkMemory(staging, vids, new AbortController().signal);
+    } finally {
+      spy.mockRestore();
+    }
+    expect(memory.relationships).toBe(rels.length);
+    const isVid = new Set(vids);
+    // Each customer once a line; each supplier once for its run; no company of the Company lines.
+    expect(changes(column('from'))).toBeLessThan(rels.length / 2);
+    expect(hashed.filter((t) => isVid.has(t)).length).toBe(rels.length + changes(column('from')));
+    // A list only where it differs from the same column's on the line before.
+    expect(hashed.filter((t) => !isVid.has(t)).length).toBe(
+      changes(column('hs_codes')) + changes(column('evidence_types')),
     );
   });
 
