@@ -497,14 +497,9 @@ class OffsetIndex {
    * ASCII; the offset `guess` is compared first.
    */
   getBytes(bytes: Buffer, start: number, end: number, guess: number): number {
-    // No company's vid is empty (an offset of none has ''): an empty text is not the guess's vid.
-    if (
-      guess >= 0 &&
-      end > start &&
-      guess < this.vids.length &&
-      sameAscii(this.vids[guess]!, bytes, start, end)
-    )
-      return guess;
+    // An offset of no company has '' or nothing: an empty text or a hole is never the guess's vid.
+    const guessed = guess >= 0 ? this.vids[guess] : undefined;
+    if (guessed && sameAscii(guessed, bytes, start, end)) return guess;
     if (!isAscii(bytes, start, end)) return this.get(bytes.toString('utf8', start, end));
     for (let s = hashOfBytes(bytes, start, end) & this.mask; ; s = (s + 1) & this.mask) {
       const o = this.slots[s]!;

@@ -91,3 +91,44 @@ describe('WalkMemoryBuilder lists read from staged bytes', () => {
     expect(idsOf(builder, ['[a7ot6z4]', '[yfwxu7w]', '[a7ot6z4]', '[yfwxu7w]'])).toEqual([0, 1, 0, 1]);
   });
 });
+
+describe('WalkMemoryBuilder guesses', () => {
+  const bytes = (text: string) => Buffer.from(text, 'utf8');
+
+  it('takes a guessed offset only when its vid is the text, as ASCII', () => {
+    // 'Ã©' compared code unit by byte would match the bytes C3 A9, which are 'é'.
+    const vids = ['Ã©', 'é', 'a', ''];
+    const builder = new WalkMemoryBuilder(vids, 0);
+    const of = (text: string, guess: number) =>
+      builder.offsetOfBytes(bytes(text), 0, Buffer.byteLength(text), guess);
+    expect(of('é', 0)).toBe(1);
+    expect(of('Ã©', 0)).toBe(0);
+    expect(of('a', 2)).toBe(2);
+    expect(of('a', 0)).toBe(2);
+    for (const guess of [-1, 4, 1_000]) expect(of('a', guess)).toBe(2);
+    // An empty text is no company's vid, though an offset of none holds ''.
+    expect(of('', 3)).toBe(-1);
+    expect(of('b', 2)).toBe(-1);
+  });
+
+  it('skips an offset that holds no vid at all', () => {
+    const vids: string[] = [];
+    vids[1] = 'a';
+    const builder = new WalkMemoryBuilder(vids, 0);
+    expect(builder.offsetOfBytes(bytes('a'), 0, 1, 0)).toBe(1);
+  });
+
+  it('takes a guessed list only when its text is the bytes, as ASCII', () => {
+    const builder = new WalkMemoryBuilder(['a'], 0);
+    const odd = builder.listId('[Ã©]');
+    const plain = builder.listId('[]');
+    const of = (text: string, guess: number) =>
+      builder.listIdOfBytes(bytes(text), 0, Buffer.byteLength(text), guess);
+    const cafe = of('[é]', odd);
+    expect(cafe).not.toBe(odd);
+    expect(builder.listId('[é]')).toBe(cafe);
+    expect(of('[]', plain)).toBe(plain);
+    expect(of('[]', odd)).toBe(plain);
+    for (const guess of [-1, 99]) expect(of('[]', guess)).toBe(plain);
+  });
+});
