@@ -24,15 +24,11 @@ describe('the bulk load of an import', () => {
   });
   afterAll(() => fs.rmSync(dir, { recursive: true, force: true }));
 
-  it("reads the companies' offsets for the walks' memory in one turn of this thread", async () => {
-    const store = new EmbeddedGraphStore({
-      dir: path.join(dir, 'graph'),
-      connections: 1,
-      bufferPoolMb: 128,
-      walkMemoryAtImport: true,
-    });
-    await store.open();
-    // Batches of each read of the offsets: the import's, then the switch's of the store that serves.
+  /**
+   * The batches of each read of the offsets while `store` imports the dataset: the import's, then the
+   * switch's of the store, which serves the new data once the import ends.
+   */
+  async function offsetReads(store: EmbeddedGraphStore): Promise<number[]> {
     const reads: number[] = [];
     const stream = ConnectionPool.prototype.stream;
     const streams = jest.spyOn(ConnectionPool.prototype, 'stream').mockImplementation(function (
@@ -54,18 +50,45 @@ describe('the bulk load of an import', () => {
     } finally {
       streams.mockRestore();
     }
+    expect(fs.existsSync(store.derivedDataFile('walk-memory')!.file)).toBe(true);
+    const [counted] = await (
+      store as unknown as { q(name: string): Promise<{ relationships: unknown }[]> }
+    ).q('relationship/count');
+    expect(Number(counted!.relationships)).toBeGreaterThan(3_000);
+    return reads;
+  }
+
+  const store = (name: string) =>
+    new EmbeddedGraphStore({
+      dir: path.join(dir, name),
+      connections: 1,
+      bufferPoolMb: 128,
+      walkMemoryAtImport: true,
+    });
+
+  it("reads the companies' offsets for the walks' memory in large batches where nothing is served", async () => {
+    const importer = store('graph');
+    await importer.open();
     try {
+      const reads = await offsetReads(importer);
       expect(reads).toHaveLength(2);
       expect(reads[0]).toBe(1);
-      // A server switching to the data reads them in short turns, between its requests.
+      // The switch to the new data reads them in short turns, as a server does between its requests.
       expect(reads[1]).toBeGreaterThan(1);
-      expect(fs.existsSync(store.derivedDataFile('walk-memory')!.file)).toBe(true);
-      const [counted] = await (
-        store as unknown as { q(name: string): Promise<{ relationships: unknown }[]> }
-      ).q('relationship/count');
-      expect(Number(counted!.relationships)).toBeGreaterThan(3_000);
     } finally {
-      await store.close();
+      await importer.close();
+    }
+  });
+
+  it('reads them in short turns in a store prepared to serve', async () => {
+    const serving = store('served');
+    await serving.open();
+    serving.prepare();
+    try {
+      const reads = await offsetReads(serving);
+      expect(reads[0]).toBeGreaterThan(1);
+    } finally {
+      await serving.close();
     }
   });
 });

@@ -209,10 +209,10 @@ const DERIVE_BATCH = 200;
  */
 const VID_OFFSET_BATCH = 2_000;
 /**
- * The same for an import's load, which waits for them before it loads the next table: read 2,000 at
- * a time, each batch waited for a block of the point-read file's writing on the same thread, and at
- * 1M companies the engine stood idle for some 9 s. No request waits behind them: imports run in the
- * CLI, or in a server's first start, which loads the demo dataset before it listens.
+ * The same for the load of an import by a store not prepared to serve (the CLI's, or a server's
+ * before it listens, loading the demo dataset): the load waits for them before the next table, and
+ * read 2,000 at a time, each batch waited for a block of the point-read file's writing on the same
+ * thread; at 1M companies the engine stood idle for 9-12 s, with batches of 100,000 about 3-4 s.
  */
 const IMPORT_VID_OFFSET_BATCH = 100_000;
 /** The walk memory saved beside its graph generation (see derivedDataFile), about 410 MB at 1M companies. */
@@ -1121,7 +1121,10 @@ export class EmbeddedGraphStore implements GraphStore {
         await pool.run(copyStatement(table, path.join(stagingDir, stagingFile(table))));
         done++;
         if (table === 'Company' && this.options.walkMemoryAtImport)
-          companiesLoaded.resolve(await this.vidOffsetsOf(pool, IMPORT_VID_OFFSET_BATCH));
+          companiesLoaded.resolve(
+            // A store that serves keeps its requests' turns short.
+            await this.vidOffsetsOf(pool, this.prepared ? VID_OFFSET_BATCH : IMPORT_VID_OFFSET_BATCH),
+          );
       }
       onProgress?.('done', done, LOAD_ORDER.length);
       await pool.run('CHECKPOINT');
