@@ -140,8 +140,8 @@ const EXPORTED_RELATIONSHIP_COLUMNS = [
  * (tierview/export-memory-relationships): the ends by internal offset, the values in the staging's
  * text but for the confidence, exact as `<m>p<s>` (exactNumberOfBytes). Each value is read from the
  * line's bytes, as stagedWalkMemory reads the staged lines. Refuses a file in which the engine
- * quoted a value (one holding a tab or a line break, which throughExport looks for first), or a line without the header's fields. `afterBlock`
- * runs after each block of lines (it may throw to stop).
+ * quoted a value (one holding a tab or a line break, which throughExport looks for first), or a line
+ * without the header's fields. `afterBlock` runs after each block of lines (it may throw to stop).
  */
 export async function addExportedRelationships(
   builder: WalkMemoryBuilder,

@@ -255,8 +255,8 @@ export class WalkMemoryBuilder {
    * before, say), is compared first: most lines repeat it, and it then costs no hash.
    */
   listIdOfBytes(bytes: Buffer, start: number, end: number, guess = -1): number {
-    if (guess >= 0 && guess < this.listTexts.length && sameAscii(this.listTexts[guess]!, bytes, start, end))
-      return guess;
+    const guessed = guess >= 0 ? this.listTexts[guess] : undefined;
+    if (guessed !== undefined && sameAscii(guessed, bytes, start, end)) return guess;
     const ascii = isAscii(bytes, start, end);
     const hash = ascii ? hashOfBytes(bytes, start, end) : -1;
     const known = ascii ? this.listsByHash.get(hash) : undefined;
