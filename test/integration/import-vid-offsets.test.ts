@@ -2,15 +2,18 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { generateDataset } from '../../src/demo/generate';
 import { importDirectory } from '../../src/import/import-directory';
+import type { Logger } from '../../src/logger';
 import { ConnectionPool } from '../../src/store/embedded/connection-pool';
 import { EmbeddedGraphStore } from '../../src/store/embedded/embedded.store';
+import * as vidOffsets from '../../src/store/exported-vid-offsets';
+import { refuseEngineExports } from '../support/engine-exports';
 import { tempDir } from '../support/paths';
 
 /**
  * The embedded engine's bulk load runs on threads of its own while this thread writes the derived
  * files beside it. Whatever the load waits for on this thread between two tables leaves the engine
  * idle: the companies' offsets, which the walks' memory needs, are read before the next table loads,
- * and read a batch a turn they waited a block of the point-read file's writing for each batch.
+ * and each turn of this thread they take waits for a block of the point-read file's writing.
  */
 describe('the bulk load of an import', () => {
   let dir: string;
@@ -19,17 +22,33 @@ describe('the bulk load of an import', () => {
   beforeAll(async () => {
     dir = tempDir('import-vid-offsets');
     input = path.join(dir, 'dataset');
-    // More companies than a server reads offsets of in one turn of its event loop.
-    await generateDataset({ companies: 3_000, seed: 3, outDir: input });
+    // More companies than a server reads offsets of in one turn of its event loop, from the engine's
+    // file (64 KiB, some 13 bytes a company here) or row by row (2,000).
+    await generateDataset({ companies: 6_000, seed: 3, outDir: input });
   });
   afterAll(() => fs.rmSync(dir, { recursive: true, force: true }));
 
-  /**
-   * The batches of each read of the offsets while `store` imports the dataset: the import's, then the
-   * switch's of the store, which serves the new data once the import ends.
-   */
-  async function offsetReads(store: EmbeddedGraphStore): Promise<number[]> {
-    const reads: number[] = [];
+  interface Reads {
+    /** The turns each read of the engine's file of offsets took: the import's, then the switch's. */
+    files: number[];
+    /** The batches each read of the offsets row by row took. */
+    rows: number[];
+  }
+
+  /** How `store` reads the companies' offsets while it imports the dataset and switches to it. */
+  async function offsetReads(store: EmbeddedGraphStore): Promise<Reads> {
+    const reads: Reads = { files: [], rows: [] };
+    const fromFile = vidOffsets.exportedVidOffsets;
+    const files = jest
+      .spyOn(vidOffsets, 'exportedVidOffsets')
+      .mockImplementation((file, afterBlock, blockBytes) => {
+        const read = reads.files.push(0) - 1;
+        const turn = () => {
+          reads.files[read]!++;
+          afterBlock?.();
+        };
+        return fromFile(file, turn, blockBytes);
+      });
     const stream = ConnectionPool.prototype.stream;
     const streams = jest.spyOn(ConnectionPool.prototype, 'stream').mockImplementation(function (
       this: ConnectionPool,
@@ -39,24 +58,34 @@ describe('the bulk load of an import', () => {
       onBatch,
     ) {
       if (query.name !== 'company/vid-offsets') return stream.call(this, query, params, size, onBatch);
-      const read = reads.push(0) - 1;
+      const read = reads.rows.push(0) - 1;
       return stream.call(this, query, params, size, (rows) => {
-        reads[read]!++;
+        reads.rows[read]!++;
         return onBatch(rows);
       });
     });
     try {
       await importDirectory(store, input, { workDir: dir });
     } finally {
+      files.mockRestore();
       streams.mockRestore();
     }
     expect(fs.existsSync(store.derivedDataFile('walk-memory')!.file)).toBe(true);
     const [counted] = await (
       store as unknown as { q(name: string): Promise<{ relationships: unknown }[]> }
     ).q('relationship/count');
-    expect(Number(counted!.relationships)).toBeGreaterThan(3_000);
+    expect(Number(counted!.relationships)).toBeGreaterThan(6_000);
     return reads;
   }
+
+  const warnings: string[] = [];
+  const logger = {
+    info: () => undefined,
+    warn: (_: unknown, message: string) => warnings.push(message),
+    error: () => undefined,
+    debug: () => undefined,
+  } as unknown as Logger;
+  beforeEach(() => warnings.splice(0));
 
   const store = (name: string) =>
     new EmbeddedGraphStore({
@@ -64,31 +93,53 @@ describe('the bulk load of an import', () => {
       connections: 1,
       bufferPoolMb: 128,
       walkMemoryAtImport: true,
+      logger,
     });
 
-  it("reads the companies' offsets for the walks' memory in large batches where nothing is served", async () => {
+  it("reads the companies' offsets from a file the engine writes, whole where nothing is served", async () => {
     const importer = store('graph');
     await importer.open();
     try {
       const reads = await offsetReads(importer);
-      expect(reads).toHaveLength(2);
-      expect(reads[0]).toBe(1);
-      // The switch to the new data reads them in short turns, as a server does between its requests.
-      expect(reads[1]).toBeGreaterThan(1);
+      expect(reads.rows).toEqual([]);
+      expect(reads.files).toHaveLength(2);
+      // The file in one turn, then its end.
+      expect(reads.files[0]).toBeLessThanOrEqual(2);
+      // The switch to the new data reads it in short turns, as a server does between its requests.
+      expect(reads.files[1]).toBeGreaterThan(2);
+      expect(warnings).toEqual([]);
     } finally {
       await importer.close();
     }
   });
 
-  it('reads them in short turns in a store prepared to serve', async () => {
+  it('reads it in short turns in a store prepared to serve', async () => {
     const serving = store('served');
     await serving.open();
     serving.prepare();
     try {
       const reads = await offsetReads(serving);
-      expect(reads[0]).toBeGreaterThan(1);
+      expect(reads.rows).toEqual([]);
+      expect(reads.files[0]).toBeGreaterThan(2);
     } finally {
       await serving.close();
+    }
+  });
+
+  it('reads them row by row where the engine cannot write the file, in large batches where nothing is served', async () => {
+    const importer = store('refused');
+    await importer.open();
+    const refused = refuseEngineExports('no room left on the disk');
+    try {
+      const reads = await offsetReads(importer);
+      expect(reads.files).toEqual([]);
+      expect(reads.rows).toHaveLength(2);
+      expect(reads.rows[0]).toBe(1);
+      expect(reads.rows[1]).toBeGreaterThan(1);
+      expect(warnings.filter((w) => w.startsWith("the companies' offsets read row by row"))).toHaveLength(2);
+    } finally {
+      refused.mockRestore();
+      await importer.close();
     }
   });
 });

@@ -42,6 +42,7 @@ import { PointReads, engineClusterRows, relationshipListQuery } from '../point-r
 import { NO_DATE_FLOOR, domicileSpellings, needsStepWalk, stepParams, walkBySteps } from '../step-walk';
 import { firstQuoted, stagedCounts } from '../staging-file';
 import { scanExportedSearchRows } from '../staged-search-rows';
+import { exportedVidOffsets } from '../exported-vid-offsets';
 import { temporaryFor } from '../file-io';
 import { runLoadAlongside, together } from '../load-alongside';
 import { addExportedEdges, addStagedProfiles, pointFileAlongside } from '../staged-point-file';
@@ -203,16 +204,29 @@ const MEMORY_ROWS_PER_QUERY = 400_000;
  */
 const DERIVE_BATCH = 200;
 /**
- * Rows of the vid-offset table read between two turns of the event loop. The engine hands rows over
- * synchronously; batches of 50,000 held a server's requests for up to 1.4 s when it switched to a 1M
- * import (some 1.5 µs a row), and 2,000 let them through every few milliseconds.
+ * Bytes of the companies' offsets read from the engine's file of them between two turns of the event
+ * loop (see vidOffsetsOf): some 4,000 companies, about a millisecond, so that a server switching to
+ * new data answers its requests meanwhile.
+ */
+const VID_OFFSET_BLOCK_BYTES = 64 << 10;
+/**
+ * The same for the load of an import by a store not prepared to serve (the CLI's, or a server's
+ * before it listens, loading the demo dataset): the load waits for the offsets before the next table,
+ * and each turn waits for a block of the point-read file's writing on the same thread, so the file
+ * (15 MB at 1M companies) is read in one.
+ */
+const IMPORT_VID_OFFSET_BLOCK_BYTES = 32 << 20;
+/**
+ * Rows of the vid-offset table read between two turns of the event loop where the engine could not
+ * write them to a file. The engine hands rows over synchronously; batches of 50,000 held a server's
+ * requests for up to 1.4 s when it switched to a 1M import (some 1.5 µs a row), and 2,000 let them
+ * through every few milliseconds.
  */
 const VID_OFFSET_BATCH = 2_000;
 /**
- * The same for the load of an import by a store not prepared to serve (the CLI's, or a server's
- * before it listens, loading the demo dataset): the load waits for them before the next table, and
- * read 2,000 at a time, each batch waited for a block of the point-read file's writing on the same
- * thread; at 1M companies the engine stood idle for 9-12 s, with batches of 100,000 about 3-4 s.
+ * The same for an import's load by a store not prepared to serve: read 2,000 at a time, each batch
+ * waited for a block of the point-read file's writing; at 1M companies the engine stood idle for
+ * 9-12 s, with batches of 100,000 about 3-4 s.
  */
 const IMPORT_VID_OFFSET_BATCH = 100_000;
 /** The walk memory saved beside its graph generation (see derivedDataFile), about 410 MB at 1M companies. */
@@ -243,6 +257,8 @@ const PROFILES_EXPORT_FILE = 'profile-rows';
 const EDGES_EXPORT_FILE = 'edge-rows';
 /** The relationships written by the engine beside the graph for the walks' memory (see readWalksMemory). */
 const MEMORY_EXPORT_FILE = 'relationship-rows';
+/** Every company's offset and vid written by the engine beside the graph (see vidOffsetsOf). */
+const VID_OFFSETS_EXPORT_FILE = 'vid-offsets';
 
 /**
  * How long an export to a file may run (throughExport), instead of the reads' limit (30 s by
@@ -556,7 +572,9 @@ export class EmbeddedGraphStore implements GraphStore {
    * so too. A read so stopped answers true when the caller has a `stop` of its own, having given it
    * part of the rows: the caller, whose own stop condition then holds (it covers the pool too), drops
    * them (as its ranges stop on the same condition), and no warning is logged for it. A caller
-   * without one gets the stop as an error: it cannot tell part of the rows from all of them.
+   * without one gets the stop as an error: it cannot tell part of the rows from all of them. `own`:
+   * `pool` is an import's, not the one served, and gone only by `stop`. `blockBytes`: the look for a
+   * quote reads so much a turn (4 MiB by default), as the caller's read may.
    */
   private async throughExport(
     pool: ConnectionPool,
@@ -564,13 +582,14 @@ export class EmbeddedGraphStore implements GraphStore {
     name: string,
     fallback: string,
     read: (file: string, afterBlock: () => void) => Promise<void>,
-    opts: { queued?: boolean; stop?: () => boolean } = {},
+    opts: { queued?: boolean; stop?: () => boolean; own?: boolean; blockBytes?: number } = {},
   ): Promise<boolean> {
     // A file of its own: two reads at once (a test's, say) would otherwise write one file over the other.
     const file = temporaryFor(path.join(this.options.dir, name), '.csv', true);
     // The pool's data replaced or closed while the export waited its turn: not written, and the
     // caller's ranges stop at once (they check the same), where a whole export would hold a close.
-    const gone = () => this.pool !== pool || (opts.stop?.() ?? false);
+    // An import's own pool serves nothing and is closed by the import alone (a close waits for it).
+    const gone = () => (!opts.own && this.pool !== pool) || (opts.stop?.() ?? false);
     const stopIfGone = () => {
       if (gone()) throw new ExportReadStopped();
     };
@@ -587,7 +606,7 @@ export class EmbeddedGraphStore implements GraphStore {
           this.options.logger?.warn({ err, file }, `${fallback}: the engine could not write them to a file`);
         return false;
       }
-      const quoted = await firstQuoted(file, stopIfGone);
+      const quoted = await firstQuoted(file, stopIfGone, opts.blockBytes);
       if (quoted >= 0) {
         if (!gone())
           this.options.logger?.warn(
@@ -702,9 +721,28 @@ export class EmbeddedGraphStore implements GraphStore {
     this.vidByOffset = await this.vidOffsetsOf(this.live);
   }
 
-  /** The vid of every company of `pool`'s graph by its internal offset, read `batch` rows a turn. */
-  private async vidOffsetsOf(pool: ConnectionPool, batch = VID_OFFSET_BATCH): Promise<string[]> {
+  /**
+   * The vid of every company of `pool`'s graph by its internal offset, from a file the engine writes
+   * in one scan (company/vid-offsets), or read row by row where it cannot. `own`: `pool` is an
+   * import's (see throughExport). `long`: for the load of an import by a store that does not serve,
+   * which waits for them (see IMPORT_VID_OFFSET_BLOCK_BYTES): read in one turn; otherwise in short ones.
+   */
+  private async vidOffsetsOf(pool: ConnectionPool, { own = false, long = false } = {}): Promise<string[]> {
+    const blockBytes = long ? IMPORT_VID_OFFSET_BLOCK_BYTES : VID_OFFSET_BLOCK_BYTES;
+    let exported: string[] | null = null;
+    const read = await this.throughExport(
+      pool,
+      'company/vid-offsets',
+      VID_OFFSETS_EXPORT_FILE,
+      "the companies' offsets read row by row",
+      async (file, afterBlock) => {
+        exported = await exportedVidOffsets(file, afterBlock, blockBytes);
+      },
+      { own, blockBytes },
+    );
+    if (read && exported) return exported;
     const byOffset: string[] = [];
+    const batch = long ? IMPORT_VID_OFFSET_BATCH : VID_OFFSET_BATCH;
     await pool.stream(this.queries.get('company/vid-offsets')!, {}, batch, (rows) => {
       for (const r of rows) byOffset[int(r.off)] = str(r.vid) ?? '';
     });
@@ -1123,7 +1161,7 @@ export class EmbeddedGraphStore implements GraphStore {
         if (table === 'Company' && this.options.walkMemoryAtImport)
           companiesLoaded.resolve(
             // A store that serves keeps its requests' turns short.
-            await this.vidOffsetsOf(pool, this.prepared ? VID_OFFSET_BATCH : IMPORT_VID_OFFSET_BATCH),
+            await this.vidOffsetsOf(pool, { own: true, long: !this.prepared }),
           );
       }
       onProgress?.('done', done, LOAD_ORDER.length);
