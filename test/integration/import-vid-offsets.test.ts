@@ -126,6 +126,69 @@ describe('the bulk load of an import', () => {
     }
   });
 
+  it("loads the next table while the offsets are read from the engine's file", async () => {
+    const importer = store('beside');
+    await importer.open();
+    const copied: string[] = [];
+    const run = ConnectionPool.prototype.run;
+    const runs = jest.spyOn(ConnectionPool.prototype, 'run').mockImplementation(function (
+      this: ConnectionPool,
+      text,
+      options,
+    ) {
+      const table = /^COPY (\w+) FROM/.exec(text)?.[1];
+      if (table) copied.push(table);
+      return run.call(this, text, options);
+    });
+    const fromFile = vidOffsets.exportedVidOffsets;
+    let copiedWhileRead: string[] | null = null;
+    const files = jest
+      .spyOn(vidOffsets, 'exportedVidOffsets')
+      .mockImplementation(async (file, afterBlock, blockBytes) => {
+        const read = await fromFile(file, afterBlock, blockBytes);
+        // The import's read (the switch's comes after the load) ends once the next table's load has
+        // begun, or after a second, if the load waits for it.
+        if (copiedWhileRead) return read;
+        for (let waited = 0; !copied.includes('Edge') && waited < 1_000; waited += 10)
+          await new Promise((resolve) => setTimeout(resolve, 10));
+        copiedWhileRead = [...copied];
+        return read;
+      });
+    try {
+      await importDirectory(importer, input, { workDir: dir });
+      expect(files).toHaveBeenCalledTimes(2);
+      expect(copiedWhileRead!.slice(0, 2)).toEqual(['Company', 'Edge']);
+      expect(fs.existsSync(importer.derivedDataFile('walk-memory')!.file)).toBe(true);
+      expect(warnings).toEqual([]);
+    } finally {
+      runs.mockRestore();
+      files.mockRestore();
+      await importer.close();
+    }
+  });
+
+  it("imports all the same when the offsets' file cannot be read, without the walks' memory", async () => {
+    const importer = store('unread');
+    await importer.open();
+    const files = jest
+      .spyOn(vidOffsets, 'exportedVidOffsets')
+      .mockRejectedValueOnce(new Error('an unreadable file'));
+    try {
+      await importDirectory(importer, input, { workDir: dir });
+      expect(files).toHaveBeenCalled();
+      // A server derives it at its first start.
+      expect(fs.existsSync(importer.derivedDataFile('walk-memory')!.file)).toBe(false);
+      expect(warnings).toContain('could not prepare derived data while loading; it is derived later');
+      const [counted] = await (
+        importer as unknown as { q(name: string): Promise<{ relationships: unknown }[]> }
+      ).q('relationship/count');
+      expect(Number(counted!.relationships)).toBeGreaterThan(6_000);
+    } finally {
+      files.mockRestore();
+      await importer.close();
+    }
+  });
+
   it('reads them row by row where the engine cannot write the file, in large batches where nothing is served', async () => {
     const importer = store('refused');
     await importer.open();
