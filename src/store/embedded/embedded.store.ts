@@ -211,9 +211,9 @@ const DERIVE_BATCH = 200;
 const VID_OFFSET_BLOCK_BYTES = 64 << 10;
 /**
  * The same for the load of an import by a store not prepared to serve (the CLI's, or a server's
- * before it listens, loading the demo dataset): the load waits for the offsets before the next table,
- * and each turn waits for a block of the point-read file's writing on the same thread, so the file
- * (15 MB at 1M companies) is read in one.
+ * before it listens, loading the demo dataset): the walks' memory waits for the offsets, and each
+ * turn waits for a block of the point-read file's writing on the same thread, so the file (15 MB at
+ * 1M companies) is read in one.
  */
 const IMPORT_VID_OFFSET_BLOCK_BYTES = 32 << 20;
 /**
@@ -224,9 +224,9 @@ const IMPORT_VID_OFFSET_BLOCK_BYTES = 32 << 20;
  */
 const VID_OFFSET_BATCH = 2_000;
 /**
- * The same for an import's load by a store not prepared to serve: read 2,000 at a time, each batch
- * waited for a block of the point-read file's writing; at 1M companies the engine stood idle for
- * 9-12 s, with batches of 100,000 about 3-4 s.
+ * The same for an import's load by a store not prepared to serve, which waits for the rows before
+ * its next table: read 2,000 at a time, each batch waited for a block of the point-read file's
+ * writing; at 1M companies the engine stood idle for 9-12 s, with batches of 100,000 about 3-4 s.
  */
 const IMPORT_VID_OFFSET_BATCH = 100_000;
 /** The walk memory saved beside its graph generation (see derivedDataFile), about 410 MB at 1M companies. */
@@ -575,8 +575,8 @@ export class EmbeddedGraphStore implements GraphStore {
    * without one gets the stop as an error: it cannot tell part of the rows from all of them. `own`:
    * `pool` is an import's, not the one served, and gone only by `stop`. `blockBytes`: the look for a
    * quote reads so much a turn (4 MiB by default), as the caller's read may. `written`: called once
-   * the engine has written the file, before it is read (the engine is free from then on, as it is
-   * once this resolves false).
+   * the engine has written the file, before it is read: the file needs the engine no more (a caller
+   * that reads by ranges after a false answer needs it again).
    */
   private async throughExport(
     pool: ConnectionPool,
