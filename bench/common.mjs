@@ -296,7 +296,8 @@ export async function serveUntilSettled({ cli, dataDir, datasetDir, settleS }) {
       }
       const building = Object.values(derived).includes('building');
       if ((readyAt !== null && !building) || at() > settleS) break;
-      await sleep(1000);
+      // Ready is timed to a tenth of a second (a start on saved files takes a few), the rest to a second.
+      await sleep(readyAt === null ? 100 : 1000);
     }
     const settledAt = at();
     const vid = firstVid(datasetDir);
