@@ -744,7 +744,7 @@ export class EmbeddedGraphStore implements GraphStore {
   ): Promise<string[]> {
     const blockBytes = long ? IMPORT_VID_OFFSET_BLOCK_BYTES : VID_OFFSET_BLOCK_BYTES;
     let exported: string[] | null = null;
-    const read = await this.throughExport(
+    await this.throughExport(
       pool,
       'company/vid-offsets',
       VID_OFFSETS_EXPORT_FILE,
@@ -754,7 +754,8 @@ export class EmbeddedGraphStore implements GraphStore {
       },
       { own, blockBytes, written: engineFree },
     );
-    if (read && exported) return exported;
+    // Set only by a whole read of the file; otherwise the rows, from the engine.
+    if (exported) return exported;
     const byOffset: string[] = [];
     const batch = long ? IMPORT_VID_OFFSET_BATCH : VID_OFFSET_BATCH;
     try {
