@@ -1,8 +1,9 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { removeStaleStaging, stagingRoot } from '../../src/import/import-directory';
+import { importDirectory, removeStaleStaging, stagingRoot } from '../../src/import/import-directory';
 import { ImportBusyError, takeImportLock } from '../../src/import/import-lock';
+import { ConnectionPool } from '../../src/store/embedded/connection-pool';
 import { EmbeddedGraphStore } from '../../src/store/embedded/embedded.store';
 import { companyRow, relationshipRow, writeImportDir } from '../support/factories';
 import { runCli } from '../support/cli';
@@ -187,6 +188,38 @@ describe('tiergraph import: safety of a replacing import', () => {
     // A server starting (any open of the store) keeps the one CURRENT names alone.
     expect(await companyCount(own)).toBe(3);
     expect(generations()).toEqual(['g-000004.kuzu']);
+  });
+
+  it('removes the generations no server can still be on before it loads the next one', async () => {
+    const own = path.join(root, 'room');
+    const graph = path.join(own, 'graph');
+    // As the command does: the store is not opened, so nothing of it is served by this process.
+    const store = new EmbeddedGraphStore({ dir: graph, connections: 1, bufferPoolMb: 64 });
+    const importOnce = () => importDirectory(store, good, { workDir: stagingRoot(own) });
+    const during: string[][] = [];
+    const run = ConnectionPool.prototype.run;
+    const loads = jest.spyOn(ConnectionPool.prototype, 'run').mockImplementation(function (
+      this: ConnectionPool,
+      ...args: Parameters<ConnectionPool['run']>
+    ) {
+      if (String(args[0]).startsWith('COPY Company')) during.push(generationsIn(graph));
+      return run.apply(this, args);
+    });
+    try {
+      for (let i = 0; i < 2; i++) await importOnce();
+      // g-000002 live for a moment only: a lagging server might still serve g-000001.
+      await importOnce();
+      expect(during[2]).toEqual(['g-000001.kuzu', 'g-000002.kuzu', 'g-000003.kuzu']);
+      // Live for ten minutes: every server has switched to g-000003, so g-000002 is nobody's.
+      const then = new Date(Date.now() - 10 * 60_000);
+      fs.utimesSync(path.join(graph, 'CURRENT'), then, then);
+      await importOnce();
+      expect(during[3]).toEqual(['g-000003.kuzu', 'g-000004.kuzu']);
+      expect(generationsIn(graph)).toEqual(['g-000003.kuzu', 'g-000004.kuzu']);
+    } finally {
+      loads.mockRestore();
+      await store.close();
+    }
   });
 
   it('leaves a serving store with only the generation it switched to, after two imports between its looks', async () => {

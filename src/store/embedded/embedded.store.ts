@@ -380,6 +380,11 @@ export class EmbeddedGraphStore implements GraphStore {
     await this.detach();
   }
 
+  /** The graph file CURRENT names, the one served once every server has switched; null before any. */
+  currentGenerationFile(): string | null {
+    return this.currentFile();
+  }
+
   private currentFile(): string | null {
     const p = path.join(this.options.dir, CURRENT);
     if (!fs.existsSync(p)) return null;
@@ -1140,7 +1145,12 @@ export class EmbeddedGraphStore implements GraphStore {
   ): Promise<void> {
     fs.mkdirSync(this.options.dir, { recursive: true, mode: 0o700 });
     stagedCounts(stagingDir); // refuses a directory whose staging did not finish
-    const next = nextGenerationName(this.currentFile());
+    const previous = this.currentFile();
+    // Those before the generation served go before the next one is built, not after, once no
+    // server can still be on them: at its peak the import then needs room for two generations
+    // beside its staging, not three.
+    await this.removeLongReplaced(previous);
+    const next = nextGenerationName(previous);
     const nextPath = path.join(this.options.dir, next);
     await removeGraphFiles(nextPath);
     const { db, pool } = await this.openPool(
@@ -1210,20 +1220,33 @@ export class EmbeddedGraphStore implements GraphStore {
     await pool.close();
     await db.close();
     // The pointer moves only after the new graph is complete and closed.
-    const previous = this.currentFile();
-    const previousSince = fs.statSync(path.join(this.options.dir, CURRENT), {
-      throwIfNoEntry: false,
-    })?.mtimeMs;
+    const previousSince = this.currentSince();
     fs.writeFileSync(path.join(this.options.dir, IMPORTED), '');
     this.writeCurrent(next);
     // A store that was serving switches over now; one used only to import (the
     // CLI beside a running server) leaves the switch to the server's watcher.
     if (this.pool) await this.adopt(next);
     // Here the one just replaced stays (a server may serve it until its watcher switches), and those
-    // before it go once it has been CURRENT long enough for any server to have switched to it: an
-    // import whose files no server ever opens keeps two generations, not one per import.
-    else if (previous && previousSince !== undefined && Date.now() - previousSince > SWITCH_GRACE_MS)
-      await this.removeGenerationsBefore(previous);
+    // before it go if it has become CURRENT long enough ago during the load: an import whose files
+    // no server ever opens keeps two generations, not one per import.
+    else await this.removeLongReplaced(previous, previousSince);
+  }
+
+  /** Since when (ms since the epoch) CURRENT names the generation it names; undefined without one. */
+  private currentSince(): number | undefined {
+    return fs.statSync(path.join(this.options.dir, CURRENT), { throwIfNoEntry: false })?.mtimeMs;
+  }
+
+  /**
+   * Removes the generations before `current` once it has been CURRENT long enough (since `since`)
+   * for any server to have switched to it (followExternalImports).
+   */
+  private async removeLongReplaced(
+    current: string | null,
+    since: number | undefined = this.currentSince(),
+  ): Promise<void> {
+    if (current && since !== undefined && Date.now() - since > SWITCH_GRACE_MS)
+      await this.removeGenerationsBefore(current);
   }
 
   /**
