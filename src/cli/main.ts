@@ -18,10 +18,13 @@ import { importDirectory, stagingRoot } from '../import/import-directory';
 import { importSummary, rate } from './import-summary';
 import { DEFAULT_MAX_REJECTED, ImportAbortedError } from '../import/stage-result';
 import { ImportBusyError } from '../import/import-lock';
+import { freeBytes, importFailureText, inputBytes, roomWarning } from '../import/disk-room';
+import type { FailedImportState } from '../import/disk-room';
 import type { RejectedRow } from '../import/stage-result';
 import { splitStatements } from '../store/cypher-files';
 import type { GraphStore, LoadAlongside } from '../store/graph-store';
 import { embeddedStore, neo4jStore, openStore } from '../store/open-store';
+import { EmbeddedGraphStore } from '../store/embedded/embedded.store';
 import { ADMIN_ARGS_FILE, writeNeo4jAdminFiles } from '../store/neo4j/neo4j-admin-files';
 import type { AdminFilesResult } from '../store/neo4j/neo4j-admin-files';
 import { writePrivateFile } from '../private-files';
@@ -119,7 +122,7 @@ program
   )
   .description(
     'validate and bulk-load a dataset, replacing the graph; a running server switches over when done. ' +
-      'Exit status: 0 imported cleanly, 1 aborted (nothing changed), 2 bad settings or arguments, 3 imported with rejected rows or a dry run found some',
+      'Exit status: 0 imported cleanly, 1 aborted or failed (it says what changed, if anything), 2 bad settings or arguments, 3 imported with rejected rows or a dry run found some',
   )
   .action(async (dir: string, opts: ImportCommandOptions) => {
     const cfg = config();
@@ -179,6 +182,14 @@ program
     } else {
       store = embeddedStore(cfg, storeLog, 1);
     }
+    // An embedded import builds the new graph beside the one served: said before minutes of work
+    // where the disk is short of what it takes at its peak.
+    const embedded = store instanceof EmbeddedGraphStore ? store : null;
+    const input = embedded ? inputBytes(dir) : null;
+    const short = input === null ? null : roomWarning(cfg.dataDir, freeBytes(cfg.dataDir), input);
+    if (short) process.stderr.write(short);
+    const servedBefore = embedded?.currentGenerationFile();
+    let loading = false;
     const bar = new SingleBar({
       format: ' {phase} |{bar}| {value} {unit} | {rate} | {file}',
       hideCursor: true,
@@ -237,6 +248,7 @@ program
           });
         },
         onLoad: (table, done, total) => {
+          loading = true;
           draw(total, done, { phase: 'load', file: table, rate: '-', unit: loadUnit });
         },
       });
@@ -275,7 +287,18 @@ program
         process.exitCode = 1;
         return;
       }
-      throw e;
+      const state: FailedImportState = embedded
+        ? embedded.currentGenerationFile() === servedBefore
+          ? 'unchanged'
+          : 'replaced'
+        : !loading
+          ? 'untouched'
+          : adminDir
+            ? 'unknown'
+            : 'partial';
+      const where = `DATA_DIR (${cfg.dataDir})${adminDir ? ` or ${adminDir}` : ''}`;
+      process.stderr.write(importFailureText(e, { where, state, input }));
+      process.exitCode = 1;
     } finally {
       await store?.close();
       await bulk?.close();

@@ -320,6 +320,23 @@ describe('tiergraph import: safety of a replacing import', () => {
     );
   });
 
+  it('says that an import failed, and that the graph served is the one before, when it cannot stage', async () => {
+    const own = path.join(root, 'failing');
+    expect(cli(own, 'import', good).status).toBe(0);
+    const current = () => fs.readFileSync(path.join(own, 'graph', 'CURRENT'), 'utf8');
+    const before = current();
+    // A file where the staging directory goes.
+    fs.rmSync(stagingRoot(own), { recursive: true, force: true });
+    fs.writeFileSync(stagingRoot(own), '');
+    const r = cli(own, 'import', mostlyBad, '--max-rejected', '6');
+    expect(r.status).toBe(1);
+    expect(r.err).toMatch(/^Import failed: .*(EEXIST|ENOTDIR).*staging/m);
+    expect(r.err).toContain('\nNothing was changed: the graph served is the one before this import.\n');
+    expect(r.err).not.toContain('ran out of room');
+    expect(current()).toBe(before);
+    expect(await companyCount(own)).toBe(3);
+  });
+
   it('refuses a report it could not write before it replaces anything', () => {
     const own = path.join(root, 'report-check');
     expect(cli(own, 'import', good).status).toBe(0);
