@@ -222,6 +222,47 @@ describe('tiergraph import: safety of a replacing import', () => {
     }
   });
 
+  it('removes the generation it built when the pointer to it cannot be written', async () => {
+    const own = path.join(root, 'pointer');
+    const graph = path.join(own, 'graph');
+    const store = new EmbeddedGraphStore({ dir: graph, connections: 1, bufferPoolMb: 64 });
+    try {
+      await importDirectory(store, good, { workDir: stagingRoot(own) });
+      expect(generationsIn(graph)).toEqual(['g-000001.kuzu']);
+      // CURRENT is written through CURRENT.tmp: a directory in its place fails that write, as a
+      // disk with no room left would.
+      fs.mkdirSync(path.join(graph, 'CURRENT.tmp'));
+      await expect(importDirectory(store, good, { workDir: stagingRoot(own) })).rejects.toThrow(
+        /CURRENT\.tmp/,
+      );
+      expect(fs.readFileSync(path.join(graph, 'CURRENT'), 'utf8').trim()).toBe('g-000001.kuzu');
+      expect(fs.readdirSync(graph).filter((f) => f.startsWith('g-000002'))).toEqual([]);
+    } finally {
+      await store.close();
+    }
+  });
+
+  it('removes what the engine made of the next generation when it cannot be opened for the load', async () => {
+    const own = path.join(root, 'unopened');
+    const graph = path.join(own, 'graph');
+    const store = new EmbeddedGraphStore({ dir: graph, connections: 1, bufferPoolMb: 64 });
+    const opened = jest.spyOn(ConnectionPool, 'open').mockRejectedValueOnce(new Error('no connection'));
+    try {
+      await expect(importDirectory(store, good, { workDir: stagingRoot(own) })).rejects.toThrow(
+        'no connection',
+      );
+      expect(opened).toHaveBeenCalledTimes(1);
+      expect(fs.existsSync(graph) ? fs.readdirSync(graph).filter((f) => f.startsWith('g-')) : []).toEqual([]);
+      // The next import builds and serves its own as if nothing had happened.
+      opened.mockRestore();
+      await importDirectory(store, good, { workDir: stagingRoot(own) });
+      expect(generationsIn(graph)).toEqual(['g-000001.kuzu']);
+    } finally {
+      opened.mockRestore();
+      await store.close();
+    }
+  });
+
   it('leaves a serving store with only the generation it switched to, after two imports between its looks', async () => {
     const own = path.join(root, 'served');
     const graph = path.join(own, 'graph');

@@ -421,8 +421,13 @@ export class EmbeddedGraphStore implements GraphStore {
         );
       throw err;
     }
-    const pool = await ConnectionPool.open(db, this.options.connections, { queryTimeoutMs });
-    return { db, pool };
+    try {
+      const pool = await ConnectionPool.open(db, this.options.connections, { queryTimeoutMs });
+      return { db, pool };
+    } catch (err) {
+      await db.close().catch(() => undefined);
+      throw err;
+    }
   }
 
   private async attach(file: string): Promise<void> {
@@ -1153,12 +1158,16 @@ export class EmbeddedGraphStore implements GraphStore {
     const next = nextGenerationName(previous);
     const nextPath = path.join(this.options.dir, next);
     await removeGraphFiles(nextPath);
+    // Whatever the engine made of the next generation before failing to open it goes with the failure.
     const { db, pool } = await this.openPool(
       next,
       0,
       this.options.importBufferPoolMb ?? this.options.bufferPoolMb,
       this.options.importCompression ?? false,
-    );
+    ).catch(async (err: unknown) => {
+      await removeGraphFiles(nextPath);
+      throw err;
+    });
     // The engine loads on threads of its own; this thread is free for the work alongside meanwhile.
     const loadFailed = new AbortController();
     // Generation `next` has no seeds yet (its files were just removed): its derived files' keys hold.
@@ -1221,8 +1230,16 @@ export class EmbeddedGraphStore implements GraphStore {
     await db.close();
     // The pointer moves only after the new graph is complete and closed.
     const previousSince = this.currentSince();
-    fs.writeFileSync(path.join(this.options.dir, IMPORTED), '');
-    this.writeCurrent(next);
+    try {
+      // IMPORTED first: a store whose pointer moved is never taken for one no import has replaced.
+      fs.writeFileSync(path.join(this.options.dir, IMPORTED), '');
+      this.writeCurrent(next);
+    } catch (err) {
+      // A disk with no room for the pointer, say: the graph served is still the one before, and the
+      // whole generation built (some 10 GB at 1M companies) would otherwise stay until the next import.
+      await removeGraphFiles(nextPath);
+      throw err;
+    }
     // A store that was serving switches over now; one used only to import (the
     // CLI beside a running server) leaves the switch to the server's watcher.
     if (this.pool) await this.adopt(next);
