@@ -585,8 +585,9 @@ export class EmbeddedGraphStore implements GraphStore {
    * without one gets the stop as an error: it cannot tell part of the rows from all of them. `own`:
    * `pool` is an import's, not the one served, and gone only by `stop`. `blockBytes`: the look for a
    * quote reads so much a turn (4 MiB by default), as the caller's read may. `written`: called once
-   * the engine has written the file, before it is read: the file needs the engine no more (a caller
-   * that reads by ranges after a false answer needs it again).
+   * the engine has written the file and it holds no quote, before it is read: the caller will need
+   * the engine no more for these rows (not called when the answer is false: the caller then reads
+   * by ranges, through the engine).
    */
   private async throughExport(
     pool: ConnectionPool,
@@ -624,7 +625,6 @@ export class EmbeddedGraphStore implements GraphStore {
           this.options.logger?.warn({ err, file }, `${fallback}: the engine could not write them to a file`);
         return false;
       }
-      opts.written?.();
       const quoted = await firstQuoted(file, stopIfGone, opts.blockBytes);
       if (quoted >= 0) {
         if (!gone())
@@ -634,6 +634,9 @@ export class EmbeddedGraphStore implements GraphStore {
           );
         return false;
       }
+      // Only now: a quoted file sends the caller back to the engine, which an import's next table
+      // would then be loading beside its reads.
+      opts.written?.();
       await read(file, stopIfGone);
       return true;
     } catch (err) {
@@ -754,16 +757,26 @@ export class EmbeddedGraphStore implements GraphStore {
   ): Promise<string[]> {
     const blockBytes = long ? IMPORT_VID_OFFSET_BLOCK_BYTES : VID_OFFSET_BLOCK_BYTES;
     let exported: string[] | null = null;
-    await this.throughExport(
-      pool,
-      'company/vid-offsets',
-      VID_OFFSETS_EXPORT_FILE,
-      "the companies' offsets read row by row",
-      async (file, afterBlock) => {
-        exported = await exportedVidOffsets(file, afterBlock, blockBytes);
-      },
-      { own, blockBytes, written: engineFree },
-    );
+    try {
+      await this.throughExport(
+        pool,
+        'company/vid-offsets',
+        VID_OFFSETS_EXPORT_FILE,
+        "the companies' offsets read row by row",
+        async (file, afterBlock) => {
+          exported = await exportedVidOffsets(file, afterBlock, blockBytes);
+        },
+        { own, blockBytes, written: engineFree },
+      );
+    } catch (err) {
+      // An import's load has gone on to its next table by now (engineFree): it does without them
+      // (the walks' memory is then a server's to derive). A server's start or switch reads the rows.
+      if (own || err instanceof ExportReadStopped) throw err;
+      this.options.logger?.warn(
+        { err },
+        "the companies' offsets read row by row: the engine's file of them could not be read",
+      );
+    }
     // Set only by a whole read of the file; otherwise the rows, from the engine.
     if (exported) return exported;
     const byOffset: string[] = [];
