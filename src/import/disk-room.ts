@@ -5,6 +5,7 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
+import { isDiskFull } from '../disk-full';
 
 /**
  * What an embedded import takes under DATA_DIR at its peak, as a multiple of its input files'
@@ -68,15 +69,6 @@ export function roomWarning(dataDir: string, free: number | null, input: number)
     `Warning: ${formatBytes(free)} free under DATA_DIR (${dataDir}); an import of ${formatBytes(input)} of files ` +
     `needs about ${formatBytes(needed)} there at its peak (the new graph and its derived files are built beside ` +
     `the one served). It may fail for want of room; free some, or set DATA_DIR to a larger disk.\n`
-  );
-}
-
-/** Whether an error is a write refused for want of room (the engine's own included, which carry no code). */
-export function isDiskFull(e: unknown): boolean {
-  if (!(e instanceof Error)) return false;
-  const code = (e as NodeJS.ErrnoException).code;
-  return (
-    code === 'ENOSPC' || code === 'EDQUOT' || /no space left on device|disk quota exceeded/i.test(e.message)
   );
 }
 

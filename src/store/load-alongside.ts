@@ -1,3 +1,4 @@
+import { isDiskFull } from '../disk-full';
 import type { Logger } from '../logger';
 import type { DerivedFileOf, LoadAlongside } from './graph-store';
 
@@ -17,8 +18,15 @@ export async function runLoadAlongside(
   try {
     await alongside(stagingDir, derivedFile, signal);
   } catch (err) {
-    if (!signal.aborted)
-      logger?.warn({ err }, 'could not prepare derived data while loading; it is derived later');
+    if (signal.aborted) return;
+    // The load may still end well: the graph is then replaced, but its servers derive these files at
+    // their start, which wants the same room. Said in so many words, not left to the error's text.
+    if (isDiskFull(err))
+      logger?.warn(
+        { err },
+        'the disk ran out of room for the data derived while loading; servers derive it at their start, which needs that room too: free some',
+      );
+    else logger?.warn({ err }, 'could not prepare derived data while loading; it is derived later');
   }
 }
 

@@ -7,9 +7,9 @@ import {
   importFailureText,
   importRoom,
   inputBytes,
-  isDiskFull,
   roomWarning,
 } from '../../src/import/disk-room';
+import { isDiskFull } from '../../src/disk-full';
 import { tempDir } from '../support/paths';
 
 /** An error as Node's file calls make it, with its code. */
