@@ -33,24 +33,29 @@ export function freeBytes(dir: string): number | null {
   }
 }
 
-/** Bytes of the CSV files directly in an import directory. */
+/** Bytes of the CSV files directly in an import directory (links to files followed, as the import follows them). */
 export function inputBytes(dir: string): number {
   let total = 0;
-  for (const entry of fs.readdirSync(dir, { withFileTypes: true }))
-    if (entry.isFile() && entry.name.endsWith('.csv')) total += fs.statSync(path.join(dir, entry.name)).size;
+  for (const entry of fs.readdirSync(dir, { withFileTypes: true })) {
+    if (!entry.name.endsWith('.csv') || !(entry.isFile() || entry.isSymbolicLink())) continue;
+    const st = fs.statSync(path.join(dir, entry.name), { throwIfNoEntry: false });
+    if (st?.isFile()) total += st.size;
+  }
   return total;
 }
 
-/** Bytes in units a reader takes in at a glance: 512 B, 3.4 MB, 12.2 GB. */
+/** Bytes in units a reader takes in at a glance: 512 B, 3.4 MB, 12 GB. */
 export function formatBytes(n: number): string {
   const units = ['B', 'kB', 'MB', 'GB', 'TB'];
   let u = 0;
   let v = n;
-  while (v >= 1000 && u < units.length - 1) {
+  const shown = () => (u === 0 ? String(v) : v.toFixed(v < 10 ? 1 : 0));
+  // Rounded as it is shown: 999.95 MB is 1.0 GB, not 1000 MB.
+  while (Number(shown()) >= 1000 && u < units.length - 1) {
     v /= 1000;
     u++;
   }
-  return u === 0 ? `${v} B` : `${v.toFixed(v < 10 ? 1 : 0)} ${units[u]}`;
+  return `${shown()} ${units[u]}`;
 }
 
 /** What an embedded import of files of `input` bytes needs under DATA_DIR at its peak. */

@@ -35,12 +35,27 @@ describe('room on disk for an import', () => {
     fs.writeFileSync(path.join(input, 'evidence.csv'), 'y'.repeat(234));
     fs.writeFileSync(path.join(input, 'notes.txt'), 'z'.repeat(5000));
     expect(inputBytes(input)).toBe(1234);
+    // A file linked in is read by the import as the file it links to.
+    const elsewhere = path.join(dir, 'relationships.csv');
+    fs.writeFileSync(elsewhere, 'w'.repeat(100));
+    fs.symlinkSync(elsewhere, path.join(input, 'relationships.csv'));
+    fs.symlinkSync(path.join(dir, 'nowhere.csv'), path.join(input, 'aliases.csv'));
+    expect(inputBytes(input)).toBe(1334);
   });
 
   it('gives the room free on the file system of a directory not made yet', () => {
-    const free = freeBytes(path.join(dir, 'not', 'made', 'yet'));
-    expect(free).toBe(freeBytes(dir));
-    expect(free).toBeGreaterThan(0);
+    const asked = jest.spyOn(fs, 'statfsSync');
+    try {
+      const free = freeBytes(path.join(dir, 'not', 'made', 'yet'));
+      // The nearest directory that is there answers, in bytes an unprivileged writer may write.
+      const at = asked.mock.calls.map(([p]) => String(p));
+      expect(at[at.length - 1]).toBe(path.resolve(dir));
+      const answer = asked.mock.results[asked.mock.results.length - 1]!.value as fs.StatsFs;
+      expect(free).toBe(answer.bavail * answer.bsize);
+      expect(free).toBeGreaterThan(0);
+    } finally {
+      asked.mockRestore();
+    }
   });
 
   it('writes sizes as a reader takes them in', () => {
@@ -48,6 +63,11 @@ describe('room on disk for an import', () => {
     expect(formatBytes(3_400_000)).toBe('3.4 MB');
     expect(formatBytes(12_206_100_000)).toBe('12 GB');
     expect(formatBytes(2_100_000_000)).toBe('2.1 GB');
+    // Rounded as shown: never 1000 of a unit.
+    expect(formatBytes(999_950_000)).toBe('1.0 GB');
+    expect(formatBytes(999_949)).toBe('1.0 MB');
+    expect(formatBytes(999_400)).toBe('999 kB');
+    expect(formatBytes(999)).toBe('999 B');
   });
 
   it('warns only when the disk has less free than the import takes at its peak', () => {
