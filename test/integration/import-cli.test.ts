@@ -3,6 +3,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { importDirectory, removeStaleStaging, stagingRoot } from '../../src/import/import-directory';
 import { ImportBusyError, takeImportLock } from '../../src/import/import-lock';
+import type { Logger } from '../../src/logger';
 import { ConnectionPool } from '../../src/store/embedded/connection-pool';
 import { EmbeddedGraphStore } from '../../src/store/embedded/embedded.store';
 import { companyRow, relationshipRow, writeImportDir } from '../support/factories';
@@ -260,6 +261,47 @@ describe('tiergraph import: safety of a replacing import', () => {
     } finally {
       opened.mockRestore();
       await store.close();
+    }
+  });
+
+  it('tries a failed switch again while the generation before serves on', async () => {
+    const own = path.join(root, 'retried');
+    const graph = path.join(own, 'graph');
+    const importer = new EmbeddedGraphStore({ dir: graph, connections: 1, bufferPoolMb: 64 });
+    const importOnce = () => importDirectory(importer, good, { workDir: stagingRoot(own) });
+    await importOnce();
+    const errors: string[] = [];
+    const logger = {
+      info: () => undefined,
+      warn: () => undefined,
+      debug: () => undefined,
+      error: (_: unknown, message: string) => errors.push(message),
+    } as unknown as Logger;
+    const server = new EmbeddedGraphStore({ dir: graph, connections: 1, bufferPoolMb: 64, logger });
+    await server.open();
+    const on = () => /g-\d{6}\.kuzu/.exec(server.derivedDataFile('x')!.file)![0];
+    let stop = () => undefined as void;
+    try {
+      await importOnce();
+      expect(on()).toBe('g-000001.kuzu');
+      // The server's first try to open the new generation fails, as one short of memory would.
+      const opened = jest.spyOn(ConnectionPool, 'open').mockRejectedValueOnce(new Error('out of memory'));
+      stop = server.followExternalImports(50, 300);
+      await new Promise((r) => setTimeout(r, 200));
+      const later = new Date(Date.now() + 1000);
+      fs.utimesSync(path.join(graph, 'CURRENT'), later, later);
+      const end = Date.now() + 10_000;
+      while (on() !== 'g-000002.kuzu' && Date.now() < end) await new Promise((r) => setTimeout(r, 50));
+      opened.mockRestore();
+      expect(on()).toBe('g-000002.kuzu');
+      expect(errors).toEqual([
+        'could not switch to the new graph; the one before serves on, and the switch is tried again',
+      ]);
+      expect((await server.stats()).companies).toBe(3);
+    } finally {
+      stop();
+      await server.close();
+      await importer.close();
     }
   });
 

@@ -279,6 +279,9 @@ const IMPORTED = 'IMPORTED';
  */
 const SWITCH_GRACE_MS = 5 * 60_000;
 
+/** How long a server whose switch to a new generation failed waits before it tries again. */
+const SWITCH_RETRY_MS = 15_000;
+
 /**
  * GraphStore on the embedded engine. The data lives in `<dir>/<generation>.kuzu`;
  * `replaceAll` builds the next generation beside the live one and swaps the
@@ -1302,20 +1305,39 @@ export class EmbeddedGraphStore implements GraphStore {
 
   /**
    * Follows imports made by another process: when `CURRENT` names a new
-   * generation, this store switches to it. Returns a function that stops watching.
+   * generation, this store switches to it. A switch that fails (the new generation could not be
+   * opened: no memory, too many open files) is tried again every `retryMs` while the old one serves
+   * on, since an import removes the generations before the one it replaces once that one has been
+   * CURRENT for some minutes (SWITCH_GRACE_MS). Returns a function that stops watching.
    */
-  followExternalImports(intervalMs = 2000): () => void {
+  followExternalImports(intervalMs = 2000, retryMs = SWITCH_RETRY_MS): () => void {
     const file = path.join(this.options.dir, CURRENT);
+    let retry: NodeJS.Timeout | null = null;
+    let stopped = false;
     const onChange = () => {
+      if (retry) clearTimeout(retry);
+      retry = null;
       const name = this.currentFile();
-      if (!name || name === this.attached || !this.pool) return;
+      if (stopped || !name || name === this.attached || !this.pool) return;
       this.swapping = this.swapping
         .then(() => this.adopt(name))
         .then(() => this.options.logger?.info({ generation: name }, 'switched to newly imported graph'))
-        .catch((err: unknown) => this.options.logger?.error({ err }, 'could not switch to the new graph'));
+        .catch((err: unknown) => {
+          this.options.logger?.error(
+            { err, generation: name, retryInS: retryMs / 1000 },
+            'could not switch to the new graph; the one before serves on, and the switch is tried again',
+          );
+          if (stopped) return;
+          retry = setTimeout(onChange, retryMs);
+          retry.unref();
+        });
     };
     fs.watchFile(file, { interval: intervalMs }, onChange);
-    return () => fs.unwatchFile(file, onChange);
+    return () => {
+      stopped = true;
+      if (retry) clearTimeout(retry);
+      fs.unwatchFile(file, onChange);
+    };
   }
 
   derivedDataFile(name: string): { file: string; key: string } | null {
