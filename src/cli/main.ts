@@ -188,7 +188,7 @@ program
     const input = embedded ? inputBytes(dir) : null;
     const short = input === null ? null : roomWarning(cfg.dataDir, freeBytes(cfg.dataDir), input);
     if (short) process.stderr.write(short);
-    const servedBefore = embedded?.currentGenerationFile();
+    const servedBefore = embedded?.currentFile();
     let loading = false;
     const bar = new SingleBar({
       format: ' {phase} |{bar}| {value} {unit} | {rate} | {file}',
@@ -288,7 +288,7 @@ program
         return;
       }
       const state: FailedImportState = embedded
-        ? embedded.currentGenerationFile() === servedBefore
+        ? embedded.currentFile() === servedBefore
           ? 'unchanged'
           : 'replaced'
         : !loading

@@ -79,6 +79,20 @@ describe('the bulk load of an import', () => {
     return reads;
   }
 
+  /** Spies on the engine's statements: `onLoad` hears the table of each bulk load as it starts. */
+  function spyOnLoads(onLoad: (table: string) => void): jest.SpyInstance {
+    const run = ConnectionPool.prototype.run;
+    return jest.spyOn(ConnectionPool.prototype, 'run').mockImplementation(function (
+      this: ConnectionPool,
+      text,
+      options,
+    ) {
+      const table = /^COPY (\w+) FROM/.exec(text)?.[1];
+      if (table) onLoad(table);
+      return run.call(this, text, options);
+    });
+  }
+
   const warnings: string[] = [];
   const logger = {
     info: () => undefined,
@@ -131,16 +145,7 @@ describe('the bulk load of an import', () => {
     const importer = store('beside');
     await importer.open();
     const copied: string[] = [];
-    const run = ConnectionPool.prototype.run;
-    const runs = jest.spyOn(ConnectionPool.prototype, 'run').mockImplementation(function (
-      this: ConnectionPool,
-      text,
-      options,
-    ) {
-      const table = /^COPY (\w+) FROM/.exec(text)?.[1];
-      if (table) copied.push(table);
-      return run.call(this, text, options);
-    });
+    const runs = spyOnLoads((table) => copied.push(table));
     const fromFile = vidOffsets.exportedVidOffsets;
     let copiedWhileRead: string[] | null = null;
     const files = jest
@@ -194,16 +199,7 @@ describe('the bulk load of an import', () => {
     const importer = store('quoted');
     await importer.open();
     const events: string[] = [];
-    const run = ConnectionPool.prototype.run;
-    const runs = jest.spyOn(ConnectionPool.prototype, 'run').mockImplementation(function (
-      this: ConnectionPool,
-      text,
-      options,
-    ) {
-      const table = /^COPY (\w+) FROM/.exec(text)?.[1];
-      if (table) events.push(`load ${table}`);
-      return run.call(this, text, options);
-    });
+    const runs = spyOnLoads((table) => events.push(`load ${table}`));
     const stream = ConnectionPool.prototype.stream;
     const streams = jest.spyOn(ConnectionPool.prototype, 'stream').mockImplementation(async function (
       this: ConnectionPool,

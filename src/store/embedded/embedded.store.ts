@@ -384,11 +384,7 @@ export class EmbeddedGraphStore implements GraphStore {
   }
 
   /** The graph file CURRENT names, the one served once every server has switched; null before any. */
-  currentGenerationFile(): string | null {
-    return this.currentFile();
-  }
-
-  private currentFile(): string | null {
+  currentFile(): string | null {
     const p = path.join(this.options.dir, CURRENT);
     if (!fs.existsSync(p)) return null;
     const name = fs.readFileSync(p, 'utf8').trim();
